@@ -1,0 +1,1 @@
+"""Capacity-curve parameter files (one TOML per device family) with provenance and data."""

@@ -1,0 +1,29 @@
+"""The one exception hierarchy of warpspeed.
+
+Every error a user can provoke with bad input is a subclass of :class:`WarpspeedError`
+whose message says what was wrong and what is allowed.
+"""
+
+
+class WarpspeedError(Exception):
+    """Base class of all errors warpspeed raises on bad input."""
+
+
+class KernelError(WarpspeedError):
+    """A kernel description (fields, accesses, expressions) is invalid or outside the model."""
+
+
+class DeviceError(WarpspeedError):
+    """A device file is missing, malformed or inconsistent."""
+
+
+class LaunchError(WarpspeedError):
+    """A launch configuration cannot run on the device (threads, registers, shared memory)."""
+
+
+class FitError(WarpspeedError):
+    """Capacity-curve parameters or the data to fit them on are invalid."""
+
+
+class UnsupportedKernelError(KernelError):
+    """A code generator's kernel uses a construct the model does not cover."""

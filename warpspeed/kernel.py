@@ -1,0 +1,406 @@
+"""Kernel description: fields, memory accesses as address expressions, operation counts.
+
+This is the whole interface a code generator needs to fill in. Coordinates are the *cell*
+coordinates ``x, y, z`` of the iteration space (the lattice cell a thread updates); the
+estimator maps threads to cells itself (``cell = thread * fold + j``). An access is either
+
+* an N-D index tuple into the field's array (ghost layers included, so an interior cell of a
+  field with 4 ghost layers is ``(x + 4, y + 4, z + 4)``), or
+* a single linear element index into the field's flat array.
+
+Expressions may be sympy expressions or strings; they must be affine or quasi-affine in
+``x, y, z``: integer coefficients, plus ``floor(affine / c)`` and ``Mod(affine, c)`` with an
+integer constant ``c``. Indirect accesses (an index that is itself loaded from memory) and
+non-affine terms are rejected with a :class:`~warpspeed.errors.KernelError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dc_field
+from typing import Literal, Sequence
+
+import sympy
+
+from warpspeed.errors import KernelError
+
+#: The cell coordinate symbols every address expression may use.
+X, Y, Z = sympy.symbols("x y z", integer=True)
+COORDINATES: tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol] = (X, Y, Z)
+_COORD_NAMES = ("x", "y", "z")
+
+#: Floating-point element sizes (bytes) of the dtypes the FP limiter knows.
+DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2}
+
+#: pystencils' layout names for fields with a trailing component index ``f``.
+#: A layout is the tuple of index positions ordered from fastest-varying to slowest.
+NAMED_LAYOUTS: dict[str, str] = {
+    "fzyx": "component slowest, x contiguous (pystencils' default for GPU fields)",
+    "zyxf": "component contiguous (array of structures)",
+}
+
+AccessKind = Literal["load", "store"]
+
+#: Default base alignment of a field: cudaMalloc/hipMalloc return pointers aligned to at least
+#: 256 bytes (CUDA C++ Programming Guide, "Device Memory Accesses").
+DEVICE_MALLOC_ALIGNMENT_BYTES = 256
+
+
+def _parse(expr: object, what: str) -> sympy.Expr:
+    """Turn a user expression (sympy, int or string) into a sympy expression over x, y, z."""
+    if isinstance(expr, sympy.Basic):
+        result = expr
+    elif isinstance(expr, bool):
+        raise KernelError(f"{what}: a boolean is not an index expression")
+    elif isinstance(expr, int):
+        result = sympy.Integer(expr)
+    elif isinstance(expr, str):
+        local = {name: sym for name, sym in zip(_COORD_NAMES, COORDINATES)}
+        local.update({"floor": sympy.floor, "Mod": sympy.Mod})
+        try:
+            result = sympy.parse_expr(expr, local_dict=local)
+        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
+            raise KernelError(
+                f"{what}: cannot parse {expr!r} as an index expression ({exc}); "
+                "write an affine expression in x, y, z such as 'x + 4' or 'floor(x / 2)'"
+            ) from None
+    else:
+        raise KernelError(
+            f"{what}: expected a sympy expression, an int or a string, got {type(expr).__name__}"
+        )
+    # Rename foreign symbols called x/y/z (e.g. sympy.Symbol('x') without integer=True).
+    subs = {s: c for s in result.free_symbols for n, c in zip(_COORD_NAMES, COORDINATES)
+            if getattr(s, "name", None) == n and s != c}
+    return result.xreplace(subs) if subs else result
+
+
+def _check_quasi_affine(expr: sympy.Expr, what: str, inside_floor: bool = False) -> None:
+    """Raise KernelError unless ``expr`` is (quasi-)affine in x, y, z.
+
+    Allowed: integers, x/y/z, sums, products with at most one non-constant factor,
+    ``floor(e / c)`` and ``Mod(e, c)`` for quasi-affine ``e`` and integer ``c``.
+    Rational coefficients are allowed only inside ``floor``.
+    """
+    if isinstance(expr, (sympy.Indexed, sympy.IndexedBase)) or (
+        isinstance(expr, sympy.Function) and not isinstance(expr, (sympy.floor, sympy.Mod))
+        and isinstance(expr.func, sympy.core.function.UndefinedFunction)
+    ):
+        raise KernelError(
+            f"{what}: indirect access {expr} — an index that depends on loaded data is outside "
+            "the model; only affine expressions of x, y, z (with floor/Mod by constants) are allowed"
+        )
+    unknown = sorted(str(s) for s in expr.free_symbols if s not in COORDINATES)
+    if unknown:
+        raise KernelError(
+            f"{what}: unknown symbol(s) {', '.join(unknown)} in {expr}; address expressions may "
+            "only use the cell coordinates x, y, z (substitute sizes and strides as integers)"
+        )
+    if expr.is_Number:
+        if not expr.is_Rational:
+            raise KernelError(f"{what}: non-rational constant {expr} in {expr}")
+        if not inside_floor and not expr.is_Integer:
+            raise KernelError(
+                f"{what}: fractional coefficient {expr}; outside floor() every coefficient must "
+                "be an integer (write floor(x / 2) for integer division)"
+            )
+        return
+    if expr.is_Symbol:
+        return
+    if isinstance(expr, sympy.Add):
+        for arg in expr.args:
+            _check_quasi_affine(arg, what, inside_floor)
+        return
+    if isinstance(expr, sympy.Mul):
+        variable = [a for a in expr.args if a.free_symbols]
+        if len(variable) > 1:
+            raise KernelError(
+                f"{what}: {expr} is not affine (product of coordinates); only affine or "
+                "quasi-affine expressions (floor/Mod by an integer constant) are allowed"
+            )
+        for arg in expr.args:
+            _check_quasi_affine(arg, what, inside_floor)
+        return
+    if isinstance(expr, sympy.floor):
+        _check_quasi_affine(expr.args[0], what, inside_floor=True)
+        return
+    if isinstance(expr, sympy.Mod):
+        value, modulus = expr.args
+        if not (modulus.is_Integer and modulus > 0):
+            raise KernelError(f"{what}: Mod by {modulus} — the modulus must be a positive integer")
+        _check_quasi_affine(value, what, inside_floor)
+        return
+    raise KernelError(
+        f"{what}: {expr} is not affine or quasi-affine ({type(expr).__name__} is not allowed); "
+        "allowed are integer-coefficient sums of x, y, z and floor/Mod by integer constants"
+    )
+
+
+def _resolve_layout(layout: object, ndim: int, name: str) -> tuple[int, ...]:
+    if layout is None:
+        return tuple(range(ndim))
+    if isinstance(layout, str):
+        if layout not in NAMED_LAYOUTS:
+            raise KernelError(
+                f"field {name!r}: unknown layout {layout!r}; use a tuple of index positions "
+                f"(fastest first) or one of {', '.join(NAMED_LAYOUTS)}"
+            )
+        spatial = tuple(range(ndim - 1)) if ndim >= 2 else ()
+        if layout == "fzyx":
+            # Without a component index the layout is plain x-fastest.
+            return tuple(range(ndim))
+        return (ndim - 1,) + spatial  # zyxf: the component index is contiguous
+    result = tuple(int(i) for i in layout)  # type: ignore[union-attr]
+    if sorted(result) != list(range(ndim)):
+        raise KernelError(
+            f"field {name!r}: layout {result} must be a permutation of 0..{ndim - 1} "
+            "(index positions ordered from contiguous to slowest)"
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class Field:
+    """A data array the kernel reads or writes.
+
+    Attributes:
+        name: unique name within the kernel.
+        element_bytes: size of one element in bytes (8 for double).
+        shape: array extent per index, ghost layers included, in index order.
+        layout: index positions ordered from the contiguous (fastest-varying) index to the
+            slowest; ``None`` means the first index is contiguous. ``"fzyx"`` and ``"zyxf"``
+            name pystencils' layouts for fields whose last index is a component index.
+        alignment_bytes: alignment of the array's base address in bytes. As in paper 001,
+            the unknown base pointer is replaced by this value, so element 0 lies at byte
+            address ``alignment_bytes``.
+    """
+
+    name: str
+    element_bytes: int
+    shape: tuple[int, ...]
+    layout: tuple[int, ...] | str | None = None
+    alignment_bytes: int = DEVICE_MALLOC_ALIGNMENT_BYTES
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise KernelError(f"field name {self.name!r} must be a Python identifier")
+        if not isinstance(self.element_bytes, int) or self.element_bytes <= 0:
+            raise KernelError(
+                f"field {self.name!r}: element_bytes must be a positive integer, got {self.element_bytes!r}"
+            )
+        shape = tuple(self.shape)
+        if not shape or any((not isinstance(s, int)) or s <= 0 for s in shape):
+            raise KernelError(
+                f"field {self.name!r}: shape must be a non-empty tuple of positive integers, got {self.shape!r}"
+            )
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "layout", _resolve_layout(self.layout, len(shape), self.name))
+        if not isinstance(self.alignment_bytes, int) or self.alignment_bytes < 0:
+            raise KernelError(
+                f"field {self.name!r}: alignment_bytes must be a non-negative integer, got {self.alignment_bytes!r}"
+            )
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Element strides per index (index order), from the layout and the shape."""
+        strides = [0] * self.ndim
+        step = 1
+        for position in self.layout:  # type: ignore[union-attr]
+            strides[position] = step
+            step *= self.shape[position]
+        return tuple(strides)
+
+    @property
+    def size_bytes(self) -> int:
+        total = self.element_bytes
+        for s in self.shape:
+            total *= s
+        return total
+
+
+@dataclass(frozen=True)
+class Access:
+    """One memory instruction per cell: a load or a store of one element of a field.
+
+    ``index`` is a tuple (N-D index into the field) or a single expression (linear element
+    index); after construction it is always a tuple of sympy expressions and ``linear`` says
+    which form it is.
+    """
+
+    field: str
+    index: tuple[sympy.Expr, ...]
+    kind: AccessKind = "load"
+    linear: bool = False
+
+    @property
+    def is_store(self) -> bool:
+        return self.kind == "store"
+
+
+def load(field: str, *index: object) -> Access:
+    """A load of ``field`` at an N-D index (several arguments) or linear index (one argument
+    given as ``linear=...`` via :func:`load_linear`)."""
+    return _make_access(field, index, "load", linear=False)
+
+
+def store(field: str, *index: object) -> Access:
+    """A store to ``field`` at an N-D index."""
+    return _make_access(field, index, "store", linear=False)
+
+
+def load_linear(field: str, index: object) -> Access:
+    """A load of ``field`` at a linear element index."""
+    return _make_access(field, (index,), "load", linear=True)
+
+
+def store_linear(field: str, index: object) -> Access:
+    """A store to ``field`` at a linear element index."""
+    return _make_access(field, (index,), "store", linear=True)
+
+
+def _make_access(field: str, index: Sequence[object], kind: str, linear: bool) -> Access:
+    if kind not in ("load", "store"):
+        raise KernelError(f"access kind {kind!r} is not allowed; use 'load' or 'store'")
+    if not index:
+        raise KernelError(f"access to {field!r}: an index needs at least one expression")
+    what = f"{kind} of {field!r}"
+    parsed = tuple(_parse(e, what) for e in index)
+    for e in parsed:
+        _check_quasi_affine(e, what)
+    return Access(field=field, index=parsed, kind=kind, linear=linear)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class FlopCounts:
+    """Floating-point operations per lattice update (per cell).
+
+    An FMA counts as one FP instruction and two flops; the FP limiter uses instructions.
+    """
+
+    adds: float = 0
+    muls: float = 0
+    fmas: float = 0
+    divs: float = 0
+
+    def __post_init__(self) -> None:
+        for name in ("adds", "muls", "fmas", "divs"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value < 0 or value != value:
+                raise KernelError(f"flop count {name}={value!r} must be a non-negative number")
+
+    @property
+    def instructions(self) -> float:
+        """FP instructions per lup (add, mul, FMA and division each count once)."""
+        return self.adds + self.muls + self.fmas + self.divs
+
+    @property
+    def flops(self) -> float:
+        """Floating-point operations per lup (an FMA is two)."""
+        return self.adds + self.muls + 2 * self.fmas + self.divs
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A GPU kernel as warpspeed sees it.
+
+    Attributes:
+        name: label used in reports.
+        fields: the arrays; they never alias.
+        accesses: memory instructions per cell, in program order.
+        domain: the iteration space ``(nx, ny, nz)`` in cells; the kernel's guard
+            ``if (x < nx && y < ny && z < nz)`` masks cells outside it. 2-D kernels use nz = 1.
+        flops: floating-point operations per cell.
+        dtype: floating-point type of the arithmetic (``float64``, ``float32``, ``float16``).
+        registers: registers per thread, if known (``None``: the launch uses an estimate).
+        shared_bytes_per_block: static shared memory per block in bytes.
+    """
+
+    name: str
+    fields: tuple[Field, ...]
+    accesses: tuple[Access, ...]
+    domain: tuple[int, int, int]
+    flops: FlopCounts = dc_field(default_factory=FlopCounts)
+    dtype: str = "float64"
+    registers: int | None = None
+    shared_bytes_per_block: int = 0
+
+    def __post_init__(self) -> None:
+        fields = tuple(self.fields)
+        accesses = tuple(self.accesses)
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "accesses", accesses)
+        if not accesses:
+            raise KernelError(f"kernel {self.name!r} has no memory accesses; nothing to estimate")
+        names = [f.name for f in fields]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise KernelError(f"kernel {self.name!r}: duplicate field name(s) {', '.join(duplicates)}")
+        by_name = {f.name: f for f in fields}
+        for access in accesses:
+            if not isinstance(access, Access):
+                raise KernelError(
+                    f"kernel {self.name!r}: accesses must be Access objects (use warpspeed.load/store), "
+                    f"got {type(access).__name__}"
+                )
+            if access.field not in by_name:
+                raise KernelError(
+                    f"kernel {self.name!r}: access to unknown field {access.field!r}; "
+                    f"known fields: {', '.join(names) or '(none)'}"
+                )
+            f = by_name[access.field]
+            if not access.linear and len(access.index) != f.ndim:
+                raise KernelError(
+                    f"kernel {self.name!r}: {access.kind} of {f.name!r} has {len(access.index)} "
+                    f"indices but the field has {f.ndim} dimensions (or use a linear index)"
+                )
+        domain = tuple(self.domain)
+        if len(domain) == 2:
+            domain = (domain[0], domain[1], 1)
+        if len(domain) != 3 or any((not isinstance(n, int)) or n <= 0 for n in domain):
+            raise KernelError(
+                f"kernel {self.name!r}: domain must be 2 or 3 positive integers (cells), got {self.domain!r}"
+            )
+        object.__setattr__(self, "domain", domain)
+        if self.dtype not in DTYPE_BYTES:
+            raise KernelError(
+                f"kernel {self.name!r}: dtype {self.dtype!r} unknown; allowed: {', '.join(DTYPE_BYTES)}"
+            )
+        if self.registers is not None and (not isinstance(self.registers, int) or self.registers <= 0):
+            raise KernelError(
+                f"kernel {self.name!r}: registers must be a positive integer or None, got {self.registers!r}"
+            )
+        if not isinstance(self.shared_bytes_per_block, int) or self.shared_bytes_per_block < 0:
+            raise KernelError(f"kernel {self.name!r}: shared_bytes_per_block must be a non-negative integer")
+        if not isinstance(self.flops, FlopCounts):
+            raise KernelError(f"kernel {self.name!r}: flops must be a FlopCounts")
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KernelError(f"kernel {self.name!r} has no field {name!r}")
+
+    def accesses_of(self, name: str) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.field == name)
+
+    @property
+    def loads(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if not a.is_store)
+
+    @property
+    def stores(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.is_store)
+
+
+def linear_index(field: Field, access: Access) -> sympy.Expr:
+    """The access as a linear element index into the field (strides from the layout)."""
+    if access.linear:
+        return access.index[0]
+    return sympy.Add(*(e * s for e, s in zip(access.index, field.strides)))
+
+
+def byte_address(field: Field, access: Access) -> sympy.Expr:
+    """The byte address of the access: alignment + element_bytes * linear index."""
+    return field.alignment_bytes + field.element_bytes * linear_index(field, access)
