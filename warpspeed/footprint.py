@@ -65,7 +65,21 @@ def _granules(addr: np.ndarray, element_bytes: int, granule: int) -> np.ndarray:
     return np.stack([first, last], axis=-1)
 
 
+#: Largest value span counted with a dense bitmap instead of sorting (1 byte per value, so
+#: at most 8 MiB of scratch memory); wider spans fall back to np.unique.
+BITMAP_SPAN_LIMIT = 1 << 23
+
+
 def _unique_count(values: np.ndarray) -> int:
+    """Number of distinct integers in ``values`` (bitmap when the span is small, else sort)."""
+    if values.size == 0:
+        return 0
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    if span <= BITMAP_SPAN_LIMIT:
+        seen = np.zeros(span, dtype=bool)
+        seen[(values - lo).ravel()] = True
+        return int(np.count_nonzero(seen))
     return int(np.unique(values).size)
 
 

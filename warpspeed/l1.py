@@ -75,10 +75,11 @@ def group_wavefronts(words: np.ndarray, valid: np.ndarray, device: Device) -> np
         start = np.where(new, col, start)
         cluster[:, lane] = current
     banks = device.l1_banks
+    clusters = int(cluster.max()) + 1
     bank = np.where(present, w % banks, 0)
-    key = (np.arange(groups)[:, None] * lanes + cluster) * banks + bank
-    counts = np.bincount(key[distinct], minlength=groups * lanes * banks)
-    per_cluster = counts.reshape(groups, lanes, banks).max(axis=2)
+    key = (np.arange(groups)[:, None] * clusters + cluster) * banks + bank
+    counts = np.bincount(key[distinct], minlength=groups * clusters * banks)
+    per_cluster = counts.reshape(groups, clusters, banks).max(axis=2)
     return per_cluster.sum(axis=1)
 
 
@@ -98,27 +99,32 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
     """L1 cycles per lup of the block ``cells`` (see the module docstring).
 
     ``addresses`` may pass precomputed :func:`~warpspeed.addresses.block_addresses`.
+    Accesses with the same element size are counted in one vectorized batch.
     """
     addr = block_addresses(compiled, cells) if addresses is None else addresses
     lups = cells.lups
+    per_access = np.zeros(len(compiled.accesses))
+    sizes = sorted({a.field.element_bytes for a in compiled.accesses})
+    for elem in sizes:
+        idx = [i for i, a in enumerate(compiled.accesses) if a.field.element_bytes == elem]
+        words_per_elem = max(1, -(-elem // device.l1_bank_bytes))
+        group = max(1, min(device.warp_size, device.l1_bytes_per_cycle // elem))
+        words = addr[idx] // device.l1_bank_bytes  # (accesses, folds, threads)
+        valid = np.broadcast_to(cells.valid, words.shape)
+        if words_per_elem > 1:  # wide elements touch several consecutive words
+            words = (words[..., None] + np.arange(words_per_elem)).reshape(*words.shape[:2], -1)
+            valid = np.repeat(valid, words_per_elem, axis=2)
+            group *= words_per_elem
+        g_words, g_valid = _lane_groups(words, valid, group)
+        wavefronts = group_wavefronts(g_words, g_valid, device).reshape(len(idx), -1).sum(axis=1)
+        per_access[idx] = wavefronts / lups
     per_field = {name: 0.0 for name in compiled.field_names}
     loads = stores = 0.0
     for i, acc in enumerate(compiled.accesses):
-        elem = acc.field.element_bytes
-        words_per_elem = max(1, -(-elem // device.l1_bank_bytes))
-        group = max(1, min(device.warp_size, device.l1_bytes_per_cycle // elem))
-        words = addr[i] // device.l1_bank_bytes  # (folds, threads)
-        valid = cells.valid
-        if words_per_elem > 1:  # wide elements touch several consecutive words
-            words = (words[..., None] + np.arange(words_per_elem)).reshape(words.shape[0], -1)
-            valid = np.repeat(valid, words_per_elem, axis=1)
-            group *= words_per_elem
-        g_words, g_valid = _lane_groups(words, valid, group)
-        cycles = float(group_wavefronts(g_words, g_valid, device).sum()) / lups
-        per_field[acc.field.name] += cycles
+        per_field[acc.field.name] += float(per_access[i])
         if acc.access.is_store:
-            stores += cycles
+            stores += float(per_access[i])
         else:
-            loads += cycles
+            loads += float(per_access[i])
     return L1Cycles(cycles_per_lup=loads + stores, per_field=per_field,
                     load_cycles_per_lup=loads, store_cycles_per_lup=stores)
