@@ -1,0 +1,50 @@
+"""Four-limiter roofline: hand-computed limits on A100 (108 SMs, 1.41 GHz, 32 FP64 lanes/SM,
+L2 5000 GB/s, DRAM 1400 GB/s; paper 001 Table 1), one case per limiter."""
+
+import math
+
+import pytest
+
+from warpspeed.roofline import four_limiter, two_limiter
+
+FP_CAPACITY = 108 * 1.41e9 * 32  # FP64 instructions per second
+L1_CAPACITY = 108 * 1.41e9  # wavefronts per second
+
+
+@pytest.mark.parametrize("fp, l1, l2, dram, limiter, expected", [
+    (1000, 1.0, 16, 16, "fp", FP_CAPACITY / 1000),      # 4.87e9 vs L1 1.5e11, L2 3.1e11, DRAM 8.75e10
+    (0, 10.0, 16, 16, "l1", L1_CAPACITY / 10),          # 1.52e10 vs L2 3.1e11, DRAM 8.75e10
+    (0, 0.5, 200, 16, "l2", 5000e9 / 200),              # 2.5e10 vs L1 3.0e11, DRAM 8.75e10
+    (0, 0.5, 16, 100, "dram", 1400e9 / 100),            # 1.4e10 vs L1 3.0e11, L2 3.1e11
+])
+def test_each_limiter(a100, fp, l1, l2, dram, limiter, expected):
+    r = four_limiter(a100, "float64", fp, 2 * fp, l1, l2, dram)
+    assert r.limiter == limiter
+    assert r.lups_per_s == pytest.approx(expected)
+    assert r.limits["l1"] == pytest.approx(L1_CAPACITY / l1)
+    assert r.limits["l2"] == pytest.approx(5000e9 / l2)
+    assert r.limits["dram"] == pytest.approx(1400e9 / dram)
+
+
+def test_no_fp_work_is_unlimited(a100):
+    r = four_limiter(a100, "float64", 0, 0, 1.0, 16, 16)
+    assert math.isinf(r.fp_lups_per_s)
+    assert r.gflops == 0
+
+
+def test_gflops(a100):
+    # 25-point stencil: 25 FP instructions, 49 flops; DRAM-bound at 16 B/lup -> 8.75e10 lups/s
+    r = four_limiter(a100, "float64", 25, 49, 0.5, 16, 16)
+    assert r.limiter == "dram"
+    assert r.gflops == pytest.approx(1400e9 / 16 * 49 / 1e9)
+
+
+def test_float32_uses_fp32_lanes(a100):
+    r = four_limiter(a100, "float32", 1000, 1000, 0.1, 1, 1)
+    assert r.fp_lups_per_s == pytest.approx(108 * 1.41e9 * 64 / 1000)
+
+
+def test_two_limiter(a100):
+    t = two_limiter(a100, "float64", 25, 16)
+    assert t.limiter == "dram"
+    assert t.lups_per_s == pytest.approx(1400e9 / 16)
