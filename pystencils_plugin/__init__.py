@@ -1,0 +1,34 @@
+"""pystencils 2.x -> warpspeed: extract kernels, fold threads, count registers.
+
+Needs pystencils >= 2.0 (and lbmpy for the LBM workloads): ``pip install 'warpspeed[pystencils]'``.
+"""
+
+from pystencils_plugin.extract import ExtractedKernel, extract_kernel
+from pystencils_plugin.folding import create_folded_kernel, fold_assignments
+from pystencils_plugin.registers import (
+    RegisterCount,
+    cuda_arch,
+    estimate_registers,
+    register_count,
+    standalone_cuda_source,
+)
+from pystencils_plugin.workloads import (
+    WORKLOADS,
+    allen_cahn_assignments,
+    extract_workload,
+    lbm_srt_pull_assignments,
+    star_stencil_assignments,
+    workload_assignments,
+    workload_kernel,
+)
+
+__all__ = [
+    "ExtractedKernel", "RegisterCount", "WORKLOADS", "allen_cahn_assignments", "create_folded_kernel",
+    "cuda_arch", "estimate_registers", "extract_kernel", "extract_workload", "fold_assignments",
+    "lbm_srt_pull_assignments", "register_count", "standalone_cuda_source", "star_stencil_assignments",
+    "workload_assignments", "workload_kernel",
+]
+
+from pystencils_plugin.rank import BestConfig, PystencilsRanking, default_threads, rank  # noqa: E402
+
+__all__ += ["BestConfig", "PystencilsRanking", "default_threads", "rank"]
