@@ -1,0 +1,369 @@
+"""The validation runner's offline parts: ncu command and parsing, rows, CSV, no-GPU errors.
+
+Expected numbers are read off the hand-written fixtures in tests/data/ or computed here by hand.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from warpspeed import measure as m
+from warpspeed.errors import WarpspeedError
+from warpspeed.space import Config
+
+DATA = Path(__file__).parent / "data"
+
+#: The metrics the task asks for, written out independently of the module.
+REQUIRED_METRICS = {
+    "l1tex__data_pipe_lsu_wavefronts.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "gpc__cycles_elapsed.max",
+    "sm__cycles_elapsed.avg.per_second",
+}
+
+
+# ---------------------------------------------------------------------------- ncu command
+
+
+def test_ncu_command_has_exactly_the_metrics():
+    cmd = m.ncu_command(["python", "child.py"], kernel_name="ws_k")
+    metrics = cmd[cmd.index("--metrics") + 1].split(",")
+    assert set(metrics) == REQUIRED_METRICS
+    assert len(metrics) == len(REQUIRED_METRICS)
+
+
+def test_ncu_command_shape():
+    cmd = m.ncu_command(["python", "-m", "x"], kernel_name="ws_k", ncu="/opt/ncu")
+    assert cmd[0] == "/opt/ncu"
+    assert cmd[-3:] == ["python", "-m", "x"]
+    assert "--csv" in cmd
+    assert cmd[cmd.index("--page") + 1] == "raw"
+    assert cmd[cmd.index("--kernel-name") + 1] == "ws_k"
+    assert cmd[cmd.index("--launch-count") + 1] == "1"
+    assert cmd[cmd.index("--clock-control") + 1] == "none"
+
+
+@pytest.mark.parametrize("kwargs", [{"clock_control": "turbo"}, {"launch_count": 0}, {"metrics": ()}])
+def test_ncu_command_rejects_bad_options(kwargs):
+    with pytest.raises(m.MeasurementError):
+        m.ncu_command(["python"], **kwargs)
+
+
+def test_child_command_round_trips_the_plan():
+    plan = m.LaunchPlan("star3d-r1", (64, 32, 16), (32, 4, 2), (1, 2, 1), (2, 4, 8), "ws_x", 32768,
+                        (m.FieldAllocation("src", (66, 34, 18), (1, 66, 2244), "float64"),), ("omega",))
+    argv = m.child_command(plan, launches=2, python="py")
+    assert argv[:3] == ["py", "-m", "warpspeed.measure"]
+    assert argv[-1] == "2"
+    assert m.LaunchPlan.from_json(argv[3]) == plan
+
+
+# ---------------------------------------------------------------------------- ncu parsing
+
+
+def test_parse_base_units_fixture():
+    records = m.parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
+    assert [r["id"] for r in records] == [0, 1, 2, 3]
+    assert records[0]["kernel_name"] == "cupy_fill"
+    r1 = records[1]
+    assert r1["block_size"] == (32, 8, 4)
+    assert r1["grid_size"] == (8, 32, 64)
+    assert r1["dram__bytes_read.sum"] == 142_606_336
+    assert r1["lts__t_sectors_srcunit_tex_op_read.sum"] == 12_582_912
+    assert r1["sm__cycles_elapsed.avg.per_second"] == 1_410_000_000
+    assert records[3]["gpc__cycles_elapsed.max"] == 240_500
+
+
+def test_counters_take_the_last_launch_of_the_kernel():
+    records = m.parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
+    c = m.counters_for_kernel(records, "ws_star3d_r1_b32x8x4_f1x1x1")
+    assert set(c) == REQUIRED_METRICS
+    assert c["lts__t_sectors_srcunit_tex_op_read.sum"] == 12_582_913  # launch ID 2, not ID 1
+    assert c["gpc__cycles_elapsed.max"] == 171_234
+    assert c["sm__cycles_elapsed.avg.per_second"] == 1_395_000_000
+    with pytest.raises(m.MeasurementError, match="cupy_fill"):
+        m.counters_for_kernel(records, "ws_missing")
+
+
+def test_parse_scaled_units_and_signatures():
+    records = m.parse_ncu_csv((DATA / "ncu_raw_scaled_units.csv").read_text())
+    assert len(records) == 2
+    r = records[0]
+    assert r["dram__bytes_read.sum"] == pytest.approx(1_234.5e6)  # Mbyte, thousands separator
+    assert r["dram__bytes_write.sum"] == pytest.approx(987_250)  # Kbyte
+    assert r["lts__t_sectors_srcunit_tex_op_read.sum"] == pytest.approx(2.5e6)  # Msector
+    assert r["lts__t_sectors_srcunit_tex_op_write.sum"] == pytest.approx(125e3)  # Ksector
+    assert r["sm__cycles_elapsed.avg.per_second"] == pytest.approx(1.98e9)  # cycle/nsecond
+    assert r["l1tex__data_pipe_lsu_wavefronts.sum"] == 3_250_000
+    assert math.isnan(records[1]["dram__bytes_read.sum"])  # n/a
+    c = m.counters_for_kernel(records[:1], "ws_d3q19_srt_b64x4x2_f1x1x1")  # name(signature)
+    assert c["gpc__cycles_elapsed.max"] == 1_500_000
+
+
+def test_parse_errors():
+    with pytest.raises(m.MeasurementError, match="no ncu CSV table"):
+        m.parse_ncu_csv("==PROF== nothing profiled\n")
+    bad_unit = '"ID","Kernel Name","dram__bytes_read.sum"\n"","","furlong"\n"0","k","1"\n'
+    with pytest.raises(m.MeasurementError, match="furlong"):
+        m.parse_ncu_csv(bad_unit)
+    assert issubclass(m.MeasurementError, WarpspeedError)
+
+
+def test_parse_nvidia_smi():
+    d = m.parse_nvidia_smi("NVIDIA A100-SXM4-40GB, 535.104.05, 1410, 1410, 1215\n")
+    assert d == {"name": "NVIDIA A100-SXM4-40GB", "driver": "535.104.05", "sm_clock_mhz": "1410",
+                 "sm_clock_max_mhz": "1410", "memory_clock_mhz": "1215"}
+
+
+# ---------------------------------------------------------------------------- rows and CSV
+
+
+def test_timing_statistics():
+    t = m.Timing((3e-3, 1e-3, 2e-3, 10e-3))
+    assert t.median_s == pytest.approx(2.5e-3)
+    assert (t.min_s, t.max_s, t.repeats) == (1e-3, 10e-3, 4)
+    with pytest.raises(m.MeasurementError):
+        m.Timing(())
+
+
+def test_measured_columns_per_lup():
+    counters = {"l1tex__data_pipe_lsu_wavefronts.sum": 3000.0, "lts__t_sectors_srcunit_tex_op_read.sum": 500.0,
+                "lts__t_sectors_srcunit_tex_op_write.sum": 250.0, "dram__bytes_read.sum": 9000.0,
+                "dram__bytes_write.sum": 8000.0, "gpc__cycles_elapsed.max": 1234.0,
+                "sm__cycles_elapsed.avg.per_second": 1.41e9}
+    cols = m.measured_columns(1000, m.Timing((2e-6, 2e-6, 4e-6)), counters)
+    assert cols["meas_l1_wavefronts_per_lup"] == pytest.approx(3.0)
+    assert cols["meas_l2_load_bytes_per_lup"] == pytest.approx(500 * 32 / 1000)
+    assert cols["meas_l2_store_bytes_per_lup"] == pytest.approx(8.0)
+    assert cols["meas_dram_load_bytes_per_lup"] == pytest.approx(9.0)
+    assert cols["meas_dram_store_bytes_per_lup"] == pytest.approx(8.0)
+    assert cols["meas_lups_per_s"] == pytest.approx(1000 / 2e-6)
+    assert cols["ncu_cycles_elapsed"] == 1234.0
+    no_ncu = m.measured_columns(1000, m.Timing((1e-3,)), None)
+    assert math.isnan(no_ncu["meas_dram_load_bytes_per_lup"])
+
+
+def _record():
+    """A hand-made prediction record (the shape of Prediction.to_dict() + dram_terms)."""
+    return {
+        "lups_per_s": 5e10, "limiter": "dram", "limiters": {"fp": None, "l1": 9e10, "l2": 7e10, "dram": 5e10},
+        "l1_cycles_per_lup": 1.5, "l1_load_bytes_per_lup": 100.0, "l2_load_compulsory_bytes_per_lup": 20.0,
+        "l2_load_bytes_per_lup": 30.0, "l2_store_bytes_per_lup": 8.0,
+        "dram_load_compulsory_bytes_per_lup": 16.0, "dram_store_compulsory_bytes_per_lup": 8.0,
+        "dram_load_bytes_per_lup": 10.0, "dram_store_bytes_per_lup": 8.0, "blocks_per_sm": 2,
+        "l1_oversubscription": 0.7,
+        "layer_conditions": {"z": {"overlap_bytes_per_lup": 8.0, "hit_rate": 0.75, "oversubscription": 1.2}},
+        "dram_terms": {"l2_oversubscription": 0.3, "l2_redundant_load_bytes_per_lup": 14.0,
+                       "l2_redundant_store_bytes_per_lup": 0.0, "capacity_miss_bytes_per_lup": 0.0,
+                       "partial_store_read_bytes_per_lup": 0.0},
+    }
+
+
+def test_predicted_columns_units_and_totals():
+    cols = m.predicted_columns(_record(), lups=1000)
+    assert cols["pred_fp_lups_per_s"] == math.inf  # JSON null = unlimited
+    assert cols["pred_l1_wavefronts_per_lup"] == 1.5
+    assert cols["pred_l1_wavefronts"] == pytest.approx(1500)
+    assert cols["pred_dram_load_bytes"] == pytest.approx(10_000)
+    assert cols["pred_l2_store_bytes"] == pytest.approx(8_000)
+    assert cols["pred_z_overlap_bytes_per_lup"] == 8.0
+    assert cols["pred_y_overlap_bytes_per_lup"] == 0.0
+
+
+def test_csv_round_trip(tmp_path):
+    row = m.assemble_row(Config((32, 4, 2), (1, 2, 1)), (2, 4, 8), 1000, m.Timing((1e-3, 3e-3, 2e-3)), None, _record())
+    bad = m.assemble_row(Config((1024, 1, 1)), (0, 0, 0), 1000, None, None, None, error="pystencils refused")
+    path = m.write_measurement_csv(tmp_path / "a" / "k.csv", {"kernel": "star3d-r1", "gpu_name": "X"}, [row, bad])
+    text = path.read_text()
+    assert text.startswith("# warpspeed-measurement 1\n# kernel: star3d-r1\n")
+    table = m.read_measurement_csv(path)
+    assert table.metadata["gpu_name"] == "X"
+    assert table.kernel == "star3d-r1"
+    a, b = table.rows
+    assert (a["block_x"], a["block_y"], a["block_z"], a["fold_y"]) == (32, 4, 2, 2)
+    assert a["grid_z"] == 8
+    assert a["time_median_s"] == pytest.approx(2e-3)
+    assert a["meas_lups_per_s"] == pytest.approx(1000 / 2e-3)
+    assert a["pred_limiter"] == "dram"
+    assert a["pred_fp_lups_per_s"] == math.inf
+    assert math.isnan(a["meas_dram_load_bytes_per_lup"])
+    assert b["error"] == "pystencils refused"
+    assert list(text.splitlines()[3].split(",")) == list(m.CSV_COLUMNS)
+
+
+def test_read_errors(tmp_path):
+    with pytest.raises(m.MeasurementError, match="does not exist"):
+        m.read_measurement_csv(tmp_path / "none.csv")
+    p = tmp_path / "x.csv"
+    p.write_text("block_x,block_y\n1,2\n")
+    with pytest.raises(m.MeasurementError, match="missing column"):
+        m.read_measurement_csv(p)
+
+
+def test_default_output_path():
+    assert m.default_output_path("A100-SXM4-40GB", "star3d-r4") == Path("fits/data/A100-SXM4-40GB/star3d-r4.csv")
+
+
+# ---------------------------------------------------------------------------- kernel generation (no GPU)
+
+
+def test_plan_launch_geometry_and_fields():
+    plan, gpu_kernel = m.plan_launch("star3d-r1", Config((32, 4, 2), (1, 2, 1)), (64, 32, 16))
+    # grid = domain / (block * fold) per axis: 64/32, 32/(4*2), 16/2
+    assert plan.grid == (2, 4, 8)
+    assert plan.block == (32, 4, 2)
+    assert plan.lups == 64 * 32 * 16
+    assert gpu_kernel.name == plan.function_name == "ws_star3d_r1_b32x4x2_f1x2x1"
+    fields = {f.name: f for f in plan.fields}
+    assert set(fields) == {"src", "dst"}
+    # one ghost layer per side, x contiguous
+    assert fields["src"].shape == (66, 34, 18)
+    assert fields["src"].strides == (1, 66, 66 * 34)
+    assert fields["src"].buffer_elements == 66 * 34 * 18
+
+
+def test_plan_launch_rejects_unknown_and_trimmed():
+    with pytest.raises(m.MeasurementError, match="no pystencils workload"):
+        m.plan_launch("copy", Config((32, 8, 4)))
+    with pytest.raises(m.MeasurementError, match="trimmed"):
+        m.plan_launch("star3d-r1", Config((1024, 1, 1)), (64, 32, 16))
+
+
+def test_allocation_elements():
+    assert m.allocation_elements((4, 3), (1, 4)) == 12
+    assert m.allocation_elements((4, 3, 2), (1, 5, 20)) == 1 + 3 + 10 + 20
+    with pytest.raises(m.MeasurementError):
+        m.allocation_elements((4,), (1, 2))
+
+
+# ---------------------------------------------------------------------------- GPU parts without a GPU
+
+
+def test_no_cupy_raises_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
+    with pytest.raises(m.MeasurementError, match="cupy"):
+        m.CupyRunner()
+
+
+def test_no_ncu_raises_clear_error(monkeypatch):
+    monkeypatch.setattr(m.shutil, "which", lambda name: None)
+    with pytest.raises(m.MeasurementError, match="--no-ncu"):
+        m.NcuProfiler()
+
+
+def test_ncu_profiler_with_canned_output():
+    text = (DATA / "ncu_raw_base_units.csv").read_text()
+    calls = []
+
+    def run(cmd, **kwargs):
+        calls.append(cmd)
+        return SimpleNamespace(returncode=0, stdout=text, stderr="")
+
+    prof = m.NcuProfiler(ncu="/usr/local/cuda/bin/ncu", run=run)
+    plan = m.LaunchPlan("star3d-r1", (256, 256, 256), (32, 8, 4), (1, 1, 1), (8, 32, 64),
+                        "ws_star3d_r1_b32x8x4_f1x1x1", 256**3)
+    counters = prof.profile(plan)
+    assert counters["dram__bytes_read.sum"] == 142_671_872
+    assert calls[0][0] == "/usr/local/cuda/bin/ncu"
+    assert calls[0][calls[0].index("--kernel-name") + 1] == plan.function_name
+    failing = m.NcuProfiler(ncu="ncu", run=lambda cmd, **kw: SimpleNamespace(returncode=1, stdout="", stderr="ERR_NVGPUCTRPERM"))
+    with pytest.raises(m.MeasurementError, match="ERR_NVGPUCTRPERM"):
+        failing.profile(plan)
+
+
+class _FakeRunner:
+    def __init__(self):
+        self.planned = []
+
+    def info(self):
+        return m.GpuInfo(name="Fake GPU", driver="1.0", sm_clock_mhz=1000.0)
+
+    def time(self, plan, gpu_kernel, warmup, repeats):
+        self.planned.append((plan.block, plan.fold, warmup, repeats))
+        return m.Timing((1e-3,) * repeats)
+
+
+class _FakeProfiler:
+    def profile(self, plan):
+        return {k: 1000.0 for k in REQUIRED_METRICS}
+
+    def version(self):
+        return "fake ncu"
+
+
+class _FakePredictor:
+    def predict(self, block, fold):
+        if block == (64, 1, 1):
+            from warpspeed.errors import LaunchError
+
+            raise LaunchError("too few registers")
+        rec = _record()
+        dram = SimpleNamespace(curves_family="test-family", **rec["dram_terms"])
+        return SimpleNamespace(to_dict=lambda: {k: v for k, v in rec.items() if k != "dram_terms"}, dram=dram)
+
+
+def test_measure_orchestration_with_fakes():
+    runner = _FakeRunner()
+    configs = [Config((32, 2, 1)), Config((16, 4, 1), (1, 2, 1)), Config((64, 1, 1))]
+    table = m.measure("star3d-r1", SimpleNamespace(name="Model"), configs, runner, _FakeProfiler(),
+                      domain=(64, 32, 16), warmup=2, repeats=3, predictor=_FakePredictor())
+    assert table.metadata["gpu_name"] == "Fake GPU"
+    assert table.metadata["device_model"] == "Model"
+    assert table.metadata["ncu"] == "fake ncu"
+    assert table.metadata["repeats"] == "3"
+    assert runner.planned == [((32, 2, 1), (1, 1, 1), 2, 3), ((16, 4, 1), (1, 2, 1), 2, 3), ((64, 1, 1), (1, 1, 1), 2, 3)]
+    r0, r1, r2 = table.rows
+    assert r0["lups"] == 64 * 32 * 16
+    assert r0["meas_lups_per_s"] == pytest.approx(64 * 32 * 16 / 1e-3)
+    assert r0["meas_dram_load_bytes_per_lup"] == pytest.approx(1000 / (64 * 32 * 16))
+    assert r0["pred_dram_load_bytes_per_lup"] == 10.0
+    assert (r1["grid_x"], r1["grid_y"], r1["grid_z"]) == (4, 4, 16)  # 64/16, 32/(4*2), 16/1
+    assert r2["error"].startswith("prediction: too few registers")
+    assert r2["meas_lups_per_s"] > 0  # measured anyway
+
+
+def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from warpspeed.validate_cli import measure as measure_cmd
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    result = CliRunner().invoke(measure_cmd, ["--kernel", "star3d-r1", "--out", str(tmp_path / "x.csv")])
+    assert isinstance(result.exception, m.MeasurementError)
+    assert "cupy" in str(result.exception)
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_measure_with_the_real_predictor_matches_and_reevaluates():
+    """Rows from the real Predictor: the CSV columns equal Prediction.to_dict(), and the refit's
+    re-evaluation from those columns with the same curves reproduces the predicted volumes."""
+    from warpspeed.cli import resolve_kernel
+    from warpspeed.predict import Predictor
+    from warpspeed.refit import reevaluate
+
+    domain = (640, 512, 512)
+    configs = [Config((32, 8, 4)), Config((64, 16, 1), (1, 2, 1)), Config((8, 8, 16), (1, 1, 2))]
+    predictor = Predictor(resolve_kernel("star3d-r4", domain), "A100-SXM4-40GB")
+    table = m.measure("star3d-r4", predictor.device, configs, _FakeRunner(), None, domain=domain,
+                      warmup=0, repeats=1, predictor=predictor)
+    assert table.metadata["ncu"] == "not used"
+    lups = 640 * 512 * 512
+    for config, row in zip(configs, table.rows):
+        assert row["error"] == ""
+        d = predictor.predict(config.block, config.fold).to_dict()
+        assert row["pred_dram_load_bytes_per_lup"] == d["dram_load_bytes_per_lup"]
+        assert row["pred_dram_load_bytes"] == pytest.approx(d["dram_load_bytes_per_lup"] * lups)
+        assert row["pred_l1_wavefronts_per_lup"] == d["l1_cycles_per_lup"]
+        assert row["pred_z_oversubscription"] == d["layer_conditions"]["z"]["oversubscription"]
+        again = reevaluate(row, predictor.curves)
+        assert again["pred_l2_load_bytes_per_lup"] == pytest.approx(row["pred_l2_load_bytes_per_lup"], rel=1e-9)
+        assert again["pred_dram_load_bytes_per_lup"] == pytest.approx(row["pred_dram_load_bytes_per_lup"], rel=1e-6)
+        assert again["pred_lups_per_s"] == pytest.approx(row["pred_lups_per_s"], rel=1e-6)

@@ -1,0 +1,208 @@
+"""Refit of the capacity curves: derived hit rates by hand, recovery of known Gompertz
+parameters from synthetic measurements, held-out evaluation, TOML output, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from warpspeed import refit as rf
+from warpspeed.capacity import load_curves
+from warpspeed.errors import FitError, WarpspeedError
+from warpspeed.measure import MeasurementTable, write_measurement_csv
+
+#: Ground truth of the synthetic campaign (not the published values).
+TRUE_L1 = (0.5, 5.0, 1.2)
+TRUE_Z = (0.9, 12.0, 2.0)
+
+
+def miss(params, o):
+    a, b, c = params
+    return a * math.exp(-b * math.exp(-c * o))
+
+
+def synthetic_rows(n=40):
+    """Rows whose measured L2 and DRAM loads follow TRUE_L1 and TRUE_Z exactly.
+
+    L2: compulsory 16, no-reuse L1 load 48 B/lup -> measured 16 + m_l1(o_l1) * 32.
+    DRAM: compulsory 48 B/lup (>= any L2 load, so no redundant L2 loads), z overlap 8 B/lup
+    -> measured 48 - 8 * (1 - m_z(o_z)). Oversubscriptions spread over 0..5 and 0.1..4.
+    """
+    rows = []
+    for i, (o1, oz) in enumerate(zip(np.linspace(0.0, 5.0, n), np.linspace(0.1, 4.0, n)[::-1])):
+        rows.append({
+            "config": f"c{i}", "block_x": 2 ** (i % 11), "block_y": 1, "block_z": 1,
+            "fold_x": 1, "fold_y": 1, "fold_z": 1, "error": "",
+            "meas_l2_load_bytes_per_lup": 16 + miss(TRUE_L1, o1) * 32,
+            "meas_dram_load_bytes_per_lup": 48 - 8 * (1 - miss(TRUE_Z, oz)),
+            "meas_l2_store_bytes_per_lup": 8.0, "meas_dram_store_bytes_per_lup": 8.0,
+            "meas_lups_per_s": 1e9,
+            "pred_l1_oversubscription": float(o1), "pred_l1_load_bytes_per_lup": 48.0,
+            "pred_l2_load_compulsory_bytes_per_lup": 16.0, "pred_l2_load_bytes_per_lup": 30.0,
+            "pred_l2_store_bytes_per_lup": 8.0,
+            "pred_dram_load_compulsory_bytes_per_lup": 48.0, "pred_dram_load_bytes_per_lup": 44.0,
+            "pred_dram_store_bytes_per_lup": 8.0,
+            "pred_l2_oversubscription": 0.5, "pred_l2_redundant_load_bytes_per_lup": 0.0,
+            "pred_l2_redundant_store_bytes_per_lup": 0.0, "pred_dram_capacity_miss_bytes_per_lup": 0.0,
+            "pred_dram_partial_store_read_bytes_per_lup": 0.0,
+            "pred_x_overlap_bytes_per_lup": 0.0, "pred_y_overlap_bytes_per_lup": 0.0,
+            "pred_z_overlap_bytes_per_lup": 8.0, "pred_z_oversubscription": float(oz), "pred_z_hit_rate": 0.5,
+            "pred_fp_lups_per_s": math.inf, "pred_l1_lups_per_s": 1e12, "pred_l2_lups_per_s": 1e11,
+            "pred_dram_lups_per_s": 2e10, "pred_lups_per_s": 2e10,
+        })
+    return rows
+
+
+# ---------------------------------------------------------------------------- derived points by hand
+
+
+def test_l1_point_by_hand():
+    row = {"meas_l2_load_bytes_per_lup": 40.0, "pred_l2_load_compulsory_bytes_per_lup": 20.0,
+           "pred_l1_load_bytes_per_lup": 100.0, "pred_l1_oversubscription": 1.5}
+    # miss = (40 - 20) / (100 - 20) = 0.25
+    assert rf.derive_point(row, "l1_load") == pytest.approx((1.5, 0.75))
+
+
+def _dram_row(**kw):
+    row = {"meas_dram_load_bytes_per_lup": 35.0, "pred_dram_load_compulsory_bytes_per_lup": 40.0,
+           "pred_dram_capacity_miss_bytes_per_lup": 2.0, "pred_dram_partial_store_read_bytes_per_lup": 1.0,
+           "pred_x_overlap_bytes_per_lup": 4.0, "pred_x_hit_rate": 0.5, "pred_x_oversubscription": 0.1,
+           "pred_y_overlap_bytes_per_lup": 10.0, "pred_y_hit_rate": 0.9, "pred_y_oversubscription": 0.8,
+           "pred_l2_redundant_load_bytes_per_lup": 10.0, "pred_l2_redundant_store_bytes_per_lup": 5.0,
+           "pred_l2_oversubscription": 0.4}
+    row.update(kw)
+    return row
+
+
+def test_layer_point_by_hand():
+    # h_y = (compulsory 40 + capacity 2 + partial 1 - x hits 4 * 0.5 - measured 35) / overlap 10 = 0.6
+    assert rf.derive_point(_dram_row(), "y_layer") == pytest.approx((0.8, 0.6))
+    # h_x = (40 + 2 + 1 - y hits 10 * 0.9 - 35) / 4 = -0.25 -> clipped to 0
+    assert rf.derive_point(_dram_row(), "x_layer") == pytest.approx((0.1, 0.0))
+    assert rf.derive_point(_dram_row(), "z_layer") is None  # no z overlap
+
+
+def test_l2_points_by_hand():
+    # hits = 4 * 0.5 + 10 * 0.9 = 11
+    # l2_load: m = (35 - 40 + 11 - partial 1) / 10 = 0.5
+    assert rf.derive_point(_dram_row(), "l2_load") == pytest.approx((0.4, 0.5))
+    # l2_store: m = (35 - 40 + 11 - capacity 2) / 5 = 0.8
+    assert rf.derive_point(_dram_row(), "l2_store") == pytest.approx((0.4, 0.2))
+
+
+def test_small_volumes_are_not_used():
+    # overlap 0.5 < 2 % of 35 B/lup measured
+    assert rf.derive_point(_dram_row(pred_y_overlap_bytes_per_lup=0.5), "y_layer") is None
+    assert rf.derive_point(_dram_row(meas_dram_load_bytes_per_lup=math.nan), "y_layer") is None
+    with pytest.raises(FitError):
+        rf.derive_point(_dram_row(), "l3_load")
+
+
+# ---------------------------------------------------------------------------- split
+
+
+def test_split_is_deterministic_every_kth():
+    rows = [{"i": i} for i in range(10)]
+    fit, held = rf.split_rows(rows, 4)
+    assert [r["i"] for r in held] == [3, 7]
+    assert [r["i"] for r in fit] == [0, 1, 2, 4, 5, 6, 8, 9]
+    with pytest.raises(FitError):
+        rf.split_rows(rows, 1)
+
+
+# ---------------------------------------------------------------------------- reevaluation
+
+
+def test_reevaluate_by_hand():
+    base = load_curves("nvidia-ampere")
+    row = {"pred_l2_load_compulsory_bytes_per_lup": 20.0, "pred_l1_load_bytes_per_lup": 100.0,
+           "pred_l1_oversubscription": 0.0, "pred_l2_load_bytes_per_lup": 20.0, "pred_l2_store_bytes_per_lup": 8.0,
+           "pred_l2_redundant_load_bytes_per_lup": 0.0, "pred_l2_redundant_store_bytes_per_lup": 0.0,
+           "pred_l2_oversubscription": 0.0, "pred_dram_load_compulsory_bytes_per_lup": 30.0,
+           "pred_z_overlap_bytes_per_lup": 10.0, "pred_z_oversubscription": 0.0,
+           "pred_dram_load_bytes_per_lup": 20.0, "pred_dram_store_bytes_per_lup": 8.0,
+           "pred_fp_lups_per_s": math.inf, "pred_l1_lups_per_s": 1e12, "pred_l2_lups_per_s": 1e11,
+           "pred_dram_lups_per_s": 1e10}
+    out = rf.reevaluate(row, base)
+    m_l1 = 0.66 * math.exp(-6.77)  # published l1_load at o = 0
+    l2 = 20 + m_l1 * 80
+    assert out["pred_l2_load_bytes_per_lup"] == pytest.approx(l2)
+    # redundant L2 load grows by l2 - 20; L2 load miss at o = 0: 0.2 exp(-7.56)
+    h_z = 1 - 1.0 * math.exp(-37.1)
+    dram = 30 - 10 * h_z + 0.2 * math.exp(-7.56) * (l2 - 20)
+    assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(dram)
+    # DRAM limit scales with the inverse volume: 1e10 * (20 + 8) / (dram + 8)
+    assert out["pred_lups_per_s"] == pytest.approx(1e10 * 28 / (dram + 8))
+
+
+# ---------------------------------------------------------------------------- recovery
+
+
+def test_refit_recovers_known_parameters():
+    table = MeasurementTable({"kernel": "synthetic", "device_model": "test"}, tuple(synthetic_rows()))
+    result = rf.refit(table, "nvidia-ampere")
+    assert set(result.fitted) == {"l1_load", "z_layer"}
+    assert result.curves.l1_load.parameters == pytest.approx(TRUE_L1, rel=1e-3)
+    assert result.curves.z_layer.parameters == pytest.approx(TRUE_Z, rel=1e-3)
+    # curves without data keep the published parameters
+    assert result.curves.y_layer.parameters == (1.0, 37.1, 3.2)
+    assert "usable point" in result.skipped["y_layer"]
+    assert (result.fit_rows, result.held_out_rows) == (30, 10)
+    # held-out rows: the refitted curves reproduce the synthetic measurements
+    for metric in ("l2_load", "dram_load"):
+        assert result.after.metric(metric).n == 10
+        assert result.after.metric(metric).mape_percent < 0.01
+        assert result.before.metric(metric).mape_percent > 1.0
+
+
+def test_refit_needs_rows():
+    table = MeasurementTable({}, ({"block_x": 1, "block_y": 1, "block_z": 1, "error": "failed"},))
+    with pytest.raises(FitError, match="no usable rows"):
+        rf.refit(table, "nvidia-ampere")
+
+
+def test_write_refit_round_trip(tmp_path):
+    table = MeasurementTable({"kernel": "synthetic"}, tuple(synthetic_rows()))
+    result = rf.refit(table, "nvidia-ampere")
+    path = rf.write_refit(result, tmp_path / "refit.toml", source="synthetic.csv", device="Test GPU",
+                          date="2025-01-01")
+    loaded = load_curves("nvidia-ampere", path)
+    assert loaded.l1_load == result.curves.l1_load
+    assert loaded.z_layer == result.curves.z_layer
+    assert loaded.l2_store.parameters == (0.38, 3.79, 0.55)
+    assert loaded.provenance.source == "synthetic.csv"
+    assert loaded.provenance.device == "Test GPU"
+    assert loaded.provenance.date == "2025-01-01"
+    assert len(loaded.points["z_layer"]) == 30
+    assert loaded.points["y_layer"] == ()
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def test_refit_cli(tmp_path):
+    from warpspeed.validate_cli import COMMANDS, refit as refit_cmd
+
+    assert [c.name for c in COMMANDS] == ["measure", "accuracy", "refit"]
+    csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "synthetic", "gpu_name": "Test GPU"},
+                                     synthetic_rows())
+    out = tmp_path / "fit.toml"
+    result = CliRunner().invoke(refit_cmd, [str(csv_path), "--family", "nvidia-ampere", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["fitted"]["z_layer"]["a"] == pytest.approx(TRUE_Z[0], rel=1e-3)
+    assert load_curves("nvidia-ampere", out).provenance.device == "Test GPU"
+    table = CliRunner().invoke(refit_cmd, [str(csv_path), "--family", "nvidia-ampere", "--out", str(out)])
+    assert table.exit_code == 0 and "refitted" in table.output
+
+
+def test_refit_cli_unknown_family(tmp_path):
+    from warpspeed.validate_cli import refit as refit_cmd
+
+    csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "s"}, synthetic_rows(8))
+    result = CliRunner().invoke(refit_cmd, [str(csv_path), "--family", "nvidia-kepler", "--out", str(tmp_path / "x.toml")])
+    assert isinstance(result.exception, WarpspeedError)
