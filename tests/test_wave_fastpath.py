@@ -1,0 +1,53 @@
+"""The box-union fast path of the wave model gives exactly the ISL counts."""
+
+import dataclasses
+
+import pytest
+
+from warpspeed.addresses import compile_kernel
+from warpspeed.boxmaps import box_map
+from warpspeed.launch import analyze_launch
+from warpspeed.wave import WaveModel
+from warpspeed.workloads import copy_kernel, lbm_pull, star_stencil
+from warpspeed import Field, Kernel, load, load_linear, store
+from warpspeed.kernel import X, Y, Z
+
+CASES = [
+    (star_stencil(3, 4, (640, 512, 512)), (32, 8, 4), (1, 2, 1)),
+    (star_stencil(3, 4, (640, 512, 512)), (1024, 1, 1), (1, 1, 1)),
+    (star_stencil(3, 4, (640, 512, 512)), (8, 8, 16), (1, 1, 2)),
+    (star_stencil(3, 4, (300, 200, 100)), (16, 2, 32), (1, 2, 1)),
+    (star_stencil(3, 1, (100, 70, 50)), (24, 4, 3), (1, 1, 2)),
+    (star_stencil(2, 1, (1000, 1000)), (64, 4, 1), (2, 1, 1)),
+    (lbm_pull(domain=(64, 64, 64)), (32, 4, 2), (1, 1, 1)),
+    (lbm_pull(domain=(50, 40, 30)), (16, 8, 4), (1, 2, 1)),
+    (copy_kernel((96, 50, 40)), (16, 16, 4), (1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("kernel, block, fold", CASES)
+@pytest.mark.parametrize("sms", [108, 3])
+def test_fast_path_equals_isl(a100, kernel, block, fold, sms):
+    device = dataclasses.replace(a100, sms=sms)
+    compiled = compile_kernel(kernel)
+    info = analyze_launch(kernel, device, block, fold)
+    fast = WaveModel(compiled, fast=True)
+    slow = WaveModel(compiled, fast=False)
+    assert fast.fast_fields == tuple(f.name for f in kernel.fields)
+    assert fast.volumes(info, device) == slow.volumes(info, device)
+
+
+def test_non_box_accesses_fall_back_to_isl(a100):
+    # a transposed access (x and y swapped between target coordinates) is still a box map,
+    # but a diagonal one (x feeds two coordinates) and a linear index are not
+    f = Field("a", 8, (64, 64, 64))
+    g = Field("b", 8, (64 * 64 * 64,))
+    kernel = Kernel("mixed", (f, g), (load("a", X, X, Z), load_linear("b", X + 64 * Y), store("a", X, Y, Z)),
+                    (60, 60, 60))
+    compiled = compile_kernel(kernel)
+    assert box_map(compiled.accesses[0], 32) is None
+    assert box_map(compiled.accesses[1], 32) is None
+    model = WaveModel(compiled, fast=True)
+    assert model.fast_fields == ()
+    info = analyze_launch(kernel, a100, (32, 4, 2))
+    assert model.volumes(info, a100) == WaveModel(compiled, fast=False).volumes(info, a100)
