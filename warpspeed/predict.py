@@ -1,0 +1,212 @@
+"""predict(kernel, device, block, fold) -> Prediction: every model stage in one call.
+
+:class:`Predictor` holds what depends only on the kernel and the device (compiled address
+evaluators, the ISL access maps, the capacity curves) so that a sweep over launch
+configurations builds them once. Every stage is a pure function of its inputs.
+
+Stages (paper 001):
+
+1. launch geometry and occupancy (:mod:`warpspeed.launch`);
+2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.l1`);
+3. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
+4. L1 capacity misses (4.5): L2 load = compulsory + m_L1(o_L1) x (L1 load volume - compulsory),
+   with o_L1 = blocks per SM x L1 allocation per block / L1 capacity;
+5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.wave`,
+   :mod:`warpspeed.dram`);
+6. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.roofline`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from warpspeed.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
+from warpspeed.capacity import CapacityCurves, curves_for_device
+from warpspeed.device import Device, load_device
+from warpspeed.dram import DramVolumes, dram_volumes
+from warpspeed.footprint import BlockFootprint, block_footprint
+from warpspeed.kernel import Kernel
+from warpspeed.l1 import L1Cycles, l1_cycles
+from warpspeed.launch import LaunchInfo, analyze_launch
+from warpspeed.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
+from warpspeed.wave import DIMENSIONS, WaveModel, WaveVolumes
+
+if TYPE_CHECKING:
+    from warpspeed.sweep import Config, RankRow
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Everything the model says about one launch configuration.
+
+    Volumes are bytes per lattice update (lup), rates lups per second.
+    """
+
+    kernel: str
+    device: str
+    launch: LaunchInfo
+    l1: L1Cycles
+    footprint: BlockFootprint
+    l1_oversubscription: float  # L1 allocation of the resident blocks / L1 capacity
+    l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
+    l2_load_per_field: dict[str, float]
+    wave: WaveVolumes
+    dram: DramVolumes
+    roofline: Roofline
+    two_limiter: TwoLimiter
+
+    @property
+    def l2_store_bytes_per_lup(self) -> float:
+        return self.footprint.l2_store_bytes_per_lup
+
+    @property
+    def lups_per_s(self) -> float:
+        return self.roofline.lups_per_s
+
+    @property
+    def limiter(self) -> str:
+        return self.roofline.limiter
+
+    def to_dict(self) -> dict:
+        """A flat, JSON-ready summary (the CLI's ``--json``)."""
+        launch = self.launch
+        fields = {}
+        for name, fp in self.footprint.per_field.items():
+            fields[name] = {
+                "l1_cycles_per_lup": self.l1.per_field[name],
+                "l1_load_bytes_per_lup": fp.l1_load_bytes_per_lup,
+                "l2_load_compulsory_bytes_per_lup": fp.l2_load_bytes_per_lup,
+                "l2_load_bytes_per_lup": self.l2_load_per_field[name],
+                "l2_store_bytes_per_lup": fp.l2_store_bytes_per_lup,
+                "l1_alloc_bytes_per_block": fp.l1_alloc_bytes_per_block,
+                **_dram_field_dict(self.dram, name),
+            }
+        return {
+            "kernel": self.kernel,
+            "device": self.device,
+            "block": list(launch.launch.block),
+            "fold": list(launch.launch.fold),
+            "domain": list(launch.launch.domain),
+            "grid": list(launch.launch.grid),
+            "blocks_per_sm": launch.occupancy.blocks_per_sm,
+            "occupancy_limiter": launch.occupancy.limiter,
+            "registers": launch.occupancy.registers_per_thread,
+            "registers_estimated": launch.occupancy.registers_estimated,
+            "wave_blocks": launch.wave.blocks,
+            "waves": launch.wave.count,
+            "l1_cycles_per_lup": self.l1.cycles_per_lup,
+            "l1_load_bytes_per_lup": self.footprint.l1_load_bytes_per_lup,
+            "l1_alloc_bytes_per_block": self.footprint.l1_alloc_bytes_per_block,
+            "l1_oversubscription": self.l1_oversubscription,
+            "l2_load_compulsory_bytes_per_lup": self.footprint.l2_load_bytes_per_lup,
+            "l2_load_bytes_per_lup": self.l2_load_bytes_per_lup,
+            "l2_store_bytes_per_lup": self.l2_store_bytes_per_lup,
+            "dram_load_compulsory_bytes_per_lup": self.dram.compulsory_load_bytes_per_lup,
+            "dram_store_compulsory_bytes_per_lup": self.wave.compulsory_store_bytes_per_lup,
+            "dram_load_bytes_per_lup": self.dram.load_bytes_per_lup,
+            "dram_store_bytes_per_lup": self.dram.store_bytes_per_lup,
+            "dram_layer_hit_bytes_per_lup": sum(self.dram.layer_hit_bytes_per_lup),
+            "dram_capacity_miss_bytes_per_lup": self.dram.capacity_miss_bytes_per_lup,
+            "dram_partial_store_read_bytes_per_lup": self.dram.partial_store_read_bytes_per_lup,
+            "l2_oversubscription": self.dram.l2_oversubscription,
+            "layer_conditions": {
+                d: {"overlap_bytes_per_lup": self.wave.overlap_bytes_per_lup[d],
+                    "hit_rate": self.dram.layer_hit_rate[d],
+                    "hit_bytes_per_lup": self.dram.layer_hit_bytes_per_lup[d],
+                    "cached_bytes": self.wave.layer_volume_bytes[d],
+                    "oversubscription": self.wave.oversubscription[d]}
+                for d in DIMENSIONS
+            },
+            "capacity_curves": self.dram.curves_family,
+            "lups_per_s": _finite(self.lups_per_s),
+            "limiter": self.limiter,
+            "limiters": {k: _finite(v) for k, v in self.roofline.limits.items()},
+            "gflops": self.roofline.gflops,
+            "two_limiter": {"lups_per_s": _finite(self.two_limiter.lups_per_s),
+                            "limiter": self.two_limiter.limiter},
+            "fields": fields,
+        }
+
+    def rank_row(self, config: "Config") -> "RankRow":
+        from warpspeed.sweep import RankRow
+
+        occ = self.launch.occupancy
+        return RankRow(
+            config=config, lups_per_s=self.lups_per_s, limiter=self.limiter,
+            limits=dict(self.roofline.limits), l1_cycles_per_lup=self.l1.cycles_per_lup,
+            l2_load_bytes_per_lup=self.l2_load_bytes_per_lup,
+            l2_store_bytes_per_lup=self.l2_store_bytes_per_lup,
+            dram_load_bytes_per_lup=self.dram.load_bytes_per_lup,
+            dram_store_bytes_per_lup=self.dram.store_bytes_per_lup,
+            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
+            registers=occ.registers_per_thread,
+        )
+
+
+def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:
+    f = dram.field(name)
+    return {
+        "dram_load_compulsory_bytes_per_lup": f.compulsory_load_bytes_per_lup,
+        "dram_layer_hit_bytes_per_lup": sum(f.layer_hit_bytes_per_lup),
+        "dram_capacity_miss_bytes_per_lup": f.capacity_miss_bytes_per_lup,
+        "dram_partial_store_read_bytes_per_lup": f.partial_store_read_bytes_per_lup,
+        "dram_load_bytes_per_lup": f.load_bytes_per_lup,
+        "dram_store_bytes_per_lup": f.store_bytes_per_lup,
+    }
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: an unlimited limiter is reported as null."""
+    return value if math.isfinite(value) else None
+
+
+class Predictor:
+    """Predictions of one kernel on one device for any number of launch configurations.
+
+    Builds the compiled kernel, the wave model and the capacity curves once.
+    """
+
+    def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
+                 address_space: str = "nd") -> None:
+        self.kernel = kernel
+        self.device = load_device(device) if isinstance(device, str) else device
+        self.compiled: CompiledKernel = compile_kernel(kernel)
+        self.curves = curves if curves is not None else curves_for_device(self.device)
+        self.wave_model = WaveModel(self.compiled, address_space=address_space)
+
+    def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
+        kernel, device, curves = self.kernel, self.device, self.curves
+        info = analyze_launch(kernel, device, block, fold)
+        cells = block_cells(info.launch)
+        addresses = block_addresses(self.compiled, cells)
+        l1 = l1_cycles(self.compiled, cells, device, addresses)
+        fp = block_footprint(self.compiled, cells, device, addresses)
+
+        o_l1 = info.occupancy.blocks_per_sm * fp.l1_alloc_bytes_per_block / device.l1_bytes
+        m_l1 = float(curves.l1_load.miss_rate(o_l1))
+        l2_per_field = {
+            name: f.l2_load_bytes_per_lup + m_l1 * max(0.0, f.l1_load_bytes_per_lup - f.l2_load_bytes_per_lup)
+            for name, f in fp.per_field.items()
+        }
+        l2_load = sum(l2_per_field.values())
+
+        wave = self.wave_model.volumes(info, device)
+        dram = dram_volumes(wave, l2_per_field, {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()},
+                            device, curves)
+
+        fp_instr = kernel.flops.instructions
+        roof = four_limiter(device, kernel.dtype, fp_instr, kernel.flops.flops, l1.cycles_per_lup,
+                            l2_load + fp.l2_store_bytes_per_lup, dram.load_bytes_per_lup + dram.store_bytes_per_lup)
+        two = two_limiter(device, kernel.dtype, fp_instr,
+                          dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
+        return Prediction(kernel=kernel.name, device=device.name, launch=info, l1=l1, footprint=fp,
+                          l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
+                          wave=wave, dram=dram, roofline=roof, two_limiter=two)
+
+
+def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,
+            fold: Sequence[int] | int = (1, 1, 1), curves: CapacityCurves | None = None) -> Prediction:
+    """One prediction (builds a :class:`Predictor`; reuse one for sweeps)."""
+    return Predictor(kernel, device, curves).predict(block, fold)
