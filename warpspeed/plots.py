@@ -10,11 +10,15 @@ import math
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from warpspeed.scan import ScanPoint
 from warpspeed.sweep import Ranking
 
 #: Hatch pattern per limiter in the ranking chart.
 LIMITER_HATCH = {"fp": "xx", "l1": "..", "l2": "//", "dram": ""}
+#: Widest ranking chart (inches); beyond ~150 bars the labels shrink instead.
+MAX_RANK_WIDTH_IN = 22.0
 
 
 def block_color(block: Sequence[int]) -> tuple[float, float, float]:
@@ -36,14 +40,14 @@ def _figure(width: float, height: float):
 def plot_ranking(ranking: Ranking, path: str | Path, top: int | None = None) -> Path:
     """Bar chart of predicted Glup/s per configuration, best first, limiter as hatch."""
     rows = [r for r in ranking.rows if r.ok][: top or None]
-    plt, (fig, ax) = _figure(max(6.0, 0.22 * len(rows) + 2), 5.0)
+    plt, (fig, ax) = _figure(min(MAX_RANK_WIDTH_IN, max(6.0, 0.12 * len(rows) + 2)), 5.5)
     values = [r.lups_per_s / 1e9 for r in rows]
     bars = ax.bar(range(len(rows)), values, color=[block_color(r.config.block) for r in rows],
                   edgecolor="black", linewidth=0.4)
     for bar, row in zip(bars, rows):
         bar.set_hatch(LIMITER_HATCH.get(row.limiter, ""))
     ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7)
+    ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= 100 else 5)
     ax.set_ylabel("predicted performance, Glup/s")
     ax.set_title(f"{ranking.kernel} on {ranking.device}: predicted ranking")
     from matplotlib.patches import Patch
@@ -64,10 +68,11 @@ def plot_scan(points: Sequence[ScanPoint], path: str | Path, title: str = "") ->
     """DRAM volume per lup against the square plane edge, one line per block."""
     plt, (fig, ax) = _figure(7.0, 4.5)
     blocks = sorted({p.block for p in points}, key=lambda b: b[2])
-    for block in blocks:
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.9, len(blocks)))  # shallow -> deep
+    for block, color in zip(blocks, colors):
         series = sorted((p for p in points if p.block == block), key=lambda p: p.plane)
         ax.plot([p.plane for p in series], [p.dram_bytes_per_lup for p in series], marker="o", markersize=3,
-                color=block_color(block), label="block " + "x".join(map(str, block)))
+                color=color, label=f"block {'x'.join(map(str, block))} ({block[2]} deep)")
     ax.axhline(16, color="gray", linestyle=":", linewidth=1, label="minimum 16 B/lup")
     ax.set_xlabel("square xy plane edge n (domain n x n x nz, constant cell count)")
     ax.set_ylabel("predicted DRAM volume, B/lup (load + store)")

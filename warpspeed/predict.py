@@ -82,6 +82,7 @@ class Prediction:
                 "l2_store_bytes_per_lup": fp.l2_store_bytes_per_lup,
                 "l1_alloc_bytes_per_block": fp.l1_alloc_bytes_per_block,
                 **_dram_field_dict(self.dram, name),
+                "layer_conditions": _field_layers(self.wave, self.dram, name),
             }
         return {
             "kernel": self.kernel,
@@ -155,6 +156,15 @@ def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:
         "dram_load_bytes_per_lup": f.load_bytes_per_lup,
         "dram_store_bytes_per_lup": f.store_bytes_per_lup,
     }
+
+
+def _field_layers(wave: WaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
+    """Per dimension for one field: overlap with the previous-neighbour set, the hits (overlap x
+    the shared hit rate), and the field's share of the volume that must stay cached."""
+    fw, fd = wave.field(name), dram.field(name)
+    return {d: {"overlap_bytes_per_lup": fw.overlap_bytes_per_lup[d],
+                "hit_bytes_per_lup": fd.layer_hit_bytes_per_lup[d],
+                "cached_bytes": fw.layer_volume_bytes[d]} for d in DIMENSIONS}
 
 
 def _finite(value: float) -> float | None:

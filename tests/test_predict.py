@@ -1,0 +1,50 @@
+"""End-to-end predictions against hand calculations."""
+
+import math
+
+import pytest
+
+from warpspeed.predict import Predictor, predict
+from warpspeed.workloads import copy_kernel, star_stencil
+
+
+def test_streaming_copy_by_hand(a100):
+    # dst[c] = src[c], 256^3 doubles, no ghost layers, base 256 B aligned. Block (32, 8, 4):
+    # every warp reads and writes one aligned row of 32 doubles = 8 sectors -> 8 B/lup each way
+    # at every level; no reuse, so no capacity terms. L1: 2 instructions x 2 half warps x
+    # 1 wavefront per 32 lups = 0.125 cycles/lup.
+    p = predict(copy_kernel((256, 256, 256)), a100, (32, 8, 4))
+    assert p.l1.cycles_per_lup == pytest.approx(0.125)
+    assert p.l2_load_bytes_per_lup == pytest.approx(8.0)
+    assert p.l2_store_bytes_per_lup == pytest.approx(8.0)
+    assert p.dram.load_bytes_per_lup == pytest.approx(8.0)
+    assert p.dram.store_bytes_per_lup == pytest.approx(8.0)
+    # limits: DRAM 1400 GB/s / 16 B; L2 5000 GB/s / 16 B; L1 108 x 1.41 GHz / 0.125; no FP work
+    assert p.roofline.limits["dram"] == pytest.approx(1400e9 / 16)
+    assert p.roofline.limits["l2"] == pytest.approx(5000e9 / 16)
+    assert p.roofline.limits["l1"] == pytest.approx(108 * 1.41e9 / 0.125)
+    assert math.isinf(p.roofline.limits["fp"])
+    assert p.limiter == "dram" and p.lups_per_s == pytest.approx(1400e9 / 16)
+    assert p.two_limiter.lups_per_s == pytest.approx(1400e9 / 16)
+
+
+def test_json_per_field_adds_up(a100):
+    p = Predictor(star_stencil(3, 4, (256, 256, 256)), a100).predict((32, 4, 4), (1, 2, 1))
+    d = p.to_dict()
+    for key in ("l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
+                "dram_load_bytes_per_lup", "dram_store_bytes_per_lup"):
+        assert d[key] == pytest.approx(sum(f[key] for f in d["fields"].values()))
+    for dim in "xyz":
+        assert d["layer_conditions"][dim]["hit_bytes_per_lup"] == pytest.approx(
+            sum(f["layer_conditions"][dim]["hit_bytes_per_lup"] for f in d["fields"].values()))
+    # the 25-point stencil cannot stream below one load and one store of 8 B per lup
+    assert d["dram_load_bytes_per_lup"] >= 8 - 1e-9 and d["dram_store_bytes_per_lup"] >= 8 - 1e-9
+    assert d["lups_per_s"] == pytest.approx(min(v for v in d["limiters"].values() if v is not None))
+
+
+def test_predictor_reuse_gives_the_same_answer(a100):
+    kernel = star_stencil(3, 1, (128, 128, 128))
+    shared = Predictor(kernel, a100)
+    first = [shared.predict(b).to_dict() for b in ((32, 4, 2), (64, 2, 2), (32, 4, 2))]
+    assert first[0] == first[2]
+    assert first[1] == predict(kernel, a100, (64, 2, 2)).to_dict()

@@ -1,0 +1,46 @@
+"""Ranking of the paper's space: stable, and the ordering paper 001 (5.4, 5.8) reports."""
+
+import statistics
+
+import pytest
+
+from warpspeed.space import block_sizes, paper_space
+from warpspeed.sweep import rank
+from warpspeed.workloads import star_stencil
+
+
+@pytest.fixture(scope="module")
+def ranking(a100):
+    return rank(star_stencil(3, 4, (640, 512, 512)), a100, paper_space(1024), executor=None)
+
+
+def test_space_size():
+    # exponents (ex, ey, ez) with ex + ey + ez = 10: C(12, 2) = 66; minus ez >= 7 (z > 64):
+    # 4 + 3 + 2 + 1 = 10 -> 56 blocks, times 3 foldings = 168 (paper 001, 5.1)
+    assert len(block_sizes(1024)) == 56
+    assert len(paper_space(1024)) == 168
+
+
+def test_ranking_is_stable(a100, ranking):
+    again = rank(star_stencil(3, 4, (640, 512, 512)), a100, paper_space(1024), executor=None)
+    assert again.rows == ranking.rows
+
+
+def test_narrow_blocks_rank_low(ranking):
+    """Short x extents split half warps over several rows: more L1 wavefronts and partial
+    sectors (paper 001, 5.4), so they rank below wide blocks (5.8)."""
+    positions = {i: row.config.block[0] for i, row in enumerate(ranking.rows)}
+    narrow = [i for i, x in positions.items() if x < 16]
+    wide = [i for i, x in positions.items() if x >= 32]
+    assert min(narrow) > min(wide)  # the best wide block beats every narrow one
+    assert statistics.median(narrow) > statistics.median(wide)
+    very_narrow = [i for i, x in positions.items() if x <= 2]
+    assert min(very_narrow) > max(wide)  # 1- and 2-wide blocks are below every wide block
+    for row in ranking.rows:
+        if row.config.block[0] <= 4:
+            assert row.limiter in ("l1", "dram")
+
+
+def test_best_is_deep_and_not_narrow(ranking):
+    best = ranking.best()
+    assert best.config.block[0] >= 16 and best.config.block[2] >= 8
