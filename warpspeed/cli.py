@@ -15,23 +15,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from warpspeed.cli_common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
 from warpspeed.device import Device, all_devices, load_device
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel import Kernel
 from warpspeed.workloads import BUILTIN_KERNELS, builtin_kernel
 
-DEFAULT_DEVICE = "A100-SXM4-40GB"
-DEFAULT_KERNEL = "star3d-r4"
-
-
-def _triple(text: str, what: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
-    except ValueError:
-        raise click.BadParameter(f"{what} must be integers like 32,8,4 (got {text!r})") from None
-    if not 1 <= len(values) <= 3:
-        raise click.BadParameter(f"{what} takes 1 to 3 integers like 32,8,4 (got {text!r})")
-    return values
 
 
 def _kernel_names() -> dict[str, str]:
@@ -244,11 +233,11 @@ def _executor_arg(jobs: int | None):
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
          as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
     """Rank the paper's launch configurations (blocks x foldings) by predicted performance."""
-    from warpspeed.space import paper_space
+    from warpspeed.space import default_threads, paper_space
     from warpspeed.sweep import rank as run_rank
 
     kernel, device = _setup(kernel_name, domain, device_name)
-    space = paper_space(threads or _default_threads(kernel_name))
+    space = paper_space(threads or default_threads(kernel_name))
     progress = _DelayedProgress(len(space), f"ranking {kernel.name}")
     executor = _executor_arg(jobs)
     try:
@@ -293,13 +282,6 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
     best = ranking.best()
     console.print(f"best: block {best.config.block}, fold {best.config.fold}: {_glups(best.lups_per_s)} Glup/s, "
                   f"limited by {best.limiter}")
-
-
-def _default_threads(kernel_name: str) -> int:
-    from warpspeed.space import PAPER_LBM_THREADS, PAPER_STENCIL_THREADS
-
-    lbm = any(tag in kernel_name for tag in ("lbm", "d3q", "allen"))
-    return PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS
 
 
 def _json_row(d: dict) -> dict:

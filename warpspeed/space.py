@@ -51,3 +51,14 @@ def paper_space(threads: int = PAPER_STENCIL_THREADS, foldings: Sequence[Triple]
                 max_z: int = MAX_BLOCK_Z) -> list[Config]:
     """The paper's candidate space: every power-of-two block of ``threads`` x every folding."""
     return [Config(b, f) for b in block_sizes(threads, max_z) for f in foldings]
+
+
+#: Substrings of kernel names that mark LBM kernels, whose paper space uses 512 threads.
+LBM_NAME_TAGS = ("lbm", "d3q", "allen")
+
+
+def default_threads(kernel_name: str) -> int:
+    """Threads per block of the paper's space for a kernel name: 512 for LBM kernels (their
+    registers would spill at 1024, paper 001, 5.1), else 1024."""
+    lbm = any(tag in kernel_name.lower() for tag in LBM_NAME_TAGS)
+    return PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS

@@ -14,19 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-DEFAULT_DEVICE = "A100-SXM4-40GB"
-DEFAULT_KERNEL = "star3d-r4"
-
-
-def _triple(text: str, what: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
-    except ValueError:
-        raise click.BadParameter(f"{what} must be integers like 640,512,512 (got {text!r})") from None
-    if not 1 <= len(values) <= 3 or any(v <= 0 for v in values):
-        raise click.BadParameter(f"{what} takes 1 to 3 positive integers like 640,512,512 (got {text!r})")
-    return values
-
+from warpspeed.cli_common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
 
 def _pct(value: float) -> str:
     return "—" if not math.isfinite(value) else f"{value:.1f} %"
@@ -76,12 +64,11 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
         measure as run_measure,
         write_measurement_csv,
     )
-    from warpspeed.space import PAPER_LBM_THREADS, PAPER_STENCIL_THREADS, paper_space
+    from warpspeed.space import default_threads, paper_space
 
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
-    lbm = any(tag in kernel_name for tag in ("lbm", "d3q", "allen"))
-    space = paper_space(threads or (PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS))
+    space = paper_space(threads or default_threads(kernel_name))
     runner = CupyRunner(gpu_id)
     profiler = None if no_ncu else NcuProfiler()
     console = Console(stderr=True)
