@@ -85,3 +85,15 @@ def test_fit_rejects_bad_data(runner, tmp_path):
     result = runner.invoke(main, ["fit", str(bad), "--curve", "z_layer", "--out", str(tmp_path / "o.toml")])
     assert result.exit_code == 2
     assert "outside [0, 1]" in result.output
+
+
+def test_rank_pystencils_workload_generates_each_folding(runner):
+    pytest.importorskip("lbmpy")
+    result = runner.invoke(main, ["rank", "--kernel", "d3q19-srt", "--domain", "32,32,32", "--threads", "64",
+                                  "--jobs", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["rows"]
+    assert len(rows) == 28 * 3
+    assert {tuple(r["fold"]) for r in rows} == {(1, 1, 1), (1, 2, 1), (1, 1, 2)}
+    # D3Q19 pull: 19 loads and 19 stores of 8 B per cell can never stream below 304 B/lup
+    assert all(r["dram_load_bytes_per_lup"] + r["dram_store_bytes_per_lup"] >= 304 - 1e-9 for r in rows)

@@ -232,16 +232,28 @@ def _executor_arg(jobs: int | None):
               help="Write a bar chart (PNG) colored by block shape, hatched by limiter.")
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
          as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
-    """Rank the paper's launch configurations (blocks x foldings) by predicted performance."""
+    """Rank the paper's launch configurations (blocks x foldings) by predicted performance.
+
+    Built-in kernels fold as a launch parameter; pystencils workloads are generated, folded and
+    register-counted by pystencils for every folding (real code for each row).
+    """
     from warpspeed.space import default_threads, paper_space
     from warpspeed.sweep import rank as run_rank
 
-    kernel, device = _setup(kernel_name, domain, device_name)
-    space = paper_space(threads or default_threads(kernel_name))
-    progress = _DelayedProgress(len(space), f"ranking {kernel.name}")
+    n_threads = threads or default_threads(kernel_name)
+    space = paper_space(n_threads)
+    device = load_device(device_name)
+    dom = _triple(domain, "--domain") if domain else None
+    progress = _DelayedProgress(len(space), f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
     try:
-        ranking = run_rank(kernel, device, space, executor=executor, progress=progress)
+        if kernel_name in BUILTIN_KERNELS:
+            kernel = builtin_kernel(kernel_name, dom)
+            ranking = run_rank(kernel, device, space, executor=executor, progress=progress)
+        else:
+            ps_rank = _pystencils_rank(kernel_name)
+            result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress)
+            ranking, kernel = result.ranking, next(iter(result.kernels.values())).kernel
     finally:
         progress.close()
         if executor not in (None, "auto"):
@@ -282,6 +294,21 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
     best = ranking.best()
     console.print(f"best: block {best.config.block}, fold {best.config.fold}: {_glups(best.lups_per_s)} Glup/s, "
                   f"limited by {best.limiter}")
+
+
+def _pystencils_rank(kernel_name: str):
+    """The plugin's rank() for a pystencils workload name; clear errors for anything else."""
+    try:
+        from pystencils_plugin.rank import rank as ps_rank
+        from pystencils_plugin.workloads import WORKLOADS
+    except ImportError:
+        raise WarpspeedError(
+            f"unknown kernel {kernel_name!r}; built-in kernels: {', '.join(BUILTIN_KERNELS)} "
+            "(install warpspeed[pystencils] for the pystencils/lbmpy workloads)"
+        ) from None
+    if kernel_name not in WORKLOADS:
+        raise WarpspeedError(f"unknown kernel {kernel_name!r}; available: {', '.join(_kernel_names())}")
+    return ps_rank
 
 
 def _json_row(d: dict) -> dict:
