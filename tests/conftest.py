@@ -6,7 +6,6 @@ plain Python loops over every thread of a block, so agreement with the estimator
 
 from __future__ import annotations
 
-import math
 
 import pytest
 

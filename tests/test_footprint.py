@@ -1,12 +1,11 @@
 """Block footprints (paper 001, 4.3): hand-derived 2D 5-point cases and a brute-force reference."""
 
-
 import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warpspeed import Field, Kernel, load, store
+from warpspeed import Kernel
 from warpspeed.addresses import block_cells, compile_kernel
 from warpspeed.footprint import block_footprint
 from warpspeed.kernel import X, Y, Z

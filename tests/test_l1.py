@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warpspeed import Field, Kernel, load, load_linear, store
+from warpspeed import Field, Kernel, load, load_linear
 from warpspeed.addresses import block_cells, compile_kernel
 from warpspeed.kernel import X, Y, Z
 from warpspeed.l1 import l1_cycles
