@@ -345,7 +345,7 @@ def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
 def test_measure_with_the_real_predictor_matches_and_reevaluates():
     """Rows from the real Predictor: the CSV columns equal Prediction.to_dict(), and the refit's
     re-evaluation from those columns with the same curves reproduces the predicted volumes."""
-    from warpspeed.cli import resolve_kernel
+    from warpspeed.catalog import resolve_kernel
     from warpspeed.predict import Predictor
     from warpspeed.refit import reevaluate
 

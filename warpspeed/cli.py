@@ -9,45 +9,17 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Sequence
-
 import click
 from rich.console import Console
 from rich.table import Table
 
+from warpspeed.catalog import require_workload, resolve_kernel
 from warpspeed.cli_common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
 from warpspeed.device import Device, all_devices, load_device
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel import Kernel
 from warpspeed.workloads import BUILTIN_KERNELS, builtin_kernel
 
-
-
-def _kernel_names() -> dict[str, str]:
-    names = dict(BUILTIN_KERNELS)
-    try:
-        from pystencils_plugin.workloads import WORKLOADS
-    except ImportError:
-        return names
-    for name, (description, _) in WORKLOADS.items():
-        names.setdefault(name, description + " (pystencils)")
-    return names
-
-
-def resolve_kernel(name: str, domain: Sequence[int] | None) -> Kernel:
-    """A built-in kernel, or a pystencils/lbmpy workload when the plugin's extras are installed."""
-    if name in BUILTIN_KERNELS:
-        return builtin_kernel(name, domain)
-    try:
-        from pystencils_plugin.workloads import WORKLOADS, extract_workload
-    except ImportError:
-        raise WarpspeedError(
-            f"unknown kernel {name!r}; built-in kernels: {', '.join(BUILTIN_KERNELS)} "
-            "(install warpspeed[pystencils] for the pystencils/lbmpy workloads)"
-        ) from None
-    if name not in WORKLOADS:
-        raise WarpspeedError(f"unknown kernel {name!r}; available: {', '.join(_kernel_names())}")
-    return extract_workload(name, domain).kernel
 
 
 #: Width used for tables when the output is not a terminal (files, pipes, notebooks).
@@ -298,16 +270,9 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
 
 def _pystencils_rank(kernel_name: str):
     """The plugin's rank() for a pystencils workload name; clear errors for anything else."""
-    try:
-        from pystencils_plugin.rank import rank as ps_rank
-        from pystencils_plugin.workloads import WORKLOADS
-    except ImportError:
-        raise WarpspeedError(
-            f"unknown kernel {kernel_name!r}; built-in kernels: {', '.join(BUILTIN_KERNELS)} "
-            "(install warpspeed[pystencils] for the pystencils/lbmpy workloads)"
-        ) from None
-    if kernel_name not in WORKLOADS:
-        raise WarpspeedError(f"unknown kernel {kernel_name!r}; available: {', '.join(_kernel_names())}")
+    require_workload(kernel_name)
+    from pystencils_plugin.rank import rank as ps_rank
+
     return ps_rank
 
 

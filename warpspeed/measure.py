@@ -875,7 +875,7 @@ def measure(kernel: str, device: Any, configs: Sequence[Config], runner: GpuRunn
         raise MeasurementError(f"warmup must be >= 0 and repeats >= 1, got {warmup} and {repeats}")
     dom = tuple(domain) if domain is not None else default_domain(kernel)
     if predictor is None:
-        from warpspeed.cli import resolve_kernel
+        from warpspeed.catalog import resolve_kernel
         from warpspeed.predict import Predictor
 
         predictor = Predictor(resolve_kernel(kernel, dom), device)

@@ -2,7 +2,7 @@
 
 A study is described by a TOML file (see ``docs/study.md`` and ``examples/study.toml``)::
 
-    kernels  = ["star3d-r1", "copy"]             # names as warpspeed.cli.resolve_kernel takes
+    kernels  = ["star3d-r1", "copy"]             # names as warpspeed.catalog.resolve_kernel takes
     devices  = ["A100-SXM4-40GB", "V100-PCIe-32GB"]
     domains  = [[64, 64, 64], [128, 128, 128]]   # cells (nx, ny[, nz]); nz defaults to 1
     threads  = [256]                             # threads per block: every power-of-two block
@@ -300,7 +300,7 @@ class _GroupPredictor:
         self._built = False
 
     def _build(self) -> None:
-        from warpspeed.cli import resolve_kernel  # lazy: the CLI imports this module's command
+        from warpspeed.catalog import resolve_kernel
         from warpspeed.device import load_device
         from warpspeed.predict import Predictor
 
