@@ -44,3 +44,16 @@ def test_narrow_blocks_rank_low(ranking):
 def test_best_is_deep_and_not_narrow(ranking):
     best = ranking.best()
     assert best.config.block[0] >= 16 and best.config.block[2] >= 8
+
+
+def test_ties_are_broken_by_the_next_limiter():
+    from warpspeed.space import Config
+    from warpspeed.sweep import RankRow, sort_rows
+
+    def row(block, l1):
+        limits = {"fp": 10.0, "l1": l1, "l2": 50.0, "dram": 40.0}
+        return RankRow(Config(block), 10.0, "fp", limits, 0, 0, 0, 0, 0, 1, "warps", 32)
+
+    narrow, wide = row((4, 4, 64), l1=12.0), row((64, 4, 4), l1=45.0)
+    # both FP-bound at 10; the wide block has more headroom before its next limiter (40 vs 12)
+    assert sort_rows([narrow, wide])[0] is wide

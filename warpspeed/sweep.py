@@ -151,8 +151,17 @@ def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None
     return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows))
 
 
+def _headroom_key(row: RankRow) -> tuple:
+    """Sort key: the four limits in ascending order, larger first. The first entry is the
+    prediction; equal predictions (e.g. all FP-bound) are decided by the headroom of the next
+    tightest limiter, then by block and fold so the order is total."""
+    limits = sorted(row.limits.values()) if row.limits else [row.lups_per_s]
+    return (tuple(-v for v in limits), row.config.block, row.config.fold)
+
+
 def sort_rows(rows: Iterable[RankRow]) -> tuple[RankRow, ...]:
-    """Best first (highest lups/s; ties by block, then fold); failed rows last in input order."""
+    """Best first (highest lups/s; ties by the next limiters' headroom, then block and fold);
+    failed rows last in input order."""
     rows = list(rows)
-    ok = sorted((r for r in rows if r.ok), key=lambda r: (-r.lups_per_s, r.config.block, r.config.fold))
+    ok = sorted((r for r in rows if r.ok), key=_headroom_key)
     return tuple(ok + [r for r in rows if not r.ok])
