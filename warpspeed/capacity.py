@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import math
-import tomllib
 from dataclasses import dataclass, field as dc_field
 from importlib import resources
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 
 from warpspeed.device import Device
 from warpspeed.errors import FitError
+from warpspeed.tomlfile import read_toml
 
 #: Every curve a family file must define, in file order.
 CURVE_NAMES: tuple[str, ...] = ("l1_load", "x_layer", "y_layer", "z_layer", "l2_load", "l2_store")
@@ -239,13 +239,7 @@ def load_curves(family: str | None = None, path: str | Path | None = None) -> Ca
         if not p.is_file():
             raise FitError(f"no curve file for family {fam!r} in {str(p.parent)!r}; "
                            f"known families: {', '.join(FAMILIES)}")
-    elif not p.is_file():
-        raise FitError(f"curve file {str(p)!r} does not exist")
-    try:
-        data = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise FitError(f"curve file {str(p)!r} is not valid TOML: {exc}") from None
-    curves = _parse_curves(data, str(p))
+    curves = _parse_curves(read_toml(p, "curve file", FitError), str(p))
     if family is not None and curves.family != family:
         raise FitError(f"curve file {str(p)!r} holds family {curves.family!r}, not {family!r}")
     return curves
@@ -271,13 +265,7 @@ def _parse_curves(data: dict, origin: str) -> CapacityCurves:
     table = data.get("curves")
     if not isinstance(table, dict):
         raise FitError(f"{origin}: missing [curves.<name>] tables; curves: {', '.join(CURVE_NAMES)}")
-    absent = [n for n in CURVE_NAMES if n not in table]
-    if absent:
-        raise FitError(f"{origin}: missing curve(s) {', '.join(absent)}; a family file defines "
-                       f"{', '.join(CURVE_NAMES)}")
-    unknown = sorted(set(table) - set(CURVE_NAMES))
-    if unknown:
-        raise FitError(f"{origin}: unknown curve(s) {', '.join(unknown)}; allowed: {', '.join(CURVE_NAMES)}")
+    _check_curve_names(table, origin)
     curves: dict[str, GompertzCurve] = {}
     points: dict[str, tuple[Point, ...]] = {}
     notes: dict[str, str] = {}
@@ -302,6 +290,17 @@ def _parse_curves(data: dict, origin: str) -> CapacityCurves:
                           source=origin, **curves)
 
 
+def _check_curve_names(names: Mapping[str, object], origin: str) -> None:
+    """Every curve of :data:`CURVE_NAMES` must be present, and nothing else."""
+    missing = [n for n in CURVE_NAMES if n not in names]
+    if missing:
+        raise FitError(f"{origin}: missing curve(s) {', '.join(missing)}; a family defines all of "
+                       f"{', '.join(CURVE_NAMES)}")
+    unknown = sorted(set(names) - set(CURVE_NAMES))
+    if unknown:
+        raise FitError(f"{origin}: unknown curve(s) {', '.join(unknown)}; allowed: {', '.join(CURVE_NAMES)}")
+
+
 def write_fit_toml(path: str | Path, family: str,
                    curves: Mapping[str, GompertzCurve | FitResult],
                    provenance: Provenance,
@@ -315,14 +314,7 @@ def write_fit_toml(path: str | Path, family: str,
     """
     import tomli_w  # a declared dependency; imported here so reading needs no writer
 
-    missing = [n for n in CURVE_NAMES if n not in curves]
-    if missing:
-        raise FitError(f"write_fit_toml: missing curve(s) {', '.join(missing)}; give all of "
-                       f"{', '.join(CURVE_NAMES)}")
-    unknown = sorted(set(curves) - set(CURVE_NAMES))
-    if unknown:
-        raise FitError(f"write_fit_toml: unknown curve(s) {', '.join(unknown)}; allowed: "
-                       f"{', '.join(CURVE_NAMES)}")
+    _check_curve_names(curves, "write_fit_toml")
     table: dict[str, dict] = {}
     for name in CURVE_NAMES:
         value = curves[name]

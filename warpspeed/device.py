@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from warpspeed.errors import DeviceError
+from warpspeed.tomlfile import read_toml
 
 #: Fraction of the nominal L2 that is effective when the L2 is split into two partitions that
 #: duplicate lines (A100, H100). Source: paper 001, section 3 ("effective L2 cache size is
@@ -120,13 +121,7 @@ def _parse_device(data: dict, origin: str) -> Device:
 def load_device_file(path: str | Path) -> Device:
     """Load a device from a TOML file path."""
     p = Path(path)
-    if not p.is_file():
-        raise DeviceError(f"device file {str(p)!r} does not exist")
-    try:
-        data = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise DeviceError(f"device file {str(p)!r} is not valid TOML: {exc}") from None
-    return _parse_device(data, str(p))
+    return _parse_device(read_toml(p, "device file", DeviceError), str(p))
 
 
 def device_names() -> list[str]:

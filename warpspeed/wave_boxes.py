@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from warpspeed.boxcount import build_grid
+from warpspeed.boxcount import BoxGrid, build_grid
 from warpspeed.boxmaps import BoxMap, MapStack
 
 #: Order in which overlaps are attributed to the previous-neighbour sets (as in warpspeed.wave).
@@ -59,10 +59,7 @@ def box_field_counts(transfer: FieldStacks, allocation: FieldStacks, wave: Seque
     """
     w = _array(wave)
     prev = {d: _array(previous.get(d, ())) for d in _DIMS}
-    sets_g = {"LW": transfer.loads.image(w), "SW": transfer.stores.image(w)}
-    for d in _DIMS:
-        sets_g[d] = transfer.both.image(prev[d])
-    grid = build_grid(sets_g)
+    grid = _grid({"LW": transfer.loads.image(w), "SW": transfer.stores.image(w)}, transfer.both, prev)
     if grid is None:
         return None
     load_w = grid.masks["LW"]
@@ -72,13 +69,15 @@ def box_field_counts(transfer: FieldStacks, allocation: FieldStacks, wave: Seque
         shared = load_w & grid.masks[d]
         overlap[d] = grid.count(shared & ~covered)
         covered |= shared
-    sets_a = {"AW": allocation.both.image(w)}
-    for d in _DIMS:
-        sets_a[d] = allocation.both.image(prev[d])
-    grid_a = build_grid(sets_a)
+    grid_a = _grid({"AW": allocation.both.image(w)}, allocation.both, prev)
     if grid_a is None:
         return None
     alloc_w = grid_a.masks["AW"]
     layer = {d: grid_a.count(alloc_w | grid_a.masks[d]) for d in _DIMS}
     return {"load": grid.count(load_w), "store": grid.size("SW"), "overlap": overlap,
             "allocated": grid_a.count(alloc_w), "layer": layer}
+
+
+def _grid(wave_sets: dict[str, np.ndarray], touched: MapStack, previous: Mapping[str, np.ndarray]) -> BoxGrid | None:
+    """One compressed grid for the wave's line boxes and what each previous set touched."""
+    return build_grid({**wave_sets, **{d: touched.image(previous[d]) for d in _DIMS}})
