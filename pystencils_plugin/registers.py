@@ -1,7 +1,8 @@
 """Registers per thread of a pystencils GPU kernel: counted by ptxas, or estimated.
 
 :func:`register_count` compiles the kernel's CUDA source standalone with
-``nvcc -arch=sm_XX --resource-usage -cubin`` when ``nvcc`` is on ``PATH`` and parses ptxas'
+``nvcc -arch=sm_XX --resource-usage -cubin`` when ``nvcc`` is on ``PATH`` (or installed by
+``pip install 'warpspeed[cuda]'``) and parses ptxas'
 ``Used N registers`` line (``registers_source='ptxas'``). Without nvcc, for HIP kernels, or
 when the compile fails or times out, it falls back to :func:`estimate_registers`
 (``'estimate'``) and records why in ``detail``.
@@ -145,14 +146,36 @@ def estimate_registers(kernel_function: Any, per_thread_loads: int | None = None
     return max(ESTIMATE_MIN_REGISTERS, min(MAX_REGISTERS_PER_THREAD, raw))
 
 
+#: Where the pip wheels of the CUDA toolkit put nvcc inside the ``nvidia`` namespace package:
+#: CUDA 13 wheels (nvidia-cuda-nvcc >= 13) use ``nvidia/cu13``, CUDA 12 ones ``nvidia/cuda_nvcc``.
+WHEEL_NVCC_PATHS = ("cu13/bin/nvcc", "cuda_nvcc/bin/nvcc")
+
+
+def find_nvcc() -> str | None:
+    """nvcc on ``PATH``, else the one installed by ``pip install 'warpspeed[cuda]'``, else None."""
+    on_path = shutil.which("nvcc")
+    if on_path is not None:
+        return on_path
+    try:
+        import nvidia  # namespace package of NVIDIA's toolkit wheels
+    except ImportError:
+        return None
+    for root in getattr(nvidia, "__path__", []):
+        for relative in WHEEL_NVCC_PATHS:
+            candidate = os.path.join(root, relative)
+            if os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
 def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
                            timeout_s: float = DEFAULT_COMPILE_TIMEOUT_S,
                            nvcc: str | None = None) -> tuple[int | None, str]:
     """Compile ``source`` (a complete .cu file) with nvcc and return ``(registers, detail)``;
     ``registers`` is None when nvcc is missing or the compile fails (``detail`` says why)."""
-    nvcc_path = nvcc or shutil.which("nvcc")
+    nvcc_path = nvcc or find_nvcc()
     if nvcc_path is None:
-        return None, "nvcc not found on PATH"
+        return None, "nvcc not found on PATH or in the nvidia-cuda-nvcc wheel (pip install 'warpspeed[cuda]')"
     include = _pystencils_include()
     with tempfile.TemporaryDirectory(prefix="warpspeed_regs_") as tmp:
         cu = os.path.join(tmp, "kernel.cu")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 ps = pytest.importorskip("pystencils")
 
 from pystencils_plugin import cuda_arch, extract_kernel, register_count, workload_kernel  # noqa: E402
-from pystencils_plugin.registers import MAX_REGISTERS_PER_THREAD  # noqa: E402
+from pystencils_plugin.registers import MAX_REGISTERS_PER_THREAD, find_nvcc  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +15,7 @@ def star7():
     return workload_kernel("star3d-r1", domain=(16, 8, 8))
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.skipif(find_nvcc() is None, reason="no nvcc on PATH or from the nvidia-cuda-nvcc wheel")
 def test_ptxas_register_count(star7):
     counted = register_count(star7, arch="ampere")
     assert counted.source == "ptxas", counted.detail
@@ -29,6 +27,7 @@ def test_ptxas_register_count(star7):
 
 def test_estimate_without_nvcc(star7, monkeypatch):
     monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr("pystencils_plugin.registers.WHEEL_NVCC_PATHS", ())
     extracted = extract_kernel(star7)
     assert extracted.registers_source == "estimate"
     assert "nvcc not found" in extracted.registers_detail
