@@ -97,3 +97,15 @@ def test_rank_pystencils_workload_generates_each_folding(runner):
     assert {tuple(r["fold"]) for r in rows} == {(1, 1, 1), (1, 2, 1), (1, 1, 2)}
     # D3Q19 pull: 19 loads and 19 stores of 8 B per cell can never stream below 304 B/lup
     assert all(r["dram_load_bytes_per_lup"] + r["dram_store_bytes_per_lup"] >= 304 - 1e-9 for r in rows)
+
+
+def test_predict_linear_address_space_and_curve_file(runner, tmp_path):
+    # copy kernel, 64^3, no ghost layers: every x row is 512 B = 4 whole lines in both address
+    # spaces, so N-D and linear compulsory volumes agree at 8 B/lup
+    args = ["predict", "--kernel", "copy", "--domain", "64,64,64", "--block", "64,2,2", "--json"]
+    nd = json.loads(runner.invoke(main, args).output)
+    linear = json.loads(runner.invoke(main, args + ["--address-space", "linear"]).output)
+    assert nd["dram_load_compulsory_bytes_per_lup"] == pytest.approx(8.0)
+    assert linear["dram_load_compulsory_bytes_per_lup"] == pytest.approx(8.0)
+    missing = runner.invoke(main, args + ["--curves", str(tmp_path / "none.toml")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output

@@ -102,13 +102,22 @@ def _setup(kernel_name: str, domain: str | None, device_name: str) -> tuple[Kern
 @_kernel_option
 @click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
 @click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
+@click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
+              help="Wave-level address space: N-D index tuples (fast) or 1-D byte addresses (exact "
+                   "about row wrap-around and alignment, slower).")
+@click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
+              help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-def predict(kernel_name: str, domain: str | None, device_name: str, block: str, fold: str, as_json: bool) -> None:
+def predict(kernel_name: str, domain: str | None, device_name: str, block: str, fold: str, address_space: str,
+            curves_path: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters."""
-    from warpspeed.predict import predict as run_predict
+    from warpspeed.capacity import load_curves
+    from warpspeed.predict import Predictor
 
     kernel, device = _setup(kernel_name, domain, device_name)
-    p = run_predict(kernel, device, _triple(block, "--block"), _triple(fold, "--fold"))
+    curves = load_curves(path=curves_path) if curves_path else None
+    predictor = Predictor(kernel, device, curves=curves, address_space=address_space)
+    p = predictor.predict(_triple(block, "--block"), _triple(fold, "--fold"))
     d = p.to_dict()
     if as_json:
         click.echo(json.dumps(d, indent=2))
