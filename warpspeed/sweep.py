@@ -21,8 +21,10 @@ from warpspeed.kernel import Kernel
 from warpspeed.predict import Predictor
 from warpspeed.space import Config, paper_space
 
-#: Below this many configurations a process pool costs more than it saves (measured: one
-#: prediction takes ~10-40 ms, a pool start ~0.3 s on the 2-core reference machine).
+#: Below this many configurations a process pool costs more than it saves. Measured on the
+#: 2-core reference machine: one prediction takes 5-50 ms (median 15 ms), starting a pool and
+#: rebuilding the Predictor in each worker about 0.3 s; `warpspeed rank` over 168
+#: configurations took 2.4 s serially and 2.0 s with the pool (benchmarks/README.md).
 AUTO_PARALLEL_MIN_CONFIGS = 64
 
 @dataclass(frozen=True)
