@@ -17,6 +17,7 @@ from warpspeed.catalog import require_workload, resolve_kernel
 from warpspeed.cli_common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
 from warpspeed.device import Device, all_devices, load_device
 from warpspeed.errors import WarpspeedError
+from warpspeed.launch import DEFAULT_REGISTERS_PER_THREAD
 from warpspeed.kernel import Kernel
 from warpspeed.workloads import BUILTIN_KERNELS, builtin_kernel
 
@@ -231,10 +232,14 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
         if kernel_name in BUILTIN_KERNELS:
             kernel = builtin_kernel(kernel_name, dom)
             ranking = run_rank(kernel, device, space, executor=executor, progress=progress)
+            registers_note = (f"registers: {kernel.registers} per thread (given)" if kernel.registers else
+                              f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)")
         else:
             ps_rank = _pystencils_rank(kernel_name)
             result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress)
             ranking, kernel = result.ranking, next(iter(result.kernels.values())).kernel
+            registers_note = "registers per folding: " + ", ".join(
+                f"{'x'.join(map(str, f))}: {k.kernel.registers} ({k.registers_source})" for f, k in result.kernels.items())
     finally:
         progress.close()
         if executor not in (None, "auto"):
@@ -274,7 +279,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
         console.print(f"[yellow]{len(ranking.failed)} configuration(s) could not be predicted (listed last).")
     best = ranking.best()
     console.print(f"best: block {best.config.block}, fold {best.config.fold}: {_glups(best.lups_per_s)} Glup/s, "
-                  f"limited by {best.limiter}")
+                  f"limited by {best.limiter}; {registers_note}")
 
 
 def _pystencils_rank(kernel_name: str):
