@@ -10,7 +10,6 @@ to the SIMDs (the vector L1 on CDNA, the L0 on RDNA).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -140,11 +139,7 @@ def load_device(name_or_path: str | Path) -> Device:
     if not matches:
         raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(names)} (or give a .toml path)")
     resource = resources.files(_DEVICE_PACKAGE) / f"{matches[0]}.toml"
-    try:
-        data = tomllib.loads(resource.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise DeviceError(f"built-in device file {matches[0]}.toml is not valid TOML: {exc}") from None
-    return _parse_device(data, f"{matches[0]}.toml")
+    return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{matches[0]}.toml")
 
 
 def all_devices() -> list[Device]:
