@@ -101,13 +101,12 @@ def isl_expr(expr: sympy.Expr) -> str:
 
 @dataclass(frozen=True)
 class CompiledAccess:
-    """An access with its field and exact evaluators (byte address and array index)."""
+    """An access with its field and its exact byte-address evaluator."""
 
     access: Access
     field: Field
     address_expr: sympy.Expr  # byte address
     address: Evaluator  # byte address as int64
-    index: tuple[Evaluator, ...]  # N-D index (or the linear index for linear accesses)
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,6 @@ def compile_kernel(kernel: Kernel) -> CompiledKernel:
         expr = sympy.expand(byte_address(f, access))
         compiled.append(CompiledAccess(
             access=access, field=f, address_expr=expr, address=evaluator(expr),
-            index=tuple(evaluator(e) for e in access.index),
         ))
     return CompiledKernel(kernel=kernel, accesses=tuple(compiled))
 
