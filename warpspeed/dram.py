@@ -79,24 +79,51 @@ class DramVolumes:
         l2_oversubscription: ``o_L2`` (wave allocated volume / L2 effective capacity).
         l2_load_miss_rate, l2_store_miss_rate: ``m_l2_load(o_L2)``, ``m_l2_store(o_L2)``.
         curves_family: the family of the capacity curves used.
-        Other attributes: sums over fields of the :class:`FieldDramVolumes` components.
+        The volume properties are sums over ``fields`` of the :class:`FieldDramVolumes` components.
     """
 
     fields: tuple[FieldDramVolumes, ...]
-    compulsory_load_bytes_per_lup: float
-    layer_hit_bytes_per_lup: PerDim
-    l2_redundant_load_bytes_per_lup: float
-    capacity_miss_bytes_per_lup: float
-    l2_redundant_store_bytes_per_lup: float
-    partial_store_read_bytes_per_lup: float
-    load_bytes_per_lup: float
-    store_bytes_per_lup: float
     layer_hit_rate: PerDim
     layer_oversubscription: PerDim
     l2_oversubscription: float
     l2_load_miss_rate: float
     l2_store_miss_rate: float
     curves_family: str
+
+    def _total(self, attr: str) -> float:
+        return float(sum(getattr(f, attr) for f in self.fields))
+
+    @property
+    def compulsory_load_bytes_per_lup(self) -> float:
+        return self._total("compulsory_load_bytes_per_lup")
+
+    @property
+    def layer_hit_bytes_per_lup(self) -> PerDim:
+        return PerDim(*(sum(f.layer_hit_bytes_per_lup[d] for f in self.fields) for d in DIMENSIONS))
+
+    @property
+    def l2_redundant_load_bytes_per_lup(self) -> float:
+        return self._total("l2_redundant_load_bytes_per_lup")
+
+    @property
+    def capacity_miss_bytes_per_lup(self) -> float:
+        return self._total("capacity_miss_bytes_per_lup")
+
+    @property
+    def l2_redundant_store_bytes_per_lup(self) -> float:
+        return self._total("l2_redundant_store_bytes_per_lup")
+
+    @property
+    def partial_store_read_bytes_per_lup(self) -> float:
+        return self._total("partial_store_read_bytes_per_lup")
+
+    @property
+    def load_bytes_per_lup(self) -> float:
+        return self._total("load_bytes_per_lup")
+
+    @property
+    def store_bytes_per_lup(self) -> float:
+        return self._total("store_bytes_per_lup")
 
     @property
     def total_bytes_per_lup(self) -> float:
@@ -171,20 +198,8 @@ def dram_volumes(wave: WaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
             store_bytes_per_lup=fw.compulsory_store_bytes_per_lup,
         ))
 
-    def total(attr: str) -> float:
-        return float(sum(getattr(f, attr) for f in fields))
-
     return DramVolumes(
         fields=tuple(fields),
-        compulsory_load_bytes_per_lup=total("compulsory_load_bytes_per_lup"),
-        layer_hit_bytes_per_lup=PerDim(*(sum(f.layer_hit_bytes_per_lup[d] for f in fields)
-                                         for d in DIMENSIONS)),
-        l2_redundant_load_bytes_per_lup=total("l2_redundant_load_bytes_per_lup"),
-        capacity_miss_bytes_per_lup=total("capacity_miss_bytes_per_lup"),
-        l2_redundant_store_bytes_per_lup=total("l2_redundant_store_bytes_per_lup"),
-        partial_store_read_bytes_per_lup=total("partial_store_read_bytes_per_lup"),
-        load_bytes_per_lup=total("load_bytes_per_lup"),
-        store_bytes_per_lup=total("store_bytes_per_lup"),
         layer_hit_rate=hit,
         layer_oversubscription=wave.oversubscription,
         l2_oversubscription=o_l2,
