@@ -11,13 +11,13 @@ from __future__ import annotations
 import statistics
 import time
 
-from warpspeed.addresses import block_addresses, block_cells, compile_kernel
-from warpspeed.device import load_device
-from warpspeed.footprint import block_footprint
-from warpspeed.l1 import l1_cycles
-from warpspeed.launch import analyze_launch
-from warpspeed.space import paper_space
-from warpspeed.workloads import star_stencil
+from warpspeed.memory.addresses import block_addresses, block_cells, compile_kernel
+from warpspeed.hardware.device import load_device
+from warpspeed.memory.footprint import block_footprint
+from warpspeed.memory.l1 import l1_cycles
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.launch.space import paper_space
+from warpspeed.kernel.builtin import star_stencil
 
 
 def main() -> None:

@@ -39,12 +39,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from warpspeed.device import load_device
+from warpspeed.hardware.device import load_device
 from warpspeed.errors import WarpspeedError
-from warpspeed.kernel import Kernel
+from warpspeed.kernel.description import Kernel
 from warpspeed.predict import Predictor
-from warpspeed.space import PAPER_LBM_THREADS, PAPER_STENCIL_THREADS, Config, paper_space
-from warpspeed.workloads import PAPER_STENCIL_DOMAIN, builtin_kernel, star_stencil
+from warpspeed.launch.space import PAPER_LBM_THREADS, PAPER_STENCIL_THREADS, Config, paper_space
+from warpspeed.kernel.builtin import PAPER_STENCIL_DOMAIN, builtin_kernel, star_stencil
 
 DEVICE = "A100-SXM4-40GB"
 SCALING_CONFIG = Config((32, 8, 4), (1, 2, 1))

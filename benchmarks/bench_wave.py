@@ -1,4 +1,4 @@
-"""Speed of the wave-level ISL volumes (warpspeed.wave) versus domain size.
+"""Speed of the wave-level ISL volumes (warpspeed.memory.wave) versus domain size.
 
 The 3D 25-point range-4 star stencil on the A100, block (32, 8, 4), folding (1, 2, 1), on cubic
 domains. "first" is the first call on a fresh WaveModel (building the ISL maps included);
@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from warpspeed.addresses import compile_kernel
-from warpspeed.device import load_device
-from warpspeed.launch import analyze_launch
-from warpspeed.wave import WaveModel
-from warpspeed.workloads import star_stencil
+from warpspeed.memory.addresses import compile_kernel
+from warpspeed.hardware.device import load_device
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.memory.wave import WaveModel
+from warpspeed.kernel.builtin import star_stencil
 
 BLOCK = (32, 8, 4)
 FOLD = (1, 2, 1)

@@ -4,7 +4,7 @@ Run: python examples/custom_kernel.py
 """
 
 import warpspeed as ws
-from warpspeed.kernel import X, Y, Z
+from warpspeed.kernel.description import X, Y, Z
 from warpspeed.predict import Predictor
 
 GHOST = 1

@@ -13,7 +13,7 @@
   field, layout derived from the field's strides),
 * floating-point operation counts per cell.
 
-Conventions (see ``warpspeed.kernel``): the warpspeed cell coordinate ``x`` is the iteration
+Conventions (see ``warpspeed.kernel.description``): the warpspeed cell coordinate ``x`` is the iteration
 coordinate driven by ``threadIdx.x`` (pystencils maps the spatial dimension with the smallest
 stride there; for ``fzyx`` fields that is index 0), ``y`` by ``threadIdx.y`` and ``z`` by
 ``threadIdx.z``; cell ``(0, 0, 0)`` is the first cell the kernel updates, i.e.
@@ -56,7 +56,7 @@ import numpy as np
 import sympy
 
 from warpspeed.errors import KernelError, UnsupportedKernelError
-from warpspeed.kernel import COORDINATES, Access, Field, FlopCounts, Kernel, load, store
+from warpspeed.kernel.description import COORDINATES, Access, Field, FlopCounts, Kernel, load, store
 
 try:  # pystencils is an optional dependency of warpspeed
     from pystencils.backend.ast import expressions as _ex

@@ -17,12 +17,12 @@ from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
 from pystencils_plugin.registers import cuda_arch
 from pystencils_plugin.workloads import WORKLOADS, workload_assignments
-from warpspeed.device import Device, load_device
+from warpspeed.hardware.device import Device, load_device
 from warpspeed.errors import KernelError, LaunchError, WarpspeedError
-from warpspeed.kernel import Kernel
-from warpspeed.launch import make_launch, occupancy
-from warpspeed.space import MAX_BLOCK_Z, PAPER_FOLDINGS, PAPER_STENCIL_THREADS, Config, block_sizes
-from warpspeed.sweep import RankRow, Ranking, predict_configs, sort_rows
+from warpspeed.kernel.description import Kernel
+from warpspeed.launch.geometry import make_launch, occupancy
+from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, PAPER_STENCIL_THREADS, Config, block_sizes
+from warpspeed.rank import RankRow, Ranking, predict_configs, sort_rows
 
 Triple = tuple[int, int, int]
 

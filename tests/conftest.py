@@ -67,7 +67,7 @@ def brute_force_block(domain, block, fold, block_index, accesses, warp_size=32):
 
 @pytest.fixture(scope="session")
 def a100():
-    from warpspeed.device import load_device
+    from warpspeed.hardware.device import load_device
 
     return load_device("A100-SXM4-40GB")
 

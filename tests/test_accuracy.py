@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from warpspeed import accuracy as acc
-from warpspeed.measure import read_measurement_csv
+from warpspeed.validation import accuracy as acc
+from warpspeed.validation.measure import read_measurement_csv
 
 DATA = Path(__file__).parent / "data"
 
@@ -130,7 +130,7 @@ def test_accuracy_cli(tmp_path):
 
     from click.testing import CliRunner
 
-    from warpspeed.validate_cli import accuracy as accuracy_cmd
+    from warpspeed.cli.validate import accuracy as accuracy_cmd
 
     csv_path = str(DATA / "measured_small.csv")
     result = CliRunner().invoke(accuracy_cmd, [csv_path, "--json", "--plot", str(tmp_path / "p.png")])

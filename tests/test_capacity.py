@@ -10,7 +10,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from warpspeed.capacity import (
+from warpspeed.memory.capacity import (
     CURVE_NAMES,
     FAMILIES,
     FitResult,
@@ -24,7 +24,7 @@ from warpspeed.capacity import (
     read_points_csv,
     write_fit_toml,
 )
-from warpspeed.device import load_device
+from warpspeed.hardware.device import load_device
 from warpspeed.errors import FitError
 
 A100 = load_device("A100-SXM4-40GB")

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from warpspeed.cli import main
+from warpspeed.cli.main import main
 
 SMALL = ["--domain", "64,64,64"]
 

@@ -12,7 +12,7 @@ from importlib import resources
 
 import pytest
 
-from warpspeed.device import Device, device_names, load_device, load_device_file
+from warpspeed.hardware.device import Device, device_names, load_device, load_device_file
 from warpspeed.errors import DeviceError, WarpspeedError
 
 REQUIRED = [
@@ -26,7 +26,7 @@ MiB = 2**20
 
 
 def _text(name: str) -> str:
-    return (resources.files("warpspeed.devices") / f"{name}.toml").read_text()
+    return (resources.files("warpspeed.hardware.devices") / f"{name}.toml").read_text()
 
 
 def _peak_tflops(dev: Device, lanes: int) -> float:

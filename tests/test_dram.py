@@ -1,4 +1,4 @@
-"""DRAM volumes (warpspeed.dram) against hand calculations."""
+"""DRAM volumes (warpspeed.memory.dram) against hand calculations."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from warpspeed.addresses import compile_kernel
-from warpspeed.capacity import CapacityCurves, GompertzCurve, Provenance
-from warpspeed.device import load_device
-from warpspeed.dram import dram_volumes
+from warpspeed.memory.addresses import compile_kernel
+from warpspeed.memory.capacity import CapacityCurves, GompertzCurve, Provenance
+from warpspeed.hardware.device import load_device
+from warpspeed.memory.dram import dram_volumes
 from warpspeed.errors import KernelError
-from warpspeed.launch import analyze_launch
-from warpspeed.wave import FieldWaveVolumes, PerDim, WaveVolumes, wave_volumes
-from warpspeed.workloads import copy_kernel, star_stencil
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.memory.wave import FieldWaveVolumes, PerDim, WaveVolumes, wave_volumes
+from warpspeed.kernel.builtin import copy_kernel, star_stencil
 
 A100 = load_device("A100-SXM4-40GB")
 TEST_PROVENANCE = Provenance(source="test", date="2026", device="none", method="chosen by hand")

@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warpspeed import Kernel
-from warpspeed.addresses import block_cells, compile_kernel
-from warpspeed.footprint import block_footprint
-from warpspeed.kernel import X, Y, Z
-from warpspeed.launch import make_launch
-from warpspeed.workloads import copy_kernel, lbm_pull, star_stencil
+from warpspeed.memory.addresses import block_cells, compile_kernel
+from warpspeed.memory.footprint import block_footprint
+from warpspeed.kernel.description import X, Y, Z
+from warpspeed.launch.geometry import make_launch
+from warpspeed.kernel.builtin import copy_kernel, lbm_pull, star_stencil
 
 
 def _footprint(kernel, device, block, fold=(1, 1, 1)):

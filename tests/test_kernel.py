@@ -4,7 +4,7 @@ import pytest
 import sympy
 
 from warpspeed import Field, FlopCounts, Kernel, KernelError, load, load_linear, store
-from warpspeed.kernel import X, Y, byte_address
+from warpspeed.kernel.description import X, Y, byte_address
 
 
 def _kernel(*accesses, fields=None, domain=(8, 8, 1)):

@@ -5,11 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warpspeed import Field, Kernel, load, load_linear
-from warpspeed.addresses import block_cells, compile_kernel
-from warpspeed.kernel import X, Y, Z
-from warpspeed.l1 import l1_cycles
-from warpspeed.launch import make_launch
-from warpspeed.workloads import star_stencil
+from warpspeed.memory.addresses import block_cells, compile_kernel
+from warpspeed.kernel.description import X, Y, Z
+from warpspeed.memory.l1 import l1_cycles
+from warpspeed.launch.geometry import make_launch
+from warpspeed.kernel.builtin import star_stencil
 
 
 def _cycles(kernel, device, block, fold=(1, 1, 1)):

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from warpspeed import LaunchError
-from warpspeed.launch import make_launch, occupancy, wave
+from warpspeed.launch.geometry import make_launch, occupancy, wave
 
 
 @pytest.mark.parametrize("block, regs, expected", [

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from warpspeed import measure as m
+from warpspeed.validation import measure as m
 from warpspeed.errors import WarpspeedError
-from warpspeed.space import Config
+from warpspeed.launch.space import Config
 
 DATA = Path(__file__).parent / "data"
 
@@ -61,7 +61,7 @@ def test_child_command_round_trips_the_plan():
     plan = m.LaunchPlan("star3d-r1", (64, 32, 16), (32, 4, 2), (1, 2, 1), (2, 4, 8), "ws_x", 32768,
                         (m.FieldAllocation("src", (66, 34, 18), (1, 66, 2244), "float64"),), ("omega",))
     argv = m.child_command(plan, launches=2, python="py")
-    assert argv[:3] == ["py", "-m", "warpspeed.measure"]
+    assert argv[:3] == ["py", "-m", "warpspeed.validation.measure"]
     assert argv[-1] == "2"
     assert m.LaunchPlan.from_json(argv[3]) == plan
 
@@ -333,7 +333,7 @@ def test_measure_orchestration_with_fakes():
 def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
-    from warpspeed.validate_cli import measure as measure_cmd
+    from warpspeed.cli.validate import measure as measure_cmd
 
     monkeypatch.setitem(sys.modules, "cupy", None)
     result = CliRunner().invoke(measure_cmd, ["--kernel", "star3d-r1", "--out", str(tmp_path / "x.csv")])
@@ -345,9 +345,9 @@ def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
 def test_measure_with_the_real_predictor_matches_and_reevaluates():
     """Rows from the real Predictor: the CSV columns equal Prediction.to_dict(), and the refit's
     re-evaluation from those columns with the same curves reproduces the predicted volumes."""
-    from warpspeed.catalog import resolve_kernel
+    from warpspeed.kernel.catalog import resolve_kernel
     from warpspeed.predict import Predictor
-    from warpspeed.refit import reevaluate
+    from warpspeed.validation.refit import reevaluate
 
     domain = (640, 512, 512)
     configs = [Config((32, 8, 4)), Config((64, 16, 1), (1, 2, 1)), Config((8, 8, 16), (1, 1, 2))]

@@ -19,9 +19,9 @@ pytest.importorskip("lbmpy")
 
 import sympy  # noqa: E402
 
-from warpspeed.addresses import compile_kernel  # noqa: E402
+from warpspeed.memory.addresses import compile_kernel  # noqa: E402
 from warpspeed.errors import UnsupportedKernelError  # noqa: E402
-from warpspeed.kernel import X, Y, Z  # noqa: E402
+from warpspeed.kernel.description import X, Y, Z  # noqa: E402
 
 from pystencils_plugin import (  # noqa: E402
     extract_kernel,

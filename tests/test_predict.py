@@ -5,7 +5,7 @@ import math
 import pytest
 
 from warpspeed.predict import Predictor, predict
-from warpspeed.workloads import copy_kernel, star_stencil
+from warpspeed.kernel.builtin import copy_kernel, star_stencil
 
 
 def test_streaming_copy_by_hand(a100):

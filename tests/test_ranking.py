@@ -4,9 +4,9 @@ import statistics
 
 import pytest
 
-from warpspeed.space import block_sizes, paper_space
-from warpspeed.sweep import rank
-from warpspeed.workloads import star_stencil
+from warpspeed.launch.space import block_sizes, paper_space
+from warpspeed.rank import rank
+from warpspeed.kernel.builtin import star_stencil
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def test_best_is_deep_and_not_narrow(ranking):
 
 
 def test_ties_are_broken_by_the_next_limiter():
-    from warpspeed.space import Config
-    from warpspeed.sweep import RankRow, sort_rows
+    from warpspeed.launch.space import Config
+    from warpspeed.rank import RankRow, sort_rows
 
     def row(block, l1):
         limits = {"fp": 10.0, "l1": l1, "l2": 50.0, "dram": 40.0}

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from warpspeed import refit as rf
-from warpspeed.capacity import load_curves
+from warpspeed.validation import refit as rf
+from warpspeed.memory.capacity import load_curves
 from warpspeed.errors import FitError, WarpspeedError
-from warpspeed.measure import MeasurementTable, write_measurement_csv
+from warpspeed.validation.measure import MeasurementTable, write_measurement_csv
 
 #: Ground truth of the synthetic campaign (not the published values).
 TRUE_L1 = (0.5, 5.0, 1.2)
@@ -185,7 +185,7 @@ def test_write_refit_round_trip(tmp_path):
 
 
 def test_refit_cli(tmp_path):
-    from warpspeed.validate_cli import COMMANDS, refit as refit_cmd
+    from warpspeed.cli.validate import COMMANDS, refit as refit_cmd
 
     assert [c.name for c in COMMANDS] == ["measure", "accuracy", "refit"]
     csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "synthetic", "gpu_name": "Test GPU"},
@@ -201,7 +201,7 @@ def test_refit_cli(tmp_path):
 
 
 def test_refit_cli_unknown_family(tmp_path):
-    from warpspeed.validate_cli import refit as refit_cmd
+    from warpspeed.cli.validate import refit as refit_cmd
 
     csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "s"}, synthetic_rows(8))
     result = CliRunner().invoke(refit_cmd, [str(csv_path), "--family", "nvidia-kepler", "--out", str(tmp_path / "x.toml")])

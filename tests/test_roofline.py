@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from warpspeed.roofline import four_limiter, two_limiter
+from warpspeed.perf.roofline import four_limiter, two_limiter
 
 FP_CAPACITY = 108 * 1.41e9 * 32  # FP64 instructions per second
 L1_CAPACITY = 108 * 1.41e9  # wavefronts per second

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 import warpspeed.predict
 from warpspeed.errors import WarpspeedError
-from warpspeed.study import COLUMNS, load_study, run_study, study_from_dict
-from warpspeed.study_cli import COMMANDS, study as study_command
+from warpspeed.studies.study import COLUMNS, load_study, run_study, study_from_dict
+from warpspeed.cli.study import COMMANDS, study as study_command
 
 KERNELS = ["star3d-r1", "copy", "no-such-kernel"]
 DEVICES = ["A100-SXM4-40GB", "V100-PCIe-32GB"]

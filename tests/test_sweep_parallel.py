@@ -13,11 +13,11 @@ from itertools import product
 
 import pytest
 
-from warpspeed.device import load_device
-from warpspeed.space import Config, paper_space
-from warpspeed.study import run_study, study_from_dict
-from warpspeed.sweep import rank
-from warpspeed.workloads import builtin_kernel, star_stencil
+from warpspeed.hardware.device import load_device
+from warpspeed.launch.space import Config, paper_space
+from warpspeed.studies.study import run_study, study_from_dict
+from warpspeed.rank import rank
+from warpspeed.kernel.builtin import builtin_kernel, star_stencil
 
 THREADS = 256
 #: A subset of the paper's 256-thread space, to keep the test fast: blocks up to 4 deep in z and
@@ -97,7 +97,7 @@ def test_registers_that_fit_no_block(setup):
     assert ranking.best().config.block == (32, 2, 1)
 
 
-# ---- studies (warpspeed.study) on every executor. Process pools are forked before the Dask
+# ---- studies (warpspeed.studies.study) on every executor. Process pools are forked before the Dask
 # ---- cluster below starts its threads (tests run in file order).
 
 #: 128 threads, z <= 2: blocks (2^a, 2^b, 2^c) with a + b + c = 7 and c <= 1: 8 + 7 = 15.

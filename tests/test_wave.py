@@ -1,9 +1,9 @@
-"""Wave-level volumes (warpspeed.wave) against an independent brute-force enumeration.
+"""Wave-level volumes (warpspeed.memory.wave) against an independent brute-force enumeration.
 
 The brute force below enumerates every block of the wave by linear index, every thread and
 fold offset, applies the domain guard, evaluates the index expressions with sympy.lambdify on
 integer arrays, forms byte addresses from field strides computed here from shape and layout,
-and counts unique lines with numpy. It uses nothing from warpspeed.addresses or warpspeed.wave.
+and counts unique lines with numpy. It uses nothing from warpspeed.memory.addresses or warpspeed.wave.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from warpspeed.addresses import compile_kernel
-from warpspeed.device import load_device
+from warpspeed.memory.addresses import compile_kernel
+from warpspeed.hardware.device import load_device
 from warpspeed.errors import DeviceError, KernelError, LaunchError
-from warpspeed.kernel import X, Y, Z, Field, Kernel, load_linear, store
-from warpspeed.launch import analyze_launch
-from warpspeed.wave import WaveModel, wave_volumes
-from warpspeed.workloads import copy_kernel, lbm_pull, star_stencil
+from warpspeed.kernel.description import X, Y, Z, Field, Kernel, load_linear, store
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.memory.wave import WaveModel, wave_volumes
+from warpspeed.kernel.builtin import copy_kernel, lbm_pull, star_stencil
 
 A100 = load_device("A100-SXM4-40GB")
 SECTOR = 32  # bytes, the DRAM fetch granularity the wave volumes count in by default
@@ -145,7 +145,7 @@ def encode(*row_sets):
 
 
 def previous_range(launch, first_block, dim):
-    """P_d as defined in warpspeed.wave's docstring: blocks max(0, s-R_d) .. s-1."""
+    """P_d as defined in warpspeed.memory.wave's docstring: blocks max(0, s-R_d) .. s-1."""
     gx, gy, _ = launch.grid
     axis = DIMS.index(dim)
     if launch.grid[axis] == 1 or first_block == 0:

@@ -4,13 +4,13 @@ import dataclasses
 
 import pytest
 
-from warpspeed.addresses import compile_kernel
-from warpspeed.boxmaps import box_map
-from warpspeed.launch import analyze_launch
-from warpspeed.wave import WaveModel
-from warpspeed.workloads import copy_kernel, lbm_pull, star_stencil
+from warpspeed.memory.addresses import compile_kernel
+from warpspeed.memory.boxmaps import box_map
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.memory.wave import WaveModel
+from warpspeed.kernel.builtin import copy_kernel, lbm_pull, star_stencil
 from warpspeed import Field, Kernel, load, load_linear, store
-from warpspeed.kernel import X, Y, Z
+from warpspeed.kernel.description import X, Y, Z
 
 CASES = [
     (star_stencil(3, 4, (640, 512, 512)), (32, 8, 4), (1, 2, 1)),

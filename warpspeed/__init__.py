@@ -4,7 +4,7 @@ The public API: describe a kernel (:class:`Field`, :func:`load`, :func:`store`,
 :class:`Kernel`), pick a device (:func:`load_device`), and call the estimators.
 """
 
-from warpspeed.device import Device, all_devices, device_names, load_device
+from warpspeed.hardware.device import Device, all_devices, device_names, load_device
 from warpspeed.errors import (
     DeviceError,
     FitError,
@@ -13,7 +13,7 @@ from warpspeed.errors import (
     UnsupportedKernelError,
     WarpspeedError,
 )
-from warpspeed.kernel import (
+from warpspeed.kernel.description import (
     Access,
     Field,
     FlopCounts,

@@ -12,8 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from warpspeed.scan import ScanPoint
-from warpspeed.sweep import Ranking
+from warpspeed.studies.scan import ScanPoint
+from warpspeed.rank import Ranking
 
 #: Hatch pattern per limiter in the ranking chart.
 LIMITER_HATCH = {"fp": "xx", "l1": "..", "l2": "//", "dram": ""}

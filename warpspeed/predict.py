@@ -6,14 +6,14 @@ configurations builds them once. Every stage is a pure function of its inputs.
 
 Stages (paper 001):
 
-1. launch geometry and occupancy (:mod:`warpspeed.launch`);
-2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.l1`);
+1. launch geometry and occupancy (:mod:`warpspeed.launch.geometry`);
+2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.memory.l1`);
 3. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
 4. L1 capacity misses (4.5): L2 load = compulsory + m_L1(o_L1) x (L1 load volume - compulsory),
    with o_L1 = blocks per SM x L1 allocation per block / L1 capacity;
-5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.wave`,
-   :mod:`warpspeed.dram`);
-6. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.roofline`).
+5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
+   :mod:`warpspeed.memory.dram`);
+6. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
 """
 
 from __future__ import annotations
@@ -22,19 +22,19 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from warpspeed.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
-from warpspeed.capacity import CapacityCurves, curves_for_device
-from warpspeed.device import Device, load_device
-from warpspeed.dram import DramVolumes, dram_volumes
-from warpspeed.footprint import BlockFootprint, block_footprint
-from warpspeed.kernel import Kernel
-from warpspeed.l1 import L1Cycles, l1_cycles
-from warpspeed.launch import LaunchInfo, analyze_launch
-from warpspeed.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
-from warpspeed.wave import DIMENSIONS, WaveModel, WaveVolumes
+from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
+from warpspeed.memory.capacity import CapacityCurves, curves_for_device
+from warpspeed.hardware.device import Device, load_device
+from warpspeed.memory.dram import DramVolumes, dram_volumes
+from warpspeed.memory.footprint import BlockFootprint, block_footprint
+from warpspeed.kernel.description import Kernel
+from warpspeed.memory.l1 import L1Cycles, l1_cycles
+from warpspeed.launch.geometry import LaunchInfo, analyze_launch
+from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
+from warpspeed.memory.wave import DIMENSIONS, WaveModel, WaveVolumes
 
 if TYPE_CHECKING:
-    from warpspeed.sweep import Config, RankRow
+    from warpspeed.rank import Config, RankRow
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class Prediction:
         }
 
     def rank_row(self, config: "Config") -> "RankRow":
-        from warpspeed.sweep import RankRow
+        from warpspeed.rank import RankRow
 
         occ = self.launch.occupancy
         return RankRow(

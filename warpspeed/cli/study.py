@@ -1,0 +1,123 @@
+"""The ``warpspeed study STUDY.toml`` command (registered by :mod:`warpspeed.cli.main` via :data:`COMMANDS`).
+
+Runs a study (see :mod:`warpspeed.studies.study`) serially, on a local process pool (``--jobs N``) or
+on a Dask cluster (``--dask tcp://host:8786``), with a rich progress bar. Ctrl-C stops it with
+a valid partial output; running the same command again resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import Executor
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, load_study, run_study
+
+#: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
+EXIT_INTERRUPTED = 130
+#: Exit status for bad input, as the rest of the CLI uses.
+EXIT_USAGE = 2
+
+
+class _Bar:
+    """Progress callback drawing a rich bar on stderr (nothing when stderr is not a terminal)."""
+
+    def __init__(self, console: Console, label: str) -> None:
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+                                  disable=not console.is_terminal)
+        self._label = label
+        self._task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._task is None:
+            self._progress.start()
+            self._task = self._progress.add_task(self._label, total=total, completed=done)
+        self._progress.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def _executor(jobs: int | None, dask: str | None) -> tuple[Executor | None, Any, int | None]:
+    """(executor, Dask client or None, chunks in flight) for the options; the caller shuts both down."""
+    if jobs is not None and dask is not None:
+        raise click.UsageError("--jobs and --dask are exclusive (the Dask cluster has its own workers)")
+    if dask is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise WarpspeedError("--dask needs dask.distributed (pip install warpspeed[distributed])") from None
+        try:
+            client = Client(dask)
+        except OSError as exc:
+            raise WarpspeedError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
+        threads = sum(client.nthreads().values()) or 1
+        return client.get_executor(), client, DEFAULT_IN_FLIGHT_PER_CPU * threads
+    if jobs is not None and jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(max_workers=jobs), None, DEFAULT_IN_FLIGHT_PER_CPU * jobs
+    return None, None, None
+
+
+@click.command()
+@click.argument("study_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--jobs", type=int, default=None, help="Local worker processes (default and 1: serial).")
+@click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
+              help="Run on a Dask cluster, e.g. tcp://host:8786.")
+@click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
+@click.option("--output", default=None, type=click.Path(dir_okay=False),
+              help="Write here instead of the study file's output (format from the suffix).")
+def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume: bool, output: str | None) -> None:
+    """Run a study (kernels x devices x domains x configurations) described by STUDY_FILE (TOML).
+
+    Rows stream to the output as they finish; rerunning resumes and skips finished rows.
+    """
+    console = Console(stderr=True)
+    try:
+        spec = load_study(study_file)
+        if output is not None:
+            from dataclasses import replace
+            from pathlib import Path
+
+            path = Path(output)
+            spec = replace(spec, output=path,
+                           format="parquet" if path.suffix.lower() in (".parquet", ".pq") else "csv")
+        executor, client, in_flight = _executor(jobs, dask_address)
+    except WarpspeedError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    bar = _Bar(console, f"study {spec.output.name}")
+    try:
+        result = run_study(spec, executor=executor, progress=bar, resume=not no_resume, max_in_flight=in_flight)
+    except KeyboardInterrupt:
+        bar.close()
+        journal = f" (journal {spec.journal_path})" if spec.format == "parquet" else ""
+        click.secho(f"interrupted: finished rows are in {spec.output}{journal}; "
+                    "run the same command again to resume.", fg="yellow", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except WarpspeedError as exc:
+        bar.close()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    finally:
+        bar.close()
+        if client is not None:
+            executor.shutdown(wait=False)  # type: ignore[union-attr]
+            client.close()
+        elif executor is not None:
+            executor.shutdown(cancel_futures=True)
+    click.echo(f"{result.rows} rows in {result.output} ({result.computed} computed, {result.resumed} resumed"
+               f"{f', {result.dropped} stale rows dropped' if result.dropped else ''}).")
+    if result.failed:
+        click.secho(f"{result.failed} configuration(s) could not be predicted: see the 'error' column.",
+                    fg="yellow")
+
+
+COMMANDS = [study]

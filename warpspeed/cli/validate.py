@@ -1,0 +1,155 @@
+"""Validation commands: ``warpspeed measure``, ``warpspeed accuracy``, ``warpspeed refit``.
+
+Registered by :mod:`warpspeed.cli.main` (``for c in COMMANDS: main.add_command(c)``). Errors are
+:class:`~warpspeed.errors.WarpspeedError` subclasses; the group prints them as one line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
+
+def _pct(value: float) -> str:
+    return "—" if not math.isfinite(value) else f"{value:.1f} %"
+
+
+def _accuracy_table(report, title: str) -> Table:
+    table = Table(title=title)
+    for col in ("metric", "unit", "rows", "MAPE", "worst", "worst config"):
+        table.add_column(col, justify="left" if col in ("metric", "worst config") else "right")
+    for m in report.metrics:
+        table.add_row(m.label, m.unit, str(m.n), _pct(m.mape_percent), _pct(m.max_ape_percent), m.worst_config)
+    return table
+
+
+def _ranking_lines(report) -> list[str]:
+    r = report.ranking
+    if r is None:
+        return ["ranking: fewer than 2 rows with measured and predicted performance"]
+    return [f"ranking over {r.n} configurations: Spearman rho {r.spearman:.3f} (p = {r.spearman_p_value:.2g})",
+            f"best predicted {r.best_predicted} runs at {100 * r.best_predicted_relative:.1f} % of the best measured "
+            f"({r.best_measured})",
+            f"measured top-{r.top_k} in predicted top-{r.top_k}: {r.top_k_overlap} of {r.top_k}"]
+
+
+@click.command()
+@click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
+              help="A pystencils workload (star3d-r4, star3d-r1, star2d-r1, d3q19-srt, d3q27-srt, allen-cahn).")
+@click.option("--domain", default=None, help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
+@click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
+              help="Device model for the predictions: built-in name or TOML path (should match the GPU).")
+@click.option("--threads", type=int, default=None,
+              help="Threads per block of the candidate space (default: 1024, 512 for LBM kernels).")
+@click.option("--repeats", type=click.IntRange(min=1), default=20, show_default=True, help="Timed launches per configuration.")
+@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed launches before timing.")
+@click.option("--no-ncu", is_flag=True, help="Only time; do not collect Nsight Compute counters.")
+@click.option("--gpu", "gpu_id", type=int, default=0, show_default=True, help="CUDA device index.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Output CSV (default: fits/data/<device>/<kernel>.csv).")
+def measure(kernel_name: str, domain: str | None, device_name: str, threads: int | None, repeats: int,
+            warmup: int, no_ncu: bool, gpu_id: int, out_path: str | None) -> None:
+    """Run every configuration on this machine's GPU; write measured values and predictions."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.validation.measure import (
+        CupyRunner,
+        NcuProfiler,
+        default_output_path,
+        measure as run_measure,
+        write_measurement_csv,
+    )
+    from warpspeed.launch.space import default_threads, paper_space
+
+    device = load_device(device_name)
+    dom = _triple(domain, "--domain") if domain else None
+    space = paper_space(threads or default_threads(kernel_name))
+    runner = CupyRunner(gpu_id)
+    profiler = None if no_ncu else NcuProfiler()
+    console = Console(stderr=True)
+    with console.status(f"measuring {len(space)} configurations of {kernel_name}") as status:
+        def progress(done: int) -> None:
+            status.update(f"measuring {kernel_name}: {done}/{len(space)} configurations")
+
+        table = run_measure(kernel_name, device, space, runner, profiler, domain=dom, warmup=warmup,
+                            repeats=repeats, progress=progress)
+    out = Path(out_path) if out_path else default_output_path(device.name, kernel_name)
+    write_measurement_csv(out, table.metadata, table.rows)
+    failed = [r for r in table.rows if r["error"]]
+    Console().print(f"wrote {len(table.rows)} rows to {out} ({table.metadata.get('gpu_name', '?')}, "
+                    f"driver {table.metadata.get('driver', '?')}); {len(failed)} with errors")
+
+
+@click.command()
+@click.argument("csv_path", type=click.Path(dir_okay=False))
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Write predicted-vs-measured scatter plots (PNG).")
+@click.option("--top", "top_k", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Size of the top group compared between predicted and measured ranking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool) -> None:
+    """Prediction errors (MAPE per metric) and ranking quality of a measurement CSV."""
+    from warpspeed.validation.accuracy import plot_accuracy, table_accuracy
+    from warpspeed.validation.measure import read_measurement_csv
+
+    table = read_measurement_csv(csv_path)
+    report = table_accuracy(table, top_k)
+    if plot_path:
+        plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    console = Console()
+    console.print(_accuracy_table(report, f"{report.kernel} on {report.device}: {report.rows} configurations"))
+    for line in _ranking_lines(report):
+        console.print(line)
+
+
+@click.command()
+@click.argument("csv_path", type=click.Path(dir_okay=False))
+@click.option("--family", required=True, help="Curve family to refit (e.g. nvidia-ampere); its fits/ file is the start.")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Output TOML file.")
+@click.option("--holdout-every", type=click.IntRange(min=2), default=4, show_default=True,
+              help="Hold every k-th row out of the fit and report accuracy on those rows.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json: bool) -> None:
+    """Refit the capacity curves on measured data; write them with provenance."""
+    from warpspeed.memory.capacity import CURVE_NAMES
+    from warpspeed.validation.measure import read_measurement_csv
+    from warpspeed.validation.refit import refit as run_refit, write_refit
+
+    table = read_measurement_csv(csv_path)
+    result = run_refit(table, family, holdout_every=holdout_every)
+    write_refit(result, out_path, source=str(csv_path), device=table.metadata.get("gpu_name", table.device))
+    if as_json:
+        click.echo(json.dumps({
+            "family": result.family, "out": out_path, "fit_rows": result.fit_rows,
+            "held_out_rows": result.held_out_rows,
+            "fitted": {n: {"a": r.curve.a, "b": r.curve.b, "c": r.curve.c, "points": len(r.points),
+                           "rms_error": r.rms_error} for n, r in result.fitted.items()},
+            "skipped": dict(result.skipped), "before": result.before.to_dict(), "after": result.after.to_dict(),
+            "consistency_max_rel": result.consistency_max_rel}, indent=2))
+        return
+    console = Console()
+    curves = Table(title=f"{family}: Gompertz miss-rate curves m(o) = a·exp(−b·exp(−c·o))")
+    for col in ("curve", "old a, b, c", "new a, b, c", "points", "RMS (hit rate)", "status"):
+        curves.add_column(col, justify="left" if col in ("curve", "status") else "right")
+    for name in CURVE_NAMES:
+        old = result.base.curve(name)
+        fit = result.fitted.get(name)
+        new = fit.curve if fit else old
+        curves.add_row(name, f"{old.a:.3g}, {old.b:.3g}, {old.c:.3g}", f"{new.a:.3g}, {new.b:.3g}, {new.c:.3g}",
+                       str(len(fit.points)) if fit else "", f"{fit.rms_error:.3f}" if fit else "",
+                       "refitted" if fit else f"kept: {result.skipped[name]}")
+    console.print(curves)
+    console.print(_accuracy_table(result.before, f"held-out rows ({result.held_out_rows}), old curves"))
+    console.print(_accuracy_table(result.after, f"held-out rows ({result.held_out_rows}), refitted curves"))
+    console.print(f"wrote {out_path}")
+
+
+COMMANDS = [measure, accuracy, refit]

@@ -1,1 +1,0 @@
-"""Built-in device files, one TOML per GPU (package data, loaded by warpspeed.device)."""

@@ -1,0 +1,209 @@
+"""DRAM load and store volumes from wave footprints and capacity curves (paper 001, 4.4-4.5).
+
+Per field ``f`` (bytes per lattice update; all rates dimensionless):
+
+``load_f = compulsory_load_f - sum_d overlap_f,d * h_d(o_d) + capacity_miss_f + partial_store_read_f``
+
+* ``compulsory_load_f``: unique sectors the wave loads (4.4, 4.4.1; :mod:`warpspeed.memory.wave`).
+* Layer hits (4.4.2): ``overlap_f,d`` is the part of the wave's load footprint that the
+  previous-neighbour set ``P_d`` touched (attributed to the nearest dimension first), and
+  ``h_d = 1 - m_d`` with ``m_d`` the ``x_layer``/``y_layer``/``z_layer`` curve at the layer
+  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2). Paper 001 fits only
+  y and z; the x curve defaults to the y parameters.
+* Capacity misses of redundant L2 loads (4.5, eqs. (2), (5)): the redundant volume at the L2
+  is what the L1s request beyond the wave's unique footprint,
+  ``V_red,f = max(0, l2_load_f - compulsory_load_f)``, where ``l2_load_f`` is the block-level
+  L2 -> L1 load volume (4.3) per lup. The miss rate is ``m_l2_load(o_L2)`` with
+  ``o_L2 = wave allocated volume / L2 effective capacity``: the allocation volume of 4.5,
+  eq. (4), taken as the wave's loads and stores at L2-line (128 B) granularity
+  (``WaveVolumes.l2_oversubscription``), because the repeated requests of one wave's blocks
+  compete with the data the whole wave allocates.
+* Partial-store reads (4.4, 5.6): stores allocate in the L2; a sector written by more than one
+  store transaction is partially written after each, and if it is evicted in between, the L2
+  reads the unwritten part from DRAM. The redundant store volume is
+  ``V_red_store,f = max(0, l2_store_f - compulsory_store_f)`` with ``l2_store_f`` the
+  block-level L1 -> L2 store volume per lup (write-through, 4.3); it is charged to DRAM loads
+  with the miss rate ``m_l2_store(o_L2)`` (same ``o_L2`` as above).
+
+``store_f = compulsory_store_f``: the L2 is write-back, so every stored sector of the wave is
+written to DRAM once (4.4).
+
+Totals are the sums over fields (fields never alias). ``max(0, ·)`` is applied per field, so the
+total redundant volume is the sum of the per-field clipped values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from warpspeed.memory.capacity import CapacityCurves, curves_for_device
+from warpspeed.hardware.device import Device
+from warpspeed.errors import KernelError
+from warpspeed.memory.wave import DIMENSIONS, PerDim, WaveVolumes
+
+
+@dataclass(frozen=True)
+class FieldDramVolumes:
+    """DRAM volume components of one field, bytes per lup.
+
+    ``load_bytes_per_lup = compulsory_load - sum(layer_hit) + capacity_miss + partial_store_read``.
+    ``l2_redundant_load_bytes_per_lup`` and ``l2_redundant_store_bytes_per_lup`` are the
+    redundant volumes the two miss rates were applied to.
+    """
+
+    field: str
+    compulsory_load_bytes_per_lup: float
+    layer_hit_bytes_per_lup: PerDim
+    l2_redundant_load_bytes_per_lup: float
+    capacity_miss_bytes_per_lup: float
+    l2_redundant_store_bytes_per_lup: float
+    partial_store_read_bytes_per_lup: float
+    load_bytes_per_lup: float
+    store_bytes_per_lup: float
+
+    @property
+    def total_bytes_per_lup(self) -> float:
+        return self.load_bytes_per_lup + self.store_bytes_per_lup
+
+
+@dataclass(frozen=True)
+class DramVolumes:
+    """DRAM volumes per field and in total (bytes per lup), with the rates that produced them.
+
+    Attributes:
+        fields: per-field components, in the kernel's field order.
+        layer_hit_rate: ``h_d(o_d)`` per dimension.
+        layer_oversubscription: ``o_d`` per dimension (from the wave volumes).
+        l2_oversubscription: ``o_L2`` (wave allocated volume / L2 effective capacity).
+        l2_load_miss_rate, l2_store_miss_rate: ``m_l2_load(o_L2)``, ``m_l2_store(o_L2)``.
+        curves_family: the family of the capacity curves used.
+        The volume properties are sums over ``fields`` of the :class:`FieldDramVolumes` components.
+    """
+
+    fields: tuple[FieldDramVolumes, ...]
+    layer_hit_rate: PerDim
+    layer_oversubscription: PerDim
+    l2_oversubscription: float
+    l2_load_miss_rate: float
+    l2_store_miss_rate: float
+    curves_family: str
+
+    def _total(self, attr: str) -> float:
+        return float(sum(getattr(f, attr) for f in self.fields))
+
+    @property
+    def compulsory_load_bytes_per_lup(self) -> float:
+        return self._total("compulsory_load_bytes_per_lup")
+
+    @property
+    def layer_hit_bytes_per_lup(self) -> PerDim:
+        return PerDim(*(sum(f.layer_hit_bytes_per_lup[d] for f in self.fields) for d in DIMENSIONS))
+
+    @property
+    def l2_redundant_load_bytes_per_lup(self) -> float:
+        return self._total("l2_redundant_load_bytes_per_lup")
+
+    @property
+    def capacity_miss_bytes_per_lup(self) -> float:
+        return self._total("capacity_miss_bytes_per_lup")
+
+    @property
+    def l2_redundant_store_bytes_per_lup(self) -> float:
+        return self._total("l2_redundant_store_bytes_per_lup")
+
+    @property
+    def partial_store_read_bytes_per_lup(self) -> float:
+        return self._total("partial_store_read_bytes_per_lup")
+
+    @property
+    def load_bytes_per_lup(self) -> float:
+        return self._total("load_bytes_per_lup")
+
+    @property
+    def store_bytes_per_lup(self) -> float:
+        return self._total("store_bytes_per_lup")
+
+    @property
+    def total_bytes_per_lup(self) -> float:
+        """DRAM load plus store volume per lup."""
+        return self.load_bytes_per_lup + self.store_bytes_per_lup
+
+    def field(self, name: str) -> FieldDramVolumes:
+        for f in self.fields:
+            if f.field == name:
+                return f
+        raise KernelError(f"no field {name!r} in these DRAM volumes; fields: "
+                          f"{', '.join(f.field for f in self.fields)}")
+
+
+def _per_field(values: Mapping[str, float], names: list[str], what: str) -> dict[str, float]:
+    if not isinstance(values, Mapping):
+        raise KernelError(f"{what} must map every field name to bytes per lup, got "
+                          f"{type(values).__name__}")
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise KernelError(f"{what}: unknown field(s) {', '.join(unknown)}; fields: {', '.join(names)}")
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise KernelError(f"{what}: missing field(s) {', '.join(missing)}; give every field "
+                          "(0 for a field without such accesses)")
+    result = {}
+    for n in names:
+        v = values[n]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise KernelError(f"{what}[{n!r}] = {v!r}: must be a finite number >= 0 (bytes per lup)")
+        result[n] = float(v)
+    return result
+
+
+def dram_volumes(wave: WaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
+                 l2_store_bytes_per_lup: Mapping[str, float], device: Device,
+                 curves: CapacityCurves | None = None) -> DramVolumes:
+    """DRAM load and store volumes per lup (module docstring for the model).
+
+    Args:
+        wave: wave-level footprint (:func:`warpspeed.wave.wave_volumes`).
+        l2_load_bytes_per_lup: per field, the block-level L2 -> L1 load volume (bytes per lup).
+        l2_store_bytes_per_lup: per field, the block-level L1 -> L2 store volume (bytes per lup).
+        device: selects the default curves (its family's ``fits/`` file).
+        curves: capacity curves to use instead of the device family's.
+    """
+    names = [f.field for f in wave.fields]
+    l2_load = _per_field(l2_load_bytes_per_lup, names, "l2_load_bytes_per_lup")
+    l2_store = _per_field(l2_store_bytes_per_lup, names, "l2_store_bytes_per_lup")
+    used = curves_for_device(device) if curves is None else curves
+    hit = PerDim(*(float(used.layer(d).hit_rate(wave.oversubscription[d])) for d in DIMENSIONS))
+    o_l2 = wave.l2_oversubscription
+    m_load = float(used.l2_load.miss_rate(o_l2))
+    m_store = float(used.l2_store.miss_rate(o_l2))
+
+    fields = []
+    for fw in wave.fields:
+        hits = PerDim(*(fw.overlap_bytes_per_lup[d] * hit[d] for d in DIMENSIONS))
+        red_load = max(0.0, l2_load[fw.field] - fw.compulsory_load_bytes_per_lup)
+        red_store = max(0.0, l2_store[fw.field] - fw.compulsory_store_bytes_per_lup)
+        capacity = m_load * red_load
+        partial = m_store * red_store
+        fields.append(FieldDramVolumes(
+            field=fw.field,
+            compulsory_load_bytes_per_lup=fw.compulsory_load_bytes_per_lup,
+            layer_hit_bytes_per_lup=hits,
+            l2_redundant_load_bytes_per_lup=red_load,
+            capacity_miss_bytes_per_lup=capacity,
+            l2_redundant_store_bytes_per_lup=red_store,
+            partial_store_read_bytes_per_lup=partial,
+            load_bytes_per_lup=fw.compulsory_load_bytes_per_lup - sum(hits) + capacity + partial,
+            store_bytes_per_lup=fw.compulsory_store_bytes_per_lup,
+        ))
+
+    return DramVolumes(
+        fields=tuple(fields),
+        layer_hit_rate=hit,
+        layer_oversubscription=wave.oversubscription,
+        l2_oversubscription=o_l2,
+        l2_load_miss_rate=m_load,
+        l2_store_miss_rate=m_store,
+        curves_family=used.family,
+    )

@@ -1,0 +1,1 @@
+"""Performance models that turn volumes and cycles into time: the roofline."""

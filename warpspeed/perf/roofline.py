@@ -1,0 +1,98 @@
+"""The four-limiter roofline (paper 001, section 2) and the plain two-limiter roofline.
+
+lups/s = min of
+
+* FP:   SMs x clock x FP lanes per SM for the dtype / FP instructions per lup;
+* L1:   SMs x clock / L1 cycles per lup (one wavefront per SM and cycle);
+* L2:   L2 bandwidth / (L2 -> L1 load + L1 -> L2 store bytes per lup);
+* DRAM: DRAM bandwidth / (DRAM load + store bytes per lup).
+
+A limiter whose demand is zero (no FP work, no traffic) imposes no limit (infinity).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from warpspeed.hardware.device import Device
+
+#: Names of the four limiters, in report order.
+LIMITERS = ("fp", "l1", "l2", "dram")
+
+_GIGA = 1e9  # GHz -> Hz and GB/s -> B/s
+
+
+def _rate(capacity_per_s: float, demand_per_lup: float) -> float:
+    return capacity_per_s / demand_per_lup if demand_per_lup > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Limits in lattice updates per second; ``limiter`` names the smallest."""
+
+    fp_lups_per_s: float
+    l1_lups_per_s: float
+    l2_lups_per_s: float
+    dram_lups_per_s: float
+    flops_per_lup: float
+
+    @property
+    def limits(self) -> dict[str, float]:
+        return {"fp": self.fp_lups_per_s, "l1": self.l1_lups_per_s,
+                "l2": self.l2_lups_per_s, "dram": self.dram_lups_per_s}
+
+    @property
+    def lups_per_s(self) -> float:
+        return min(self.limits.values())
+
+    @property
+    def limiter(self) -> str:
+        limits = self.limits
+        return min(LIMITERS, key=lambda k: limits[k])
+
+    @property
+    def gflops(self) -> float:
+        """Predicted GFLOP/s (0 when the kernel has no flop counts)."""
+        rate = self.lups_per_s
+        return rate * self.flops_per_lup / _GIGA if math.isfinite(rate) else 0.0
+
+
+def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flops_per_lup: float,
+                 l1_cycles_per_lup: float, l2_bytes_per_lup: float, dram_bytes_per_lup: float) -> Roofline:
+    """The four limiters of the model (see the module docstring). Volumes in bytes per lup."""
+    clock_hz = device.clock_ghz * _GIGA
+    fp_capacity = device.sms * clock_hz * device.fp_lanes_per_sm(dtype)
+    return Roofline(
+        fp_lups_per_s=_rate(fp_capacity, fp_instructions_per_lup),
+        l1_lups_per_s=_rate(device.sms * clock_hz, l1_cycles_per_lup),
+        l2_lups_per_s=_rate(device.l2_bandwidth_gb_s * _GIGA, l2_bytes_per_lup),
+        dram_lups_per_s=_rate(device.dram_bandwidth_gb_s * _GIGA, dram_bytes_per_lup),
+        flops_per_lup=flops_per_lup,
+    )
+
+
+@dataclass(frozen=True)
+class TwoLimiter:
+    """The classic roofline: FP peak and DRAM bandwidth with compulsory volumes only."""
+
+    fp_lups_per_s: float
+    dram_lups_per_s: float
+
+    @property
+    def lups_per_s(self) -> float:
+        return min(self.fp_lups_per_s, self.dram_lups_per_s)
+
+    @property
+    def limiter(self) -> str:
+        return "fp" if self.fp_lups_per_s < self.dram_lups_per_s else "dram"
+
+
+def two_limiter(device: Device, dtype: str, fp_instructions_per_lup: float,
+                compulsory_dram_bytes_per_lup: float) -> TwoLimiter:
+    """FP and DRAM limits with the compulsory DRAM volume (no cache effects)."""
+    clock_hz = device.clock_ghz * _GIGA
+    return TwoLimiter(
+        fp_lups_per_s=_rate(device.sms * clock_hz * device.fp_lanes_per_sm(dtype), fp_instructions_per_lup),
+        dram_lups_per_s=_rate(device.dram_bandwidth_gb_s * _GIGA, compulsory_dram_bytes_per_lup),
+    )

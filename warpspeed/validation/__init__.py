@@ -1,0 +1,1 @@
+"""Validation against measurements: the measurement runner, the accuracy report and the refit."""
