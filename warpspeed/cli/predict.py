@@ -1,0 +1,73 @@
+"""``warpspeed predict``: one launch configuration, volumes per level and field, the limiters."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+
+from warpspeed.cli.common import kernel_options, parse_triple as _triple, setup_kernel_and_device
+from warpspeed.cli.render import console as make_console, fmt, glups
+
+
+@click.command()
+@kernel_options
+@click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
+@click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
+              help="Wave-level address space: N-D index tuples (fast) or 1-D byte addresses (exact "
+                   "about row wrap-around and alignment, slower).")
+@click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
+              help="Capacity-curve file (fits/*.toml) instead of the device family's.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+def predict(kernel_name: str, domain: str | None, device_name: str, block: str, fold: str, address_space: str,
+            curves_path: str | None, as_json: bool) -> None:
+    """Predict one launch configuration: volumes per level and field, the four limiters."""
+    from warpspeed.memory.capacity import load_curves
+    from warpspeed.predict import Predictor
+
+    kernel, device = setup_kernel_and_device(kernel_name, domain, device_name)
+    curves = load_curves(path=curves_path) if curves_path else None
+    predictor = Predictor(kernel, device, curves=curves, address_space=address_space)
+    p = predictor.predict(_triple(block, "--block"), _triple(fold, "--fold"))
+    d = p.to_dict()
+    if as_json:
+        click.echo(json.dumps(d, indent=2))
+        return
+    console = make_console()
+    console.print(f"[bold]{d['kernel']}[/] on [bold]{d['device']}[/]: block {tuple(d['block'])}, fold "
+                  f"{tuple(d['fold'])}, domain {tuple(d['domain'])}, grid {tuple(d['grid'])}")
+    console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}), "
+                  f"{d['registers']} registers{' (estimate)' if d['registers_estimated'] else ''}; "
+                  f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
+    vol = Table(title="data volumes, bytes per lattice update")
+    for col in ("field", "L1 cyc/lup", "L1 load", "L2→L1 load", "L1→L2 store", "DRAM load", "DRAM store"):
+        vol.add_column(col, justify="left" if col == "field" else "right")
+    for name, f in d["fields"].items():
+        vol.add_row(name, fmt(f["l1_cycles_per_lup"], 3), fmt(f["l1_load_bytes_per_lup"]),
+                    fmt(f["l2_load_bytes_per_lup"]), fmt(f["l2_store_bytes_per_lup"]),
+                    fmt(f["dram_load_bytes_per_lup"]), fmt(f["dram_store_bytes_per_lup"]))
+    vol.add_row("[bold]total", fmt(d["l1_cycles_per_lup"], 3), fmt(d["l1_load_bytes_per_lup"]),
+                fmt(d["l2_load_bytes_per_lup"]), fmt(d["l2_store_bytes_per_lup"]),
+                fmt(d["dram_load_bytes_per_lup"]), fmt(d["dram_store_bytes_per_lup"]))
+    console.print(vol)
+    console.print(f"compulsory: L2→L1 {fmt(d['l2_load_compulsory_bytes_per_lup'])} B/lup, "
+                  f"DRAM load {fmt(d['dram_load_compulsory_bytes_per_lup'])} B/lup; "
+                  f"L1 oversubscription {fmt(d['l1_oversubscription'])}")
+    layers = Table(title="layer conditions (reuse from the previous neighbour thread sets)")
+    for col in ("dim", "overlap B/lup", "hit rate", "hits B/lup", "cached MiB", "oversubscription"):
+        layers.add_column(col, justify="right")
+    for dim, lc in d["layer_conditions"].items():
+        layers.add_row(dim, fmt(lc["overlap_bytes_per_lup"]), fmt(lc["hit_rate"]), fmt(lc["hit_bytes_per_lup"]),
+                       fmt(lc["cached_bytes"] / 2**20), fmt(lc["oversubscription"]))
+    console.print(layers)
+    lim = Table(title="four-limiter roofline, Glup/s")
+    for col in ("FP", "L1", "L2", "DRAM", "limiter", "prediction", "two-limiter"):
+        lim.add_column(col, justify="right")
+    ls = d["limiters"]
+    lim.add_row(glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), d["limiter"],
+                glups(d["lups_per_s"]), f"{glups(d['two_limiter']['lups_per_s'])} ({d['two_limiter']['limiter']})")
+    console.print(lim)
+    if d["gflops"]:
+        console.print(f"{d['gflops']:.0f} GFLOP/s predicted")
