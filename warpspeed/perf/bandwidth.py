@@ -1,0 +1,149 @@
+"""Achievable memory bandwidth from the bytes in flight (Little's law) and its calibration.
+
+A memory level with latency ``L`` [ns] delivers at most ``bytes in flight / L`` [B/ns = GB/s]
+(Little's law: concurrency = throughput x latency), and never more than its sustained peak
+``B`` [GB/s]. With ``W`` resident warps, each keeping ``n`` loads of ``s`` bytes in flight::
+
+    bytes_in_flight  Q = W * n * s                                  [B]
+    hard form        BW(Q) = min(B, Q / L)                           [GB/s]
+    smooth form      BW(Q) = B * x / (1 + x**p) ** (1 / p),  x = Q / (L * B)
+
+The smooth form is a p-norm smooth minimum of the two limits: it tends to ``Q / L`` for few bytes
+in flight (``x -> 0``), to ``B`` for many (``x -> inf``), and to the hard form as ``p -> inf``;
+it rises strictly with ``Q``. The implied latency ``Q / BW = L * (1 + x**p) ** (1/p)`` grows
+with the load, the queueing that the hard form ignores. ``p = 1`` is the additive form
+``1/BW = 1/B + L/Q`` (a latency plus a transfer time per byte).
+
+Calibration (:func:`fit_stream_kernel`): ``B``, ``L`` and ``p`` are fitted per device and
+streaming kernel to the ``gpu-stream`` measurements of D. Ernst's GPU microbenchmarks
+(https://github.com/te42kyfo/gpu-benches; data in ``fits/data/public/gpu-stream``), where
+``Q`` = resident threads x bytes the kernel moves per thread. ``L`` is therefore an *effective*
+latency (a thread's whole lifetime: load latency, store issue, block turnover), longer than the
+idle pointer-chase latency. The fit minimises squared log errors with scipy's ``least_squares``
+under bounds: ``p`` in [1, 64]; ``B`` at least the kernel's own highest point less 2 %
+(measurement noise) and at most the highest bandwidth any stream kernel reached on that device
+(no kernel is assumed to sustain more than the best one measured there); this keeps ``B``
+physical where a kernel is still latency-bound at full occupancy (H200).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from warpspeed.errors import FitError
+from warpspeed.perf.public_data import StreamSweep
+
+#: Bounds of the smoothness exponent p: 1 is the additive form; at 64 the curve is within 1.1 %
+#: of the hard minimum everywhere (2**(1/64) = 1.011), so larger values change nothing measurable.
+SHARPNESS_BOUNDS = (1.0, 64.0)
+#: The fitted peak may lie this fraction below the kernel's highest measured point (noise).
+PEAK_NOISE_FRACTION = 0.02
+#: Bounds of the effective latency [ns]: wider than any GPU memory latency by an order of magnitude.
+LATENCY_BOUNDS_NS = (1.0, 1.0e4)
+#: Starting values of the fit: the 600 ns and p = 3 are mid-range for the measured GPUs.
+_START_LATENCY_NS = 600.0
+_START_SHARPNESS = 3.0
+
+
+@dataclass(frozen=True)
+class BandwidthParams:
+    """Parameters of the smooth Little's-law bandwidth curve.
+
+    peak_gb_s:   sustained bandwidth ``B`` with unlimited bytes in flight [GB/s];
+    latency_ns:  effective latency ``L`` [ns];
+    sharpness:   smooth-minimum exponent ``p`` (>= 1; ``math.inf`` gives the hard minimum).
+    """
+
+    peak_gb_s: float
+    latency_ns: float
+    sharpness: float = math.inf
+
+    def __post_init__(self) -> None:
+        if not (self.peak_gb_s > 0 and math.isfinite(self.peak_gb_s)):
+            raise FitError(f"peak_gb_s must be a positive finite bandwidth in GB/s, got {self.peak_gb_s}")
+        if not (self.latency_ns > 0 and math.isfinite(self.latency_ns)):
+            raise FitError(f"latency_ns must be a positive finite latency in ns, got {self.latency_ns}")
+        if not self.sharpness >= 1:
+            raise FitError(f"sharpness must be >= 1 (or math.inf for the hard minimum), got {self.sharpness}")
+
+
+def bytes_in_flight(resident_warps: float, loads_per_warp: float, bytes_per_load: float) -> float:
+    """Device-wide bytes in flight [B] = resident warps x loads in flight per warp x bytes per load."""
+    for name, v in (("resident_warps", resident_warps), ("loads_per_warp", loads_per_warp),
+                    ("bytes_per_load", bytes_per_load)):
+        if not (v >= 0 and math.isfinite(v)):
+            raise FitError(f"{name} must be a finite number >= 0, got {v}")
+    return resident_warps * loads_per_warp * bytes_per_load
+
+
+def littles_law_bandwidth(in_flight_bytes: float, latency_ns: float, peak_gb_s: float) -> float:
+    """Hard form: ``min(peak, bytes in flight / latency)`` [GB/s] (1 B/ns = 1 GB/s)."""
+    return achievable_bandwidth(in_flight_bytes, BandwidthParams(peak_gb_s, latency_ns))
+
+
+def achievable_bandwidth(in_flight_bytes: float | np.ndarray, params: BandwidthParams
+                         ) -> float | np.ndarray:
+    """Bandwidth [GB/s] the level sustains with ``in_flight_bytes`` [B] in flight (smooth form).
+
+    Accepts a scalar or an array; 0 bytes in flight give 0 GB/s.
+    """
+    q = np.asarray(in_flight_bytes, dtype=float)
+    if np.any(q < 0) or not np.all(np.isfinite(q)):
+        raise FitError("bytes in flight must be finite and >= 0")
+    little = q / params.latency_ns
+    if math.isinf(params.sharpness):
+        bw = np.minimum(params.peak_gb_s, little)
+    else:
+        x = little / params.peak_gb_s
+        p = params.sharpness
+        # B * x / (1 + x^p)^(1/p), written as B / (x^-p + 1)^(1/p) for large x to avoid overflow
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            bw = np.where(x > 1, params.peak_gb_s / (1 + x ** -p) ** (1 / p),
+                          params.peak_gb_s * x / (1 + x ** p) ** (1 / p))
+    return float(bw) if np.ndim(bw) == 0 else bw
+
+
+@dataclass(frozen=True)
+class StreamFit:
+    """A calibrated curve for one device and kernel, with its error on the fitted points.
+
+    mape_pct:      mean absolute percentage error over the measured rows [%];
+    max_error_pct: largest absolute percentage error of a single row [%].
+    """
+
+    part: str
+    kernel: str
+    params: BandwidthParams
+    points: int
+    mape_pct: float
+    max_error_pct: float
+
+
+def fit_stream_kernel(sweep: StreamSweep, kernel: str) -> StreamFit:
+    """Fit ``B``, ``L``, ``p`` of :func:`achievable_bandwidth` to one kernel's stream rows."""
+    if kernel not in sweep.bandwidth_gb_s:
+        raise FitError(f"{sweep.part}: no stream kernel {kernel!r}; measured: "
+                       f"{', '.join(sweep.bandwidth_gb_s)}")
+    q = sweep.bytes_in_flight(kernel)
+    measured = sweep.bandwidth_gb_s[kernel]
+    if np.any(measured <= 0) or np.any(q <= 0):
+        raise FitError(f"{sweep.part}/{kernel}: bandwidths and bytes in flight must be positive")
+    device_cap = max(float(v.max()) for v in sweep.bandwidth_gb_s.values())
+    low_peak = float(measured.max()) * (1 - PEAK_NOISE_FRACTION)
+    high_peak = max(device_cap, low_peak * (1 + 1e-9))
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        model = achievable_bandwidth(q, BandwidthParams(*theta))
+        return np.log(model) - np.log(measured)
+
+    start = np.array([np.clip(measured.max(), low_peak, high_peak), _START_LATENCY_NS, _START_SHARPNESS])
+    lower = [low_peak, LATENCY_BOUNDS_NS[0], SHARPNESS_BOUNDS[0]]
+    upper = [high_peak, LATENCY_BOUNDS_NS[1], SHARPNESS_BOUNDS[1]]
+    result = least_squares(residuals, start, bounds=(lower, upper))
+    params = BandwidthParams(*(float(v) for v in result.x))
+    rel = np.abs(achievable_bandwidth(q, params) / measured - 1) * 100
+    return StreamFit(sweep.part, kernel, params, len(measured), float(rel.mean()), float(rel.max()))
