@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from warpspeed.memory.addresses import compile_kernel
-from warpspeed.memory.boxmaps import box_map
+from warpspeed.memory.wave.boxmaps import box_map
 from warpspeed.launch.geometry import analyze_launch
 from warpspeed.memory.wave import WaveModel
 from warpspeed.kernel.builtin import copy_kernel, lbm_pull, star_stencil
