@@ -21,6 +21,7 @@ from warpspeed.memory.capacity.curves import (
 from warpspeed.memory.capacity.files import (
     DEFAULT_FAMILY,
     FAMILIES,
+    base_reference,
     curves_for_device,
     family_for_device,
     fits_directory,
@@ -39,6 +40,6 @@ from warpspeed.memory.capacity.fitting import (
 __all__ = [
     "CSV_COLUMNS", "CURVE_NAMES", "DEFAULT_FAMILY", "FAMILIES", "GOMPERTZ_PARAMETERS", "PARAMETER_BOUNDS",
     "REFERENCE_PARAMETERS", "CapacityCurves", "FitResult", "GompertzCurve", "Point", "Provenance",
-    "curves_for_device", "family_for_device", "fit_curve", "fits_directory", "gompertz", "load_curves",
+    "base_reference", "curves_for_device", "family_for_device", "fit_curve", "fits_directory", "gompertz", "load_curves",
     "read_points_csv", "require_informative_fit", "validate_points", "write_fit_toml",
 ]

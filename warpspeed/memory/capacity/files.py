@@ -14,6 +14,7 @@ with one ``[curves.<name>]`` table per name of
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -100,6 +101,22 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
+
+
+def base_reference(curves: CapacityCurves, written_to: str | Path) -> str:
+    """How a file written to ``written_to`` names the curves it copies from ``curves``: the
+    packaged file as ``fits/<family>.toml``, a user's file by its path relative to the written
+    file's directory (its name alone when there is no relative path), curves built in memory
+    by their family."""
+    if curves.packaged:
+        return f"fits/{curves.family}.toml"
+    if not curves.source:
+        return f"{curves.family} (built in memory)"
+    source = Path(curves.source).resolve()
+    try:
+        return os.path.relpath(source, Path(written_to).resolve().parent)
+    except ValueError:  # another drive (Windows)
+        return source.name
 
 
 def curves_for_device(device: Device, path: str | Path | None = None) -> CapacityCurves:
