@@ -3,7 +3,7 @@
 The brute force below enumerates every block of the wave by linear index, every thread and
 fold offset, applies the domain guard, evaluates the index expressions with sympy.lambdify on
 integer arrays, forms byte addresses from field strides computed here from shape and layout,
-and counts unique lines with numpy. It uses nothing from warpspeed.memory.addresses or warpspeed.wave.
+and counts unique lines with numpy. It uses nothing from warpspeed.memory.addresses or warpspeed.memory.wave.
 """
 
 from __future__ import annotations

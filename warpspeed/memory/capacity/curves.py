@@ -124,7 +124,9 @@ class CapacityCurves:
     parameters were taken over without their data); ``notes`` maps a curve name to its note in
     the file; ``source`` is the file the curves were read from ("" when built in memory) and
     ``packaged`` says whether that file is the family's file shipped with warpspeed
-    (``fits/<family>.toml``), as opposed to a user's file.
+    (``fits/<family>.toml``), as opposed to a user's file. ``dataclasses.replace`` keeps both:
+    pass ``source=""`` and ``packaged=False`` when it changes a curve, so that predictions do not
+    name the changed curves after the packaged file.
     """
 
     family: str
