@@ -260,6 +260,15 @@ def test_write_and_read_back(tmp_path):
     assert load_curves("nvidia-ampere", path=tmp_path).z_layer == again.z_layer
 
 
+def test_an_unwritable_curve_file_is_a_clear_error(tmp_path):
+    base = load_curves("nvidia-ampere")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(FitError, match="cannot write the curve file"):
+        write_fit_toml(blocker / "sub" / "x.toml", "nvidia-ampere", {n: base.curve(n) for n in CURVE_NAMES},
+                       base.provenance)
+
+
 def test_incomplete_or_broken_files_are_refused(tmp_path):
     provenance = Provenance(source="s", date="d", device="v", method="m")
     with pytest.raises(FitError, match="missing curve\\(s\\) l2_store"):
@@ -367,8 +376,7 @@ def test_readme_fit_example_runs(tmp_path, monkeypatch):
     """``warpspeed fit points.csv --curve z_layer --out fits/my-gpu.toml`` from examples/."""
     import shutil
 
-    shutil.copy(EXAMPLE_POINTS, tmp_path / "points.csv")
-    (tmp_path / "fits").mkdir()
+    shutil.copy(EXAMPLE_POINTS, tmp_path / "points.csv")  # fits/ does not exist yet: it is created
     monkeypatch.chdir(tmp_path)
     result = _fit_cli(["points.csv", "--curve", "z_layer", "--out", "fits/my-gpu.toml"])
     assert result.exit_code == 0, result.output

@@ -185,6 +185,7 @@ def write_fit_toml(path: str | Path, family: str,
     ``curves`` must hold every name of :data:`CURVE_NAMES` (refit one curve by loading the
     family, replacing that curve, and writing all). A :class:`FitResult` contributes its
     parameters, points, RMS error and R²; ``points`` (per curve) overrides or adds points.
+    Missing parent directories are created.
     """
     import tomli_w  # a declared dependency; imported here so reading needs no writer
 
@@ -213,5 +214,9 @@ def write_fit_toml(path: str | Path, family: str,
         table[name] = entry
     doc = {"family": family, "provenance": provenance.as_dict(), "curves": table}
     p = Path(path)
-    p.write_text(tomli_w.dumps(doc))
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    except OSError as exc:
+        raise FitError(f"cannot write the curve file {str(p)!r}: {exc.strerror or exc}") from None
     return p
