@@ -19,7 +19,9 @@ from warpspeed.errors import WarpspeedError
 def fit(data: str, curve: str, out_path: str, family: str | None, device_label: str) -> None:
     """Refit one capacity curve from a CSV of (oversubscription, hit_rate) points.
 
-    Refuses to write the file when the points determine no curve (R² undefined or not above 0).
+    DATA has a header row naming the columns oversubscription and hit_rate; lines starting with
+    # are comments. Refuses to write the file when the points determine no curve (R² undefined
+    or not above 0).
     """
     import datetime
 
