@@ -22,6 +22,7 @@ from warpspeed.errors import KernelError, LaunchError, WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.launch.geometry import make_launch, occupancy
 from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, PAPER_STENCIL_THREADS, Config, block_sizes
+from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.rank import RankRow, Ranking, predict_configs, sort_rows
 
 Triple = tuple[int, int, int]
@@ -91,7 +92,8 @@ def _extract(assignments: Any, fold: Triple, device: Device, target: Any, name: 
 def rank(source: Any, device: Device | str = "A100-SXM4-40GB", domain: Sequence[int] | None = None,
          blocks: Sequence[Triple] | None = None, foldings: Sequence[Triple] = PAPER_FOLDINGS,
          threads: int | None = None, executor: Executor | None | str = "auto",
-         target: Any = None, progress: Callable[[int], None] | None = None) -> PystencilsRanking:
+         target: Any = None, progress: Callable[[int], None] | None = None,
+         curves: CapacityCurves | None = None) -> PystencilsRanking:
     """Rank blocks x foldings for a pystencils update rule, workload name, or warpspeed kernel.
 
     Args:
@@ -107,6 +109,7 @@ def rank(source: Any, device: Device | str = "A100-SXM4-40GB", domain: Sequence[
             kernel's registers do not allow 1024).
         executor: as :func:`warpspeed.sweep.predict_configs`.
         target: ``ps.Target.CUDA`` (default) or ``ps.Target.HIP``.
+        curves: capacity curves instead of the device family's.
     """
     dev = load_device(device) if isinstance(device, str) else device
     foldings = [tuple(f) + (1,) * (3 - len(f)) for f in foldings]  # type: ignore[misc]
@@ -136,7 +139,7 @@ def rank(source: Any, device: Device | str = "A100-SXM4-40GB", domain: Sequence[
         configs = [Config(tuple(b) + (1,) * (3 - len(b)), f) for b in candidates]  # type: ignore[arg-type]
         done = len(rows)
         rows.extend(predict_configs(kernel, dev, configs, executor,
-                                    (lambda n, base=done: progress(base + n)) if progress else None))
+                                    (lambda n, base=done: progress(base + n)) if progress else None, curves))
     kernel_name = next(iter(per_fold.values())).name
     ranking = Ranking(kernel=kernel_name, device=dev.name, rows=sort_rows(rows))
     return PystencilsRanking(ranking=ranking, kernels=kernels, assignments=assignments)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warpspeed.memory.boxcount import build_grid
+from warpspeed.memory.wave.boxcount import build_grid
 
 
 def _points(boxes):

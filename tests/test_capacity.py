@@ -6,6 +6,7 @@ import dataclasses
 import math
 import tomllib
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,8 +143,12 @@ def test_missing_csv_file_is_refused(tmp_path):
 # ------------------------------------------------------------------------------------------
 # family files
 
-PUBLISHED = {  # DESIGN.md, "Capacity misses" (paper 001, 4.5)
+#: The constants of the reference implementation of Ernst et al. (JPDC 2023): repository
+#: te42kyfo/warpspeed (2025), warpspeed/predict_metrics.py, class DerivedMetrics. Its two layer
+#: curves (popt_WaveOverlapRover0/1) have equal constants; x, y and z use them.
+REFERENCE = {
     "l1_load": (0.66, 6.77, 1.45),
+    "x_layer": (1.0, 37.1, 3.2),
     "y_layer": (1.0, 37.1, 3.2),
     "z_layer": (1.0, 37.1, 3.2),
     "l2_load": (0.2, 7.56, 0.67),
@@ -151,26 +156,57 @@ PUBLISHED = {  # DESIGN.md, "Capacity misses" (paper 001, 4.5)
 }
 
 
-def test_a100_loads_the_published_defaults():
+def test_a100_loads_the_reference_constants():
     curves = curves_for_device(A100)
     assert curves.family == "nvidia-ampere"
-    for name, params in PUBLISHED.items():
+    for name, params in REFERENCE.items():
         assert curves.curve(name).parameters == params
-    assert curves.x_layer.parameters == PUBLISHED["y_layer"]
     assert curves.provenance.device == "A100-SXM4-40GB"
+    assert "te42kyfo/warpspeed" in curves.provenance.source
+    assert "warpspeed/predict_metrics.py" in curves.provenance.source
     assert curves.points["z_layer"] == ()
+    assert curves.packaged and curves.label == "nvidia-ampere"
+
+
+def _raw_family_file(family):
+    with (fits_directory() / f"{family}.toml").open("rb") as handle:
+        return tomllib.load(handle)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_every_family_file_loads_with_provenance(family):
+def test_every_family_file_is_valid_and_states_its_own_values(family):
+    """Each file loads; its provenance is complete; every curve's parameters are what the file
+    says, lie in the Gompertz domain (0 <= a <= 1, b > 0, c > 0), and its points are hit rates at
+    non-negative oversubscriptions; a stated RMS error or R² matches the points, recomputed here
+    from the Gompertz formula."""
+    raw = _raw_family_file(family)
     curves = load_curves(family)
-    assert curves.family == family
-    for field in ("source", "date", "device", "method"):
-        assert getattr(curves.provenance, field)
-    for name, params in PUBLISHED.items():
-        assert curves.curve(name).parameters == params
-    if family != "nvidia-ampere":
-        assert "not refit" in curves.provenance.note and "A100" in curves.provenance.note
+    assert curves.family == raw["family"] == family
+    assert_states_its_own_values(raw, curves)
+
+
+def assert_states_its_own_values(raw, curves):
+    """The checks of the test above, for any curve file (``raw``: the file read with tomllib)."""
+    for key in ("source", "date", "device", "method"):
+        assert isinstance(raw["provenance"][key], str) and raw["provenance"][key].strip()
+        assert getattr(curves.provenance, key) == raw["provenance"][key]
+    assert "paper 001" not in str(raw) and "shared/" not in str(raw)
+    for name in CURVE_NAMES:
+        entry = raw["curves"][name]
+        a, b, c = entry["a"], entry["b"], entry["c"]
+        assert curves.curve(name).parameters == (a, b, c)
+        assert 0.0 <= a <= 1.0 and b > 0.0 and c > 0.0
+        points = [tuple(p) for p in entry.get("points", [])]
+        assert curves.points[name] == tuple(points)
+        assert all(o >= 0.0 and 0.0 <= h <= 1.0 for o, h in points)
+        residuals = [h - (1.0 - a * math.exp(-b * math.exp(-c * o))) for o, h in points]
+        if "rms_error" in entry:
+            assert points, f"{name}: an RMS error without the points it was computed on"
+            assert entry["rms_error"] == pytest.approx(math.sqrt(sum(r * r for r in residuals) / len(points)))
+        if "r_squared" in entry:
+            mean = sum(h for _, h in points) / len(points)
+            ss_tot = sum((h - mean) ** 2 for _, h in points)
+            assert entry["r_squared"] == pytest.approx(1.0 - sum(r * r for r in residuals) / ss_tot)
 
 
 def test_fits_directory_holds_the_family_files():
@@ -179,13 +215,16 @@ def test_fits_directory_holds_the_family_files():
     assert "__init__.py" in names
 
 
-def test_fits_are_reachable_as_package_resources_when_mapped():
-    try:
-        root = resources.files("warpspeed.fits")
-    except ModuleNotFoundError:
-        pytest.skip("warpspeed.fits is not mapped in pyproject.toml yet")
-    data = tomllib.loads((root / "nvidia-ampere.toml").read_text())
-    assert data["curves"]["z_layer"]["b"] == 37.1
+def test_fits_are_package_resources():
+    """pyproject.toml maps fits/ to the package warpspeed.fits; its files are resources and the
+    directory load_curves reads by default."""
+    root = resources.files("warpspeed.fits")
+    for family in FAMILIES:
+        data = tomllib.loads((root / f"{family}.toml").read_text(encoding="utf-8"))
+        assert data["family"] == family
+        assert load_curves(family).z_layer.parameters == (
+            data["curves"]["z_layer"]["a"], data["curves"]["z_layer"]["b"], data["curves"]["z_layer"]["c"])
+    assert fits_directory().resolve() == Path(str(root)).resolve()
 
 
 @pytest.mark.parametrize("vendor,arch,family", [
@@ -215,10 +254,19 @@ def test_write_and_read_back(tmp_path):
     again = load_curves(path=path)
     assert again.z_layer.parameters == pytest.approx(fitted.curve.parameters)
     assert np.allclose(np.array(again.points["z_layer"]), np.array(points), rtol=1e-15, atol=0)
-    assert again.l1_load.parameters == PUBLISHED["l1_load"]
+    assert again.l1_load.parameters == REFERENCE["l1_load"]
     assert again.provenance == provenance
     assert again.notes["z_layer"] == "refit on synthetic points"
     assert load_curves("nvidia-ampere", path=tmp_path).z_layer == again.z_layer
+
+
+def test_an_unwritable_curve_file_is_a_clear_error(tmp_path):
+    base = load_curves("nvidia-ampere")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(FitError, match="cannot write the curve file"):
+        write_fit_toml(blocker / "sub" / "x.toml", "nvidia-ampere", {n: base.curve(n) for n in CURVE_NAMES},
+                       base.provenance)
 
 
 def test_incomplete_or_broken_files_are_refused(tmp_path):
@@ -233,3 +281,107 @@ def test_incomplete_or_broken_files_are_refused(tmp_path):
         load_curves(path=bad)
     with pytest.raises(FitError, match="no curve file for family"):
         load_curves("nvidia-kepler")
+
+
+# ------------------------------------------------------------------------------------------
+# the `warpspeed fit` command
+
+EXAMPLE_POINTS = Path(__file__).resolve().parent.parent / "examples" / "points.csv"
+
+
+def _gompertz_csv(path, params, oversubscriptions):
+    a, b, c = params
+    rows = [f"{o!r},{1.0 - a * math.exp(-b * math.exp(-c * o))!r}" for o in oversubscriptions]
+    path.write_text("# generated from known parameters\noversubscription,hit_rate\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _fit_cli(args):
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    return CliRunner().invoke(main, ["fit", *args])
+
+
+def test_fit_command_writes_a_file_that_recovers_the_parameters(tmp_path):
+    known = (0.8, 12.0, 2.0)  # not the reference constants the fit starts from
+    data = _gompertz_csv(tmp_path / "measured.csv", known, [0.1 * i for i in range(31)])
+    out = tmp_path / "out" / "my-gpu.toml"
+    out.parent.mkdir()
+    result = _fit_cli([str(data), "--curve", "z_layer", "--out", str(out), "--device", "Test GPU"])
+    assert result.exit_code == 0, result.output
+    assert "z_layer: a=0.8 b=12 c=2 " in result.output
+    curves = load_curves(path=out)
+    assert curves.z_layer.parameters == pytest.approx(known, rel=1e-6)
+    assert not curves.packaged and curves.label == str(out)
+    for name in CURVE_NAMES:
+        if name != "z_layer":
+            assert curves.curve(name).parameters == REFERENCE[name]
+    assert len(curves.points["z_layer"]) == 31
+    assert curves.provenance.device == "Test GPU"
+    # the base file is named by its place in the package, never by an absolute path
+    assert "other curves from fits/nvidia-ampere.toml" in curves.provenance.source
+    assert str(fits_directory()) not in curves.provenance.source
+    assert_states_its_own_values(tomllib.loads(out.read_text(encoding="utf-8")), curves)
+
+
+def test_a_user_base_file_is_named_relative_to_the_written_file(tmp_path):
+    from warpspeed.memory.capacity import base_reference
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    base = load_curves("nvidia-ampere")
+    user = write_fit_toml(tmp_path / "a" / "base.toml", "nvidia-ampere", {n: base.curve(n) for n in CURVE_NAMES},
+                          base.provenance)
+    assert base_reference(load_curves(path=user), tmp_path / "b" / "out.toml") == "../a/base.toml"
+    assert base_reference(load_curves(path=user), tmp_path / "a" / "out.toml") == "base.toml"
+    assert base_reference(base, tmp_path / "b" / "out.toml") == "fits/nvidia-ampere.toml"
+
+
+@pytest.mark.parametrize("rates", [[0.5] * 6, [1.0] * 4])
+def test_fit_command_refuses_undetermined_fits(tmp_path, rates):
+    data = tmp_path / "flat.csv"
+    data.write_text("oversubscription,hit_rate\n" + "".join(f"{0.3 * i},{h}\n" for i, h in enumerate(rates)))
+    out = tmp_path / "never.toml"
+    result = _fit_cli([str(data), "--curve", "y_layer", "--out", str(out)])
+    assert result.exit_code == 2
+    assert f"all {len(rates)} hit rates are equal" in result.output and "R²" in result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("r_squared", [0.0, -0.3])
+def test_a_fit_no_better_than_the_mean_is_refused(r_squared):
+    from warpspeed.memory.capacity import require_informative_fit
+
+    result = FitResult("z_layer", GompertzCurve(0.5, 5.0, 1.0), 0.1, r_squared, ((0.0, 0.2), (1.0, 0.4), (2.0, 0.3)))
+    with pytest.raises(FitError, match="explains nothing"):
+        require_informative_fit(result)
+    assert require_informative_fit(dataclasses.replace(result, r_squared=0.01)) is not None
+
+
+def test_example_points_follow_the_stated_recipe():
+    """examples/points.csv says how it was made: the z_layer curve (1.0, 37.1, 3.2) at
+    o = 0.2 .. 2.5 plus 0.01 * (-1)^i, clipped to [0, 1], rounded to 6 decimals."""
+    points = read_points_csv(EXAMPLE_POINTS)
+    assert len(points) == 24
+    for i, (o, h) in enumerate(points):
+        assert o == pytest.approx(0.2 + 0.1 * i)
+        expected = min(1.0, max(0.0, 1.0 - math.exp(-37.1 * math.exp(-3.2 * o)) + 0.01 * (-1) ** i))
+        assert h == pytest.approx(expected, abs=5e-7)
+
+
+def test_readme_fit_example_runs(tmp_path, monkeypatch):
+    """``warpspeed fit points.csv --curve z_layer --out fits/my-gpu.toml`` from examples/."""
+    import shutil
+
+    shutil.copy(EXAMPLE_POINTS, tmp_path / "points.csv")  # fits/ does not exist yet: it is created
+    monkeypatch.chdir(tmp_path)
+    result = _fit_cli(["points.csv", "--curve", "z_layer", "--out", "fits/my-gpu.toml"])
+    assert result.exit_code == 0, result.output
+    fitted = load_curves(path=tmp_path / "fits" / "my-gpu.toml").z_layer
+    # the perturbation is +-0.01 around the reference z_layer curve
+    assert fitted.a == pytest.approx(1.0, abs=0.01)
+    assert fitted.b == pytest.approx(37.1, rel=0.05)
+    assert fitted.c == pytest.approx(3.2, rel=0.02)

@@ -48,3 +48,66 @@ def test_predictor_reuse_gives_the_same_answer(a100):
     first = [shared.predict(b).to_dict() for b in ((32, 4, 2), (64, 2, 2), (32, 4, 2))]
     assert first[0] == first[2]
     assert first[1] == predict(kernel, a100, (64, 2, 2)).to_dict()
+
+
+# ------------------------------------------------------------------------------------------
+# custom capacity curves (--curves) are used and named in the output
+
+SMALL = ["--kernel", "star3d-r1", "--domain", "64,64,64"]
+
+
+def _custom_curves_file(tmp_path):
+    from warpspeed.memory.capacity import CURVE_NAMES, GompertzCurve, load_curves, write_fit_toml
+
+    base = load_curves("nvidia-ampere")
+    curves = {n: base.curve(n) for n in CURVE_NAMES}
+    curves["l1_load"] = GompertzCurve(0.9, 1.0, 0.5)  # misses far more than the reference curve
+    return write_fit_toml(tmp_path / "mine.toml", "nvidia-ampere", curves, base.provenance)
+
+
+def _invoke(args):
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_predict_with_custom_curves_uses_and_names_them(tmp_path):
+    import json
+
+    path = _custom_curves_file(tmp_path)
+    args = ["predict", *SMALL, "--block", "32,4,2"]
+    default = json.loads(_invoke([*args, "--json"]))
+    custom = json.loads(_invoke([*args, "--json", "--curves", str(path)]))
+    assert default["capacity_curves"] == "nvidia-ampere"
+    assert custom["capacity_curves"] == str(path)
+    # L2 load = compulsory + m(o_L1) * (L1 load - compulsory), m = 0.9 exp(-1.0 exp(-0.5 o_L1))
+    o = custom["l1_oversubscription"]
+    for name, f in custom["fields"].items():
+        redundant = max(0.0, f["l1_load_bytes_per_lup"] - f["l2_load_compulsory_bytes_per_lup"])
+        expected = f["l2_load_compulsory_bytes_per_lup"] + 0.9 * math.exp(-1.0 * math.exp(-0.5 * o)) * redundant
+        assert f["l2_load_bytes_per_lup"] == pytest.approx(expected, rel=1e-12), name
+    assert custom["l2_load_bytes_per_lup"] > default["l2_load_bytes_per_lup"]
+    text = _invoke([*args, "--curves", str(path)])
+    assert f"capacity curves: {path}" in text
+    assert "capacity curves" not in _invoke(args)
+
+
+def test_rank_with_custom_curves_uses_and_names_them(tmp_path):
+    import json
+
+    path = _custom_curves_file(tmp_path)
+    args = ["rank", *SMALL, "--threads", "64", "--jobs", "1"]
+    default = json.loads(_invoke([*args, "--json"]))
+    custom = json.loads(_invoke([*args, "--json", "--curves", str(path)]))
+    assert "capacity_curves" not in default
+    assert custom["capacity_curves"] == str(path)
+    row = custom["rows"][0]
+    single = json.loads(_invoke(["predict", *SMALL, "--block", ",".join(map(str, row["block"])),
+                                 "--fold", ",".join(map(str, row["fold"])), "--json", "--curves", str(path)]))
+    assert row["l2_load_bytes_per_lup"] == pytest.approx(single["l2_load_bytes_per_lup"], rel=1e-12)
+    assert sum(r["l2_load_bytes_per_lup"] for r in custom["rows"]) > sum(r["l2_load_bytes_per_lup"] for r in default["rows"])
+    assert f"capacity curves: {path}" in _invoke([*args, "--curves", str(path)])

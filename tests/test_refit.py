@@ -3,6 +3,7 @@ parameters from synthetic measurements, held-out evaluation, TOML output, CLI.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -120,23 +121,81 @@ def test_split_is_deterministic_every_kth():
 def test_reevaluate_by_hand():
     base = load_curves("nvidia-ampere")
     row = {"pred_l2_load_compulsory_bytes_per_lup": 20.0, "pred_l1_load_bytes_per_lup": 100.0,
-           "pred_l1_oversubscription": 0.0, "pred_l2_load_bytes_per_lup": 20.0, "pred_l2_store_bytes_per_lup": 8.0,
-           "pred_l2_redundant_load_bytes_per_lup": 0.0, "pred_l2_redundant_store_bytes_per_lup": 0.0,
-           "pred_l2_oversubscription": 0.0, "pred_dram_load_compulsory_bytes_per_lup": 30.0,
-           "pred_z_overlap_bytes_per_lup": 10.0, "pred_z_oversubscription": 0.0,
-           "pred_dram_load_bytes_per_lup": 20.0, "pred_dram_store_bytes_per_lup": 8.0,
+           "pred_l1_oversubscription": 1.0, "pred_l2_load_bytes_per_lup": 40.0, "pred_l2_store_bytes_per_lup": 8.0,
+           "pred_l2_oversubscription": 0.5, "pred_dram_load_compulsory_bytes_per_lup": 15.0,
+           "pred_dram_store_compulsory_bytes_per_lup": 6.0, "pred_dram_store_bytes_per_lup": 6.0,
+           "pred_z_overlap_bytes_per_lup": 10.0, "pred_z_oversubscription": 0.9,
+           "pred_dram_load_bytes_per_lup": 25.0,
            "pred_fp_lups_per_s": math.inf, "pred_l1_lups_per_s": 1e12, "pred_l2_lups_per_s": 1e11,
            "pred_dram_lups_per_s": 1e10}
     out = rf.reevaluate(row, base)
-    m_l1 = 0.66 * math.exp(-6.77)  # published l1_load at o = 0
-    l2 = 20 + m_l1 * 80
-    assert out["pred_l2_load_bytes_per_lup"] == pytest.approx(l2)
-    # redundant L2 load grows by l2 - 20; L2 load miss at o = 0: 0.2 exp(-7.56)
-    h_z = 1 - 1.0 * math.exp(-37.1)
-    dram = 30 - 10 * h_z + 0.2 * math.exp(-7.56) * (l2 - 20)
-    assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(dram)
-    # DRAM limit scales with the inverse volume: 1e10 * (20 + 8) / (dram + 8)
-    assert out["pred_lups_per_s"] == pytest.approx(1e10 * 28 / (dram + 8))
+    # the reference constants of fits/nvidia-ampere.toml, evaluated by hand
+    m_l1 = 0.66 * math.exp(-6.77 * math.exp(-1.45 * 1.0))
+    l2 = 20 + m_l1 * (100 - 20)
+    assert out["pred_l2_load_bytes_per_lup"] == pytest.approx(l2, rel=1e-12)
+    h_z = 1 - 1.0 * math.exp(-37.1 * math.exp(-3.2 * 0.9))
+    m_l2 = 0.2 * math.exp(-7.56 * math.exp(-0.67 * 0.5))
+    m_store = 0.38 * math.exp(-3.79 * math.exp(-0.55 * 0.5))
+    # compulsory - z hits + capacity misses of (L2 load - compulsory) + partial-store reads of (8 - 6)
+    dram = 15 - 10 * h_z + m_l2 * (l2 - 15) + m_store * (8 - 6)
+    assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(dram, rel=1e-12)
+    # the L2 and DRAM limits scale with the inverse volume (loads + stores)
+    assert out["pred_lups_per_s"] == pytest.approx(min(1e12, 1e11 * 48 / (l2 + 8), 1e10 * 31 / (dram + 6)), rel=1e-12)
+
+
+def test_reevaluate_reproduces_the_predictor_with_any_curves():
+    """A row written from a real prediction, re-evaluated with changed curves, gives what the
+    predictor gives with those curves (and its own values with the curves it was made with)."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.kernel.builtin import star_stencil
+    from warpspeed.memory.capacity import GompertzCurve
+    from warpspeed.predict import Predictor
+    from warpspeed.validation.measure import prediction_record, predicted_columns
+
+    kernel, device = star_stencil(3, 2, (96, 64, 64)), load_device("A100-SXM4-40GB")
+    base = load_curves("nvidia-ampere")
+    changed = dataclasses.replace(
+        base, l1_load=GompertzCurve(0.9, 2.0, 1.0), y_layer=GompertzCurve(0.6, 1.5, 0.5),
+        z_layer=GompertzCurve(0.7, 3.0, 1.5), l2_load=GompertzCurve(0.6, 2.0, 1.0),
+        l2_store=GompertzCurve(0.5, 1.0, 1.0))
+    for block in ((32, 4, 2), (64, 2, 8)):
+        old = Predictor(kernel, device).predict(block)
+        row = predicted_columns(prediction_record(old), 96 * 64 * 64)
+        new = Predictor(kernel, device, curves=changed).predict(block)
+        for curves, p in ((base, old), (changed, new)):
+            out = rf.reevaluate(row, curves)
+            assert out["pred_l2_load_bytes_per_lup"] == pytest.approx(p.l2_load_bytes_per_lup, rel=1e-12)
+            assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(p.dram.load_bytes_per_lup, rel=1e-12)
+            assert out["pred_lups_per_s"] == pytest.approx(p.lups_per_s, rel=1e-12)
+        assert new.dram.load_bytes_per_lup != pytest.approx(old.dram.load_bytes_per_lup, rel=1e-3)
+
+
+def _mape(pairs):
+    return 100.0 * sum(abs(p - m) / m for p, m in pairs) / len(pairs)
+
+
+def test_refit_before_and_after_follow_the_curves_exactly():
+    """Change the base curves: the held-out accuracy before the refit follows them, and after
+    the refit follows the fitted ones, each evaluated by hand with the Gompertz formula."""
+    from warpspeed.memory.capacity import GompertzCurve
+
+    base_l1, base_z = (0.3, 2.0, 0.8), (0.5, 3.0, 1.0)
+    base = dataclasses.replace(load_curves("nvidia-ampere"), l1_load=GompertzCurve(*base_l1),
+                               z_layer=GompertzCurve(*base_z))
+    rows = synthetic_rows()
+    result = rf.refit(MeasurementTable({"kernel": "synthetic"}, tuple(rows)), "nvidia-ampere", base=base)
+    held = [r for i, r in enumerate(rows) if i % 4 == 3]
+    for label, report, l1, z in (("before", result.before, base_l1, base_z),
+                                 ("after", result.after, result.curves.l1_load.parameters,
+                                  result.curves.z_layer.parameters)):
+        # L2 load: compulsory 16 + m_l1 * (48 - 16); DRAM load: compulsory 48 - overlap 8 * h_z (the
+        # L2 load stays below 48, so no redundant L2 loads; stores 8 = compulsory, no partial reads)
+        l2 = [(16 + miss(l1, r["pred_l1_oversubscription"]) * 32, r["meas_l2_load_bytes_per_lup"]) for r in held]
+        dram = [(48 - 8 * (1 - miss(z, r["pred_z_oversubscription"])), r["meas_dram_load_bytes_per_lup"])
+                for r in held]
+        assert report.metric("l2_load").mape_percent == pytest.approx(_mape(l2), rel=1e-12), label
+        assert report.metric("dram_load").mape_percent == pytest.approx(_mape(dram), rel=1e-12), label
+    assert result.before.metric("dram_load").mape_percent > 1.0
 
 
 # ---------------------------------------------------------------------------- recovery

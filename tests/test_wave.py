@@ -3,7 +3,7 @@
 The brute force below enumerates every block of the wave by linear index, every thread and
 fold offset, applies the domain guard, evaluates the index expressions with sympy.lambdify on
 integer arrays, forms byte addresses from field strides computed here from shape and layout,
-and counts unique lines with numpy. It uses nothing from warpspeed.memory.addresses or warpspeed.wave.
+and counts unique lines with numpy. It uses nothing from warpspeed.memory.addresses or warpspeed.memory.wave.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def test_nd_volumes_match_brute_force(kernel_name, block, fold, domain, device_n
     check_against_brute_force(kernel, info, device)
 
 
-# The linear address space is slow in ISL for many accesses (paper 001, 4.4.1: "complex set
+# The linear address space is slow in ISL for many accesses (Ernst et al., JPDC 2023, 4.4.1: "complex set
 # descriptions"); the 25-point stencil takes seconds per configuration there and is left out.
 LINEAR_CASES = [(k, b, f) for k in KERNELS for b, f in LAUNCHES[:3] if k != "star3d_r4"]
 
@@ -322,7 +322,7 @@ def test_random_configurations_match_brute_force(kernel_name, domain, block, fol
 
 
 # ------------------------------------------------------------------------------------------
-# layer condition against a hand calculation (paper 001, 5.7)
+# layer condition against a hand calculation (Ernst et al., JPDC 2023, 5.7)
 
 
 def hand_crossing(wave_rows):

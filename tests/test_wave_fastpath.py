@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from warpspeed.memory.addresses import compile_kernel
-from warpspeed.memory.boxmaps import box_map
+from warpspeed.memory.wave.boxmaps import box_map
 from warpspeed.launch.geometry import analyze_launch
 from warpspeed.memory.wave import WaveModel
 from warpspeed.kernel.builtin import copy_kernel, lbm_pull, star_stencil
@@ -51,3 +51,34 @@ def test_non_box_accesses_fall_back_to_isl(a100):
     assert model.fast_fields == ()
     info = analyze_launch(kernel, a100, (32, 4, 2))
     assert model.volumes(info, a100) == WaveModel(compiled, fast=False).volumes(info, a100)
+
+
+def test_both_counters_return_the_same_line_counts(a100):
+    """The box counter and the ISL counter return one result type with equal integers."""
+    import islpy as isl
+
+    from warpspeed.memory.wave import FieldLineCounts
+    from warpspeed.memory.wave.box_counts import box_field_counts, field_stacks
+    from warpspeed.memory.wave.boxmaps import field_box_maps
+    from warpspeed.memory.wave.geometry import wave_cells
+    from warpspeed.memory.wave.isl_counts import field_maps, isl_cell_set, isl_field_counts, line_map
+
+    kernel = star_stencil(3, 2, (100, 70, 50))
+    compiled = compile_kernel(kernel)
+    info = analyze_launch(kernel, a100, (16, 4, 2), (1, 2, 1))
+    cells = wave_cells(info.launch, info.wave.first_block, info.wave.blocks)
+    ctx = isl.Context()
+    wave = isl_cell_set(cells.wave, ctx)
+    previous = {d: isl_cell_set(b, ctx) if b else None for d, b in cells.previous.items()}
+    for fm in field_maps(compiled, False, ctx):
+        accesses = [a for a in compiled.accesses if a.field.name == fm.field]
+
+        def stacks(line):
+            return field_stacks(field_box_maps([a for a in accesses if not a.access.is_store], line),
+                                field_box_maps([a for a in accesses if a.access.is_store], line), fm.rank)
+
+        fast = box_field_counts(stacks(32), stacks(128), cells.wave, cells.previous)
+        slow = isl_field_counts(fm, line_map(fm.rank, 32, ctx), line_map(fm.rank, 128, ctx), wave, previous)
+        assert isinstance(fast, FieldLineCounts) and isinstance(slow, FieldLineCounts)
+        assert fast == slow
+        assert slow.load > 0 or slow.store > 0

@@ -9,8 +9,9 @@ Stages (paper 001):
 1. launch geometry and occupancy (:mod:`warpspeed.launch.geometry`);
 2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.memory.l1`);
 3. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
-4. L1 capacity misses (4.5): L2 load = compulsory + m_L1(o_L1) x (L1 load volume - compulsory),
-   with o_L1 = blocks per SM x L1 allocation per block / L1 capacity;
+4. L1 capacity misses (4.5, :mod:`warpspeed.memory.capacity.terms`): L2 load = compulsory +
+   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 = blocks per SM x L1 allocation per
+   block / L1 capacity;
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
    :mod:`warpspeed.memory.dram`);
 6. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
+from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import DramVolumes, dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
@@ -120,7 +122,7 @@ class Prediction:
                     "oversubscription": self.wave.oversubscription[d]}
                 for d in DIMENSIONS
             },
-            "capacity_curves": self.dram.curves_family,
+            "capacity_curves": self.dram.curves_label or self.dram.curves_family,
             "lups_per_s": _finite(self.lups_per_s),
             "limiter": self.limiter,
             "limiters": {k: _finite(v) for k, v in self.roofline.limits.items()},
@@ -194,10 +196,10 @@ class Predictor:
         l1 = l1_cycles(self.compiled, cells, device, addresses)
         fp = block_footprint(self.compiled, cells, device, addresses)
 
-        o_l1 = info.occupancy.blocks_per_sm * fp.l1_alloc_bytes_per_block / device.l1_bytes
+        o_l1 = l1_oversubscription(info.occupancy.blocks_per_sm, fp.l1_alloc_bytes_per_block, device.l1_bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         l2_per_field = {
-            name: f.l2_load_bytes_per_lup + m_l1 * max(0.0, f.l1_load_bytes_per_lup - f.l2_load_bytes_per_lup)
+            name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
             for name, f in fp.per_field.items()
         }
         l2_load = sum(l2_per_field.values())

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 from warpspeed.hardware.device import Device
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
+from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.predict import Predictor
 from warpspeed.launch.space import Config, paper_space
 
@@ -98,9 +99,10 @@ def _predict_one(predictor: "Predictor", config: Config) -> RankRow:
         return _error_row(config, str(exc))
 
 
-def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config]) -> list[RankRow]:
+def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
+                  curves: CapacityCurves | None = None) -> list[RankRow]:
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
-    predictor = Predictor(kernel, device)
+    predictor = Predictor(kernel, device, curves)
     return [_predict_one(predictor, c) for c in configs]
 
 
@@ -111,13 +113,15 @@ def _chunks(items: Sequence[Config], parts: int) -> list[list[Config]]:
 
 def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                     executor: Executor | None | str = "auto",
-                    progress: Callable[[int], None] | None = None) -> list[RankRow]:
+                    progress: Callable[[int], None] | None = None,
+                    curves: CapacityCurves | None = None) -> list[RankRow]:
     """Predict ``configs`` in input order.
 
     ``executor``: ``None`` runs serially in this process; an Executor runs chunks on it;
     ``"auto"`` uses a local process pool when there are at least
     :data:`AUTO_PARALLEL_MIN_CONFIGS` configurations and more than one CPU.
-    ``progress`` is called with the number of configurations finished so far.
+    ``progress`` is called with the number of configurations finished so far. ``curves``:
+    capacity curves instead of the device family's.
     """
     configs = list(configs)
     workers = os.cpu_count() or 1
@@ -125,9 +129,9 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
         executor = None
         if len(configs) >= AUTO_PARALLEL_MIN_CONFIGS and workers > 1:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                return predict_configs(kernel, device, configs, pool, progress)
+                return predict_configs(kernel, device, configs, pool, progress, curves)
     if executor is None:
-        predictor = Predictor(kernel, device)
+        predictor = Predictor(kernel, device, curves)
         rows: list[RankRow] = []
         for config in configs:
             rows.append(_predict_one(predictor, config))
@@ -135,7 +139,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                 progress(len(rows))
         return rows
     chunks = _chunks(configs, 4 * workers)
-    futures = [executor.submit(_predict_rows, kernel, device, chunk) for chunk in chunks]
+    futures = [executor.submit(_predict_rows, kernel, device, chunk, curves) for chunk in chunks]
     rows = []
     for fut in futures:
         rows.extend(fut.result())
@@ -146,10 +150,12 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
 
 def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None,
          executor: Executor | None | str = "auto",
-         progress: Callable[[int], None] | None = None) -> Ranking:
-    """Predict and sort ``configs`` (default: the paper's 1024-thread space) best first."""
+         progress: Callable[[int], None] | None = None,
+         curves: CapacityCurves | None = None) -> Ranking:
+    """Predict and sort ``configs`` (default: the paper's 1024-thread space) best first;
+    ``curves``: capacity curves instead of the device family's."""
     space = list(configs) if configs is not None else paper_space()
-    rows = predict_configs(kernel, device, space, executor, progress)
+    rows = predict_configs(kernel, device, space, executor, progress, curves)
     return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows))
 
 

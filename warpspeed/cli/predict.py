@@ -41,6 +41,8 @@ def predict(kernel_name: str, domain: str | None, device_name: str, block: str, 
     console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}), "
                   f"{d['registers']} registers{' (estimate)' if d['registers_estimated'] else ''}; "
                   f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
+    if curves is not None:
+        console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
     vol = Table(title="data volumes, bytes per lattice update")
     for col in ("field", "L1 cyc/lup", "L1 load", "L2→L1 load", "L1→L2 store", "DRAM load", "DRAM store"):
         vol.add_column(col, justify="left" if col == "field" else "right")

@@ -36,31 +36,36 @@ def _executor_arg(jobs: int | None):
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write all rows to a CSV file.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write a bar chart (PNG) colored by block shape, hatched by limiter.")
+@click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
+              help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
-         as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
+         as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None) -> None:
     """Rank the paper's launch configurations (blocks x foldings) by predicted performance.
 
     Built-in kernels fold as a launch parameter; pystencils workloads are generated, folded and
     register-counted by pystencils for every folding (real code for each row).
     """
     from warpspeed.launch.space import default_threads, paper_space
+    from warpspeed.memory.capacity import load_curves
     from warpspeed.rank import rank as run_rank
 
     n_threads = threads or default_threads(kernel_name)
     space = paper_space(n_threads)
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
+    curves = load_curves(path=curves_path) if curves_path else None
     progress = DelayedProgress(len(space), f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
     try:
         if kernel_name in BUILTIN_KERNELS:
             kernel = builtin_kernel(kernel_name, dom)
-            ranking = run_rank(kernel, device, space, executor=executor, progress=progress)
+            ranking = run_rank(kernel, device, space, executor=executor, progress=progress, curves=curves)
             registers_note = (f"registers: {kernel.registers} per thread (given)" if kernel.registers else
                               f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)")
         else:
             ps_rank = _pystencils_rank(kernel_name)
-            result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress)
+            result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress,
+                             curves=curves)
             ranking, kernel = result.ranking, next(iter(result.kernels.values())).kernel
             registers_note = "registers per folding: " + ", ".join(
                 f"{'x'.join(map(str, f))}: {k.kernel.registers} ({k.registers_source})" for f, k in result.kernels.items())
@@ -76,8 +81,11 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
 
         plot_ranking(ranking, plot_path)
     if as_json:
-        click.echo(json.dumps({"kernel": ranking.kernel, "device": ranking.device,
-                               "rows": [_json_row(r.as_dict()) for r in rows]}, indent=2))
+        doc = {"kernel": ranking.kernel, "device": ranking.device}
+        if curves is not None:
+            doc["capacity_curves"] = curves.label
+        doc["rows"] = [_json_row(r.as_dict()) for r in rows]
+        click.echo(json.dumps(doc, indent=2))
         return
     table = Table(title=f"{ranking.kernel} on {ranking.device}, domain {tuple(kernel.domain)}: "
                         f"{len(rows)} configurations, best first")
@@ -99,6 +107,8 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
                      "lattice update; --json or --csv for the split")
     console = make_console()
     console.print(table)
+    if curves is not None:
+        console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
     if ranking.failed:
         console.print(f"[yellow]{len(ranking.failed)} configuration(s) could not be predicted (listed last).")
     best = ranking.best()

@@ -132,8 +132,8 @@ def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json
             "held_out_rows": result.held_out_rows,
             "fitted": {n: {"a": r.curve.a, "b": r.curve.b, "c": r.curve.c, "points": len(r.points),
                            "rms_error": r.rms_error} for n, r in result.fitted.items()},
-            "skipped": dict(result.skipped), "before": result.before.to_dict(), "after": result.after.to_dict(),
-            "consistency_max_rel": result.consistency_max_rel}, indent=2))
+            "skipped": dict(result.skipped), "before": result.before.to_dict(), "after": result.after.to_dict()},
+            indent=2))
         return
     console = Console()
     curves = Table(title=f"{family}: Gompertz miss-rate curves m(o) = a·exp(−b·exp(−c·o))")

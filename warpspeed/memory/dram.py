@@ -1,4 +1,8 @@
-"""DRAM load and store volumes from wave footprints and capacity curves (paper 001, 4.4-4.5).
+"""DRAM load and store volumes from wave footprints and capacity curves.
+
+Model: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, sections 4.4
+and 4.5 (section numbers below refer to it).
 
 Per field ``f`` (bytes per lattice update; all rates dimensionless):
 
@@ -8,8 +12,7 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
 * Layer hits (4.4.2): ``overlap_f,d`` is the part of the wave's load footprint that the
   previous-neighbour set ``P_d`` touched (attributed to the nearest dimension first), and
   ``h_d = 1 - m_d`` with ``m_d`` the ``x_layer``/``y_layer``/``z_layer`` curve at the layer
-  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2). Paper 001 fits only
-  y and z; the x curve defaults to the y parameters.
+  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2).
 * Capacity misses of redundant L2 loads (4.5, eqs. (2), (5)): the redundant volume at the L2
   is what the L1s request beyond the wave's unique footprint,
   ``V_red,f = max(0, l2_load_f - compulsory_load_f)``, where ``l2_load_f`` is the block-level
@@ -29,7 +32,8 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
 written to DRAM once (4.4).
 
 Totals are the sums over fields (fields never alias). ``max(0, ·)`` is applied per field, so the
-total redundant volume is the sum of the per-field clipped values.
+total redundant volume is the sum of the per-field clipped values. :func:`field_dram_volumes`
+holds these equations for one field; :func:`dram_volumes` applies them to every field of a wave.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from warpspeed.memory.capacity import CapacityCurves, curves_for_device
-from warpspeed.hardware.device import Device
 from warpspeed.errors import KernelError
+from warpspeed.hardware.device import Device
+from warpspeed.memory.capacity.curves import CapacityCurves
+from warpspeed.memory.capacity.files import curves_for_device
+from warpspeed.memory.capacity.terms import redundant_bytes_per_lup
 from warpspeed.memory.wave import DIMENSIONS, PerDim, WaveVolumes
 
 
@@ -79,6 +85,8 @@ class DramVolumes:
         l2_oversubscription: ``o_L2`` (wave allocated volume / L2 effective capacity).
         l2_load_miss_rate, l2_store_miss_rate: ``m_l2_load(o_L2)``, ``m_l2_store(o_L2)``.
         curves_family: the family of the capacity curves used.
+        curves_label: how the curves are named in output: the family for the packaged file,
+            else the file they were read from (:attr:`CapacityCurves.label`).
         The volume properties are sums over ``fields`` of the :class:`FieldDramVolumes` components.
     """
 
@@ -89,6 +97,7 @@ class DramVolumes:
     l2_load_miss_rate: float
     l2_store_miss_rate: float
     curves_family: str
+    curves_label: str = ""
 
     def _total(self, attr: str) -> float:
         return float(sum(getattr(f, attr) for f in self.fields))
@@ -158,13 +167,68 @@ def _per_field(values: Mapping[str, float], names: list[str], what: str) -> dict
     return result
 
 
+@dataclass(frozen=True)
+class DramRates:
+    """The rates the DRAM volumes of one launch use (dimensionless).
+
+    Attributes:
+        layer_hit_rate: ``h_d(o_d)`` per dimension.
+        l2_load_miss_rate: ``m_l2_load(o_L2)``; l2_store_miss_rate: ``m_l2_store(o_L2)``.
+    """
+
+    layer_hit_rate: PerDim
+    l2_load_miss_rate: float
+    l2_store_miss_rate: float
+
+
+def dram_rates(curves: CapacityCurves, layer_oversubscription: PerDim, l2_oversubscription: float) -> DramRates:
+    """Layer hit rates and L2 miss rates from the curves at the given oversubscription factors."""
+    return DramRates(
+        layer_hit_rate=PerDim(*(float(curves.layer(d).hit_rate(layer_oversubscription[d])) for d in DIMENSIONS)),
+        l2_load_miss_rate=float(curves.l2_load.miss_rate(l2_oversubscription)),
+        l2_store_miss_rate=float(curves.l2_store.miss_rate(l2_oversubscription)),
+    )
+
+
+def field_dram_volumes(field: str, compulsory_load_bytes_per_lup: float, compulsory_store_bytes_per_lup: float,
+                       overlap_bytes_per_lup: PerDim, l2_load_bytes_per_lup: float,
+                       l2_store_bytes_per_lup: float, rates: DramRates) -> FieldDramVolumes:
+    """The DRAM volume equations of one field (module docstring), bytes per lup.
+
+    Args:
+        field: the field's name (a label only).
+        compulsory_load_bytes_per_lup, compulsory_store_bytes_per_lup: the wave's compulsory
+            volumes.
+        overlap_bytes_per_lup: per dimension, the wave's load volume that ``P_d`` touched.
+        l2_load_bytes_per_lup: block-level L2 -> L1 load volume (with L1 capacity misses).
+        l2_store_bytes_per_lup: block-level L1 -> L2 store volume.
+        rates: the layer hit rates and L2 miss rates.
+    """
+    hits = PerDim(*(overlap_bytes_per_lup[d] * rates.layer_hit_rate[d] for d in DIMENSIONS))
+    red_load = redundant_bytes_per_lup(l2_load_bytes_per_lup, compulsory_load_bytes_per_lup)
+    red_store = redundant_bytes_per_lup(l2_store_bytes_per_lup, compulsory_store_bytes_per_lup)
+    capacity = rates.l2_load_miss_rate * red_load
+    partial = rates.l2_store_miss_rate * red_store
+    return FieldDramVolumes(
+        field=field,
+        compulsory_load_bytes_per_lup=compulsory_load_bytes_per_lup,
+        layer_hit_bytes_per_lup=hits,
+        l2_redundant_load_bytes_per_lup=red_load,
+        capacity_miss_bytes_per_lup=capacity,
+        l2_redundant_store_bytes_per_lup=red_store,
+        partial_store_read_bytes_per_lup=partial,
+        load_bytes_per_lup=compulsory_load_bytes_per_lup - sum(hits) + capacity + partial,
+        store_bytes_per_lup=compulsory_store_bytes_per_lup,
+    )
+
+
 def dram_volumes(wave: WaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
                  l2_store_bytes_per_lup: Mapping[str, float], device: Device,
                  curves: CapacityCurves | None = None) -> DramVolumes:
     """DRAM load and store volumes per lup (module docstring for the model).
 
     Args:
-        wave: wave-level footprint (:func:`warpspeed.wave.wave_volumes`).
+        wave: wave-level footprint (:func:`warpspeed.memory.wave.wave_volumes`).
         l2_load_bytes_per_lup: per field, the block-level L2 -> L1 load volume (bytes per lup).
         l2_store_bytes_per_lup: per field, the block-level L1 -> L2 store volume (bytes per lup).
         device: selects the default curves (its family's ``fits/`` file).
@@ -174,36 +238,19 @@ def dram_volumes(wave: WaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
     l2_load = _per_field(l2_load_bytes_per_lup, names, "l2_load_bytes_per_lup")
     l2_store = _per_field(l2_store_bytes_per_lup, names, "l2_store_bytes_per_lup")
     used = curves_for_device(device) if curves is None else curves
-    hit = PerDim(*(float(used.layer(d).hit_rate(wave.oversubscription[d])) for d in DIMENSIONS))
-    o_l2 = wave.l2_oversubscription
-    m_load = float(used.l2_load.miss_rate(o_l2))
-    m_store = float(used.l2_store.miss_rate(o_l2))
-
-    fields = []
-    for fw in wave.fields:
-        hits = PerDim(*(fw.overlap_bytes_per_lup[d] * hit[d] for d in DIMENSIONS))
-        red_load = max(0.0, l2_load[fw.field] - fw.compulsory_load_bytes_per_lup)
-        red_store = max(0.0, l2_store[fw.field] - fw.compulsory_store_bytes_per_lup)
-        capacity = m_load * red_load
-        partial = m_store * red_store
-        fields.append(FieldDramVolumes(
-            field=fw.field,
-            compulsory_load_bytes_per_lup=fw.compulsory_load_bytes_per_lup,
-            layer_hit_bytes_per_lup=hits,
-            l2_redundant_load_bytes_per_lup=red_load,
-            capacity_miss_bytes_per_lup=capacity,
-            l2_redundant_store_bytes_per_lup=red_store,
-            partial_store_read_bytes_per_lup=partial,
-            load_bytes_per_lup=fw.compulsory_load_bytes_per_lup - sum(hits) + capacity + partial,
-            store_bytes_per_lup=fw.compulsory_store_bytes_per_lup,
-        ))
-
+    rates = dram_rates(used, wave.oversubscription, wave.l2_oversubscription)
+    fields = tuple(
+        field_dram_volumes(fw.field, fw.compulsory_load_bytes_per_lup, fw.compulsory_store_bytes_per_lup,
+                           fw.overlap_bytes_per_lup, l2_load[fw.field], l2_store[fw.field], rates)
+        for fw in wave.fields
+    )
     return DramVolumes(
-        fields=tuple(fields),
-        layer_hit_rate=hit,
+        fields=fields,
+        layer_hit_rate=rates.layer_hit_rate,
         layer_oversubscription=wave.oversubscription,
-        l2_oversubscription=o_l2,
-        l2_load_miss_rate=m_load,
-        l2_store_miss_rate=m_store,
+        l2_oversubscription=wave.l2_oversubscription,
+        l2_load_miss_rate=rates.l2_load_miss_rate,
+        l2_store_miss_rate=rates.l2_store_miss_rate,
         curves_family=used.family,
+        curves_label=used.label,
     )

@@ -1,4 +1,8 @@
-"""Refit the capacity curves on measured data (paper 001, sections 4.5 and 5.6).
+"""Refit the capacity curves on measured data.
+
+Method: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, sections 4.5
+and 5.6 (section numbers below refer to it).
 
 From each row of a measurement CSV (:mod:`warpspeed.validation.measure`) the hit rate that a curve models
 is derived from the measured volume, the compulsory volume and the redundant (or overlap)
@@ -23,12 +27,15 @@ contributes to a curve only when the volume the rate is divided by is at least
 :data:`MIN_TERM_FRACTION` of the measured volume; smaller volumes make the rate a ratio of noise.
 
 Held-out evaluation: rows are split deterministically (every k-th row held out, in file order);
-the curves are fitted on the rest with :func:`warpspeed.capacity.fit_curve`, and the held-out
-rows' L2 and DRAM volumes and performance are re-evaluated from their prediction columns with
-the old and the new curves (:func:`reevaluate`), so "before" and "after" differ only in the
-curves. The re-evaluation works on the totals over fields; the predictor clips the redundant
-volumes per field, so it can differ slightly from a full re-prediction when a field's L2 load is
-below its compulsory DRAM load (see :attr:`RefitResult.consistency_max_rel`).
+the curves are fitted on the rest with :func:`warpspeed.memory.capacity.fit_curve`, and the
+held-out rows' L2 and DRAM volumes and performance are re-evaluated from their prediction
+columns with the old and the new curves (:func:`reevaluate`), so "before" and "after" differ only
+in the curves. The re-evaluation calls the predictor's own equations
+(:mod:`warpspeed.memory.capacity.terms`, :func:`warpspeed.memory.dram.field_dram_volumes`) on
+the row's totals over fields, since the CSV holds no per-field columns: it reproduces the
+predictor exactly unless some fields' L2 load is below their compulsory DRAM load while
+others' is above (the predictor applies ``max(0, ·)`` to each field, the re-evaluation to the
+total). The L2 and DRAM limits of the roofline are rescaled by the old over the new volume.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from warpspeed.validation.accuracy import AccuracyReport, accuracy_report
+from warpspeed.errors import FitError
 from warpspeed.memory.capacity import (
     CURVE_NAMES,
     GOMPERTZ_PARAMETERS,
@@ -48,22 +55,24 @@ from warpspeed.memory.capacity import (
     GompertzCurve,
     Point,
     Provenance,
+    base_reference,
     fit_curve,
     load_curves,
     write_fit_toml,
 )
-from warpspeed.errors import FitError
+from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
+from warpspeed.memory.dram import dram_rates, field_dram_volumes
+from warpspeed.memory.wave import DIMENSIONS, PerDim
+from warpspeed.validation.accuracy import AccuracyReport, accuracy_report
 from warpspeed.validation.measure import MeasurementTable
 
 #: A row contributes to a curve only if the volume its rate is divided by is at least this
-#: fraction of the measured volume: with DRAM/L2 counters reproducible to about 1 % between
-#: runs (ncu with cache control), a 2 % denominator keeps the derived rate's error below ~50 %.
+#: fraction of the measured volume (a chosen threshold: an error of 1 % of the measured volume
+#: then changes the derived rate by at most 0.5).
 MIN_TERM_FRACTION = 0.02
 
 #: Every k-th row (in file order) is held out of the fit: 25 % held out.
 DEFAULT_HOLDOUT_EVERY = 4
-
-_DIMS = ("x", "y", "z")
 
 
 def _v(row: Mapping[str, Any], column: str, default: float = math.nan) -> float:
@@ -81,7 +90,7 @@ def _clip01(value: float) -> float:
 def _predicted_hits(row: Mapping[str, Any], skip: str | None = None) -> float:
     """Predicted layer hits (B/lup) of every dimension except ``skip``."""
     total = 0.0
-    for d in _DIMS:
+    for d in DIMENSIONS:
         if d == skip:
             continue
         overlap = _v(row, f"pred_{d}_overlap_bytes_per_lup", 0.0)
@@ -156,32 +165,31 @@ def split_rows(rows: Sequence[Mapping[str, Any]], holdout_every: int = DEFAULT_H
 
 
 def reevaluate(row: Mapping[str, Any], curves: CapacityCurves) -> dict[str, float]:
-    """The row's L2 load, DRAM load and performance predicted with ``curves`` (from its
-    prediction columns; see the module docstring). Returns ``pred_*`` columns."""
-    comp_l2 = _v(row, "pred_l2_load_compulsory_bytes_per_lup")
-    l1_load = _v(row, "pred_l1_load_bytes_per_lup")
-    old_l2 = _v(row, "pred_l2_load_bytes_per_lup")
+    """The row's L2 load, DRAM load and performance predicted with ``curves`` from its
+    prediction columns (see the module docstring). Returns ``pred_*`` columns.
+
+    The model's equations are those of the predictor (:mod:`warpspeed.memory.capacity.terms`,
+    :func:`warpspeed.memory.dram.field_dram_volumes`), applied to the row's totals over fields.
+    """
+    l1_miss = float(curves.l1_load.miss_rate(_v(row, "pred_l1_oversubscription")))
+    l2_load = l2_load_bytes_per_lup(_v(row, "pred_l2_load_compulsory_bytes_per_lup"),
+                                    _v(row, "pred_l1_load_bytes_per_lup"), l1_miss)
     l2_store = _v(row, "pred_l2_store_bytes_per_lup")
-    l2_load = comp_l2 + float(curves.l1_load.miss_rate(_v(row, "pred_l1_oversubscription"))) * max(0.0, l1_load - comp_l2)
-    red_load = max(0.0, _v(row, "pred_l2_redundant_load_bytes_per_lup", 0.0) + (l2_load - old_l2))
-    red_store = _v(row, "pred_l2_redundant_store_bytes_per_lup", 0.0)
-    o_l2 = _v(row, "pred_l2_oversubscription")
-    hits = 0.0
-    for d in _DIMS:
-        overlap = _v(row, f"pred_{d}_overlap_bytes_per_lup", 0.0)
-        if overlap > 0:
-            hits += overlap * float(curves.layer(d).hit_rate(_v(row, f"pred_{d}_oversubscription")))
-    capacity = float(curves.l2_load.miss_rate(o_l2)) * red_load if red_load > 0 else 0.0
-    partial = float(curves.l2_store.miss_rate(o_l2)) * red_store if red_store > 0 else 0.0
-    dram_load = _v(row, "pred_dram_load_compulsory_bytes_per_lup") - hits + capacity + partial
-    dram_store = _v(row, "pred_dram_store_bytes_per_lup")
-    old_dram = _v(row, "pred_dram_load_bytes_per_lup") + dram_store
+    rates = dram_rates(curves, PerDim(*(_v(row, f"pred_{d}_oversubscription", 0.0) for d in DIMENSIONS)),
+                       _v(row, "pred_l2_oversubscription"))
+    dram = field_dram_volumes(
+        "total", _v(row, "pred_dram_load_compulsory_bytes_per_lup"),
+        _v(row, "pred_dram_store_compulsory_bytes_per_lup", _v(row, "pred_dram_store_bytes_per_lup")),
+        PerDim(*(_v(row, f"pred_{d}_overlap_bytes_per_lup", 0.0) for d in DIMENSIONS)),
+        l2_load, l2_store, rates)
+    old_l2 = _v(row, "pred_l2_load_bytes_per_lup") + l2_store
+    old_dram = _v(row, "pred_dram_load_bytes_per_lup") + _v(row, "pred_dram_store_bytes_per_lup")
     limits = [_v(row, "pred_fp_lups_per_s", math.inf), _v(row, "pred_l1_lups_per_s", math.inf)]
-    for lim_col, old, new in (("pred_l2_lups_per_s", old_l2 + l2_store, l2_load + l2_store),
-                              ("pred_dram_lups_per_s", old_dram, dram_load + dram_store)):
+    for lim_col, old, new in (("pred_l2_lups_per_s", old_l2, l2_load + l2_store),
+                              ("pred_dram_lups_per_s", old_dram, dram.total_bytes_per_lup)):
         lim = _v(row, lim_col, math.inf)
         limits.append(lim if not math.isfinite(lim) or new <= 0 else lim * old / new)
-    return {"pred_l2_load_bytes_per_lup": l2_load, "pred_dram_load_bytes_per_lup": dram_load,
+    return {"pred_l2_load_bytes_per_lup": l2_load, "pred_dram_load_bytes_per_lup": dram.load_bytes_per_lup,
             "pred_lups_per_s": min(limits)}
 
 
@@ -195,9 +203,7 @@ class RefitResult:
 
     ``fitted``: the curves that were refitted (with RMS error and R² on their points);
     ``skipped``: curve -> why it kept its old parameters; ``curves``: the complete new family;
-    ``before`` / ``after``: accuracy of the held-out rows with the old / new curves;
-    ``consistency_max_rel``: largest relative difference between a row's CSV prediction and its
-    re-evaluation with the old curves (L2 load, DRAM load), a check of :func:`reevaluate`.
+    ``before`` / ``after``: accuracy of the held-out rows re-evaluated with the old / new curves.
     """
 
     family: str
@@ -210,7 +216,6 @@ class RefitResult:
     holdout_every: int
     before: AccuracyReport
     after: AccuracyReport
-    consistency_max_rel: float
 
 
 def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = None,
@@ -241,32 +246,25 @@ def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = No
     for name in CURVE_NAMES:
         if name not in curves:
             skipped[name] = "not requested"
-    new = replace(old, family=family, **{n: r.curve for n, r in fitted.items()})
-    consistency = 0.0
-    for row in rows:
-        again = reevaluate(row, old)
-        for col in ("pred_l2_load_bytes_per_lup", "pred_dram_load_bytes_per_lup"):
-            ref = _v(row, col)
-            if math.isfinite(ref) and ref > 0 and math.isfinite(again[col]):
-                consistency = max(consistency, abs(again[col] - ref) / ref)
+    new = replace(old, family=family, source="", packaged=False, **{n: r.curve for n, r in fitted.items()})
     kernel, device = table.kernel, table.device
     return RefitResult(family=family, curves=new, base=old, fitted=fitted, skipped=skipped,
                        fit_rows=len(fit_rows), held_out_rows=len(held), holdout_every=holdout_every,
                        before=accuracy_report(_with_curves(held, old), kernel, device),
-                       after=accuracy_report(_with_curves(held, new), kernel, device),
-                       consistency_max_rel=consistency)
+                       after=accuracy_report(_with_curves(held, new), kernel, device))
 
 
 def write_refit(result: RefitResult, path: str | Path, source: str, device: str = "",
                 date: str | None = None) -> Path:
     """Write the refitted family with provenance (``source``: the measurement file)."""
     method = (f"scipy.optimize.curve_fit (trf) of the Gompertz miss rate on hit rates derived from measured "
-              f"L2 and DRAM volumes (paper 001, 4.5/5.6; warpspeed.validation.refit); {result.fit_rows} fit rows, every "
+              f"L2 and DRAM volumes (Ernst et al., J. Parallel Distrib. Comput. 2023, sections 4.5 and 5.6; "
+              f"warpspeed.validation.refit); {result.fit_rows} fit rows, every "
               f"{result.holdout_every}th row held out ({result.held_out_rows} rows)")
     refitted = ", ".join(result.fitted) or "none"
     provenance = Provenance(source=source, date=date or _dt.date.today().isoformat(),
                             device=device or result.before.device or "unknown", method=method,
-                            note=f"refitted: {refitted}; others from {result.base.source or result.base.family}")
+                            note=f"refitted: {refitted}; others from {base_reference(result.base, path)}")
     values: dict[str, GompertzCurve | FitResult] = {}
     points: dict[str, Sequence[Point]] = {}
     notes: dict[str, str] = {}

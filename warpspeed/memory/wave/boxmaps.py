@@ -1,7 +1,7 @@
 """Box-preserving access maps: the fast path of the wave-level footprints.
 
 An access maps a box of cells to a box of cache lines when every target coordinate of its N-D
-line address (see :mod:`warpspeed.memory.wave`) is
+line address (see :mod:`warpspeed.memory.wave.isl_counts`) is
 
 * ``cell_d + c`` (a shifted coordinate),
 * a constant ``c`` (e.g. an LBM component index), or
@@ -10,7 +10,7 @@ line address (see :mod:`warpspeed.memory.wave`) is
 
 and no cell coordinate feeds two target coordinates. Stencils and LBM streaming patterns in the
 N-D address space are of this kind. For them the wave footprints are unions of boxes, counted
-exactly by :mod:`warpspeed.memory.boxcount`; everything else goes through ISL.
+exactly by :mod:`warpspeed.memory.wave.boxcount`; everything else goes through ISL.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _shift(expr: sympy.Expr) -> tuple[int, int] | None:
 def box_map(access: CompiledAccess, line_bytes: int) -> BoxMap | None:
     """The N-D line-address map of ``access`` as a :class:`BoxMap`, or None if it is not one.
 
-    The target tuple matches :mod:`warpspeed.memory.wave`'s N-D address space: the non-contiguous
+    The target tuple matches :mod:`warpspeed.memory.wave.isl_counts`'s N-D address space: the non-contiguous
     indices slowest first, then the contiguous index scaled to bytes, offset by the field's
     alignment and floor-divided by ``line_bytes``.
     """

@@ -1,0 +1,45 @@
+"""Capacity-miss curves (Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance
+Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
+Computing, 2023, section 4.5).
+
+* :mod:`~warpspeed.memory.capacity.curves`: the Gompertz curve and the curves of a family;
+* :mod:`~warpspeed.memory.capacity.files`: reading and writing ``fits/<family>.toml`` files;
+* :mod:`~warpspeed.memory.capacity.fitting`: fitting a curve to measured points.
+"""
+
+from warpspeed.memory.capacity.curves import (
+    CURVE_NAMES,
+    GOMPERTZ_PARAMETERS,
+    PARAMETER_BOUNDS,
+    REFERENCE_PARAMETERS,
+    CapacityCurves,
+    GompertzCurve,
+    Point,
+    Provenance,
+    gompertz,
+)
+from warpspeed.memory.capacity.files import (
+    DEFAULT_FAMILY,
+    FAMILIES,
+    base_reference,
+    curves_for_device,
+    family_for_device,
+    fits_directory,
+    load_curves,
+    write_fit_toml,
+)
+from warpspeed.memory.capacity.fitting import (
+    CSV_COLUMNS,
+    FitResult,
+    fit_curve,
+    read_points_csv,
+    require_informative_fit,
+    validate_points,
+)
+
+__all__ = [
+    "CSV_COLUMNS", "CURVE_NAMES", "DEFAULT_FAMILY", "FAMILIES", "GOMPERTZ_PARAMETERS", "PARAMETER_BOUNDS",
+    "REFERENCE_PARAMETERS", "CapacityCurves", "FitResult", "GompertzCurve", "Point", "Provenance",
+    "base_reference", "curves_for_device", "family_for_device", "fit_curve", "fits_directory", "gompertz", "load_curves",
+    "read_points_csv", "require_informative_fit", "validate_points", "write_fit_toml",
+]

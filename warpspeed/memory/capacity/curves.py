@@ -1,0 +1,162 @@
+"""Gompertz capacity-miss curves and the set of curves of one device family.
+
+Only part of the *redundant* volume of a cache level (requests for data the level has seen
+before) hits; the rest are capacity (and conflict) misses. Ernst et al. 2023 (section 4.5,
+eqs. (3)-(5)) model the miss rate of the redundant volume as a function of the oversubscription
+factor ``o = allocated volume / cache capacity`` with a sigmoid fitted to measurements, the
+Gompertz function
+
+    m(o) = a * exp(-b * exp(-c * o)),    h(o) = 1 - m(o),
+
+where ``a`` is the miss rate for ``o -> infinity``, ``m(0) = a * exp(-b)``, and ``b, c`` set
+where and how steeply the rate rises. The function is a fit, "not grounded in any real world
+mechanism" (section 4.5). A family has one curve per redundant volume, :data:`CURVE_NAMES`:
+
+* ``l1_load``: redundant L1 loads (L2 -> L1 capacity misses),
+* ``x_layer``, ``y_layer``, ``z_layer``: hits in the layer-overlap volumes of the previous-neighbour
+  thread sets (section 4.4.2),
+* ``l2_load``: redundant L2 loads (DRAM capacity misses),
+* ``l2_store``: redundant (partial) L2 stores whose lines are evicted before completion.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field as dc_field
+from typing import Mapping
+
+import numpy as np
+
+from warpspeed.errors import FitError
+
+#: Every curve a family file must define, in file order.
+CURVE_NAMES: tuple[str, ...] = ("l1_load", "x_layer", "y_layer", "z_layer", "l2_load", "l2_store")
+
+#: Gompertz parameters (a, b, c) of the reference implementation of Ernst et al. 2023: repository
+#: te42kyfo/warpspeed (2025), file warpspeed/predict_metrics.py, class DerivedMetrics
+#: (popt_L1Rover, popt_WaveOverlapRover0/1, popt_L2Rover, popt_L2StoreRover), fitted on A100
+#: measurements. The reference implementation has two layer curves with equal parameters;
+#: ``x_layer`` uses them too. The contents of ``fits/nvidia-ampere.toml``, and the starting
+#: point of :func:`warpspeed.memory.capacity.fitting.fit_curve`.
+REFERENCE_PARAMETERS: dict[str, tuple[float, float, float]] = {
+    "l1_load": (0.66, 6.77, 1.45),
+    "x_layer": (1.0, 37.1, 3.2),
+    "y_layer": (1.0, 37.1, 3.2),
+    "z_layer": (1.0, 37.1, 3.2),
+    "l2_load": (0.2, 7.56, 0.67),
+    "l2_store": (0.38, 3.79, 0.55),
+}
+
+#: Bounds of the fit parameters. ``a`` is a miss rate limit, so within [0, 1]; ``b`` and ``c``
+#: are positive; the upper limits exclude degenerate step functions (b = 1e3 puts m(0) at
+#: exp(-1000); c = 100 makes the rise narrower than 1 % of the capacity).
+PARAMETER_BOUNDS: dict[str, tuple[float, float]] = {
+    "a": (0.0, 1.0),
+    "b": (1e-6, 1e3),
+    "c": (1e-6, 1e2),
+}
+
+#: Number of free parameters of the Gompertz function: the minimum number of points to fit.
+GOMPERTZ_PARAMETERS = 3
+
+Point = tuple[float, float]  # (oversubscription, hit rate)
+
+
+def gompertz(o: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
+    """The Gompertz miss-rate function ``a * exp(-b * exp(-c * o))`` (numpy, elementwise)."""
+    return a * np.exp(-b * np.exp(-c * o))
+
+
+@dataclass(frozen=True)
+class GompertzCurve:
+    """Miss rate ``m(o) = a * exp(-b * exp(-c * o))`` of a redundant volume (dimensionless)."""
+
+    a: float
+    b: float
+    c: float
+
+    def __post_init__(self) -> None:
+        for name in ("a", "b", "c"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise FitError(f"Gompertz parameter {name}={value!r} must be a finite number")
+            lo, hi = PARAMETER_BOUNDS[name]
+            if not lo <= value <= hi:
+                raise FitError(f"Gompertz parameter {name}={value!r} is outside the allowed range [{lo}, {hi}]")
+
+    @property
+    def parameters(self) -> tuple[float, float, float]:
+        return (self.a, self.b, self.c)
+
+    def miss_rate(self, oversubscription: float | np.ndarray) -> float | np.ndarray:
+        """Miss rate of the redundant volume at oversubscription factor ``o`` (>= 0)."""
+        result = gompertz(np.asarray(oversubscription, dtype=float), self.a, self.b, self.c)
+        return float(result) if np.ndim(result) == 0 else result
+
+    def hit_rate(self, oversubscription: float | np.ndarray) -> float | np.ndarray:
+        """Hit rate ``1 - m(o)`` of the redundant volume."""
+        result = 1.0 - np.asarray(self.miss_rate(oversubscription))
+        return float(result) if np.ndim(result) == 0 else result
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a set of curve parameters comes from."""
+
+    source: str  # publication, code, measurement campaign or tool run
+    date: str  # ISO date (or year) of the fit
+    device: str  # the GPU the data were measured on
+    method: str  # how the parameters were obtained
+    note: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        data = {"source": self.source, "date": self.date, "device": self.device, "method": self.method}
+        if self.note:
+            data["note"] = self.note
+        return data
+
+
+@dataclass(frozen=True)
+class CapacityCurves:
+    """All curves of one device family, with provenance and the points they were fitted on.
+
+    ``points`` maps a curve name to its (oversubscription, hit rate) points (empty when the
+    parameters were taken over without their data); ``notes`` maps a curve name to its note in
+    the file; ``source`` is the file the curves were read from ("" when built in memory) and
+    ``packaged`` says whether that file is the family's file shipped with warpspeed
+    (``fits/<family>.toml``), as opposed to a user's file. ``dataclasses.replace`` keeps both:
+    pass ``source=""`` and ``packaged=False`` when it changes a curve, so that predictions do not
+    name the changed curves after the packaged file.
+    """
+
+    family: str
+    l1_load: GompertzCurve
+    x_layer: GompertzCurve
+    y_layer: GompertzCurve
+    z_layer: GompertzCurve
+    l2_load: GompertzCurve
+    l2_store: GompertzCurve
+    provenance: Provenance
+    points: Mapping[str, tuple[Point, ...]] = dc_field(default_factory=dict, hash=False)
+    notes: Mapping[str, str] = dc_field(default_factory=dict, hash=False)
+    source: str = ""
+    packaged: bool = False
+
+    def curve(self, name: str) -> GompertzCurve:
+        if name not in CURVE_NAMES:
+            raise FitError(f"unknown curve {name!r}; curves: {', '.join(CURVE_NAMES)}")
+        return getattr(self, name)
+
+    def layer(self, dim: str) -> GompertzCurve:
+        """The layer-overlap curve of dimension ``dim`` (x, y or z)."""
+        if dim not in ("x", "y", "z"):
+            raise FitError(f"unknown layer dimension {dim!r}; allowed: x, y, z")
+        return getattr(self, f"{dim}_layer")
+
+    @property
+    def label(self) -> str:
+        """How predictions name these curves: the family for the packaged file, the file path
+        for a user's file, ``"<family> (modified)"`` for curves built in memory."""
+        if self.packaged:
+            return self.family
+        return self.source or f"{self.family} (modified)"

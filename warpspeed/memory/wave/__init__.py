@@ -1,0 +1,33 @@
+"""Wave-level DRAM footprints and layer conditions.
+
+Model: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, sections 4.4,
+4.4.1 and 4.4.2 (cited below as Ernst et al. 2023).
+
+The L2 cache is shared by every thread of the device, so the DRAM traffic is estimated from the
+*unique memory footprint of a wave*: the thread blocks that are resident at the same time
+(:class:`warpspeed.launch.geometry.Wave`), and from the reuse of data that the blocks launched
+just before the wave (the previous-neighbour sets) left in the cache.
+
+Modules, in the order the data flows:
+
+* :mod:`~warpspeed.memory.wave.geometry`: the wave and its previous-neighbour sets as boxes of
+  cells;
+* :mod:`~warpspeed.memory.wave.isl_counts`: exact line counts with implicit integer sets (ISL),
+  for any access;
+* :mod:`~warpspeed.memory.wave.box_counts` (with :mod:`~warpspeed.memory.wave.boxmaps` and
+  :mod:`~warpspeed.memory.wave.boxcount`): the same counts as box unions, for box-preserving
+  accesses (stencils, LBM streaming), 5-20x faster;
+* :mod:`~warpspeed.memory.wave.volumes`: the result types; counts -> bytes per lattice update,
+  layer volumes and oversubscription factors;
+* :mod:`~warpspeed.memory.wave.model`: :class:`WaveModel`, which picks the counter per field.
+"""
+
+from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
+from warpspeed.memory.wave.model import ADDRESS_SPACES, AddressSpace, WaveModel, wave_volumes
+from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes
+
+__all__ = [
+    "ADDRESS_SPACES", "AddressSpace", "DIMENSIONS", "FieldLineCounts", "FieldWaveVolumes", "PerDim",
+    "WaveModel", "WaveVolumes", "wave_volumes",
+]

@@ -1,0 +1,161 @@
+"""Geometry of the wave and of its previous-neighbour sets, as boxes of blocks and of cells.
+
+Thread and cell sets
+    The representative wave is the linear block range ``first_block .. first_block + blocks - 1``
+    of :class:`~warpspeed.launch.geometry.Wave`; blocks are numbered ``bx + gx * (by + gy * bz)``
+    (x fastest) over ``launch.grid = (gx, gy, gz)``. A linear range of blocks is a union of at
+    most five boxes in block coordinates (partial first row, full rows up to the end of the
+    first plane, full planes, full rows of the last plane, partial last row). A thread of block
+    ``b`` with thread index ``t`` updates the cells ``(b * blockDim + t) * fold + j`` with
+    ``0 <= t < blockDim`` and ``0 <= j < fold``; per dimension these cells are exactly the
+    interval ``[b * blockDim * fold, (b + 1) * blockDim * fold)``, so a block box maps to one cell
+    box. Each box is intersected with the valid domain ``0 <= cell < domain`` (the kernel's
+    ``if (cell < N)`` guard).
+
+Previous-neighbour sets (Ernst et al. 2023, section 4.4.2)
+    For dimension ``d`` with block-index stride ``R_x = 1``, ``R_y = gx``, ``R_z = gx * gy`` in
+    launch order, the previous-neighbour set ``P_d`` is the set of blocks launched within one
+    reuse distance along ``d`` before the wave: linear block indices
+    ``max(0, first - R_d) .. first - 1``. So ``P_x`` is the block launched just before the wave,
+    ``P_y`` the block row (``gx`` blocks) before it, ``P_z`` the block plane (``gx * gy`` blocks)
+    before it. Every block of the wave whose neighbour one block back along ``d`` lies outside
+    the wave finds that neighbour in ``P_d``, together with everything launched in between, which
+    is the data that competes for the cache between the two uses (the layer condition). When the
+    wave spans more than one row (plane), ``P_y`` (``P_z``) is the last row (plane) of the
+    previous wave. ``P_d`` is empty when the grid has a single block along ``d`` (no block has a
+    predecessor along ``d``) or when the wave starts at block 0. The windows are nested
+    (``P_x ⊆ P_y ⊆ P_z``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from warpspeed.errors import LaunchError
+from warpspeed.launch.geometry import Launch
+
+#: Dimensions of the previous-neighbour sets, in the order overlaps are attributed.
+DIMENSIONS: tuple[str, str, str] = ("x", "y", "z")
+
+#: Inclusive ``(lo, hi)`` index ranges per dimension x, y, z (of blocks or of cells).
+Box = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class PerDim:
+    """One value per dimension x, y, z (of a previous-neighbour set)."""
+
+    x: float
+    y: float
+    z: float
+
+    def __getitem__(self, dim: str) -> float:
+        if dim not in DIMENSIONS:
+            raise KeyError(f"dimension {dim!r}; allowed: x, y, z")
+        return getattr(self, dim)
+
+    def __iter__(self) -> Iterator[float]:
+        return iter((self.x, self.y, self.z))
+
+    def items(self) -> tuple[tuple[str, float], ...]:
+        return tuple(zip(DIMENSIONS, (self.x, self.y, self.z)))
+
+
+def linear_range_boxes(first: int, last: int, grid: tuple[int, int, int]) -> list[Box]:
+    """Boxes (inclusive block-index ranges per dimension) whose union is exactly the blocks with
+    linear index ``first .. last`` (x fastest); at most five disjoint boxes."""
+    gx, gy, gz = grid
+    if first > last:
+        return []
+    if not 0 <= first <= last < gx * gy * gz:
+        raise LaunchError(f"block range {first}..{last} lies outside the grid {grid}")
+    sx, sy, sz = first % gx, (first // gx) % gy, first // (gx * gy)
+    ex, ey, ez = last % gx, (last // gx) % gy, last // (gx * gy)
+    boxes: list[Box] = []
+
+    def add(x0: int, x1: int, y0: int, y1: int, z0: int, z1: int) -> None:
+        if x0 <= x1 and y0 <= y1 and z0 <= z1:
+            boxes.append(((x0, x1), (y0, y1), (z0, z1)))
+
+    if sz == ez and sy == ey:
+        add(sx, ex, sy, sy, sz, sz)
+    elif sz == ez:
+        add(sx, gx - 1, sy, sy, sz, sz)
+        add(0, gx - 1, sy + 1, ey - 1, sz, sz)
+        add(0, ex, ey, ey, sz, sz)
+    else:
+        add(sx, gx - 1, sy, sy, sz, sz)
+        add(0, gx - 1, sy + 1, gy - 1, sz, sz)
+        add(0, gx - 1, 0, gy - 1, sz + 1, ez - 1)
+        add(0, gx - 1, 0, ey - 1, ez, ez)
+        add(0, ex, ey, ey, ez, ez)
+    return boxes
+
+
+def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
+    """The valid cells of block boxes: block ``b`` covers cells ``[b*C, (b+1)*C)`` with
+    ``C = blockDim * fold``, clipped to ``0 <= cell < domain`` (inclusive bounds)."""
+    extent = launch.cells_per_block
+    result: list[Box] = []
+    for box in block_boxes:
+        cells = tuple(
+            (lo * c, min((hi + 1) * c, n) - 1)
+            for (lo, hi), c, n in zip(box, extent, launch.domain)
+        )
+        if all(lo <= hi for lo, hi in cells):
+            result.append(cells)  # type: ignore[arg-type]
+    return result
+
+
+def previous_block_ranges(launch: Launch, first_block: int) -> dict[str, tuple[int, int] | None]:
+    """Linear block ranges of the previous-neighbour sets ``P_x, P_y, P_z`` (module docstring);
+    ``None`` where the set is empty."""
+    gx, gy, _ = launch.grid
+    strides = {"x": 1, "y": gx, "z": gx * gy}
+    result: dict[str, tuple[int, int] | None] = {}
+    for d, axis in zip(DIMENSIONS, range(3)):
+        if launch.grid[axis] == 1 or first_block == 0:
+            result[d] = None
+        else:
+            result[d] = (max(0, first_block - strides[d]), first_block - 1)
+    return result
+
+
+def box_cells(boxes: list[Box]) -> int:
+    """Number of cells in disjoint boxes (inclusive bounds)."""
+    total = 0
+    for box in boxes:
+        n = 1
+        for lo, hi in box:
+            n *= hi - lo + 1
+        total += n
+    return total
+
+
+@dataclass(frozen=True)
+class WaveCells:
+    """The cells of the wave and of its previous-neighbour sets, as disjoint cell boxes.
+
+    Attributes:
+        wave: cell boxes of the wave.
+        previous: per dimension, the cell boxes of ``P_d`` (empty when the set is empty).
+        lups: valid cells of the wave (lattice updates).
+        previous_lups: valid cells of each ``P_d``.
+    """
+
+    wave: list[Box]
+    previous: dict[str, list[Box]]
+    lups: int
+    previous_lups: PerDim
+
+
+def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
+    """Cell boxes of the wave ``first_block .. first_block + blocks - 1`` and of its
+    previous-neighbour sets."""
+    wave = cell_boxes(launch, linear_range_boxes(first_block, first_block + blocks - 1, launch.grid))
+    previous: dict[str, list[Box]] = {}
+    for d, rng in previous_block_ranges(launch, first_block).items():
+        previous[d] = [] if rng is None else cell_boxes(launch, linear_range_boxes(*rng, launch.grid))
+    return WaveCells(wave=wave, previous=previous, lups=box_cells(wave),
+                     previous_lups=PerDim(*(box_cells(previous[d]) for d in DIMENSIONS)))

@@ -1,0 +1,168 @@
+"""The wave model: per-field access maps of a kernel, evaluated for one launch configuration.
+
+:class:`WaveModel` builds a kernel's access maps once and, for each launch, takes the cells of
+the wave and of its previous-neighbour sets (:mod:`warpspeed.memory.wave.geometry`), counts
+every field's lines with the box fast path (:mod:`warpspeed.memory.wave.box_counts`) where the
+field's accesses are box-preserving and with ISL (:mod:`warpspeed.memory.wave.isl_counts`)
+otherwise, and turns the counts into volumes (:mod:`warpspeed.memory.wave.volumes`). Both
+counters give the same integers.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import islpy as isl
+
+from warpspeed.errors import DeviceError, KernelError, LaunchError
+from warpspeed.hardware.device import Device
+from warpspeed.launch.geometry import LaunchInfo
+from warpspeed.memory.addresses import CompiledKernel
+from warpspeed.memory.wave.box_counts import FieldStacks, box_field_counts, field_stacks
+from warpspeed.memory.wave.boxmaps import field_box_maps
+from warpspeed.memory.wave.geometry import WaveCells, wave_cells
+from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
+from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
+
+AddressSpace = Literal["nd", "linear"]
+
+#: The address spaces of Ernst et al. 2023, section 4.4.1: N-D index tuples or 1-D byte addresses.
+ADDRESS_SPACES: tuple[str, ...] = ("nd", "linear")
+
+
+class WaveModel:
+    """Per-access maps of a compiled kernel, reusable across launch configurations.
+
+    Build once per kernel and address space (the maps do not depend on the launch or the
+    device); ``volumes(info, device)`` evaluates one launch configuration, at a cost that
+    depends on the number of accesses and boxes, not on the domain or wave size. No state
+    outside this object.
+    """
+
+    def __init__(self, compiled: CompiledKernel, address_space: AddressSpace = "nd", fast: bool = True) -> None:
+        """``fast``: count box-preserving fields with :mod:`warpspeed.memory.wave.box_counts`
+        instead of ISL (same integers, 5-20x faster); ``False`` forces ISL for every field."""
+        if address_space not in ADDRESS_SPACES:
+            raise KernelError(
+                f"address_space {address_space!r} is unknown; allowed: {', '.join(ADDRESS_SPACES)}"
+            )
+        self.compiled = compiled
+        self.address_space = address_space
+        self._ctx = isl.Context()
+        self.field_maps: tuple[FieldMaps, ...] = field_maps(compiled, address_space == "linear", self._ctx)
+        self._line_maps: dict[tuple[int, int], isl.Map] = {}
+        self._fast = fast and address_space == "nd"
+        self._stacks: dict[tuple[str, int], FieldStacks | None] = {}
+
+    @property
+    def fast_fields(self) -> tuple[str, ...]:
+        """Fields whose footprints are counted as box unions (:mod:`warpspeed.memory.wave.box_counts`)
+        for lines at least as large as an element."""
+        kernel = self.compiled.kernel
+        return tuple(fm.field for fm in self.field_maps
+                     if self._field_stacks(fm, kernel.field(fm.field).element_bytes) is not None)
+
+    def _field_stacks(self, fm: FieldMaps, line_bytes: int) -> FieldStacks | None:
+        """The field's accesses as box maps at ``line_bytes``; None when not box-preserving."""
+        if not self._fast or fm.address_space != "nd":
+            return None
+        key = (fm.field, line_bytes)
+        if key not in self._stacks:
+            accesses = [a for a in self.compiled.accesses if a.field.name == fm.field]
+            loads = field_box_maps([a for a in accesses if not a.access.is_store], line_bytes)
+            stores = field_box_maps([a for a in accesses if a.access.is_store], line_bytes)
+            self._stacks[key] = None if loads is None or stores is None else field_stacks(loads, stores, fm.rank)
+        return self._stacks[key]
+
+    def line_map(self, rank: int, line_bytes: int) -> isl.Map:
+        """The (cached) map dividing the byte coordinate of a rank-``rank`` tuple into lines."""
+        key = (rank, line_bytes)
+        if key not in self._line_maps:
+            self._line_maps[key] = line_map(rank, line_bytes, self._ctx)
+        return self._line_maps[key]
+
+    def volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None = None,
+                allocation_bytes: int | None = None) -> WaveVolumes:
+        """Wave-level volumes of the launch ``info`` on ``device``.
+
+        Args:
+            info: launch geometry and representative wave (from ``analyze_launch``).
+            device: supplies ``l2_effective_bytes`` and the default granularities.
+            granularity_bytes: transfer line size in bytes (default ``device.l2_sector_bytes``,
+                the DRAM fetch granularity).
+            allocation_bytes: allocation line size in bytes for the capacity volumes (default
+                ``device.l2_line_bytes``).
+        """
+        launch = info.launch
+        if tuple(launch.domain) != tuple(self.compiled.kernel.domain):
+            raise LaunchError(
+                f"launch domain {launch.domain} differs from the kernel's domain "
+                f"{self.compiled.kernel.domain}; analyze the launch for this kernel"
+            )
+        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        alloc = device.l2_line_bytes if allocation_bytes is None else allocation_bytes
+        _check_granularity(gran, "granularity_bytes")
+        _check_granularity(alloc, "allocation_bytes")
+        cells = wave_cells(launch, info.wave.first_block, info.wave.blocks)
+        isl_sets = _IslCells(cells, self._ctx)
+        fields = tuple(
+            FieldWaveVolumes.from_counts(fm.field, fm.address_space, self._counts(fm, cells, isl_sets, gran, alloc),
+                                         cells.lups, gran, alloc)
+            for fm in self.field_maps
+        )
+        return wave_totals(fields, lups=cells.lups, blocks=info.wave.blocks, first_block=info.wave.first_block,
+                           previous_lups=cells.previous_lups, address_space=self.address_space,
+                           granularity_bytes=gran, allocation_bytes=alloc,
+                           l2_effective_bytes=device.l2_effective_bytes)
+
+    def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int,
+                alloc: int) -> FieldLineCounts:
+        """One field's line counts: box unions when possible, else ISL."""
+        transfer, allocation = self._field_stacks(fm, gran), self._field_stacks(fm, alloc)
+        if transfer is not None and allocation is not None:
+            counts = box_field_counts(transfer, allocation, cells.wave, cells.previous)
+            if counts is not None:
+                return counts
+        return isl_field_counts(fm, self.line_map(fm.rank, gran), self.line_map(fm.rank, alloc),
+                                isl_sets.wave, isl_sets.previous)
+
+
+class _IslCells:
+    """The ISL cell sets of a :class:`WaveCells`, built on first use (only fields the box fast
+    path cannot count need them)."""
+
+    def __init__(self, cells: WaveCells, ctx: isl.Context) -> None:
+        self._cells, self._ctx = cells, ctx
+        self._wave: isl.Set | None = None
+        self._previous: dict[str, isl.Set | None] | None = None
+
+    @property
+    def wave(self) -> isl.Set:
+        if self._wave is None:
+            self._wave = isl_cell_set(self._cells.wave, self._ctx)
+        return self._wave
+
+    @property
+    def previous(self) -> dict[str, isl.Set | None]:
+        if self._previous is None:
+            self._previous = {d: (isl_cell_set(b, self._ctx) if b else None)
+                              for d, b in self._cells.previous.items()}
+        return self._previous
+
+
+def _check_granularity(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise DeviceError(f"{what} must be a positive integer number of bytes, got {value!r}")
+
+
+def wave_volumes(compiled: CompiledKernel, info: LaunchInfo, device: Device,
+                 address_space: AddressSpace = "nd", granularity_bytes: int | None = None,
+                 allocation_bytes: int | None = None) -> WaveVolumes:
+    """Wave-level DRAM volumes of one launch configuration (builds a :class:`WaveModel`).
+
+    To evaluate many configurations of the same kernel, build one ``WaveModel(compiled,
+    address_space)`` and call its ``volumes`` method instead, which reuses the access maps.
+    ``granularity_bytes`` defaults to ``device.l2_sector_bytes`` (32 B DRAM fetch granularity),
+    ``allocation_bytes`` to ``device.l2_line_bytes``.
+    """
+    return WaveModel(compiled, address_space).volumes(info, device, granularity_bytes, allocation_bytes)

@@ -1,0 +1,181 @@
+"""Results of the wave model: exact line counts per field and the volumes derived from them.
+
+Both counters (:mod:`warpspeed.memory.wave.isl_counts`, :mod:`warpspeed.memory.wave.box_counts`)
+return a :class:`FieldLineCounts`; :meth:`FieldWaveVolumes.from_counts` turns it into bytes per
+lattice update, and :func:`wave_totals` sums the fields into a :class:`WaveVolumes`.
+
+Footprints (Ernst et al. 2023, sections 4.4 and 4.4.2)
+    Per field, ``L(T)`` is the union of the cache lines that a thread set ``T`` loads, ``S(T)``
+    of those it stores, ``A(T) = L(T) ∪ S(T)`` (stores allocate in L2 like loads). ``W`` is the
+    wave, ``P_d`` its previous-neighbour set along ``d``
+    (:mod:`warpspeed.memory.wave.geometry`). Fields never alias, so footprints are per field and
+    totals are sums.
+
+    * Overlap: ``overlap_d = |L(W) ∩ A(P_d)|`` minus the lines already counted for earlier
+      dimensions (x, then y, then z): the wave's load lines that the window touched, each line
+      attributed to the shortest reuse distance that reaches it.
+    * Layer volume: ``|A(P_d) ∪ A(W)|`` allocation lines, the data touched from the start of
+      the window to the end of the wave, which must stay cached for the overlap to hit.
+    * Oversubscription ``o_d`` = total layer volume over all fields / ``device.l2_effective_bytes``
+      (the fields share the cache, so there is one ``o_d`` per dimension).
+
+Granularities
+    Transfer volumes (compulsory loads and stores, layer overlaps) are counted in units of
+    ``granularity_bytes``, by default ``device.l2_sector_bytes`` (32 B on NVIDIA GPUs): the L2
+    fetches data from DRAM in 32 B sectors (section 4.4). Capacity quantities (the volume that
+    must stay cached for a layer condition, the wave's allocated volume) are counted in units of
+    ``allocation_bytes``, by default ``device.l2_line_bytes`` (128 B): the L2 allocates whole
+    lines, and the oversubscription factor of section 4.5, eq. (4), is defined on the
+    allocation volume.
+
+All ``*_bytes_per_lup`` values are divided by the number of valid cells (lattice updates) of
+the wave; ``*_lines`` are exact integer counts of lines of the stated granularity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warpspeed.errors import KernelError
+from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
+
+
+@dataclass(frozen=True)
+class FieldLineCounts:
+    """Exact line counts of one field's wave footprint (module docstring).
+
+    Attributes:
+        load, store: transfer lines loaded / stored by the wave (``|L(W)|``, ``|S(W)|``).
+        overlap: per dimension, transfer lines of ``L(W)`` also touched by ``P_d`` and not
+            already counted for an earlier dimension.
+        allocated: allocation lines of ``A(W)``.
+        layer: per dimension, allocation lines of ``A(P_d) ∪ A(W)`` (``allocated`` when ``P_d``
+            is empty).
+    """
+
+    load: int
+    store: int
+    overlap: PerDim
+    allocated: int
+    layer: PerDim
+
+
+@dataclass(frozen=True)
+class FieldWaveVolumes:
+    """Wave-level footprint of one field.
+
+    Attributes:
+        field: field name.
+        address_space: the address space used for this field (``"nd"`` or ``"linear"``).
+        load_lines, store_lines: unique transfer lines (``granularity_bytes``) loaded / stored
+            by the wave.
+        compulsory_load_bytes_per_lup, compulsory_store_bytes_per_lup: those lines times the
+            granularity, per valid cell of the wave.
+        overlap_lines: per dimension, wave load lines also touched by ``P_d`` and not already
+            counted for an earlier dimension (transfer lines).
+        overlap_bytes_per_lup: ``overlap_lines`` times the granularity per lup.
+        layer_lines: per dimension, allocation lines of ``A(P_d) ∪ A(W)``.
+        layer_volume_bytes: ``layer_lines`` times the allocation granularity (bytes, not per lup).
+        allocated_lines: allocation lines of ``A(W)``.
+        allocated_bytes: ``allocated_lines`` times the allocation granularity (bytes).
+    """
+
+    field: str
+    address_space: str
+    load_lines: int
+    store_lines: int
+    compulsory_load_bytes_per_lup: float
+    compulsory_store_bytes_per_lup: float
+    overlap_lines: PerDim
+    overlap_bytes_per_lup: PerDim
+    layer_lines: PerDim
+    layer_volume_bytes: PerDim
+    allocated_lines: int
+    allocated_bytes: int
+
+    @classmethod
+    def from_counts(cls, field: str, address_space: str, counts: FieldLineCounts, lups: int,
+                    granularity_bytes: int, allocation_bytes: int) -> "FieldWaveVolumes":
+        """Volumes from exact line counts: transfer lines times ``granularity_bytes`` per lup,
+        allocation lines times ``allocation_bytes`` (bytes)."""
+        gran, alloc = granularity_bytes, allocation_bytes
+        return cls(
+            field=field, address_space=address_space,
+            load_lines=counts.load, store_lines=counts.store,
+            compulsory_load_bytes_per_lup=counts.load * gran / lups,
+            compulsory_store_bytes_per_lup=counts.store * gran / lups,
+            overlap_lines=counts.overlap,
+            overlap_bytes_per_lup=PerDim(*(counts.overlap[d] * gran / lups for d in DIMENSIONS)),
+            layer_lines=counts.layer,
+            layer_volume_bytes=PerDim(*(counts.layer[d] * alloc for d in DIMENSIONS)),
+            allocated_lines=counts.allocated, allocated_bytes=counts.allocated * alloc,
+        )
+
+
+@dataclass(frozen=True)
+class WaveVolumes:
+    """Wave-level DRAM footprint of a kernel and launch (sums over fields, see module docstring).
+
+    Attributes:
+        fields: per-field volumes, in the kernel's field order.
+        lups: valid cells (lattice updates) of the wave.
+        blocks: thread blocks of the wave; ``first_block`` its first linear block index.
+        previous_lups: valid cells of each previous-neighbour set ``P_d`` (0 when empty).
+        granularity_bytes: transfer granularity used for loads, stores and overlaps.
+        allocation_bytes: allocation granularity used for layer and allocated volumes.
+        l2_effective_bytes: the cache capacity the oversubscription factors divide by.
+        compulsory_load_bytes_per_lup, compulsory_store_bytes_per_lup: sums over fields.
+        overlap_bytes_per_lup: per dimension, sum over fields.
+        layer_volume_bytes: per dimension, sum over fields (bytes).
+        oversubscription: per dimension, ``layer_volume_bytes / l2_effective_bytes``.
+        allocated_bytes: the wave's allocation volume, sum over fields (bytes).
+        l2_oversubscription: ``allocated_bytes / l2_effective_bytes``.
+    """
+
+    fields: tuple[FieldWaveVolumes, ...]
+    lups: int
+    blocks: int
+    first_block: int
+    previous_lups: PerDim
+    address_space: str
+    granularity_bytes: int
+    allocation_bytes: int
+    l2_effective_bytes: int
+    compulsory_load_bytes_per_lup: float
+    compulsory_store_bytes_per_lup: float
+    overlap_bytes_per_lup: PerDim
+    layer_volume_bytes: PerDim
+    oversubscription: PerDim
+    allocated_bytes: int
+    l2_oversubscription: float
+
+    def field(self, name: str) -> FieldWaveVolumes:
+        for f in self.fields:
+            if f.field == name:
+                return f
+        raise KernelError(f"no field {name!r} in these wave volumes; fields: "
+                          f"{', '.join(f.field for f in self.fields)}")
+
+
+def wave_totals(fields: tuple[FieldWaveVolumes, ...], lups: int, blocks: int, first_block: int,
+                previous_lups: PerDim, address_space: str, granularity_bytes: int,
+                allocation_bytes: int, l2_effective_bytes: int) -> WaveVolumes:
+    """The :class:`WaveVolumes` of per-field volumes: sums over fields and the
+    oversubscription factors (layer and allocated volumes over ``l2_effective_bytes``)."""
+    layer = PerDim(*(float(sum(f.layer_volume_bytes[d] for f in fields)) for d in DIMENSIONS))
+    allocated = sum(f.allocated_bytes for f in fields)
+    capacity = l2_effective_bytes
+    return WaveVolumes(
+        fields=fields, lups=lups, blocks=blocks, first_block=first_block,
+        previous_lups=previous_lups, address_space=address_space,
+        granularity_bytes=granularity_bytes, allocation_bytes=allocation_bytes,
+        l2_effective_bytes=capacity,
+        compulsory_load_bytes_per_lup=sum(f.compulsory_load_bytes_per_lup for f in fields),
+        compulsory_store_bytes_per_lup=sum(f.compulsory_store_bytes_per_lup for f in fields),
+        overlap_bytes_per_lup=PerDim(*(sum(f.overlap_bytes_per_lup[d] for f in fields)
+                                       for d in DIMENSIONS)),
+        layer_volume_bytes=layer,
+        oversubscription=PerDim(*(v / capacity for v in layer)),
+        allocated_bytes=allocated,
+        l2_oversubscription=allocated / capacity,
+    )
