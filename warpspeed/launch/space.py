@@ -61,38 +61,52 @@ def block_sizes(threads: int = PAPER_STENCIL_THREADS, max_z: int = MAX_BLOCK_Z) 
 def _useful_extent(extent: int) -> int:
     """Largest block extent along an axis of ``extent`` cells: ``2 * extent`` keeps at least
     half of the block's threads along the axis on a cell (for a power-of-two ``extent`` the
-    block twice as wide is kept, so the paper's 640 x 512 x 512 space is complete); an axis
-    of extent 1 allows only 1."""
+    block twice as wide is kept, so the article's 640 x 512 x 512 space stays complete); an
+    axis of extent 1 allows only 1."""
     return 1 if extent == 1 else 2 * extent
+
+
+def _domain_triple(domain: Sequence[int]) -> Triple:
+    dom = tuple(domain) + (1,) * (3 - len(tuple(domain)))
+    if len(dom) != 3 or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in dom):
+        raise LaunchError(f"domain must be 1 to 3 positive integers (cells), got {tuple(domain)!r}")
+    return dom  # type: ignore[return-value]
+
+
+def _block_fits(block: Sequence[int], domain: Triple) -> bool:
+    return all(b <= _useful_extent(n) for b, n in zip(block, domain))
+
+
+def _fold_fits(fold: Sequence[int], domain: Triple) -> bool:
+    return all(f == 1 or n > 1 for f, n in zip(fold, domain))
+
+
+def fits_domain(config: Config, domain: Sequence[int]) -> bool:
+    """Whether ``config`` is useful on ``domain`` (cells): no block extent or folding above 1
+    along an axis of extent 1, and no block extent above twice the domain extent (more than
+    half of such a block's threads along that axis would have no cell)."""
+    dom = _domain_triple(domain)
+    return _block_fits(config.block, dom) and _fold_fits(config.fold, dom)
 
 
 def domain_space(domain: Sequence[int], threads: int = PAPER_STENCIL_THREADS,
                  foldings: Sequence[Triple] = PAPER_FOLDINGS, max_z: int = MAX_BLOCK_Z) -> list[Config]:
-    """The candidate space for an iteration ``domain`` (cells, x, y[, z]).
+    """The candidate space for an iteration ``domain`` (cells, x, y[, z]): every power-of-two
+    block of ``threads`` threads (z <= ``max_z``) x every folding that :func:`fits_domain`
+    (a 2-D domain gets only z = 1 blocks and foldings). Order as in :func:`paper_space`.
 
-    Every power-of-two block of ``threads`` threads (z <= ``max_z``) x every folding, without
-
-    * blocks or foldings larger than 1 along an axis of extent 1 (a 2-D domain gets only
-      z = 1 blocks and foldings), and
-    * blocks wider than twice the domain along any axis (more than half of such a block's
-      threads along that axis would have no cell).
-
-    Order as in :func:`paper_space`. Raises LaunchError when no block is left.
+    Raises LaunchError when no block fits the domain; foldings the domain cannot use are left
+    out (the result is empty when none is left).
     """
-    dom = tuple(domain) + (1,) * (3 - len(tuple(domain)))
-    if len(dom) != 3 or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in dom):
-        raise LaunchError(f"domain must be 1 to 3 positive integers (cells), got {tuple(domain)!r}")
-    limits = tuple(_useful_extent(n) for n in dom)
-    blocks = [b for b in block_sizes(threads, max_z) if all(e <= m for e, m in zip(b, limits))]
-    folds = [tuple(f) for f in foldings if all(n > 1 or e == 1 for n, e in zip(dom, f))]
-    if not blocks or not folds:
-        what = "block" if not blocks else "folding"
+    dom = _domain_triple(domain)
+    blocks = [b for b in block_sizes(threads, max_z) if _block_fits(b, dom)]
+    if not blocks:
+        limits = "x".join(str(_useful_extent(n)) for n in dom)
         raise LaunchError(
-            f"no {what} of the {threads}-thread space fits the domain {dom}: blocks may be at most "
-            f"{'x'.join(map(str, limits))} threads (twice the domain, 1 along an axis of extent 1) and "
-            "foldings 1 along an axis of extent 1; use fewer threads per block"
+            f"no block of {threads} threads fits the domain {dom}: block extents may be at most {limits} "
+            "(twice the domain; 1 along an axis of extent 1); use fewer threads per block"
         )
-    return [Config(b, f) for b in blocks for f in folds]  # type: ignore[arg-type]
+    return [Config(b, tuple(f)) for b in blocks for f in foldings if _fold_fits(f, dom)]  # type: ignore[arg-type]
 
 
 def configuration_space(kernel: Kernel, threads: int = PAPER_STENCIL_THREADS,
