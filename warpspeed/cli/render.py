@@ -14,6 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -54,27 +55,31 @@ class Column:
 
 
 def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], keep: Sequence[int]) -> Table:
+    """A rich table of the ``keep`` columns; columns that must not wrap get a minimum width of
+    their widest cell or header line, so rich never narrows (cuts) them."""
     table = Table()
     for i in keep:
         c = columns[i]
+        widest = max([cell_len(line) for line in c.header.split("\n")] + [cell_len(row[i]) for row in rows])
         table.add_column(c.header, justify=c.justify, no_wrap=not c.wraps,  # type: ignore[arg-type]
-                         overflow="fold")
+                         overflow="fold", min_width=None if c.wraps else widest)
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     return table
 
 
 def table_width(console: Console, table: Table) -> int:
-    """The width ``table`` takes when nothing in it is wrapped or cut (cells)."""
+    """The narrowest width at which ``table`` cuts nothing (cells): every column that must not
+    wrap at full width, free-text columns wrapped at their longest word."""
     unbounded = console.options.update(max_width=UNBOUNDED_WIDTH)
-    return Measurement.get(console, unbounded, table).maximum
+    return Measurement.get(console, unbounded, table).minimum
 
 
 def fitted_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]],
                  wide: bool = False) -> tuple[Table, list[Column]]:
     """A table of ``rows`` with as many column groups as fit ``console``'s width, and the
-    columns left out. With ``wide`` every column is kept (the caller prints it at its full
-    width). Free-text columns (``wraps``) may wrap; numbers never shrink."""
+    columns left out. With ``wide`` every column is kept (:func:`print_fitted` then prints it
+    wider than the console rather than cut a number)."""
     keep = [i for i, c in enumerate(columns) if c.priority == 0]
     if wide:
         keep = list(range(len(columns)))
@@ -106,11 +111,12 @@ def caption_lines(sentences: Sequence[str], width: int) -> str:
 
 
 def print_fitted(console: Console, table: Table, title: str = "", caption: Sequence[str] = ()) -> None:
-    """Print ``table`` with an evenly wrapped title and caption; a table wider than the console
-    (``--wide``) is printed at its full width rather than cut."""
-    width = table_width(console, table)
-    out = console if width <= console.width else Console(width=width, file=console.file)
-    text_width = min(width, out.width)
+    """Print ``table`` with an evenly wrapped title and caption; a table that cannot fit the
+    console without cutting a number (``--wide``) is printed wider than the console."""
+    needed = table_width(console, table)
+    out = console if needed <= console.width else Console(width=needed, file=console.file)
+    unbounded = out.options.update(max_width=UNBOUNDED_WIDTH)
+    text_width = min(Measurement.get(out, unbounded, table).maximum, out.width)
     table.title = even_lines(title, text_width) if title else None
     table.caption = caption_lines(caption, text_width) if caption else None
     out.print(table)
