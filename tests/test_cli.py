@@ -221,3 +221,23 @@ def test_predict_linear_address_space_and_curve_file(runner, tmp_path):
     assert linear["dram_load_compulsory_bytes_per_lup"] == pytest.approx(8.0)
     missing = runner.invoke(main, args + ["--curves", str(tmp_path / "none.toml")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_refit_table_is_readable_when_piped(runner, tmp_path, columns):
+    # CliRunner output is not a terminal: the table takes COLUMNS, else 140 columns, and never
+    # cuts a number (only the free-text status wraps).
+    from test_refit import TRUE_L1, synthetic_rows
+    from warpspeed.validation.measure import write_measurement_csv
+
+    csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "synthetic", "gpu_name": "Test GPU"},
+                                     synthetic_rows())
+    env = {"COLUMNS": columns} if columns else {}
+    result = runner.invoke(main, ["refit", str(csv_path), "--family", "nvidia-ampere", "--out",
+                                  str(tmp_path / "fit.toml")], env=env)
+    assert result.exit_code == 0, result.output
+    width = int(columns or 140)
+    assert "…" not in result.output and all(len(line) <= width for line in result.output.splitlines())
+    # the l1_load curve is refitted to the parameters the synthetic data were made with
+    l1 = _table_row(result.output, "l1_load")
+    assert l1[-4] == ", ".join(f"{v:.3g}" for v in TRUE_L1) and l1[-1] == "refitted"  # new a, b, c

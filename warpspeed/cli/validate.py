@@ -24,9 +24,10 @@ def _pct(value: float) -> str:
 #: Columns of the accuracy table (the metric's name may wrap; numbers never do).
 ACCURACY_COLUMNS = (Column("metric", justify="left", wraps=True), Column("unit", justify="left"), Column("rows"),
                     Column("MAPE"), Column("worst"), Column("worst config", justify="left"))
-#: Columns of the refit table (the status text may wrap; numbers never do).
-REFIT_COLUMNS = (Column("curve", justify="left"), Column("old a, b, c"), Column("new a, b, c"), Column("points"),
-                 Column("RMS\n(hit rate)"), Column("status", justify="left", wraps=True))
+#: Columns of the refit table (the status text may wrap; numbers never do; the old parameters
+#: are left out when the terminal is too narrow for them).
+REFIT_COLUMNS = (Column("curve", justify="left"), Column("old a, b, c", priority=1), Column("new a, b, c"),
+                 Column("points"), Column("RMS\n(hit rate)"), Column("status", justify="left", wraps=True))
 
 
 def _print_accuracy(console, report, title: str) -> None:
@@ -151,8 +152,9 @@ def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json
         rows.append([name, f"{old.a:.3g}, {old.b:.3g}, {old.c:.3g}", f"{new.a:.3g}, {new.b:.3g}, {new.c:.3g}",
                      str(len(fit.points)) if fit else "", f"{fit.rms_error:.3f}" if fit else "",
                      "refitted" if fit else f"kept: {result.skipped[name]}"])
-    table, _ = fitted_table(console, REFIT_COLUMNS, rows)
-    print_fitted(console, table, f"{family}: Gompertz miss-rate curves m(o) = a·exp(−b·exp(−c·o))")
+    table, dropped = fitted_table(console, REFIT_COLUMNS, rows)
+    left_out = [f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--json has them)."] if dropped else []
+    print_fitted(console, table, f"{family}: Gompertz miss-rate curves m(o) = a·exp(−b·exp(−c·o))", left_out)
     _print_accuracy(console, result.before, f"held-out rows ({result.held_out_rows}), old curves")
     _print_accuracy(console, result.after, f"held-out rows ({result.held_out_rows}), refitted curves")
     console.print(f"wrote {out_path}")
