@@ -21,7 +21,7 @@ from warpspeed.hardware.device import Device, load_device
 from warpspeed.errors import KernelError, LaunchError, WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.launch.geometry import make_launch, occupancy
-from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, PAPER_STENCIL_THREADS, Config, block_sizes
+from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, PAPER_STENCIL_THREADS, Config, configuration_space
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.rank import RankRow, Ranking, predict_configs, sort_rows
 
@@ -103,7 +103,8 @@ def rank(source: Any, device: Device | str = "A100-SXM4-40GB", domain: Sequence[
         device: device name or :class:`~warpspeed.device.Device`.
         domain: iteration domain for a workload name (default: the workload's); for assignments
             and kernels the fields fix it, and a different ``domain`` is an error.
-        blocks: candidate blocks (default: powers of two with ``threads`` threads, z <= 64).
+        blocks: candidate blocks (default: powers of two with ``threads`` threads, z <= 64, that
+            the domain can use: :func:`warpspeed.launch.space.configuration_space`).
         foldings: folding factors (default: none, 2 in y, 2 in z).
         threads: threads per block of the default space (default: 1024, or 512 when the
             kernel's registers do not allow 1024).
@@ -135,8 +136,10 @@ def rank(source: Any, device: Device | str = "A100-SXM4-40GB", domain: Sequence[
             raise KernelError(f"domain {tuple(domain)} differs from the domain the fields fix, {first.domain}")
     rows: list[RankRow] = []
     for f, kernel in per_fold.items():
-        candidates = blocks if blocks is not None else block_sizes(threads or default_threads(kernel, dev), MAX_BLOCK_Z)
-        configs = [Config(tuple(b) + (1,) * (3 - len(b)), f) for b in candidates]  # type: ignore[arg-type]
+        if blocks is not None:
+            configs = [Config(tuple(b) + (1,) * (3 - len(b)), f) for b in blocks]  # type: ignore[arg-type]
+        else:
+            configs = configuration_space(kernel, threads or default_threads(kernel, dev), [f], MAX_BLOCK_Z)
         done = len(rows)
         rows.extend(predict_configs(kernel, dev, configs, executor,
                                     (lambda n, base=done: progress(base + n)) if progress else None, curves))

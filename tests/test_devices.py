@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 
 from warpspeed.hardware.device import Device, device_names, load_device, load_device_file
-from warpspeed.errors import DeviceError, WarpspeedError
+from warpspeed.errors import DeviceError
 
 REQUIRED = [
     "A100-SXM4-40GB", "V100-PCIe-32GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H100-PCIe-80GB",
@@ -78,8 +78,7 @@ def test_every_value_carries_a_source_comment(name):
         if "estimate" in comment:
             # an estimate must say how it was derived (a formula or what it is assumed equal to)
             assert re.search(r"\bx\b|assum|/", comment), f"{name}: unexplained estimate {line!r}"
-    numeric = [f.name for f in fields(Device)
-               if f.name not in ("name", "vendor", "architecture", "source", "fp16_lanes_per_sm")]
+    numeric = [f.name for f in fields(Device) if f.name not in ("name", "vendor", "architecture", "source")]
     assert checked >= len(numeric)  # every required numeric field was looked at
 
 
@@ -263,5 +262,105 @@ def test_missing_file_path(tmp_path):
         load_device(tmp_path / "absent.toml")
 
 
-def test_device_error_is_a_warpspeed_error():
-    assert issubclass(DeviceError, WarpspeedError)
+def test_bad_device_file_is_one_line_error_in_the_cli(tmp_path):
+    # A DeviceError reaches the command group as a WarpspeedError: "error: ..." and exit code 2.
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    path = _write(tmp_path, re.sub(r"^sms = \d+", "sms = 108.5", _template(), flags=re.M))
+    result = CliRunner().invoke(main, ["predict", "--kernel", "copy", "--domain", "64,64,64", "--device", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: device 'A100-SXM4-40GB': sms must be an integer, got 108.5"
+    assert "wave" not in result.output and "Traceback" not in result.output
+
+
+#: Every device key that counts something (SMs, threads, registers, bytes, lanes): an integer.
+INTEGER_KEYS = [
+    "sms", "warp_size", "l1_bytes", "l1_banks", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes",
+    "l1_far_pair_bytes", "l2_bytes", "l2_effective_bytes", "l2_line_bytes", "l2_sector_bytes",
+    "registers_per_sm", "register_alloc_unit", "register_partitions", "max_registers_per_thread",
+    "max_threads_per_block", "max_block_dim_x", "max_block_dim_y", "max_block_dim_z", "max_threads_per_sm",
+    "max_warps_per_sm", "max_blocks_per_sm", "shared_bytes_per_sm", "shared_bytes_per_block",
+    "shared_alloc_unit_bytes", "fp32_lanes_per_sm", "fp64_lanes_per_sm", "fp16_lanes_per_sm",
+]
+
+
+@pytest.mark.parametrize("key", INTEGER_KEYS)
+def test_integer_keys_refuse_fractions(tmp_path, key):
+    text = re.sub(rf"^({key} = )(\d+)", lambda m: f"{m.group(1)}{m.group(2)}.5", _template(), flags=re.M)
+    assert f"{key} = " in text and ".5" in text.split(f"{key} = ")[1].split("#")[0]
+    with pytest.raises(DeviceError, match=rf"{key} must be an integer, got \d+\.5"):
+        load_device(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("key", ["sms", "max_block_dim_z"])
+def test_integer_keys_refuse_whole_floats(tmp_path, key):
+    # TOML 108.0 is a float: still not a count.
+    text = re.sub(rf"^({key} = )(\d+)", lambda m: f"{m.group(1)}{m.group(2)}.0", _template(), flags=re.M)
+    with pytest.raises(DeviceError, match=rf"{key} must be an integer"):
+        load_device(_write(tmp_path, text))
+
+
+def test_rates_may_be_written_as_integers(tmp_path):
+    text = re.sub(r"^clock_ghz = [0-9.]+", "clock_ghz = 2", _template(), flags=re.M)
+    text = re.sub(r"^dram_bandwidth_gb_s = [0-9.]+", "dram_bandwidth_gb_s = 1400", text, flags=re.M)
+    dev = load_device(_write(tmp_path, text))
+    assert (dev.clock_ghz, dev.dram_bandwidth_gb_s) == (2, 1400)
+
+
+def test_every_built_in_integer_key_is_an_integer():
+    for name in REQUIRED:
+        dev = load_device(name)
+        for key in INTEGER_KEYS:
+            value = getattr(dev, key)
+            assert isinstance(value, int) and not isinstance(value, bool), (name, key, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# per-dimension block limits
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NVIDIA)
+def test_nvidia_block_limits(name):
+    # CUDA C++ Programming Guide, "Compute Capabilities": x, y <= 1024, z <= 64 for 7.0-9.0.
+    assert load_device(name).max_block_dims == (1024, 1024, 64)
+
+
+@pytest.mark.parametrize("name", AMD)
+def test_amd_block_limits(name):
+    # HIP: 1024 threads in each dimension (hipDeviceProp_t::maxThreadsDim), 1024 in total.
+    dev = load_device(name)
+    assert dev.max_block_dims == (1024, 1024, 1024) and dev.max_threads_per_block == 1024
+
+
+def test_block_limit_above_threads_per_block_is_refused(tmp_path):
+    text = re.sub(r"^max_block_dim_z = \d+", "max_block_dim_z = 2048", _template(), flags=re.M)
+    with pytest.raises(DeviceError, match=r"max_block_dim_z \(2048\) exceeds max_threads_per_block \(1024\)"):
+        load_device(_write(tmp_path, text))
+
+
+# ---------------------------------------------------------------------------------------------
+# FP16: an explicit, sourced rate per device (no silent fallback)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_fp16_rate_is_in_every_file_with_a_source(name):
+    line = next(ln for ln in _text(name).splitlines() if ln.startswith("fp16_lanes_per_sm"))
+    assert "#" in line and line.partition("#")[2].strip()
+
+
+def test_fp16_rate_is_required(tmp_path):
+    text = re.sub(r"^fp16_lanes_per_sm = .*\n", "", _template(), flags=re.M)
+    with pytest.raises(DeviceError, match=r"missing key\(s\) fp16_lanes_per_sm"):
+        load_device(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("name, tflops", [
+    ("A100-SXM4-40GB", 78.0),   # A100 whitepaper Table 3: 78 TFLOPS FP16 non-tensor
+    ("H100-SXM5-80GB", 133.8),  # CUDA throughput table: 256 FP16 results/clock/SM x 132 x 2 x 1.98 GHz
+    ("RX6900XT", 46.08),        # AMD spec: 46.08 TFLOPS peak FP16
+])
+def test_fp16_peaks_match_vendor_figures(name, tflops):
+    dev = load_device(name)
+    assert _peak_tflops(dev, dev.fp16_lanes_per_sm) == pytest.approx(tflops, rel=0.02)

@@ -329,12 +329,12 @@ def test_cpu_kernel_is_rejected():
 def test_extract_workload_allen_cahn_structure():
     extracted = extract_workload("allen-cahn", domain=(8, 8, 8), compile_registers=False)
     k = extracted.kernel
-    counts = {f.name: (len([a for a in k.accesses_of(f.name) if not a.is_store]),
-                       len([a for a in k.accesses_of(f.name) if a.is_store])) for f in k.fields}
+    counts = {f.name: (len([a for a in k.loads if a.field == f.name]),
+                       len([a for a in k.stores if a.field == f.name])) for f in k.fields}
     # paper 001, 5.3: 15 PDFs pulled and stored, the phase field at the centre and its 6
     # neighbours, the velocity (3 components) at the centre, the new phase field stored
     assert counts == {"h": (15, 0), "C": (7, 0), "u": (3, 0), "h_tmp": (0, 15), "C_tmp": (0, 1)}
-    assert {a.index for a in k.accesses_of("C")} == {
+    assert {a.index for a in k.accesses if a.field == "C"} == {
         (X + 1 + dx, Y + 1 + dy, Z + 1 + dz)
         for dx, dy, dz in [(0, 0, 0), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
     }

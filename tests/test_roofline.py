@@ -48,3 +48,26 @@ def test_two_limiter(a100):
     t = two_limiter(a100, "float64", 25, 16)
     assert t.limiter == "dram"
     assert t.lups_per_s == pytest.approx(1400e9 / 16)
+
+
+def test_float16_uses_the_devices_fp16_rate(a100):
+    # A100 whitepaper Table 3: 78 TFLOPS FP16 (non-tensor) = 108 SMs x 256 results per clock x
+    # 2 flop x 1.41 GHz; with 7 FP instructions per lup: 108 x 1.41e9 x 256 / 7 = 5.569e12 lup/s.
+    r = four_limiter(a100, "float16", 7, 13, 0, 0, 0)
+    assert r.fp_lups_per_s == pytest.approx(5.569e12, rel=1e-3)
+
+
+@pytest.mark.parametrize("device, lanes, clock_ghz, sms", [
+    ("A100-SXM4-40GB", 256, 1.41, 108),  # A100 whitepaper: 78 TFLOPS FP16 non-tensor
+    ("MI100", 128, 1.502, 120),          # packed FP16 vector math, 2 x the 64 FP32 lanes per CU
+])
+def test_float16_kernel_fp_limit(device, lanes, clock_ghz, sms):
+    from warpspeed.hardware.device import load_device
+    from warpspeed.kernel.builtin import star_stencil
+    from warpspeed.predict import Predictor
+
+    # 7-point stencil in half precision: 1 multiply + 6 FMAs = 7 FP instructions per lup.
+    kernel = star_stencil(3, 1, (64, 64, 64), element_bytes=2)
+    assert kernel.dtype == "float16"
+    prediction = Predictor(kernel, load_device(device)).predict((64, 4, 4))
+    assert prediction.to_dict()["limiters"]["fp"] == pytest.approx(sms * clock_ghz * 1e9 * lanes / 7)

@@ -20,7 +20,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.predict import Predictor
-from warpspeed.launch.space import Config, paper_space
+from warpspeed.launch.space import Config, configuration_space
 
 #: Below this many configurations a process pool costs more than it saves. Measured on the
 #: 2-core reference machine: one prediction takes 5-50 ms (median 15 ms), starting a pool and
@@ -152,9 +152,10 @@ def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None
          executor: Executor | None | str = "auto",
          progress: Callable[[int], None] | None = None,
          curves: CapacityCurves | None = None) -> Ranking:
-    """Predict and sort ``configs`` (default: the paper's 1024-thread space) best first;
-    ``curves``: capacity curves instead of the device family's."""
-    space = list(configs) if configs is not None else paper_space()
+    """Predict and sort ``configs`` best first (default: the 1024-thread space the kernel's
+    domain can use, :func:`warpspeed.launch.space.configuration_space`); ``curves``: capacity
+    curves instead of the device family's."""
+    space = list(configs) if configs is not None else configuration_space(kernel)
     rows = predict_configs(kernel, device, space, executor, progress, curves)
     return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows))
 

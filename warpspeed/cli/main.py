@@ -9,12 +9,10 @@ import json
 import sys
 
 import click
-from rich.table import Table
 
-from warpspeed.cli.render import console
+from warpspeed.cli.render import Column, console, fitted_table, print_fitted
 from warpspeed.errors import WarpspeedError
-from warpspeed.hardware.device import all_devices
-
+from warpspeed.hardware.device import Device, all_devices
 
 
 class _Group(click.Group):
@@ -34,9 +32,25 @@ def main() -> None:
     """warpspeed: predict GPU kernel performance from address expressions, before compiling."""
 
 
+#: Columns of the device table: priority 0 always, then L2 (1), L1 (2), architecture and FP16 (3)
+#: while they fit the terminal.
+DEVICE_COLUMNS = (
+    Column("device", justify="left"), Column("arch", justify="left", priority=3), Column("SMs/\nCUs"),
+    Column("GHz"), Column("L1\nKiB", priority=2), Column("L2 MiB\n(eff.)", priority=1),
+    Column("L2\nGB/s", priority=1), Column("DRAM\nGB/s"), Column("FP64\nTFLOP/s"), Column("FP32\nTFLOP/s"),
+    Column("FP16\nTFLOP/s", priority=3),
+)
+
+
+def _tflops(device: Device, lanes: int) -> str:
+    """Peak TFLOP/s: SMs x clock x results per clock and SM x 2 (an FMA is two flops)."""
+    return f"{device.sms * device.clock_ghz * lanes * 2 / 1000:.1f}"
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the database as JSON.")
-def devices(as_json: bool) -> None:
+@click.option("--wide", is_flag=True, help="Show every column even if the table is wider than the terminal.")
+def devices(as_json: bool, wide: bool) -> None:
     """The built-in device database."""
     devs = all_devices()
     if as_json:
@@ -44,16 +58,17 @@ def devices(as_json: bool) -> None:
 
         click.echo(json.dumps([asdict(d) for d in devs], indent=2))
         return
-    table = Table(title="warpspeed devices (sources: comments in warpspeed/devices/*.toml)")
-    for col in ("device", "arch", "SMs/CUs", "GHz", "L1 KiB", "L2 MiB (eff.)", "L2 GB/s", "DRAM GB/s",
-                "FP64 TFLOP/s", "FP32 TFLOP/s"):
-        table.add_column(col, justify="left" if col in ("device", "arch") else "right")
-    for d in devs:
-        tf = lambda lanes: f"{d.sms * d.clock_ghz * lanes * 2 / 1000:.1f}"  # noqa: E731 - FMA = 2 flops
-        table.add_row(d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1_bytes / 1024:.0f}",
-                      f"{d.l2_bytes / 2**20:.0f} ({d.l2_effective_bytes / 2**20:.0f})", f"{d.l2_bandwidth_gb_s:.0f}",
-                      f"{d.dram_bandwidth_gb_s:.0f}", tf(d.fp64_lanes_per_sm), tf(d.fp32_lanes_per_sm))
-    console().print(table)
+    rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1_bytes / 1024:.0f}",
+             f"{d.l2_bytes / 2**20:.0f} ({d.l2_effective_bytes / 2**20:.0f})", f"{d.l2_bandwidth_gb_s:.0f}",
+             f"{d.dram_bandwidth_gb_s:.0f}", _tflops(d, d.fp64_lanes_per_sm), _tflops(d, d.fp32_lanes_per_sm),
+             _tflops(d, d.fp16_lanes_per_sm)] for d in devs]
+    out = console()
+    table, dropped = fitted_table(out, DEVICE_COLUMNS, rows, wide)
+    caption = ["Peak TFLOP/s = SMs x GHz x results per clock and SM x 2 (an FMA is two flops)."]
+    if dropped:
+        caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
+    print_fitted(out, table, "Built-in devices; every number's source is in warpspeed/hardware/devices/*.toml",
+                 caption)
 
 
 def _register_commands() -> None:

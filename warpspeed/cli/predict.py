@@ -5,10 +5,20 @@ from __future__ import annotations
 import json
 
 import click
-from rich.table import Table
 
 from warpspeed.cli.common import kernel_options, parse_triple as _triple, setup_kernel_and_device
-from warpspeed.cli.render import console as make_console, fmt, glups
+from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
+
+
+VOLUME_COLUMNS = (Column("field", justify="left"), Column("L1\ncyc/lup"), Column("L1\nload"),
+                  Column("L2→L1\nload"), Column("L1→L2\nstore"), Column("DRAM\nload"), Column("DRAM\nstore"))
+LAYER_COLUMNS = (Column("dim"), Column("overlap\nB/lup"), Column("hit\nrate"), Column("hits\nB/lup"),
+                 Column("cached\nMiB"), Column("oversub-\nscription"))
+LIMIT_COLUMNS = (Column("FP"), Column("L1"), Column("L2"), Column("DRAM"), Column("limiter"), Column("prediction"),
+                 Column("two-limiter"))
+#: What the two-limiter column of the roofline table means.
+TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP peak and DRAM bandwidth over the "
+                    "compulsory DRAM volume (no cache effects), its limiter in parentheses.")
 
 
 @click.command()
@@ -23,7 +33,10 @@ from warpspeed.cli.render import console as make_console, fmt, glups
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, block: str, fold: str, address_space: str,
             curves_path: str | None, as_json: bool) -> None:
-    """Predict one launch configuration: volumes per level and field, the four limiters."""
+    """Predict one launch configuration: volumes per level and field, the four limiters.
+
+    The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
+    and DRAM bandwidth with the compulsory DRAM volume only (no cache effects)."""
     from warpspeed.memory.capacity import load_curves
     from warpspeed.predict import Predictor
 
@@ -43,33 +56,24 @@ def predict(kernel_name: str, domain: str | None, device_name: str, block: str, 
                   f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
-    vol = Table(title="data volumes, bytes per lattice update")
-    for col in ("field", "L1 cyc/lup", "L1 load", "L2→L1 load", "L1→L2 store", "DRAM load", "DRAM store"):
-        vol.add_column(col, justify="left" if col == "field" else "right")
-    for name, f in d["fields"].items():
-        vol.add_row(name, fmt(f["l1_cycles_per_lup"], 3), fmt(f["l1_load_bytes_per_lup"]),
-                    fmt(f["l2_load_bytes_per_lup"]), fmt(f["l2_store_bytes_per_lup"]),
-                    fmt(f["dram_load_bytes_per_lup"]), fmt(f["dram_store_bytes_per_lup"]))
-    vol.add_row("[bold]total", fmt(d["l1_cycles_per_lup"], 3), fmt(d["l1_load_bytes_per_lup"]),
-                fmt(d["l2_load_bytes_per_lup"]), fmt(d["l2_store_bytes_per_lup"]),
-                fmt(d["dram_load_bytes_per_lup"]), fmt(d["dram_store_bytes_per_lup"]))
-    console.print(vol)
+    totals = {"name": "total", **d}
+    volumes = [[name, fmt(f["l1_cycles_per_lup"], 3), fmt(f["l1_load_bytes_per_lup"]),
+                fmt(f["l2_load_bytes_per_lup"]), fmt(f["l2_store_bytes_per_lup"]),
+                fmt(f["dram_load_bytes_per_lup"]), fmt(f["dram_store_bytes_per_lup"])]
+               for name, f in [*d["fields"].items(), ("total", totals)]]
+    table, _ = fitted_table(console, VOLUME_COLUMNS, volumes)
+    print_fitted(console, table, "data volumes, bytes per lattice update")
     console.print(f"compulsory: L2→L1 {fmt(d['l2_load_compulsory_bytes_per_lup'])} B/lup, "
                   f"DRAM load {fmt(d['dram_load_compulsory_bytes_per_lup'])} B/lup; "
                   f"L1 oversubscription {fmt(d['l1_oversubscription'])}")
-    layers = Table(title="layer conditions (reuse from the previous neighbour thread sets)")
-    for col in ("dim", "overlap B/lup", "hit rate", "hits B/lup", "cached MiB", "oversubscription"):
-        layers.add_column(col, justify="right")
-    for dim, lc in d["layer_conditions"].items():
-        layers.add_row(dim, fmt(lc["overlap_bytes_per_lup"]), fmt(lc["hit_rate"]), fmt(lc["hit_bytes_per_lup"]),
-                       fmt(lc["cached_bytes"] / 2**20), fmt(lc["oversubscription"]))
-    console.print(layers)
-    lim = Table(title="four-limiter roofline, Glup/s")
-    for col in ("FP", "L1", "L2", "DRAM", "limiter", "prediction", "two-limiter"):
-        lim.add_column(col, justify="right")
+    layers = [[dim, fmt(lc["overlap_bytes_per_lup"]), fmt(lc["hit_rate"]), fmt(lc["hit_bytes_per_lup"]),
+               fmt(lc["cached_bytes"] / 2**20), fmt(lc["oversubscription"])] for dim, lc in d["layer_conditions"].items()]
+    table, _ = fitted_table(console, LAYER_COLUMNS, layers)
+    print_fitted(console, table, "layer conditions (reuse from the previous neighbour thread sets)")
     ls = d["limiters"]
-    lim.add_row(glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), d["limiter"],
-                glups(d["lups_per_s"]), f"{glups(d['two_limiter']['lups_per_s'])} ({d['two_limiter']['limiter']})")
-    console.print(lim)
+    limits = [[glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), d["limiter"],
+               glups(d["lups_per_s"]), f"{glups(d['two_limiter']['lups_per_s'])} ({d['two_limiter']['limiter']})"]]
+    table, _ = fitted_table(console, LIMIT_COLUMNS, limits)
+    print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
     if d["gflops"]:
         console.print(f"{d['gflops']:.0f} GFLOP/s predicted")

@@ -6,10 +6,9 @@ import json
 import math
 
 import click
-from rich.table import Table
 
 from warpspeed.cli.common import kernel_options, parse_triple as _triple
-from warpspeed.cli.render import DelayedProgress, console as make_console, fmt, glups
+from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel
 from warpspeed.kernel.catalog import require_workload
@@ -26,51 +25,74 @@ def _executor_arg(jobs: int | None):
     return ProcessPoolExecutor(max_workers=jobs)
 
 
+#: Columns of the ranking table. Priority 0 is always shown; the limits (1), the volumes (2)
+#: and the occupancy (3) are added while they fit the terminal (all of them with --wide).
+RANK_COLUMNS = (
+    Column("#"), Column("block"), Column("fold"), Column("Glup/s"), Column("limiter", justify="left"),
+    Column("FP", priority=1), Column("L1", priority=1), Column("L2", priority=1), Column("DRAM", priority=1),
+    Column("L1\ncyc/lup", priority=2), Column("L2\nB/lup", priority=2), Column("DRAM\nB/lup", priority=2),
+    Column("blk/\nSM", priority=3),
+)
+
+
 @click.command()
 @kernel_options
-@click.option("--threads", type=int, default=None,
-              help="Threads per block of the candidate space (default: 1024, or the kernel's default).")
-@click.option("--top", type=int, default=15, show_default=True, help="Rows to show (0: all).")
-@click.option("--jobs", type=int, default=None, help="Worker processes (1: serial; default: automatic).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads per block of the candidate space, a power of two (default: 1024, or the "
+                   "kernel's default).")
+@click.option("--top", type=click.IntRange(min=0), default=15, show_default=True,
+              help="Rows to show in the table and the plot; --top 0 shows all.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (1: serial; default: automatic).")
+@click.option("--wide", is_flag=True,
+              help="Show every column even if the table is wider than the terminal (by default, columns "
+                   "that do not fit are left out; numbers are never cut).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write all rows to a CSV file.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
-              help="Write a bar chart (PNG) colored by block shape, hatched by limiter.")
+              help="Write a bar chart (PNG) of the --top rows, colored by block shape, hatched by limiter.")
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
-         as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None) -> None:
-    """Rank the paper's launch configurations (blocks x foldings) by predicted performance.
+         wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None) -> None:
+    """Rank launch configurations (blocks x foldings) by predicted performance.
 
-    Built-in kernels fold as a launch parameter; pystencils workloads are generated, folded and
-    register-counted by pystencils for every folding (real code for each row).
+    The candidate space is every power-of-two block of --threads threads (z <= 64) times the
+    foldings none, 2 in y and 2 in z, restricted to what the kernel's domain can use: a 2-D
+    kernel gets z = 1 blocks and foldings, and no block is more than twice as wide as the
+    domain. Built-in kernels fold as a launch parameter; pystencils workloads are generated,
+    folded and register-counted by pystencils for every folding (real code for each row).
     """
-    from warpspeed.launch.space import default_threads, paper_space
+    from warpspeed.launch.space import configuration_space, default_threads, paper_space
     from warpspeed.memory.capacity import load_curves
     from warpspeed.rank import rank as run_rank
 
     n_threads = threads or default_threads(kernel_name)
-    space = paper_space(n_threads)
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
     curves = load_curves(path=curves_path) if curves_path else None
-    progress = DelayedProgress(len(space), f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
+    progress = None
     try:
         if kernel_name in BUILTIN_KERNELS:
             kernel = builtin_kernel(kernel_name, dom)
+            space = configuration_space(kernel, n_threads)
+            progress = DelayedProgress(len(space), f"ranking {kernel_name}")
             ranking = run_rank(kernel, device, space, executor=executor, progress=progress, curves=curves)
             registers_note = (f"registers: {kernel.registers} per thread (given)" if kernel.registers else
                               f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)")
         else:
             ps_rank = _pystencils_rank(kernel_name)
+            # at most this many configurations: the plugin leaves out those the domain cannot use
+            progress = DelayedProgress(len(paper_space(n_threads)), f"ranking {kernel_name}")
             result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress,
                              curves=curves)
             ranking, kernel = result.ranking, next(iter(result.kernels.values())).kernel
             registers_note = "registers per folding: " + ", ".join(
                 f"{'x'.join(map(str, f))}: {k.kernel.registers} ({k.registers_source})" for f, k in result.kernels.items())
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()
         if executor not in (None, "auto"):
             executor.shutdown()
     rows = ranking.rows
@@ -79,7 +101,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
     if plot_path:
         from warpspeed.plots import plot_ranking
 
-        plot_ranking(ranking, plot_path)
+        plot_ranking(ranking, plot_path, top=top or None)
     if as_json:
         doc = {"kernel": ranking.kernel, "device": ranking.device}
         if curves is not None:
@@ -87,33 +109,55 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
         doc["rows"] = [_json_row(r.as_dict()) for r in rows]
         click.echo(json.dumps(doc, indent=2))
         return
-    table = Table(title=f"{ranking.kernel} on {ranking.device}, domain {tuple(kernel.domain)}: "
-                        f"{len(rows)} configurations, best first")
-    for col in ("#", "block", "fold", "Glup/s", "limiter", "FP", "L1", "L2", "DRAM", "L1 cyc/lup",
-                "L2 B/lup", "DRAM B/lup", "blk/SM"):
-        table.add_column(col, justify="right", no_wrap=True)
-    shown = rows if top <= 0 else rows[:top]
-    for i, r in enumerate(shown, 1):
-        block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
-        if not r.ok:
-            table.add_row(str(i), block_s, fold_s, "—", "error", *[""] * 7, str(r.error)[:40])
-            continue
-        lim = r.limits
-        table.add_row(str(i), block_s, fold_s, glups(r.lups_per_s), r.limiter, glups(lim["fp"]),
-                      glups(lim["l1"]), glups(lim["l2"]), glups(lim["dram"]), fmt(r.l1_cycles_per_lup),
-                      fmt(r.l2_load_bytes_per_lup + r.l2_store_bytes_per_lup, 1),
-                      fmt(r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup, 1), str(r.blocks_per_sm))
-    table.caption = ("FP/L1/L2/DRAM: the limit each imposes (Glup/s); volumes are load + store bytes per "
-                     "lattice update; --json or --csv for the split")
+    _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
+                   curves.label if curves is not None else None)
+
+
+def _rank_cells(index: int, r) -> list[str]:
+    """One table row; an error row has dashes for its numbers (its message is printed below)."""
+    block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
+    if not r.ok:
+        return [str(index), block_s, fold_s, "—", "error", *["—"] * 8]
+    lim = r.limits
+    return [str(index), block_s, fold_s, glups(r.lups_per_s), r.limiter, glups(lim["fp"]), glups(lim["l1"]),
+            glups(lim["l2"]), glups(lim["dram"]), fmt(r.l1_cycles_per_lup),
+            fmt(r.l2_load_bytes_per_lup + r.l2_store_bytes_per_lup, 1),
+            fmt(r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup, 1), str(r.blocks_per_sm)]
+
+
+def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
+                   curves_label: str | None = None) -> None:
+    rows = ranking.rows
+    shown = rows if top == 0 else rows[:top]
     console = make_console()
-    console.print(table)
-    if curves is not None:
-        console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
+    table, dropped = fitted_table(console, RANK_COLUMNS, [_rank_cells(i, r) for i, r in enumerate(shown, 1)], wide)
+    headers = {c.header for c in RANK_COLUMNS} - {c.header for c in dropped}
+    caption = [
+        "FP, L1, L2, DRAM: the limit each imposes, Glup/s." if "FP" in headers else "",
+        "Volumes: load + store bytes per lattice update (--json or --csv for the split)."
+        if "L2\nB/lup" in headers else "",
+        "blk/SM: resident blocks per SM." if "blk/\nSM" in headers else "",
+        f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them)."
+        if dropped else "",
+        f"Best {len(shown)} of {len(rows)} shown; --top 0 shows all." if len(shown) < len(rows) else
+        f"All {len(rows)} rows shown.",
+    ]
+    title = (f"{ranking.kernel} on {ranking.device}, domain {'x'.join(map(str, domain))}: "
+             f"{len(rows)} configurations, best first")
+    print_fitted(console, table, title, caption)
+    if curves_label is not None:
+        console.print(f"capacity curves: {curves_label} (--curves)")
     if ranking.failed:
-        console.print(f"[yellow]{len(ranking.failed)} configuration(s) could not be predicted (listed last).")
+        console.print(f"[yellow]{len(ranking.failed)} configuration(s) could not be predicted (listed last):")
+        messages: dict[str, list[str]] = {}
+        for r in ranking.failed:
+            messages.setdefault(str(r.error), []).append(r.config.label)
+        for message, labels in messages.items():
+            console.print(f"  {', '.join(labels)}: {message}", highlight=False)
     best = ranking.best()
     console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
-                  f"limited by {best.limiter}; {registers_note}")
+                  f"limited by {best.limiter}")
+    console.print(registers_note)
 
 
 def _pystencils_rank(kernel_name: str):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.table import Table
 
 from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
-from warpspeed.cli.render import console, fmt
+from warpspeed.cli.render import Column, console, fitted_table, fmt, print_fitted
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.catalog import resolve_kernel
 
@@ -42,15 +41,15 @@ def scan_domain(kernel_name: str, device_name: str, planes: str, blocks: str | N
                                 "z_oversubscription": p.z_oversubscription} for p in points], indent=2))
         return
     blocks_seen = list(dict.fromkeys(p.block for p in points))
-    table = Table(title=f"predicted DRAM volume (load + store), B/lup, {kernel_name} on {device.name}")
-    table.add_column("plane n", justify="right")
-    table.add_column("domain", justify="right")
-    for b in blocks_seen:
-        table.add_column("x".join(map(str, b)), justify="right")
+    columns = [Column("plane n"), Column("domain"), *(Column("x".join(map(str, b))) for b in blocks_seen)]
+    rows = []
     for n in edges:
         row = [p for p in points if p.plane == n]
-        table.add_row(str(n), "x".join(map(str, row[0].domain)), *[fmt(p.dram_bytes_per_lup, 1) for p in row])
-    console().print(table)
+        rows.append([str(n), "x".join(map(str, row[0].domain)), *[fmt(p.dram_bytes_per_lup, 1) for p in row]])
+    out = console()
+    table, _ = fitted_table(out, columns, rows)
+    print_fitted(out, table, f"predicted DRAM volume (load + store), B/lup, {kernel_name} on {device.name}",
+                 ["Columns: thread blocks (x, y, z)."])
 
 
 def _parse_planes(text: str) -> list[int]:

@@ -12,21 +12,29 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
+from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+
 
 def _pct(value: float) -> str:
     return "—" if not math.isfinite(value) else f"{value:.1f} %"
 
 
-def _accuracy_table(report, title: str) -> Table:
-    table = Table(title=title)
-    for col in ("metric", "unit", "rows", "MAPE", "worst", "worst config"):
-        table.add_column(col, justify="left" if col in ("metric", "worst config") else "right")
-    for m in report.metrics:
-        table.add_row(m.label, m.unit, str(m.n), _pct(m.mape_percent), _pct(m.max_ape_percent), m.worst_config)
-    return table
+#: Columns of the accuracy table (the metric's name may wrap; numbers never do).
+ACCURACY_COLUMNS = (Column("metric", justify="left", wraps=True), Column("unit", justify="left"), Column("rows"),
+                    Column("MAPE"), Column("worst"), Column("worst config", justify="left"))
+#: Columns of the refit table (the status text may wrap; numbers never do; the old parameters
+#: are left out when the terminal is too narrow for them).
+REFIT_COLUMNS = (Column("curve", justify="left"), Column("old a, b, c", priority=1), Column("new a, b, c"),
+                 Column("points"), Column("RMS\n(hit rate)"), Column("status", justify="left", wraps=True))
+
+
+def _print_accuracy(console, report, title: str) -> None:
+    rows = [[m.label, m.unit, str(m.n), _pct(m.mape_percent), _pct(m.max_ape_percent), m.worst_config]
+            for m in report.metrics]
+    table, _ = fitted_table(console, ACCURACY_COLUMNS, rows)
+    print_fitted(console, table, title)
 
 
 def _ranking_lines(report) -> list[str]:
@@ -45,12 +53,12 @@ def _ranking_lines(report) -> list[str]:
 @click.option("--domain", default=None, help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
 @click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
               help="Device model for the predictions: built-in name or TOML path (should match the GPU).")
-@click.option("--threads", type=int, default=None,
-              help="Threads per block of the candidate space (default: 1024, 512 for LBM kernels).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads per block of the candidate space, a power of two (default: 1024, 512 for LBM kernels).")
 @click.option("--repeats", type=click.IntRange(min=1), default=20, show_default=True, help="Timed launches per configuration.")
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed launches before timing.")
 @click.option("--no-ncu", is_flag=True, help="Only time; do not collect Nsight Compute counters.")
-@click.option("--gpu", "gpu_id", type=int, default=0, show_default=True, help="CUDA device index.")
+@click.option("--gpu", "gpu_id", type=click.IntRange(min=0), default=0, show_default=True, help="CUDA device index.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Output CSV (default: fits/data/<device>/<kernel>.csv).")
 def measure(kernel_name: str, domain: str | None, device_name: str, threads: int | None, repeats: int,
@@ -104,8 +112,8 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool) ->
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
-    console = Console()
-    console.print(_accuracy_table(report, f"{report.kernel} on {report.device}: {report.rows} configurations"))
+    console = make_console()
+    _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations")
     for line in _ranking_lines(report):
         console.print(line)
 
@@ -135,20 +143,20 @@ def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json
             "skipped": dict(result.skipped), "before": result.before.to_dict(), "after": result.after.to_dict()},
             indent=2))
         return
-    console = Console()
-    curves = Table(title=f"{family}: Gompertz miss-rate curves m(o) = a·exp(−b·exp(−c·o))")
-    for col in ("curve", "old a, b, c", "new a, b, c", "points", "RMS (hit rate)", "status"):
-        curves.add_column(col, justify="left" if col in ("curve", "status") else "right")
+    console = make_console()
+    rows = []
     for name in CURVE_NAMES:
         old = result.base.curve(name)
         fit = result.fitted.get(name)
         new = fit.curve if fit else old
-        curves.add_row(name, f"{old.a:.3g}, {old.b:.3g}, {old.c:.3g}", f"{new.a:.3g}, {new.b:.3g}, {new.c:.3g}",
-                       str(len(fit.points)) if fit else "", f"{fit.rms_error:.3f}" if fit else "",
-                       "refitted" if fit else f"kept: {result.skipped[name]}")
-    console.print(curves)
-    console.print(_accuracy_table(result.before, f"held-out rows ({result.held_out_rows}), old curves"))
-    console.print(_accuracy_table(result.after, f"held-out rows ({result.held_out_rows}), refitted curves"))
+        rows.append([name, f"{old.a:.3g}, {old.b:.3g}, {old.c:.3g}", f"{new.a:.3g}, {new.b:.3g}, {new.c:.3g}",
+                     str(len(fit.points)) if fit else "", f"{fit.rms_error:.3f}" if fit else "",
+                     "refitted" if fit else f"kept: {result.skipped[name]}"])
+    table, dropped = fitted_table(console, REFIT_COLUMNS, rows)
+    left_out = [f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--json has them)."] if dropped else []
+    print_fitted(console, table, f"{family}: Gompertz miss-rate curves m(o) = a·exp(−b·exp(−c·o))", left_out)
+    _print_accuracy(console, result.before, f"held-out rows ({result.held_out_rows}), old curves")
+    _print_accuracy(console, result.after, f"held-out rows ({result.held_out_rows}), refitted curves")
     console.print(f"wrote {out_path}")
 
 

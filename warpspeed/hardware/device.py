@@ -1,6 +1,6 @@
 """GPU description: the frozen :class:`Device` and its TOML loader.
 
-One TOML file per GPU lives in ``warpspeed/devices/``; every number in it carries its source
+One TOML file per GPU lives in ``warpspeed/hardware/devices/``; every number in it carries its source
 in a comment. Users may pass the path of their own file anywhere a device name is accepted.
 
 Terminology is NVIDIA's; on AMD GPUs an "SM" is a compute unit (CU; on RDNA a work-group
@@ -17,10 +17,8 @@ from pathlib import Path
 from warpspeed.errors import DeviceError
 from warpspeed.files.toml import read_toml
 
-#: Fraction of the nominal L2 that is effective when the L2 is split into two partitions that
-#: duplicate lines (A100, H100). Source: paper 001, section 3 ("effective L2 cache size is
-#: therefore halved to 20MB").
-SPLIT_L2_EFFECTIVE_FRACTION = 0.5
+#: Fields that are text, not numbers.
+_TEXT_FIELDS = ("name", "vendor", "architecture", "source")
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,6 @@ class Device:
     l2_effective_bytes: int  # capacity usable for reuse (half the nominal on split-L2 parts)
     l2_line_bytes: int  # allocation granularity
     l2_sector_bytes: int  # L2 fetch granularity from DRAM
-    dram_fetch_bytes: int  # minimal DRAM transfer
     l2_bandwidth_gb_s: float  # L2 -> L1 bandwidth, GB/s (1e9 B/s)
     dram_bandwidth_gb_s: float  # DRAM bandwidth, GB/s (1e9 B/s)
     # occupancy resources
@@ -54,6 +51,9 @@ class Device:
     register_partitions: int  # register file is split in this many SM sub-partitions
     max_registers_per_thread: int
     max_threads_per_block: int
+    max_block_dim_x: int  # largest x extent of a block (threads)
+    max_block_dim_y: int  # largest y extent of a block (threads)
+    max_block_dim_z: int  # largest z extent of a block (threads)
     max_threads_per_sm: int
     max_warps_per_sm: int
     max_blocks_per_sm: int
@@ -63,17 +63,22 @@ class Device:
     # arithmetic
     fp32_lanes_per_sm: int  # FP32 results per clock per SM (an FMA is one)
     fp64_lanes_per_sm: int  # FP64 results per clock per SM (an FMA is one)
-    fp16_lanes_per_sm: int = 0  # FP16 (non-tensor) results per clock per SM; 0 if unknown
+    fp16_lanes_per_sm: int  # FP16 (non-tensor, non-matrix) results per clock per SM
     source: str = ""  # file the device was loaded from
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("name", "vendor", "architecture", "source"):
+            if f.name in _TEXT_FIELDS:
+                if not isinstance(value, str):
+                    raise DeviceError(f"device {self.name!r}: {f.name} must be a string, got {value!r}")
                 continue
+            # Annotations are strings under ``from __future__ import annotations``.
+            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+                raise DeviceError(f"device {self.name!r}: {f.name} must be an integer, got {value!r}")
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise DeviceError(f"device {self.name!r}: {f.name} must be a number, got {value!r}")
-            if f.name != "fp16_lanes_per_sm" and value <= 0:
+            if value <= 0:
                 raise DeviceError(f"device {self.name!r}: {f.name} must be positive, got {value!r}")
         if self.l2_effective_bytes > self.l2_bytes:
             raise DeviceError(
@@ -81,6 +86,18 @@ class Device:
             )
         if self.l1_line_bytes % self.l1_sector_bytes:
             raise DeviceError(f"device {self.name!r}: l1_line_bytes must be a multiple of l1_sector_bytes")
+        for axis in "xyz":
+            extent = getattr(self, f"max_block_dim_{axis}")
+            if extent > self.max_threads_per_block:
+                raise DeviceError(
+                    f"device {self.name!r}: max_block_dim_{axis} ({extent}) exceeds max_threads_per_block "
+                    f"({self.max_threads_per_block})"
+                )
+
+    @property
+    def max_block_dims(self) -> tuple[int, int, int]:
+        """Largest extent of a thread block along x, y and z (threads)."""
+        return (self.max_block_dim_x, self.max_block_dim_y, self.max_block_dim_z)
 
     @property
     def l1_bytes_per_cycle(self) -> int:
@@ -90,7 +107,7 @@ class Device:
     def fp_lanes_per_sm(self, dtype: str) -> int:
         """FP results per clock per SM for ``dtype`` (``float64``, ``float32``, ``float16``)."""
         lanes = {"float64": self.fp64_lanes_per_sm, "float32": self.fp32_lanes_per_sm,
-                 "float16": self.fp16_lanes_per_sm or 2 * self.fp32_lanes_per_sm}
+                 "float16": self.fp16_lanes_per_sm}
         if dtype not in lanes:
             raise DeviceError(f"device {self.name!r}: no FP lanes for dtype {dtype!r}; allowed: {', '.join(lanes)}")
         return lanes[dtype]
@@ -107,7 +124,7 @@ def _parse_device(data: dict, origin: str) -> Device:
     unknown = sorted(set(device) - _KNOWN)
     if unknown:
         raise DeviceError(f"{origin}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KNOWN))}")
-    required = {f.name for f in fields(Device) if f.name not in ("source", "fp16_lanes_per_sm")}
+    required = _KNOWN
     missing = sorted(required - set(device))
     if missing:
         raise DeviceError(f"{origin}: missing key(s) {', '.join(missing)}")
@@ -124,7 +141,7 @@ def load_device_file(path: str | Path) -> Device:
 
 
 def device_names() -> list[str]:
-    """Names of the built-in devices (file stems of ``warpspeed/devices/*.toml``)."""
+    """Names of the built-in devices (file stems of ``warpspeed/hardware/devices/*.toml``)."""
     root = resources.files(_DEVICE_PACKAGE)
     return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
 

@@ -10,23 +10,24 @@ estimator maps threads to cells itself (``cell = thread * fold + j``). An access
 
 Expressions may be sympy expressions or strings; they must be affine or quasi-affine in
 ``x, y, z``: integer coefficients, plus ``floor(affine / c)`` and ``Mod(affine, c)`` with an
-integer constant ``c``. Indirect accesses (an index that is itself loaded from memory) and
-non-affine terms are rejected with a :class:`~warpspeed.errors.KernelError`.
+integer constant ``c`` (see :mod:`warpspeed.kernel.expressions`). Indirect accesses (an
+index that is itself loaded from memory), non-affine terms, and accesses that reach outside
+their field for some cell of the domain are rejected with a
+:class:`~warpspeed.errors.KernelError`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field as dc_field
 from typing import Literal, Sequence
 
 import sympy
 
 from warpspeed.errors import KernelError
-
-#: The cell coordinate symbols every address expression may use.
-X, Y, Z = sympy.symbols("x y z", integer=True)
-COORDINATES: tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol] = (X, Y, Z)
-_COORD_NAMES = ("x", "y", "z")
+from warpspeed.kernel.bounds import index_range
+# X, Y, Z are re-exported: kernels are written with them next to Field, load and store.
+from warpspeed.kernel.expressions import COORDINATES, X, Y, Z, check_quasi_affine, parse_index  # noqa: F401
 
 #: Floating-point element sizes (bytes) of the dtypes the FP limiter knows.
 DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2}
@@ -43,95 +44,6 @@ AccessKind = Literal["load", "store"]
 #: Default base alignment of a field: cudaMalloc/hipMalloc return pointers aligned to at least
 #: 256 bytes (CUDA C++ Programming Guide, "Device Memory Accesses").
 DEVICE_MALLOC_ALIGNMENT_BYTES = 256
-
-
-def _parse(expr: object, what: str) -> sympy.Expr:
-    """Turn a user expression (sympy, int or string) into a sympy expression over x, y, z."""
-    if isinstance(expr, sympy.Basic):
-        result = expr
-    elif isinstance(expr, bool):
-        raise KernelError(f"{what}: a boolean is not an index expression")
-    elif isinstance(expr, int):
-        result = sympy.Integer(expr)
-    elif isinstance(expr, str):
-        local = {name: sym for name, sym in zip(_COORD_NAMES, COORDINATES)}
-        local.update({"floor": sympy.floor, "Mod": sympy.Mod})
-        try:
-            result = sympy.parse_expr(expr, local_dict=local)
-        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
-            raise KernelError(
-                f"{what}: cannot parse {expr!r} as an index expression ({exc}); "
-                "write an affine expression in x, y, z such as 'x + 4' or 'floor(x / 2)'"
-            ) from None
-    else:
-        raise KernelError(
-            f"{what}: expected a sympy expression, an int or a string, got {type(expr).__name__}"
-        )
-    # Rename foreign symbols called x/y/z (e.g. sympy.Symbol('x') without integer=True).
-    subs = {s: c for s in result.free_symbols for n, c in zip(_COORD_NAMES, COORDINATES)
-            if getattr(s, "name", None) == n and s != c}
-    return result.xreplace(subs) if subs else result
-
-
-def _check_quasi_affine(expr: sympy.Expr, what: str, inside_floor: bool = False) -> None:
-    """Raise KernelError unless ``expr`` is (quasi-)affine in x, y, z.
-
-    Allowed: integers, x/y/z, sums, products with at most one non-constant factor,
-    ``floor(e / c)`` and ``Mod(e, c)`` for quasi-affine ``e`` and integer ``c``.
-    Rational coefficients are allowed only inside ``floor``.
-    """
-    if isinstance(expr, (sympy.Indexed, sympy.IndexedBase)) or (
-        isinstance(expr, sympy.Function) and not isinstance(expr, (sympy.floor, sympy.Mod))
-        and isinstance(expr.func, sympy.core.function.UndefinedFunction)
-    ):
-        raise KernelError(
-            f"{what}: indirect access {expr} — an index that depends on loaded data is outside "
-            "the model; only affine expressions of x, y, z (with floor/Mod by constants) are allowed"
-        )
-    unknown = sorted(str(s) for s in expr.free_symbols if s not in COORDINATES)
-    if unknown:
-        raise KernelError(
-            f"{what}: unknown symbol(s) {', '.join(unknown)} in {expr}; address expressions may "
-            "only use the cell coordinates x, y, z (substitute sizes and strides as integers)"
-        )
-    if expr.is_Number:
-        if not expr.is_Rational:
-            raise KernelError(f"{what}: non-rational constant {expr} in {expr}")
-        if not inside_floor and not expr.is_Integer:
-            raise KernelError(
-                f"{what}: fractional coefficient {expr}; outside floor() every coefficient must "
-                "be an integer (write floor(x / 2) for integer division)"
-            )
-        return
-    if expr.is_Symbol:
-        return
-    if isinstance(expr, sympy.Add):
-        for arg in expr.args:
-            _check_quasi_affine(arg, what, inside_floor)
-        return
-    if isinstance(expr, sympy.Mul):
-        variable = [a for a in expr.args if a.free_symbols]
-        if len(variable) > 1:
-            raise KernelError(
-                f"{what}: {expr} is not affine (product of coordinates); only affine or "
-                "quasi-affine expressions (floor/Mod by an integer constant) are allowed"
-            )
-        for arg in expr.args:
-            _check_quasi_affine(arg, what, inside_floor)
-        return
-    if isinstance(expr, sympy.floor):
-        _check_quasi_affine(expr.args[0], what, inside_floor=True)
-        return
-    if isinstance(expr, sympy.Mod):
-        value, modulus = expr.args
-        if not (modulus.is_Integer and modulus > 0):
-            raise KernelError(f"{what}: Mod by {modulus} — the modulus must be a positive integer")
-        _check_quasi_affine(value, what, inside_floor)
-        return
-    raise KernelError(
-        f"{what}: {expr} is not affine or quasi-affine ({type(expr).__name__} is not allowed); "
-        "allowed are integer-coefficient sums of x, y, z and floor/Mod by integer constants"
-    )
 
 
 def _resolve_layout(layout: object, ndim: int, name: str) -> tuple[int, ...]:
@@ -212,13 +124,6 @@ class Field:
             step *= self.shape[position]
         return tuple(strides)
 
-    @property
-    def size_bytes(self) -> int:
-        total = self.element_bytes
-        for s in self.shape:
-            total *= s
-        return total
-
 
 @dataclass(frozen=True)
 class Access:
@@ -266,9 +171,9 @@ def _make_access(field: str, index: Sequence[object], kind: str, linear: bool) -
     if not index:
         raise KernelError(f"access to {field!r}: an index needs at least one expression")
     what = f"{kind} of {field!r}"
-    parsed = tuple(_parse(e, what) for e in index)
+    parsed = tuple(parse_index(e, what) for e in index)
     for e in parsed:
-        _check_quasi_affine(e, what)
+        check_quasi_affine(e, what)
     return Access(field=field, index=parsed, kind=kind, linear=linear)  # type: ignore[arg-type]
 
 
@@ -375,15 +280,14 @@ class Kernel:
             raise KernelError(f"kernel {self.name!r}: shared_bytes_per_block must be a non-negative integer")
         if not isinstance(self.flops, FlopCounts):
             raise KernelError(f"kernel {self.name!r}: flops must be a FlopCounts")
+        for access in accesses:
+            _check_inside(self.name, by_name[access.field], access, domain)  # type: ignore[arg-type]
 
     def field(self, name: str) -> Field:
         for f in self.fields:
             if f.name == name:
                 return f
         raise KernelError(f"kernel {self.name!r} has no field {name!r}")
-
-    def accesses_of(self, name: str) -> tuple[Access, ...]:
-        return tuple(a for a in self.accesses if a.field == name)
 
     @property
     def loads(self) -> tuple[Access, ...]:
@@ -392,6 +296,23 @@ class Kernel:
     @property
     def stores(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if a.is_store)
+
+
+def _check_inside(kernel: str, field: Field, access: Access, domain: tuple[int, int, int]) -> None:
+    """Raise KernelError if ``access`` reaches outside ``field`` for some cell of ``domain``."""
+    extents = dict(zip(COORDINATES, domain))
+    limits = (math.prod(field.shape),) if access.linear else field.shape
+    for position, (expr, size) in enumerate(zip(access.index, limits)):
+        lo, hi = index_range(expr, extents, allowed=(0, size - 1))
+        if lo < 0 or hi >= size:
+            indices = ", ".join(map(str, access.index))
+            where = "its linear index" if access.linear else f"its index {position}, {expr},"
+            allowed = "has elements" if access.linear else "allows indices"
+            raise KernelError(
+                f"kernel {kernel!r}: {access.kind} of {field.name!r} at ({indices}) is outside the field: "
+                f"{where} spans {lo}..{hi} over the domain {domain}, but the field {allowed} "
+                f"0..{size - 1} (shape {field.shape})"
+            )
 
 
 def linear_index(field: Field, access: Access) -> sympy.Expr:

@@ -104,8 +104,9 @@ def occupancy(launch: Launch, device: Device, registers: int | None = None,
               shared_bytes_per_block: int = 0) -> Occupancy:
     """Resident blocks per SM of ``launch`` on ``device`` (CUDA occupancy-calculator rules).
 
-    Raises LaunchError when no block fits: too many threads per block, too many registers
-    per thread, registers or shared memory that fit no single block.
+    Raises LaunchError when no block fits: too many threads per block, a block extent beyond
+    the device's per-dimension limit, too many registers per thread, registers or shared
+    memory that fit no single block.
     """
     threads = launch.threads_per_block
     if threads > device.max_threads_per_block:
@@ -113,6 +114,12 @@ def occupancy(launch: Launch, device: Device, registers: int | None = None,
             f"block {launch.block} has {threads} threads; {device.name} allows at most "
             f"{device.max_threads_per_block} per block"
         )
+    for axis, extent, limit in zip("xyz", launch.block, device.max_block_dims):
+        if extent > limit:
+            limits = ", ".join(f"{a} <= {m}" for a, m in zip("xyz", device.max_block_dims))
+            raise LaunchError(
+                f"block {launch.block}: {axis} extent {extent} exceeds the {device.name} limit ({limits})"
+            )
     estimated = registers is None
     regs = DEFAULT_REGISTERS_PER_THREAD if registers is None else registers
     if regs <= 0 or regs > device.max_registers_per_thread:

@@ -1,4 +1,12 @@
-"""Candidate launch configurations: block sizes and thread foldings (paper 001, 5.1)."""
+"""Candidate launch configurations: block sizes and thread foldings.
+
+The candidate space is the one of Ernst, Holzer, Hager, Köstler, Wellein: "Analytical
+Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel and
+Distributed Computing, 2023, section 5.1: every power-of-two block with a fixed number of
+threads, times a few thread foldings. :func:`configuration_space` restricts it to what a
+kernel's domain can use: no block or folding along an axis of extent 1 (2-D kernels get 2-D
+configurations), and no block extent of which more than half would lie outside the domain.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +15,17 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from warpspeed.errors import LaunchError
+from warpspeed.kernel.description import Kernel
 
 Triple = tuple[int, int, int]
 
-#: Folding factors of paper 001, 5.2: none, 2 in y, 2 in z.
+#: Folding factors of the article's section 5.2 (module docstring): none, 2 in y, 2 in z.
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
-#: Threads per block of the paper's stencil space (5.1) and the LBM space (5.1, registers).
+#: Threads per block of the article's stencil space (5.1) and its LBM space (5.1, registers).
 PAPER_STENCIL_THREADS = 1024
 PAPER_LBM_THREADS = 512
-#: Largest z extent of a block on NVIDIA GPUs (CUDA C++ Programming Guide, max block dim z).
+#: Largest z extent of a block in the candidate space: the NVIDIA limit (CUDA C++ Programming
+#: Guide, "Compute Capabilities": maximum z-dimension of a block), also allowed on AMD GPUs.
 MAX_BLOCK_Z = 64
 
 
@@ -34,7 +44,8 @@ class Config:
 
 
 def block_sizes(threads: int = PAPER_STENCIL_THREADS, max_z: int = MAX_BLOCK_Z) -> list[Triple]:
-    """All power-of-two blocks (x, y, z) with x*y*z == threads and z <= max_z (paper 001, 5.1)."""
+    """All power-of-two blocks (x, y, z) with x*y*z == threads and z <= max_z (section 5.1 of
+    the article cited in the module docstring)."""
     if threads <= 0 or threads & (threads - 1):
         raise LaunchError(f"threads per block must be a positive power of two, got {threads}")
     n = int(math.log2(threads))
@@ -47,9 +58,69 @@ def block_sizes(threads: int = PAPER_STENCIL_THREADS, max_z: int = MAX_BLOCK_Z) 
     return sorted(out)
 
 
+def _useful_extent(extent: int) -> int:
+    """Largest block extent along an axis of ``extent`` cells: ``2 * extent`` keeps at least
+    half of the block's threads along the axis on a cell (for a power-of-two ``extent`` the
+    block twice as wide is kept, so the article's 640 x 512 x 512 space stays complete); an
+    axis of extent 1 allows only 1."""
+    return 1 if extent == 1 else 2 * extent
+
+
+def _domain_triple(domain: Sequence[int]) -> Triple:
+    dom = tuple(domain) + (1,) * (3 - len(tuple(domain)))
+    if len(dom) != 3 or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in dom):
+        raise LaunchError(f"domain must be 1 to 3 positive integers (cells), got {tuple(domain)!r}")
+    return dom  # type: ignore[return-value]
+
+
+def _block_fits(block: Sequence[int], domain: Triple) -> bool:
+    return all(b <= _useful_extent(n) for b, n in zip(block, domain))
+
+
+def _fold_fits(fold: Sequence[int], domain: Triple) -> bool:
+    return all(f == 1 or n > 1 for f, n in zip(fold, domain))
+
+
+def fits_domain(config: Config, domain: Sequence[int]) -> bool:
+    """Whether ``config`` is useful on ``domain`` (cells): no block extent or folding above 1
+    along an axis of extent 1, and no block extent above twice the domain extent (more than
+    half of such a block's threads along that axis would have no cell)."""
+    dom = _domain_triple(domain)
+    return _block_fits(config.block, dom) and _fold_fits(config.fold, dom)
+
+
+def domain_space(domain: Sequence[int], threads: int = PAPER_STENCIL_THREADS,
+                 foldings: Sequence[Triple] = PAPER_FOLDINGS, max_z: int = MAX_BLOCK_Z) -> list[Config]:
+    """The candidate space for an iteration ``domain`` (cells, x, y[, z]): every power-of-two
+    block of ``threads`` threads (z <= ``max_z``) x every folding that :func:`fits_domain`
+    (a 2-D domain gets only z = 1 blocks and foldings). Order as in :func:`paper_space`.
+
+    Raises LaunchError when no block fits the domain; foldings the domain cannot use are left
+    out (the result is empty when none is left).
+    """
+    dom = _domain_triple(domain)
+    blocks = [b for b in block_sizes(threads, max_z) if _block_fits(b, dom)]
+    if not blocks:
+        limits = "x".join(str(_useful_extent(n)) for n in dom)
+        raise LaunchError(
+            f"no block of {threads} threads fits the domain {dom}: block extents may be at most {limits} "
+            "(twice the domain; 1 along an axis of extent 1); use fewer threads per block"
+        )
+    return [Config(b, tuple(f)) for b in blocks for f in foldings if _fold_fits(f, dom)]  # type: ignore[arg-type]
+
+
+def configuration_space(kernel: Kernel, threads: int = PAPER_STENCIL_THREADS,
+                        foldings: Sequence[Triple] = PAPER_FOLDINGS, max_z: int = MAX_BLOCK_Z) -> list[Config]:
+    """The candidate space for ``kernel``: :func:`domain_space` of its domain. 2-D kernels
+    (domain z extent 1) get z = 1 blocks and foldings only. Every command ranks this space
+    unless the user names the blocks explicitly."""
+    return domain_space(kernel.domain, threads, foldings, max_z)
+
+
 def paper_space(threads: int = PAPER_STENCIL_THREADS, foldings: Sequence[Triple] = PAPER_FOLDINGS,
                 max_z: int = MAX_BLOCK_Z) -> list[Config]:
-    """The paper's candidate space: every power-of-two block of ``threads`` x every folding."""
+    """The paper's candidate space: every power-of-two block of ``threads`` x every folding,
+    whatever the kernel (see :func:`configuration_space` for the space a kernel can use)."""
     return [Config(b, f) for b in block_sizes(threads, max_z) for f in foldings]
 
 

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, block_sizes
+from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, block_sizes, fits_domain
 
 Triple = tuple[int, int, int]
 
@@ -153,7 +153,8 @@ class StudySpec:
             raise WarpspeedError(f"study: max_block_z must be a positive integer, got {self.max_block_z!r}")
 
     def points(self) -> list[StudyPoint]:
-        """Every row of the study in enumeration order (duplicate keys kept once, first wins)."""
+        """Every row of the study in enumeration order (duplicate keys kept once, first wins);
+        configurations a domain cannot use (:func:`warpspeed.launch.space.fits_domain`) are left out."""
         out: list[StudyPoint] = []
         seen: set[str] = set()
         for kernel in self.kernels:
@@ -163,7 +164,7 @@ class StudySpec:
                         for block in block_sizes(threads, self.max_block_z):
                             for fold in self.foldings:
                                 p = StudyPoint(kernel, device, domain, threads, Config(block, fold))
-                                if p.key not in seen:
+                                if fits_domain(p.config, domain) and p.key not in seen:
                                     seen.add(p.key)
                                     out.append(p)
         return out
