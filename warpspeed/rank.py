@@ -147,7 +147,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
 def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None,
          executor: Executor | None | str = "auto",
          progress: Callable[[int], None] | None = None) -> Ranking:
-    """Predict and sort ``configs`` (default: the paper's 1024-thread space) best first."""
+    """Predict and sort ``configs`` (default: the 1024-thread space of Ernst et al., JPDC 2023) best first."""
     space = list(configs) if configs is not None else paper_space()
     rows = predict_configs(kernel, device, space, executor, progress)
     return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows))

@@ -38,7 +38,7 @@ def _executor_arg(jobs: int | None):
               help="Write a bar chart (PNG) colored by block shape, hatched by limiter.")
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
          as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
-    """Rank the paper's launch configurations (blocks x foldings) by predicted performance.
+    """Rank launch configurations (blocks x foldings, as in Ernst et al., JPDC 2023) by predicted performance.
 
     Built-in kernels fold as a launch parameter; pystencils workloads are generated, folded and
     register-counted by pystencils for every folding (real code for each row).

@@ -18,7 +18,7 @@ from warpspeed.errors import DeviceError
 from warpspeed.files.toml import read_toml
 
 #: Fraction of the nominal L2 that is effective when the L2 is split into two partitions that
-#: duplicate lines (A100, H100). Source: paper 001, section 3 ("effective L2 cache size is
+#: duplicate lines (A100, H100). Source: Ernst et al., JPDC 2023, section 3 ("effective L2 cache size is
 #: therefore halved to 20MB").
 SPLIT_L2_EFFECTIVE_FRACTION = 0.5
 

@@ -1,4 +1,4 @@
-"""Candidate launch configurations: block sizes and thread foldings (paper 001, 5.1)."""
+"""Candidate launch configurations: block sizes and thread foldings (Ernst et al., JPDC 2023, 5.1)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from warpspeed.errors import LaunchError
 
 Triple = tuple[int, int, int]
 
-#: Folding factors of paper 001, 5.2: none, 2 in y, 2 in z.
+#: Folding factors of Ernst et al., JPDC 2023, 5.2: none, 2 in y, 2 in z.
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
 #: Threads per block of the paper's stencil space (5.1) and the LBM space (5.1, registers).
 PAPER_STENCIL_THREADS = 1024
@@ -34,7 +34,7 @@ class Config:
 
 
 def block_sizes(threads: int = PAPER_STENCIL_THREADS, max_z: int = MAX_BLOCK_Z) -> list[Triple]:
-    """All power-of-two blocks (x, y, z) with x*y*z == threads and z <= max_z (paper 001, 5.1)."""
+    """All power-of-two blocks (x, y, z) with x*y*z == threads and z <= max_z (Ernst et al., JPDC 2023, 5.1)."""
     if threads <= 0 or threads & (threads - 1):
         raise LaunchError(f"threads per block must be a positive power of two, got {threads}")
     n = int(math.log2(threads))
@@ -59,6 +59,6 @@ LBM_NAME_TAGS = ("lbm", "d3q", "allen")
 
 def default_threads(kernel_name: str) -> int:
     """Threads per block of the paper's space for a kernel name: 512 for LBM kernels (their
-    registers would spill at 1024, paper 001, 5.1), else 1024."""
+    registers would spill at 1024, Ernst et al., JPDC 2023, 5.1), else 1024."""
     lbm = any(tag in kernel_name.lower() for tag in LBM_NAME_TAGS)
     return PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS

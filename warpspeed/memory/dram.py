@@ -1,4 +1,4 @@
-"""DRAM load and store volumes from wave footprints and capacity curves (paper 001, 4.4-4.5).
+"""DRAM load and store volumes from wave footprints and capacity curves (Ernst et al., JPDC 2023, 4.4-4.5).
 
 Per field ``f`` (bytes per lattice update; all rates dimensionless):
 
@@ -8,7 +8,7 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
 * Layer hits (4.4.2): ``overlap_f,d`` is the part of the wave's load footprint that the
   previous-neighbour set ``P_d`` touched (attributed to the nearest dimension first), and
   ``h_d = 1 - m_d`` with ``m_d`` the ``x_layer``/``y_layer``/``z_layer`` curve at the layer
-  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2). Paper 001 fits only
+  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2). Ernst et al. (JPDC 2023) fit only
   y and z; the x curve defaults to the y parameters.
 * Capacity misses of redundant L2 loads (4.5, eqs. (2), (5)): the redundant volume at the L2
   is what the L1s request beyond the wave's unique footprint,

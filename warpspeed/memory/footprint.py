@@ -1,4 +1,4 @@
-"""Block-level unique footprints: L2 -> L1 and L1 -> L2 volumes (paper 001, section 4.3).
+"""Block-level unique footprints: L2 -> L1 and L1 -> L2 volumes (Ernst et al., JPDC 2023, section 4.3).
 
 Threads of one block share the L1, so what a block loads from L2 at least once is its unique
 footprint of 32 B sectors (the L1 transfer granularity), per field (fields never alias).

@@ -1,4 +1,4 @@
-"""Refit the capacity curves on measured data (paper 001, sections 4.5 and 5.6).
+"""Refit the capacity curves on measured data (Ernst et al., JPDC 2023, sections 4.5 and 5.6).
 
 From each row of a measurement CSV (:mod:`warpspeed.validation.measure`) the hit rate that a curve models
 is derived from the measured volume, the compulsory volume and the redundant (or overlap)
@@ -261,7 +261,7 @@ def write_refit(result: RefitResult, path: str | Path, source: str, device: str 
                 date: str | None = None) -> Path:
     """Write the refitted family with provenance (``source``: the measurement file)."""
     method = (f"scipy.optimize.curve_fit (trf) of the Gompertz miss rate on hit rates derived from measured "
-              f"L2 and DRAM volumes (paper 001, 4.5/5.6; warpspeed.validation.refit); {result.fit_rows} fit rows, every "
+              f"L2 and DRAM volumes (Ernst et al., JPDC 2023, 4.5/5.6; warpspeed.validation.refit); {result.fit_rows} fit rows, every "
               f"{result.holdout_every}th row held out ({result.held_out_rows} rows)")
     refitted = ", ".join(result.fitted) or "none"
     provenance = Provenance(source=source, date=date or _dt.date.today().isoformat(),
