@@ -1,7 +1,7 @@
 """Block-level metrics (L1 wavefronts + block footprints) of the 3D 25-point stencil.
 
 Times one configuration at a time, after a first call that includes compilation of the
-kernel's address evaluators. Target (issue 2): <= 20 ms per configuration after the first.
+kernel's address evaluators. Goal: <= 20 ms per configuration after the first.
 
 Run: python benchmarks/bench_block.py
 """

@@ -10,7 +10,7 @@ included, islpy's C heap not) in a second, separately run pass over each space.
 Sections:
 
 1. the 3D 25-point range-4 star stencil, 640x512x512, paper space of 1024 threads (168
-   configurations) on A100-SXM4-40GB (paper 001, 5.2);
+   configurations) on A100-SXM4-40GB (Ernst et al., J. Parallel Distrib. Comput. 2023, 5.2);
 2. the conservative Allen-Cahn kernel (pystencils plugin, 512-thread space, 147 configurations)
    if pystencils/lbmpy are installed, else the built-in D3Q15 pull pattern at 256^3 (the output
    says which);

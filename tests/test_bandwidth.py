@@ -2,7 +2,7 @@
 
 Reference numbers are worked out by hand (arithmetic shown) or read off the stored measurement
 files row by row (D. Ernst's gpu-benches, fits/data/public/), or come from the published table of
-Ernst, Holzer, Hager, Köstler, Wellein, JPDC 2023 (Table 1: A100 DRAM 1400 GB/s, V100 800 GB/s);
+Ernst, Holzer, Hager, Knorr, Wellein, JPDC 2023 (Table 1: A100 DRAM 1400 GB/s, V100 800 GB/s);
 none is copied from the code's output.
 """
 

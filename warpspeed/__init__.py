@@ -2,6 +2,11 @@
 
 The public API: describe a kernel (:class:`Field`, :func:`load`, :func:`store`,
 :class:`Kernel`), pick a device (:func:`load_device`), and call the estimators.
+
+The model is the one of D. Ernst, M. Holzer, G. Hager, M. Knorr, G. Wellein, "Analytical
+Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel and
+Distributed Computing 173 (2023) 152-167. Docstrings cite it as "Ernst et al., JPDC 2023" with
+its section numbers; ``docs/model.md`` describes every stage.
 """
 
 from warpspeed.hardware.device import Device, all_devices, device_names, load_device

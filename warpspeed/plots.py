@@ -1,6 +1,6 @@
 """Figures (matplotlib, Agg backend): ranking bar chart and layer-condition scan.
 
-Colors follow paper 001, 5.1: a block (x, y, z) maps to RGB (log x, log y, log z) / log(threads),
+Colors follow Ernst et al., JPDC 2023, 5.1: a block (x, y, z) maps to RGB (log x, log y, log z) / log(threads),
 so wide blocks are red, tall green, deep blue, and mixed shapes mixed colors.
 """
 
@@ -22,7 +22,7 @@ MAX_RANK_WIDTH_IN = 22.0
 
 
 def block_color(block: Sequence[int]) -> tuple[float, float, float]:
-    """RGB in [0, 1] for a block shape (paper 001, 5.1)."""
+    """RGB in [0, 1] for a block shape (Ernst et al., JPDC 2023, 5.1)."""
     logs = [math.log2(max(1, b)) for b in block]
     total = sum(logs) or 1.0
     return tuple(v / total for v in logs)  # type: ignore[return-value]

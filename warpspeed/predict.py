@@ -4,7 +4,7 @@
 evaluators, the ISL access maps, the capacity curves) so that a sweep over launch
 configurations builds them once. Every stage is a pure function of its inputs.
 
-Stages (paper 001):
+Stages (Ernst et al., JPDC 2023):
 
 1. launch geometry and occupancy (:mod:`warpspeed.launch.geometry`);
 2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.memory.l1`);

@@ -23,7 +23,7 @@ from warpspeed.kernel.catalog import resolve_kernel
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help="Write a PNG plot.")
 def scan_domain(kernel_name: str, device_name: str, planes: str, blocks: str | None, as_json: bool,
                 plot_path: str | None) -> None:
-    """Layer-condition scan (paper 001, 5.7): DRAM B/lup over square planes at constant cell count."""
+    """Layer-condition scan (Ernst et al., JPDC 2023, 5.7): DRAM B/lup over square planes at constant cell count."""
     from warpspeed.studies.scan import SCAN_BLOCKS, scan_domain as run_scan
 
     device = load_device(device_name)

@@ -1,4 +1,4 @@
-"""Built-in kernels: the paper's stencils and streaming patterns, as :class:`Kernel` objects.
+"""Built-in kernels: the stencils of Ernst et al. (JPDC 2023) and streaming patterns, as :class:`Kernel` objects.
 
 These describe the memory accesses pystencils generates for the same update rules (fields
 allocated with ghost layers, x contiguous, base pointer at the first ghost cell), so they can
@@ -13,7 +13,7 @@ from typing import Sequence
 from warpspeed.errors import KernelError
 from warpspeed.kernel.description import X, Y, Z, Field, FlopCounts, Kernel, load, store
 
-#: Paper 001, section 5.2: the 3D 25-point range-4 star stencil on a 640 x 512 x 512 grid.
+#: Ernst et al. (JPDC 2023), section 5.2: the 3D 25-point range-4 star stencil on a 640 x 512 x 512 grid.
 PAPER_STENCIL_DOMAIN = (640, 512, 512)
 PAPER_STENCIL_RADIUS = 4
 
@@ -105,7 +105,7 @@ def lbm_pull(velocities: Sequence[tuple[int, int, int]] = D3Q15_VELOCITIES,
 
 
 BUILTIN_KERNELS = {
-    "star3d-r4": "3D 25-point range-4 star stencil (paper 001, 5.2)",
+    "star3d-r4": "3D 25-point range-4 star stencil (Ernst et al., JPDC 2023, 5.2)",
     "star3d-r1": "3D 7-point star stencil",
     "star2d-r1": "2D 5-point star stencil",
     "copy": "streaming copy",

@@ -80,7 +80,7 @@ class Field:
         layout: index positions ordered from the contiguous (fastest-varying) index to the
             slowest; ``None`` means the first index is contiguous. ``"fzyx"`` and ``"zyxf"``
             name pystencils' layouts for fields whose last index is a component index.
-        alignment_bytes: alignment of the array's base address in bytes. As in paper 001,
+        alignment_bytes: alignment of the array's base address in bytes. As in Ernst et al. (JPDC 2023),
             the unknown base pointer is replaced by this value, so element 0 lies at byte
             address ``alignment_bytes``.
     """

@@ -1,6 +1,6 @@
 """Candidate launch configurations: block sizes and thread foldings.
 
-The candidate space is the one of Ernst, Holzer, Hager, Köstler, Wellein: "Analytical
+The candidate space is the one of Ernst, Holzer, Hager, Knorr, Wellein: "Analytical
 Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel and
 Distributed Computing, 2023, section 5.1: every power-of-two block with a fixed number of
 threads, times a few thread foldings. :func:`configuration_space` restricts it to what a
@@ -130,6 +130,6 @@ LBM_NAME_TAGS = ("lbm", "d3q", "allen")
 
 def default_threads(kernel_name: str) -> int:
     """Threads per block of the paper's space for a kernel name: 512 for LBM kernels (their
-    registers would spill at 1024, paper 001, 5.1), else 1024."""
+    registers would spill at 1024, Ernst et al., JPDC 2023, 5.1), else 1024."""
     lbm = any(tag in kernel_name.lower() for tag in LBM_NAME_TAGS)
     return PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS

@@ -1,6 +1,6 @@
 """DRAM load and store volumes from wave footprints and capacity curves.
 
-Model: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Model: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code
 Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, sections 4.4
 and 4.5 (section numbers below refer to it).
 
@@ -12,7 +12,8 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
 * Layer hits (4.4.2): ``overlap_f,d`` is the part of the wave's load footprint that the
   previous-neighbour set ``P_d`` touched (attributed to the nearest dimension first), and
   ``h_d = 1 - m_d`` with ``m_d`` the ``x_layer``/``y_layer``/``z_layer`` curve at the layer
-  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2).
+  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2). Ernst et al. (JPDC 2023) fit only
+  y and z; the x curve defaults to the y parameters.
 * Capacity misses of redundant L2 loads (4.5, eqs. (2), (5)): the redundant volume at the L2
   is what the L1s request beyond the wave's unique footprint,
   ``V_red,f = max(0, l2_load_f - compulsory_load_f)``, where ``l2_load_f`` is the block-level

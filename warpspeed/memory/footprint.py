@@ -1,6 +1,6 @@
 """Block-level unique footprints: L2 -> L1 and L1 -> L2 volumes.
 
-Model: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Model: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code
 Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, section 4.3.
 
 Threads of one block share the L1, so what a block loads from L2 at least once is its unique

@@ -1,4 +1,4 @@
-"""L1 load/store throughput: bank-conflict wavefronts (paper 001, section 4.2).
+"""L1 load/store throughput: bank-conflict wavefronts (Ernst et al., JPDC 2023, section 4.2).
 
 The L1 serves ``banks x bank_bytes`` bytes per cycle (NVIDIA Volta/Ampere/Hopper: 16 x 8 B =
 128 B), so one memory instruction is processed per *lane group* of

@@ -2,7 +2,7 @@
 
 The files hold figures measured with the open-source GPU microbenchmarks of Dominik Ernst
 (https://github.com/te42kyfo/gpu-benches, GPL-3.0), the benchmarks behind Ernst, Holzer, Hager,
-Köstler, Wellein: "Analytical Performance Estimation during Code Generation on Modern GPUs",
+Knorr, Wellein: "Analytical Performance Estimation during Code Generation on Modern GPUs",
 Journal of Parallel and Distributed Computing, 2023. Only the measured numbers are stored, one CSV
 per benchmark and measured part (``<benchmark>/<part>.csv``), each opening with ``# key: value``
 comment lines: ``source`` (repository, file, commit), ``part``, ``units`` and the benchmark's

@@ -1,4 +1,4 @@
-"""The four-limiter roofline (paper 001, section 2) and the plain two-limiter roofline.
+"""The four-limiter roofline (Ernst et al., JPDC 2023, section 2) and the plain two-limiter roofline.
 
 lups/s = min of
 

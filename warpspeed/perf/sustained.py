@@ -2,7 +2,7 @@
 
 Vendor peaks overstate what a GPU sustains. This module derives, per measured part, what D. Ernst's
 GPU microbenchmarks (https://github.com/te42kyfo/gpu-benches; the measurements behind Ernst,
-Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code Generation on
+Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code Generation on
 Modern GPUs", Journal of Parallel and Distributed Computing, 2023) measured, with every rule
 stated here:
 

@@ -1,4 +1,4 @@
-"""The layer-condition scan of paper 001, 5.7: constant cell count, square xy plane swept.
+"""The layer-condition scan of Ernst et al., JPDC 2023, 5.7: constant cell count, square xy plane swept.
 
 For each plane edge ``n`` the domain is ``n x n x nz`` with ``nz = round(cells / n^2)``; the
 DRAM volume per lup is predicted for blocks of increasing depth. Small planes satisfy the
@@ -18,7 +18,7 @@ from warpspeed.predict import Predictor
 
 Triple = tuple[int, int, int]
 
-#: Blocks of 1024 threads with 1, 2, 4, 8, 16 and 32 layers of depth (paper 001, 5.7 uses
+#: Blocks of 1024 threads with 1, 2, 4, 8, 16 and 32 layers of depth (Ernst et al., JPDC 2023, 5.7 uses
 #: wave shapes 1/2/4/8/16/32 layers deep).
 SCAN_BLOCKS: tuple[Triple, ...] = ((256, 4, 1), (128, 4, 2), (64, 4, 4), (32, 4, 8), (32, 2, 16), (16, 2, 32))
 #: Cells of the paper's stencil grid (640 x 512 x 512), kept constant over the scan.

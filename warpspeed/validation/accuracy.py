@@ -1,4 +1,4 @@
-"""Prediction accuracy against measurements (paper 001, sections 5.4-5.8).
+"""Prediction accuracy against measurements (Ernst et al., JPDC 2023, sections 5.4-5.8).
 
 Input: the rows of a measurement CSV (:func:`warpspeed.measure.read_measurement_csv`), each with
 measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen dataclasses:
@@ -13,7 +13,7 @@ measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen data
   top-k (k = 5) are among the predicted top-k.
 
 :func:`plot_accuracy` draws predicted against measured values per metric (small multiples, log
-axes, colored by block shape as in paper 001, 5.1).
+axes, colored by block shape as in Ernst et al., JPDC 2023, 5.1).
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def load_accuracy(path: str | Path, top_k: int = DEFAULT_TOP_K) -> AccuracyRepor
 
 
 def block_color(block: Sequence[int]) -> tuple[float, float, float]:
-    """RGB of a block shape (paper 001, 5.1); :func:`warpspeed.plots.block_color` when present."""
+    """RGB of a block shape (Ernst et al., JPDC 2023, 5.1); :func:`warpspeed.plots.block_color` when present."""
     try:
         from warpspeed.plots import block_color as shared
     except ImportError:

@@ -1,6 +1,6 @@
 """Refit the capacity curves on measured data.
 
-Method: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Method: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code
 Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, sections 4.5
 and 5.6 (section numbers below refer to it).
 

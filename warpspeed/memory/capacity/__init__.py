@@ -1,4 +1,4 @@
-"""Capacity-miss curves (Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance
+"""Capacity-miss curves (Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
 Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
 Computing, 2023, section 4.5).
 

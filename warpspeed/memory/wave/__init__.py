@@ -1,6 +1,6 @@
 """Wave-level DRAM footprints and layer conditions.
 
-Model: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Model: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code
 Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, sections 4.4,
 4.4.1 and 4.4.2 (cited below as Ernst et al. 2023).
 
