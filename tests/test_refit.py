@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from warpspeed.validation import refit as rf
 from warpspeed.memory.capacity import load_curves
 from warpspeed.errors import FitError, WarpspeedError
-from warpspeed.validation.measure import MeasurementTable, write_measurement_csv
+from warpspeed.validation.measurement_csv import write_measurement_csv
+from warpspeed.validation.schema import MeasurementTable
 
 #: Ground truth of the synthetic campaign (not the published values).
 TRUE_L1 = (0.5, 5.0, 1.2)

@@ -17,7 +17,9 @@ from click.testing import CliRunner
 
 import warpspeed.predict
 from warpspeed.errors import WarpspeedError
-from warpspeed.studies.study import COLUMNS, load_study, run_study, study_from_dict
+from warpspeed.studies.spec import load_study, study_from_dict
+from warpspeed.studies.storage import COLUMNS
+from warpspeed.studies.study import run_study
 from warpspeed.cli.study import COMMANDS, study as study_command
 
 KERNELS = ["star3d-r1", "copy", "no-such-kernel"]

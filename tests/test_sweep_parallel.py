@@ -15,7 +15,8 @@ import pytest
 
 from warpspeed.hardware.device import load_device
 from warpspeed.launch.space import Config, paper_space
-from warpspeed.studies.study import run_study, study_from_dict
+from warpspeed.studies.spec import study_from_dict
+from warpspeed.studies.study import run_study
 from warpspeed.rank import rank
 from warpspeed.kernel.builtin import builtin_kernel, star_stencil
 

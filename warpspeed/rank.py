@@ -10,6 +10,7 @@ same order either way.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -26,6 +27,22 @@ from warpspeed.launch.space import Config, paper_space
 #: rebuilding the Predictor in each worker about 0.3 s; `warpspeed rank` over 168
 #: configurations took 2.4 s serially and 2.0 s with the pool (benchmarks/README.md).
 AUTO_PARALLEL_MIN_CONFIGS = 64
+
+#: Ways to start pool workers, safest first. ``fork`` is not among them: forking a process
+#: that runs threads (numpy's, a Dask client's) can deadlock the child, and Python 3.12+ warns
+#: about it; ``forkserver`` forks from a clean single-threaded server, ``spawn`` starts afresh.
+SAFE_START_METHODS = ("forkserver", "spawn")
+
+
+def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
+    """A local process pool whose workers start with a safe method (see :data:`SAFE_START_METHODS`).
+
+    Every pool warpspeed creates (the ``"auto"`` executor, ``--jobs``, studies) comes from here.
+    """
+    available = multiprocessing.get_all_start_methods()
+    method = next(m for m in SAFE_START_METHODS if m in available)
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context(method))
+
 
 @dataclass(frozen=True)
 class RankRow:
@@ -124,7 +141,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     if executor == "auto":
         executor = None
         if len(configs) >= AUTO_PARALLEL_MIN_CONFIGS and workers > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress)
     if executor is None:
         predictor = Predictor(kernel, device)

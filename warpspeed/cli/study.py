@@ -15,8 +15,10 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.errors import WarpspeedError
-from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, load_study, run_study
+from warpspeed.studies.spec import format_for, load_study
+from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
@@ -60,19 +62,19 @@ def _executor(jobs: int | None, dask: str | None) -> tuple[Executor | None, Any,
         threads = sum(client.nthreads().values()) or 1
         return client.get_executor(), client, DEFAULT_IN_FLIGHT_PER_CPU * threads
     if jobs is not None and jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
+        from warpspeed.rank import process_pool
 
-        return ProcessPoolExecutor(max_workers=jobs), None, DEFAULT_IN_FLIGHT_PER_CPU * jobs
+        return process_pool(jobs), None, DEFAULT_IN_FLIGHT_PER_CPU * jobs
     return None, None, None
 
 
 @click.command()
-@click.argument("study_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("study_file", type=InputTextFile("study file"))
 @click.option("--jobs", type=int, default=None, help="Local worker processes (default and 1: serial).")
 @click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
               help="Run on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
-@click.option("--output", default=None, type=click.Path(dir_okay=False),
+@click.option("--output", default=None, type=OutputFile("study output"),
               help="Write here instead of the study file's output (format from the suffix).")
 def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume: bool, output: str | None) -> None:
     """Run a study (kernels x devices x domains x configurations) described by STUDY_FILE (TOML).
@@ -86,9 +88,7 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
             from dataclasses import replace
             from pathlib import Path
 
-            path = Path(output)
-            spec = replace(spec, output=path,
-                           format="parquet" if path.suffix.lower() in (".parquet", ".pq") else "csv")
+            spec = replace(spec, output=Path(output), format=format_for(Path(output)))
         executor, client, in_flight = _executor(jobs, dask_address)
     except WarpspeedError as exc:
         click.echo(f"error: {exc}", err=True)
