@@ -9,6 +9,7 @@ import io
 import json
 import os
 import sys
+import traceback
 
 import click
 from rich.table import Table
@@ -19,21 +20,15 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import describe_os_error
 from warpspeed.hardware.device import all_devices
 
-
-
 #: Exit status for bad input and files that cannot be written.
 EXIT_USAGE = 2
 
 
-def _stdout_is_broken() -> bool:
-    """Whether standard output cannot be written (a full device, a closed pipe): flushing it fails."""
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    except ValueError:  # closed
-        return False
-    return False
+def _raised_writing_stdout(exc: OSError) -> bool:
+    """Whether ``exc`` was raised while a command printed: inside :func:`click.echo` or a rich
+    console (the commands print only through these)."""
+    return any(frame.f_code is click.echo.__code__ or frame.f_globals.get("__name__", "").startswith("rich.")
+               for frame, _ in traceback.walk_tb(exc.__traceback__))
 
 
 def _silence_stdout() -> None:
@@ -50,7 +45,7 @@ def _write_failure(exc: OSError, ctx: click.Context) -> str:
     command's output files (recorded by :class:`warpspeed.cli.paths.OutputFile`)."""
     if exc.filename is not None:
         return describe_os_error(exc)
-    if _stdout_is_broken():
+    if _raised_writing_stdout(exc):
         _silence_stdout()
         return describe_os_error(exc, "standard output")
     outputs = ctx.meta.get(OUTPUTS_META_KEY, [])
