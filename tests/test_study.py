@@ -7,7 +7,6 @@ interrupted-then-resumed study must reproduce the uninterrupted file exactly.
 from __future__ import annotations
 
 import csv
-from warpspeed.rank import process_pool
 from dataclasses import replace
 from itertools import product
 from pathlib import Path
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 
 import warpspeed.predict
 from warpspeed.errors import WarpspeedError
+from warpspeed.rank import process_pool
 from warpspeed.studies.spec import load_study, study_from_dict
 from warpspeed.studies.storage import COLUMNS
 from warpspeed.studies.study import run_study
