@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.output import check_output_path
 from warpspeed.studies.spec import format_for, load_study
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
@@ -89,6 +90,8 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
             from pathlib import Path
 
             spec = replace(spec, output=Path(output), format=format_for(Path(output)))
+        else:  # the study file's output: missing directories are created, as the journal does
+            check_output_path(spec.output, "study output", create_parents=True)
         executor, client, in_flight = _executor(jobs, dask_address)
     except WarpspeedError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -52,7 +52,8 @@ def _ranking_lines(report) -> list[str]:
 @click.option("--repeats", type=click.IntRange(min=1), default=20, show_default=True, help="Timed launches per configuration.")
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed launches before timing.")
 @click.option("--no-ncu", is_flag=True, help="Only time; do not collect Nsight Compute counters.")
-@click.option("--gpu", "gpu_id", type=int, default=0, show_default=True, help="CUDA device index.")
+@click.option("--gpu", "gpu_id", type=click.IntRange(min=0), default=0, show_default=True,
+              help="CUDA device index: timing and the ncu-profiled launch run on it.")
 @click.option("--out", "out_path", type=OutputFile("measurement file", create_parents=True), default=None,
               help="Output CSV (default: fits/data/<device>/<kernel>.csv; missing directories are created).")
 def measure(kernel_name: str, domain: str | None, device_name: str, threads: int | None, repeats: int,
