@@ -40,7 +40,7 @@ from warpspeed.studies.storage import Journal, Row, existing_rows, finalize, par
 #: Configurations per executor task. A prediction takes ~6-230 ms (median per space) and building
 #: a kernel plus its Predictor 5-30 ms for built-in kernels, ~1 s for a pystencils extraction
 #: (2-core reference machine, benchmarks/README.md); 16 configurations amortise that set-up and
-#: the task's transfer while keeping progress and interrupts responsive.
+#: each chunk's transfer while keeping progress and interrupts responsive.
 DEFAULT_CHUNK_SIZE = 16
 #: Chunks submitted per CPU by default: enough to keep every worker busy while results stream back.
 DEFAULT_IN_FLIGHT_PER_CPU = 4
@@ -182,6 +182,31 @@ def _stream(rows: Iterator[Row], journal: Journal, done: dict[str, Row], finishe
     return computed
 
 
+@dataclass(frozen=True)
+class _Resumed:
+    """The rows already stored (by key), how many of them the study still wants, and how many not."""
+
+    done: dict[str, Row]
+    resumed: int
+    dropped: int
+
+
+def _resume(spec: StudySpec, points: Sequence[StudyPoint], resume: bool) -> _Resumed:
+    wanted = {p.key for p in points}
+    done: dict[str, Row] = {}
+    for row in existing_rows(spec, resume):
+        done.setdefault(row["key"], row)
+    dropped = sum(1 for k in done if k not in wanted)
+    return _Resumed(done, len(done) - dropped, dropped)
+
+
+def _rows(pending: Sequence[StudyPoint], executor: Executor | None, chunk_size: int,
+          max_in_flight: int | None) -> Iterator[Row]:
+    if executor is None:
+        return _serial(pending)
+    return _parallel(pending, executor, chunk_size, max_in_flight or DEFAULT_IN_FLIGHT_PER_CPU * (os.cpu_count() or 1))
+
+
 def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progress | None = None,
               resume: bool = True, chunk_size: int = DEFAULT_CHUNK_SIZE,
               max_in_flight: int | None = None) -> StudyResult:
@@ -199,22 +224,16 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
     if spec.format == "parquet":
         parquet_module()
     points = spec.points()
-    wanted = {p.key for p in points}
-    done: dict[str, Row] = {}
-    for row in existing_rows(spec, resume):
-        done.setdefault(row["key"], row)
-    dropped = sum(1 for k in done if k not in wanted)
-    resumed = len(done) - dropped
-    pending = [p for p in points if p.key not in done]
+    state = _resume(spec, points, resume)
+    done = state.done
     if progress:
-        progress(resumed, len(points))
+        progress(state.resumed, len(points))
     journal = Journal(spec.journal_path)
-    rows = _serial(pending) if executor is None else _parallel(
-        pending, executor, chunk_size, max_in_flight or DEFAULT_IN_FLIGHT_PER_CPU * (os.cpu_count() or 1))
+    rows = _rows([p for p in points if p.key not in done], executor, chunk_size, max_in_flight)
     try:
-        computed = _stream(rows, journal, done, resumed, len(points), progress)
+        computed = _stream(rows, journal, done, state.resumed, len(points), progress)
     except BaseException:
-        rows.close()
+        rows.close()  # type: ignore[attr-defined]  # a generator: cancels chunks not yet started
         journal.close()
         if spec.format == "parquet":
             finalize(spec, points, done, complete=False)
@@ -222,5 +241,5 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
     journal.close()
     finalize(spec, points, done, complete=True)
     failed = sum(1 for p in points if done[p.key]["error"])
-    return StudyResult(output=spec.output, rows=len(points), computed=computed, resumed=resumed,
-                       failed=failed, dropped=dropped)
+    return StudyResult(output=spec.output, rows=len(points), computed=computed, resumed=state.resumed,
+                       failed=failed, dropped=state.dropped)
