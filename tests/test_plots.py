@@ -61,10 +61,10 @@ def test_files_are_written_in_the_suffixs_format(tmp_path, suffix, magic):
     assert ranking.read_bytes().startswith(magic) and scan.read_bytes().startswith(magic)
 
 
-def test_accuracy_figure_axes():
+def testaccuracy_figure_axes():
     rows = [{"block_x": bx, "block_y": 1, "block_z": 1, "fold_x": 1, "fold_y": 1, "fold_z": 1, "error": "",
              "meas_lups_per_s": m, "pred_lups_per_s": p} for bx, m, p in ((32, 1e10, 2e10), (64, 2e10, 2e10))]
-    fig = accuracy._accuracy_figure(rows, "acc")
+    fig = accuracy.accuracy_figure(rows, "acc")
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == list(accuracy.METRIC_LABELS.values())
     perf = visible[-1]

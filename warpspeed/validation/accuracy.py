@@ -207,7 +207,7 @@ def plot_accuracy(rows: Sequence[Mapping[str, Any]], path: str | Path, title: st
     Metrics without any valid row get an empty panel saying so. The format follows the suffix
     (png, pdf, svg, ...). Returns the written path.
     """
-    fig = _accuracy_figure(rows, title)
+    fig = accuracy_figure(rows, title)
     return save_figure(fig, path, ACCURACY_DPI)
 
 
@@ -254,7 +254,7 @@ def _draw_panel(ax: Any, ok: Sequence[Mapping[str, Any]], name: str, meas_col: s
     ax.text(0.04, 0.94, f"MAPE {err.mape_percent:.1f} % (n={err.n})", transform=ax.transAxes, fontsize=8, va="top")
 
 
-def _accuracy_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Any:
+def accuracy_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Any:
     """The figure of :func:`plot_accuracy` (a :class:`matplotlib.figure.Figure`, not shown anywhere)."""
     from matplotlib.patches import Patch
 
