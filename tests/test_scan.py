@@ -64,3 +64,22 @@ def test_minimum_by_hand():
 def test_plane_must_be_positive(a100):
     with pytest.raises(WarpspeedError, match="positive"):
         scan_domain(lambda d: builtin_kernel("copy", d), a100, [0])
+
+
+def test_scan_domain_command(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    plot = tmp_path / "scan.svg"
+    result = CliRunner().invoke(main, ["scan-domain", "--kernel", "copy", "--planes", "32,64", "--blocks",
+                                       "256,4,1", "--json", "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    points = json.loads(result.output)
+    # 640 x 512 x 512 cells: nz = round(cells / n^2) = 163840 for n = 32 and 40960 for n = 64.
+    assert [(p["plane"], p["domain"], p["block"]) for p in points] == [
+        (32, [32, 32, 163840], [256, 4, 1]), (64, [64, 64, 40960], [256, 4, 1])]
+    assert all(p["dram_bytes_per_lup"] == pytest.approx(16.0) for p in points)  # copy: 8 B in, 8 B out
+    assert plot.read_bytes().startswith(b"<?xml")

@@ -259,3 +259,15 @@ def test_cut_header_is_rewritten_but_foreign_single_line_is_kept(tmp_path, refer
     with pytest.raises(WarpspeedError, match="no-resume"):
         run_study(foreign)
     assert foreign.output.read_text() == "my notes without a newline"
+
+
+def test_cli_bad_study_file_is_one_line_error(tmp_path):
+    from warpspeed.cli.main import main
+
+    toml = tmp_path / "bad.toml"
+    toml.write_text('kernels = ["copy"]\nkernel = ["typo"]\n')
+    result = CliRunner().invoke(main, ["study", str(toml)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: study: unknown key(s) kernel; allowed: devices, domains, foldings, format, kernels, max_block_z, "
+        "output, threads"]

@@ -2,13 +2,16 @@
 
 Runs a study (see :mod:`warpspeed.studies.study`) serially, on a local process pool (``--jobs N``) or
 on a Dask cluster (``--dask tcp://host:8786``), with a rich progress bar. Ctrl-C stops it with
-a valid partial output; running the same command again resumes where it stopped.
+a valid partial output; running the same command again resumes where it stopped. Bad input
+(:class:`~warpspeed.errors.WarpspeedError`) is reported by the command group as one line.
 """
 
 from __future__ import annotations
 
 import sys
 from concurrent.futures import Executor
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -23,8 +26,6 @@ from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
-#: Exit status for bad input, as the rest of the CLI uses.
-EXIT_USAGE = 2
 
 
 class _Bar:
@@ -82,21 +83,13 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
 
     Rows stream to the output as they finish; rerunning resumes and skips finished rows.
     """
-    console = Console(stderr=True)
-    try:
-        spec = load_study(study_file)
-        if output is not None:
-            from dataclasses import replace
-            from pathlib import Path
-
-            spec = replace(spec, output=Path(output), format=format_for(Path(output)))
-        else:  # the study file's output: missing directories are created, as the journal does
-            check_output_path(spec.output, "study output", create_parents=True)
-        executor, client, in_flight = _executor(jobs, dask_address)
-    except WarpspeedError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    bar = _Bar(console, f"study {spec.output.name}")
+    spec = load_study(study_file)
+    if output is not None:
+        spec = replace(spec, output=Path(output), format=format_for(Path(output)))
+    else:  # the study file's output: missing directories are created, as the journal does
+        check_output_path(spec.output, "study output", create_parents=True)
+    executor, client, in_flight = _executor(jobs, dask_address)
+    bar = _Bar(Console(stderr=True), f"study {spec.output.name}")
     try:
         result = run_study(spec, executor=executor, progress=bar, resume=not no_resume, max_in_flight=in_flight)
     except KeyboardInterrupt:
@@ -105,10 +98,6 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
         click.secho(f"interrupted: finished rows are in {spec.output}{journal}; "
                     "run the same command again to resume.", fg="yellow", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    except WarpspeedError as exc:
-        bar.close()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
     finally:
         bar.close()
         if client is not None:
