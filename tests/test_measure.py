@@ -474,3 +474,13 @@ def test_measure_with_the_real_predictor_matches_and_reevaluates():
         assert again["pred_l2_load_bytes_per_lup"] == pytest.approx(row["pred_l2_load_bytes_per_lup"], rel=1e-9)
         assert again["pred_dram_load_bytes_per_lup"] == pytest.approx(row["pred_dram_load_bytes_per_lup"], rel=1e-6)
         assert again["pred_lups_per_s"] == pytest.approx(row["pred_lups_per_s"], rel=1e-6)
+
+
+def test_child_entry_point_runs_as_a_module():
+    """``python -m warpspeed.validation.measure`` (what ncu runs) answers bad arguments with one line."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "warpspeed.validation.measure"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: usage: python -m warpspeed.validation.measure PLAN_JSON [LAUNCHES [DEVICE]]"

@@ -31,7 +31,8 @@ class OutputFile(click.ParamType):
         self.plot = plot
         self.create_parents = create_parents
 
-    def convert(self, value, param, ctx) -> str:  # type: ignore[override]
+    def convert(self, value: str | None, param: click.Parameter | None,  # type: ignore[override]
+                ctx: click.Context | None) -> str | None:
         if value is None:
             return value
         formats = plot_formats() if self.plot else None
@@ -49,7 +50,8 @@ class InputTextFile(click.ParamType):
     def __init__(self, what: str) -> None:
         self.what = what
 
-    def convert(self, value, param, ctx) -> str:  # type: ignore[override]
+    def convert(self, value: str | None, param: click.Parameter | None,  # type: ignore[override]
+                ctx: click.Context | None) -> str | None:
         if value is None:
             return value
         read_text(Path(value), self.what)

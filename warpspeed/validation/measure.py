@@ -165,5 +165,14 @@ def child_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def _entry(argv: Sequence[str]) -> int:
+    """The child's command line: errors as one ``error:`` line on stderr and exit status 2."""
+    try:
+        return child_main(argv)
+    except WarpspeedError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+
+
 if __name__ == "__main__":  # pragma: no cover - runs under ncu on a GPU machine
-    sys.exit(child_main(sys.argv[1:]))
+    sys.exit(_entry(sys.argv[1:]))

@@ -140,10 +140,11 @@ class CupyRunner:
     def launch(self, plan: LaunchPlan, gpu_kernel: Any, count: int = 1) -> None:
         """Run ``count`` launches (the ncu child)."""
         call = self._prepare(plan, gpu_kernel)
-        with self._cp.cuda.Device(self._device_id) as device:
+        device = self._cp.cuda.Device(self._device_id)
+        with device:
             for _ in range(count):
                 call()
-            device.synchronize()
+        device.synchronize()
 
     def time(self, plan: LaunchPlan, gpu_kernel: Any, warmup: int, repeats: int) -> Timing:
         cp = self._cp
