@@ -103,7 +103,8 @@ def scan_figure(points: Sequence["ScanPoint"], title: str = "") -> "Figure":
         series = sorted((p for p in points if p.block == block), key=lambda p: p.plane)
         ax.plot([p.plane for p in series], [p.dram_bytes_per_lup for p in series], marker="o", markersize=3,
                 color=color, label=f"block {'x'.join(map(str, block))} ({block[2]} deep)")
-    for minimum in sorted({p.dram_minimum_bytes_per_lup for p in points if math.isfinite(p.dram_minimum_bytes_per_lup)}):
+    minima = {p.dram_minimum_bytes_per_lup for p in points if math.isfinite(p.dram_minimum_bytes_per_lup)}
+    for minimum in sorted(minima):
         ax.axhline(minimum, color="gray", linestyle=":", linewidth=1, label=f"minimum {minimum:g} B/lup")
     ax.set_xlabel("square xy plane edge n (domain n x n x nz, constant cell count)")
     ax.set_ylabel("predicted DRAM volume, B/lup (load + store)")

@@ -37,7 +37,8 @@ def _executor_arg(jobs: int | None):
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "csv_path", type=OutputFile("CSV file"), default=None, help="Write all rows to a CSV file.")
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
-              help="Write a bar chart (PNG) colored by block shape, hatched by limiter.")
+              help="Write a bar chart colored by block shape, hatched by limiter "
+                   "(format from the suffix: png, pdf, svg, ...).")
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
          as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
     """Rank the paper's launch configurations (blocks x foldings) by predicted performance.
