@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from warpspeed.validation import accuracy as acc
-from warpspeed.validation.measure import read_measurement_csv
+from warpspeed.validation.measurement_csv import read_measurement_csv
 
 DATA = Path(__file__).parent / "data"
 

@@ -228,7 +228,7 @@ def test_refit_table_is_readable_when_piped(runner, tmp_path, columns):
     # CliRunner output is not a terminal: the table takes COLUMNS, else 140 columns, and never
     # cuts a number (only the free-text status wraps).
     from test_refit import TRUE_L1, synthetic_rows
-    from warpspeed.validation.measure import write_measurement_csv
+    from warpspeed.validation.measurement_csv import write_measurement_csv
 
     csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "synthetic", "gpu_name": "Test GPU"},
                                      synthetic_rows())

@@ -12,13 +12,31 @@ from types import SimpleNamespace
 
 import pytest
 
-from warpspeed.validation import measure as m
+from pystencils_plugin.measure_kernels import plan_launch
+from warpspeed.validation import ncu as ncu_module
+from warpspeed.validation.measure import measure
+from warpspeed.validation.measurement_csv import default_output_path, read_measurement_csv, write_measurement_csv
+from warpspeed.validation.ncu import NcuProfiler, child_command, counters_for_kernel, ncu_command, parse_ncu_csv
+from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError, allocation_elements
+from warpspeed.validation.runners import CupyRunner, parse_nvidia_smi
+from warpspeed.validation.schema import (
+    CSV_COLUMNS,
+    GpuInfo,
+    Timing,
+    assemble_row,
+    measured_columns,
+    predicted_columns,
+)
 from warpspeed.errors import WarpspeedError
 from warpspeed.launch.space import Config
 
 DATA = Path(__file__).parent / "data"
 
-#: The metrics the task asks for, written out independently of the module.
+#: The counters the comparison needs, named as in the Nsight Compute Kernel Profiling Guide
+#: ("Metrics Reference") and Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
+#: Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
+#: Computing, 2023, sections 5.4-5.5: L1 wavefronts, L2 sectors read and written by L1, DRAM
+#: bytes read and written, elapsed cycles and the SM clock.
 REQUIRED_METRICS = {
     "l1tex__data_pipe_lsu_wavefronts.sum",
     "lts__t_sectors_srcunit_tex_op_read.sum",
@@ -29,19 +47,108 @@ REQUIRED_METRICS = {
     "sm__cycles_elapsed.avg.per_second",
 }
 
+#: One launch's counters as a fake ncu prints them, with the units it prints (scaled on purpose).
+FAKE_NCU_COUNTERS = {
+    "l1tex__data_pipe_lsu_wavefronts.sum": ("wavefront", "3,000"),
+    "lts__t_sectors_srcunit_tex_op_read.sum": ("sector", "500"),
+    "lts__t_sectors_srcunit_tex_op_write.sum": ("sector", "250"),
+    "dram__bytes_read.sum": ("Kbyte", "9"),
+    "dram__bytes_write.sum": ("byte", "8000"),
+    "gpc__cycles_elapsed.max": ("cycle", "1234"),
+    "sm__cycles_elapsed.avg.per_second": ("cycle/nsecond", "1.41"),
+}
+
+
+def _fake_ncu(calls):
+    """A stand-in for ncu: prints the raw CSV page with exactly the metrics its command asks for."""
+
+    def run(cmd, **kwargs):
+        calls.append((cmd, kwargs))
+        metrics = cmd[cmd.index("--metrics") + 1].split(",")
+        name = cmd[cmd.index("--kernel-name") + 1]
+        known = [m for m in metrics if m in FAKE_NCU_COUNTERS]
+        header = ",".join(f'"{h}"' for h in ["ID", "Kernel Name", *known])
+        units = ",".join(f'"{u}"' for u in ["", "", *(FAKE_NCU_COUNTERS[m][0] for m in known)])
+        values = ",".join(f'"{v}"' for v in ["0", name, *(FAKE_NCU_COUNTERS[m][1] for m in known)])
+        return SimpleNamespace(returncode=0, stdout=f"==PROF== Disconnected\n{header}\n{units}\n{values}\n",
+                               stderr="")
+
+    return run
+
 
 # ---------------------------------------------------------------------------- ncu command
 
 
-def test_ncu_command_has_exactly_the_metrics():
-    cmd = m.ncu_command(["python", "child.py"], kernel_name="ws_k")
-    metrics = cmd[cmd.index("--metrics") + 1].split(",")
-    assert set(metrics) == REQUIRED_METRICS
-    assert len(metrics) == len(REQUIRED_METRICS)
+def test_ncu_command_asks_for_every_counter_the_rows_need():
+    """The profiler's command, the parser and the row conversion agree: with a fake ncu that
+    prints only the metrics the command asks for, every measured column is the hand-computed
+    value (a metric missing from the command would leave a column NaN or fail the lookup)."""
+    calls = []
+    plan = LaunchPlan("star3d-r1", (10, 10, 10), (32, 4, 2), (1, 1, 1), (1, 3, 5), "ws_k", 1000)
+    counters = NcuProfiler(ncu="ncu", run=_fake_ncu(calls)).profile(plan)
+    assert set(counters) >= REQUIRED_METRICS
+    cols = measured_columns(1000, Timing((2e-6,)), counters)
+    assert cols["meas_l1_wavefronts_per_lup"] == pytest.approx(3000 / 1000)
+    assert cols["meas_l2_load_bytes_per_lup"] == pytest.approx(500 * 32 / 1000)  # 32-byte sectors
+    assert cols["meas_l2_store_bytes_per_lup"] == pytest.approx(250 * 32 / 1000)
+    assert cols["meas_dram_load_bytes_per_lup"] == pytest.approx(9e3 / 1000)  # Kbyte -> bytes
+    assert cols["meas_dram_store_bytes_per_lup"] == pytest.approx(8000 / 1000)
+    assert cols["ncu_cycles_elapsed"] == 1234
+    assert cols["ncu_sm_clock_hz"] == pytest.approx(1.41e9)  # cycles per nanosecond -> Hz
+    assert all(math.isfinite(v) for v in cols.values())
+
+
+def test_ncu_child_runs_on_the_timed_gpu(monkeypatch):
+    """``--gpu N``: the profiled child process launches the kernel on CUDA device N."""
+    from warpspeed.validation import measure as measure_module
+    from warpspeed.validation import runners
+
+    calls = []
+    plan, _ = plan_launch("star3d-r1", Config((8, 4, 2)), (16, 8, 4))
+    NcuProfiler(ncu="ncu", run=_fake_ncu(calls), device_id=3).profile(plan)
+    cmd = calls[0][0]
+    child = cmd[cmd.index("-m") + 1:]
+    assert child[0] == "warpspeed.validation.measure"
+    launched = []
+
+    class FakeRunner:
+        def __init__(self, device_id=0):
+            self.device_id = device_id
+
+        def launch(self, plan, gpu_kernel, count=1):
+            launched.append((self.device_id, plan.function_name, count))
+
+    monkeypatch.setattr(runners, "CupyRunner", FakeRunner)
+    assert measure_module.child_main(child[1:]) == 0
+    assert launched == [(3, plan.function_name, 1)]
+
+
+def test_measure_cli_gpu_option_reaches_runner_and_profiler(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from warpspeed.cli.validate import measure as measure_cmd
+    from warpspeed.validation import ncu, runners
+
+    seen = {}
+
+    class FakeRunner:
+        def __init__(self, device_id=0):
+            seen["runner"] = device_id
+
+    class FakeProfiler:
+        def __init__(self, *args, device_id=0, **kwargs):
+            seen["profiler"] = device_id
+            raise MeasurementError("stop here")
+
+    monkeypatch.setattr(runners, "CupyRunner", FakeRunner)
+    monkeypatch.setattr(ncu, "NcuProfiler", FakeProfiler)
+    result = CliRunner().invoke(measure_cmd, ["--kernel", "star3d-r1", "--gpu", "2", "--out", str(tmp_path / "m.csv")])
+    assert isinstance(result.exception, MeasurementError)
+    assert seen == {"runner": 2, "profiler": 2}
 
 
 def test_ncu_command_shape():
-    cmd = m.ncu_command(["python", "-m", "x"], kernel_name="ws_k", ncu="/opt/ncu")
+    cmd = ncu_command(["python", "-m", "x"], kernel_name="ws_k", ncu="/opt/ncu")
     assert cmd[0] == "/opt/ncu"
     assert cmd[-3:] == ["python", "-m", "x"]
     assert "--csv" in cmd
@@ -53,24 +160,24 @@ def test_ncu_command_shape():
 
 @pytest.mark.parametrize("kwargs", [{"clock_control": "turbo"}, {"launch_count": 0}, {"metrics": ()}])
 def test_ncu_command_rejects_bad_options(kwargs):
-    with pytest.raises(m.MeasurementError):
-        m.ncu_command(["python"], **kwargs)
+    with pytest.raises(MeasurementError):
+        ncu_command(["python"], **kwargs)
 
 
 def test_child_command_round_trips_the_plan():
-    plan = m.LaunchPlan("star3d-r1", (64, 32, 16), (32, 4, 2), (1, 2, 1), (2, 4, 8), "ws_x", 32768,
-                        (m.FieldAllocation("src", (66, 34, 18), (1, 66, 2244), "float64"),), ("omega",))
-    argv = m.child_command(plan, launches=2, python="py")
+    plan = LaunchPlan("star3d-r1", (64, 32, 16), (32, 4, 2), (1, 2, 1), (2, 4, 8), "ws_x", 32768,
+                        (FieldAllocation("src", (66, 34, 18), (1, 66, 2244), "float64"),), ("omega",))
+    argv = child_command(plan, launches=2, device_id=5, python="py")
     assert argv[:3] == ["py", "-m", "warpspeed.validation.measure"]
-    assert argv[-1] == "2"
-    assert m.LaunchPlan.from_json(argv[3]) == plan
+    assert argv[-2:] == ["2", "5"]
+    assert LaunchPlan.from_json(argv[3]) == plan
 
 
 # ---------------------------------------------------------------------------- ncu parsing
 
 
 def test_parse_base_units_fixture():
-    records = m.parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
+    records = parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
     assert [r["id"] for r in records] == [0, 1, 2, 3]
     assert records[0]["kernel_name"] == "cupy_fill"
     r1 = records[1]
@@ -83,18 +190,18 @@ def test_parse_base_units_fixture():
 
 
 def test_counters_take_the_last_launch_of_the_kernel():
-    records = m.parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
-    c = m.counters_for_kernel(records, "ws_star3d_r1_b32x8x4_f1x1x1")
+    records = parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
+    c = counters_for_kernel(records, "ws_star3d_r1_b32x8x4_f1x1x1")
     assert set(c) == REQUIRED_METRICS
     assert c["lts__t_sectors_srcunit_tex_op_read.sum"] == 12_582_913  # launch ID 2, not ID 1
     assert c["gpc__cycles_elapsed.max"] == 171_234
     assert c["sm__cycles_elapsed.avg.per_second"] == 1_395_000_000
-    with pytest.raises(m.MeasurementError, match="cupy_fill"):
-        m.counters_for_kernel(records, "ws_missing")
+    with pytest.raises(MeasurementError, match="cupy_fill"):
+        counters_for_kernel(records, "ws_missing")
 
 
 def test_parse_scaled_units_and_signatures():
-    records = m.parse_ncu_csv((DATA / "ncu_raw_scaled_units.csv").read_text())
+    records = parse_ncu_csv((DATA / "ncu_raw_scaled_units.csv").read_text())
     assert len(records) == 2
     r = records[0]
     assert r["dram__bytes_read.sum"] == pytest.approx(1_234.5e6)  # Mbyte, thousands separator
@@ -104,21 +211,21 @@ def test_parse_scaled_units_and_signatures():
     assert r["sm__cycles_elapsed.avg.per_second"] == pytest.approx(1.98e9)  # cycle/nsecond
     assert r["l1tex__data_pipe_lsu_wavefronts.sum"] == 3_250_000
     assert math.isnan(records[1]["dram__bytes_read.sum"])  # n/a
-    c = m.counters_for_kernel(records[:1], "ws_d3q19_srt_b64x4x2_f1x1x1")  # name(signature)
+    c = counters_for_kernel(records[:1], "ws_d3q19_srt_b64x4x2_f1x1x1")  # name(signature)
     assert c["gpc__cycles_elapsed.max"] == 1_500_000
 
 
 def test_parse_errors():
-    with pytest.raises(m.MeasurementError, match="no ncu CSV table"):
-        m.parse_ncu_csv("==PROF== nothing profiled\n")
+    with pytest.raises(MeasurementError, match="no ncu CSV table"):
+        parse_ncu_csv("==PROF== nothing profiled\n")
     bad_unit = '"ID","Kernel Name","dram__bytes_read.sum"\n"","","furlong"\n"0","k","1"\n'
-    with pytest.raises(m.MeasurementError, match="furlong"):
-        m.parse_ncu_csv(bad_unit)
-    assert issubclass(m.MeasurementError, WarpspeedError)
+    with pytest.raises(MeasurementError, match="furlong"):
+        parse_ncu_csv(bad_unit)
+    assert issubclass(MeasurementError, WarpspeedError)
 
 
 def test_parse_nvidia_smi():
-    d = m.parse_nvidia_smi("NVIDIA A100-SXM4-40GB, 535.104.05, 1410, 1410, 1215\n")
+    d = parse_nvidia_smi("NVIDIA A100-SXM4-40GB, 535.104.05, 1410, 1410, 1215\n")
     assert d == {"name": "NVIDIA A100-SXM4-40GB", "driver": "535.104.05", "sm_clock_mhz": "1410",
                  "sm_clock_max_mhz": "1410", "memory_clock_mhz": "1215"}
 
@@ -127,11 +234,11 @@ def test_parse_nvidia_smi():
 
 
 def test_timing_statistics():
-    t = m.Timing((3e-3, 1e-3, 2e-3, 10e-3))
+    t = Timing((3e-3, 1e-3, 2e-3, 10e-3))
     assert t.median_s == pytest.approx(2.5e-3)
     assert (t.min_s, t.max_s, t.repeats) == (1e-3, 10e-3, 4)
-    with pytest.raises(m.MeasurementError):
-        m.Timing(())
+    with pytest.raises(MeasurementError):
+        Timing(())
 
 
 def test_measured_columns_per_lup():
@@ -139,7 +246,7 @@ def test_measured_columns_per_lup():
                 "lts__t_sectors_srcunit_tex_op_write.sum": 250.0, "dram__bytes_read.sum": 9000.0,
                 "dram__bytes_write.sum": 8000.0, "gpc__cycles_elapsed.max": 1234.0,
                 "sm__cycles_elapsed.avg.per_second": 1.41e9}
-    cols = m.measured_columns(1000, m.Timing((2e-6, 2e-6, 4e-6)), counters)
+    cols = measured_columns(1000, Timing((2e-6, 2e-6, 4e-6)), counters)
     assert cols["meas_l1_wavefronts_per_lup"] == pytest.approx(3.0)
     assert cols["meas_l2_load_bytes_per_lup"] == pytest.approx(500 * 32 / 1000)
     assert cols["meas_l2_store_bytes_per_lup"] == pytest.approx(8.0)
@@ -147,7 +254,7 @@ def test_measured_columns_per_lup():
     assert cols["meas_dram_store_bytes_per_lup"] == pytest.approx(8.0)
     assert cols["meas_lups_per_s"] == pytest.approx(1000 / 2e-6)
     assert cols["ncu_cycles_elapsed"] == 1234.0
-    no_ncu = m.measured_columns(1000, m.Timing((1e-3,)), None)
+    no_ncu = measured_columns(1000, Timing((1e-3,)), None)
     assert math.isnan(no_ncu["meas_dram_load_bytes_per_lup"])
 
 
@@ -168,7 +275,7 @@ def _record():
 
 
 def test_predicted_columns_units_and_totals():
-    cols = m.predicted_columns(_record(), lups=1000)
+    cols = predicted_columns(_record(), lups=1000)
     assert cols["pred_fp_lups_per_s"] == math.inf  # JSON null = unlimited
     assert cols["pred_l1_wavefronts_per_lup"] == 1.5
     assert cols["pred_l1_wavefronts"] == pytest.approx(1500)
@@ -179,12 +286,12 @@ def test_predicted_columns_units_and_totals():
 
 
 def test_csv_round_trip(tmp_path):
-    row = m.assemble_row(Config((32, 4, 2), (1, 2, 1)), (2, 4, 8), 1000, m.Timing((1e-3, 3e-3, 2e-3)), None, _record())
-    bad = m.assemble_row(Config((1024, 1, 1)), (0, 0, 0), 1000, None, None, None, error="pystencils refused")
-    path = m.write_measurement_csv(tmp_path / "a" / "k.csv", {"kernel": "star3d-r1", "gpu_name": "X"}, [row, bad])
+    row = assemble_row(Config((32, 4, 2), (1, 2, 1)), (2, 4, 8), 1000, Timing((1e-3, 3e-3, 2e-3)), None, _record())
+    bad = assemble_row(Config((1024, 1, 1)), (0, 0, 0), 1000, None, None, None, error="pystencils refused")
+    path = write_measurement_csv(tmp_path / "a" / "k.csv", {"kernel": "star3d-r1", "gpu_name": "X"}, [row, bad])
     text = path.read_text()
     assert text.startswith("# warpspeed-measurement 1\n# kernel: star3d-r1\n")
-    table = m.read_measurement_csv(path)
+    table = read_measurement_csv(path)
     assert table.metadata["gpu_name"] == "X"
     assert table.kernel == "star3d-r1"
     a, b = table.rows
@@ -196,27 +303,27 @@ def test_csv_round_trip(tmp_path):
     assert a["pred_fp_lups_per_s"] == math.inf
     assert math.isnan(a["meas_dram_load_bytes_per_lup"])
     assert b["error"] == "pystencils refused"
-    assert list(text.splitlines()[3].split(",")) == list(m.CSV_COLUMNS)
+    assert list(text.splitlines()[3].split(",")) == list(CSV_COLUMNS)
 
 
 def test_read_errors(tmp_path):
-    with pytest.raises(m.MeasurementError, match="does not exist"):
-        m.read_measurement_csv(tmp_path / "none.csv")
+    with pytest.raises(MeasurementError, match="does not exist"):
+        read_measurement_csv(tmp_path / "none.csv")
     p = tmp_path / "x.csv"
     p.write_text("block_x,block_y\n1,2\n")
-    with pytest.raises(m.MeasurementError, match="missing column"):
-        m.read_measurement_csv(p)
+    with pytest.raises(MeasurementError, match="missing column"):
+        read_measurement_csv(p)
 
 
 def test_default_output_path():
-    assert m.default_output_path("A100-SXM4-40GB", "star3d-r4") == Path("fits/data/A100-SXM4-40GB/star3d-r4.csv")
+    assert default_output_path("A100-SXM4-40GB", "star3d-r4") == Path("fits/data/A100-SXM4-40GB/star3d-r4.csv")
 
 
 # ---------------------------------------------------------------------------- kernel generation (no GPU)
 
 
 def test_plan_launch_geometry_and_fields():
-    plan, gpu_kernel = m.plan_launch("star3d-r1", Config((32, 4, 2), (1, 2, 1)), (64, 32, 16))
+    plan, gpu_kernel = plan_launch("star3d-r1", Config((32, 4, 2), (1, 2, 1)), (64, 32, 16))
     # grid = domain / (block * fold) per axis: 64/32, 32/(4*2), 16/2
     assert plan.grid == (2, 4, 8)
     assert plan.block == (32, 4, 2)
@@ -231,17 +338,17 @@ def test_plan_launch_geometry_and_fields():
 
 
 def test_plan_launch_rejects_unknown_and_trimmed():
-    with pytest.raises(m.MeasurementError, match="no pystencils workload"):
-        m.plan_launch("copy", Config((32, 8, 4)))
-    with pytest.raises(m.MeasurementError, match="trimmed"):
-        m.plan_launch("star3d-r1", Config((1024, 1, 1)), (64, 32, 16))
+    with pytest.raises(MeasurementError, match="no pystencils workload"):
+        plan_launch("copy", Config((32, 8, 4)))
+    with pytest.raises(MeasurementError, match="trimmed"):
+        plan_launch("star3d-r1", Config((1024, 1, 1)), (64, 32, 16))
 
 
 def test_allocation_elements():
-    assert m.allocation_elements((4, 3), (1, 4)) == 12
-    assert m.allocation_elements((4, 3, 2), (1, 5, 20)) == 1 + 3 + 10 + 20
-    with pytest.raises(m.MeasurementError):
-        m.allocation_elements((4,), (1, 2))
+    assert allocation_elements((4, 3), (1, 4)) == 12
+    assert allocation_elements((4, 3, 2), (1, 5, 20)) == 1 + 3 + 10 + 20
+    with pytest.raises(MeasurementError):
+        allocation_elements((4,), (1, 2))
 
 
 # ---------------------------------------------------------------------------- GPU parts without a GPU
@@ -249,14 +356,14 @@ def test_allocation_elements():
 
 def test_no_cupy_raises_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
-    with pytest.raises(m.MeasurementError, match="cupy"):
-        m.CupyRunner()
+    with pytest.raises(MeasurementError, match="cupy"):
+        CupyRunner()
 
 
 def test_no_ncu_raises_clear_error(monkeypatch):
-    monkeypatch.setattr(m.shutil, "which", lambda name: None)
-    with pytest.raises(m.MeasurementError, match="--no-ncu"):
-        m.NcuProfiler()
+    monkeypatch.setattr(ncu_module.shutil, "which", lambda name: None)
+    with pytest.raises(MeasurementError, match="--no-ncu"):
+        NcuProfiler()
 
 
 def test_ncu_profiler_with_canned_output():
@@ -267,15 +374,15 @@ def test_ncu_profiler_with_canned_output():
         calls.append(cmd)
         return SimpleNamespace(returncode=0, stdout=text, stderr="")
 
-    prof = m.NcuProfiler(ncu="/usr/local/cuda/bin/ncu", run=run)
-    plan = m.LaunchPlan("star3d-r1", (256, 256, 256), (32, 8, 4), (1, 1, 1), (8, 32, 64),
+    prof = NcuProfiler(ncu="/usr/local/cuda/bin/ncu", run=run)
+    plan = LaunchPlan("star3d-r1", (256, 256, 256), (32, 8, 4), (1, 1, 1), (8, 32, 64),
                         "ws_star3d_r1_b32x8x4_f1x1x1", 256**3)
     counters = prof.profile(plan)
     assert counters["dram__bytes_read.sum"] == 142_671_872
     assert calls[0][0] == "/usr/local/cuda/bin/ncu"
     assert calls[0][calls[0].index("--kernel-name") + 1] == plan.function_name
-    failing = m.NcuProfiler(ncu="ncu", run=lambda cmd, **kw: SimpleNamespace(returncode=1, stdout="", stderr="ERR_NVGPUCTRPERM"))
-    with pytest.raises(m.MeasurementError, match="ERR_NVGPUCTRPERM"):
+    failing = NcuProfiler(ncu="ncu", run=lambda cmd, **kw: SimpleNamespace(returncode=1, stdout="", stderr="ERR_NVGPUCTRPERM"))
+    with pytest.raises(MeasurementError, match="ERR_NVGPUCTRPERM"):
         failing.profile(plan)
 
 
@@ -284,11 +391,11 @@ class _FakeRunner:
         self.planned = []
 
     def info(self):
-        return m.GpuInfo(name="Fake GPU", driver="1.0", sm_clock_mhz=1000.0)
+        return GpuInfo(name="Fake GPU", driver="1.0", sm_clock_mhz=1000.0)
 
     def time(self, plan, gpu_kernel, warmup, repeats):
         self.planned.append((plan.block, plan.fold, warmup, repeats))
-        return m.Timing((1e-3,) * repeats)
+        return Timing((1e-3,) * repeats)
 
 
 class _FakeProfiler:
@@ -313,7 +420,7 @@ class _FakePredictor:
 def test_measure_orchestration_with_fakes():
     runner = _FakeRunner()
     configs = [Config((32, 2, 1)), Config((16, 4, 1), (1, 2, 1)), Config((64, 1, 1))]
-    table = m.measure("star3d-r1", SimpleNamespace(name="Model"), configs, runner, _FakeProfiler(),
+    table = measure("star3d-r1", SimpleNamespace(name="Model"), configs, runner, _FakeProfiler(),
                       domain=(64, 32, 16), warmup=2, repeats=3, predictor=_FakePredictor())
     assert table.metadata["gpu_name"] == "Fake GPU"
     assert table.metadata["device_model"] == "Model"
@@ -337,7 +444,7 @@ def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
 
     monkeypatch.setitem(sys.modules, "cupy", None)
     result = CliRunner().invoke(measure_cmd, ["--kernel", "star3d-r1", "--out", str(tmp_path / "x.csv")])
-    assert isinstance(result.exception, m.MeasurementError)
+    assert isinstance(result.exception, MeasurementError)
     assert "cupy" in str(result.exception)
     assert not (tmp_path / "x.csv").exists()
 
@@ -352,7 +459,7 @@ def test_measure_with_the_real_predictor_matches_and_reevaluates():
     domain = (640, 512, 512)
     configs = [Config((32, 8, 4)), Config((64, 16, 1), (1, 2, 1)), Config((8, 8, 16), (1, 1, 2))]
     predictor = Predictor(resolve_kernel("star3d-r4", domain), "A100-SXM4-40GB")
-    table = m.measure("star3d-r4", predictor.device, configs, _FakeRunner(), None, domain=domain,
+    table = measure("star3d-r4", predictor.device, configs, _FakeRunner(), None, domain=domain,
                       warmup=0, repeats=1, predictor=predictor)
     assert table.metadata["ncu"] == "not used"
     lups = 640 * 512 * 512
@@ -367,3 +474,13 @@ def test_measure_with_the_real_predictor_matches_and_reevaluates():
         assert again["pred_l2_load_bytes_per_lup"] == pytest.approx(row["pred_l2_load_bytes_per_lup"], rel=1e-9)
         assert again["pred_dram_load_bytes_per_lup"] == pytest.approx(row["pred_dram_load_bytes_per_lup"], rel=1e-6)
         assert again["pred_lups_per_s"] == pytest.approx(row["pred_lups_per_s"], rel=1e-6)
+
+
+def test_child_entry_point_runs_as_a_module():
+    """``python -m warpspeed.validation.measure`` (what ncu runs) answers bad arguments with one line."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "warpspeed.validation.measure"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: usage: python -m warpspeed.validation.measure PLAN_JSON [LAUNCHES [DEVICE]]"

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from warpspeed.validation import refit as rf
 from warpspeed.memory.capacity import load_curves
 from warpspeed.errors import FitError, WarpspeedError
-from warpspeed.validation.measure import MeasurementTable, write_measurement_csv
+from warpspeed.validation.measurement_csv import write_measurement_csv
+from warpspeed.validation.schema import MeasurementTable
 
 #: Ground truth of the synthetic campaign (not the published values).
 TRUE_L1 = (0.5, 5.0, 1.2)
@@ -150,7 +151,7 @@ def test_reevaluate_reproduces_the_predictor_with_any_curves():
     from warpspeed.kernel.builtin import star_stencil
     from warpspeed.memory.capacity import GompertzCurve
     from warpspeed.predict import Predictor
-    from warpspeed.validation.measure import prediction_record, predicted_columns
+    from warpspeed.validation.schema import prediction_record, predicted_columns
 
     kernel, device = star_stencil(3, 2, (96, 64, 64)), load_device("A100-SXM4-40GB")
     base = load_curves("nvidia-ampere")

@@ -7,7 +7,6 @@ interrupted-then-resumed study must reproduce the uninterrupted file exactly.
 from __future__ import annotations
 
 import csv
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from itertools import product
 from pathlib import Path
@@ -17,7 +16,10 @@ from click.testing import CliRunner
 
 import warpspeed.predict
 from warpspeed.errors import WarpspeedError
-from warpspeed.studies.study import COLUMNS, load_study, run_study, study_from_dict
+from warpspeed.rank import process_pool
+from warpspeed.studies.spec import load_study, study_from_dict
+from warpspeed.studies.storage import COLUMNS
+from warpspeed.studies.study import run_study
 from warpspeed.cli.study import COMMANDS, study as study_command
 
 KERNELS = ["star3d-r1", "copy", "no-such-kernel"]
@@ -146,7 +148,7 @@ def test_interrupt_leaves_valid_partial_file_and_resume_completes(tmp_path, refe
 
 def test_interrupted_process_pool_resumes_serially(tmp_path, reference):
     spec = _spec(tmp_path, "pool.csv")
-    with ProcessPoolExecutor(2) as pool, pytest.raises(KeyboardInterrupt):
+    with process_pool(2) as pool, pytest.raises(KeyboardInterrupt):
         run_study(spec, executor=pool, progress=_StopAfter(INTERRUPT_AFTER), chunk_size=5)
     partial = _rows(spec.output)
     assert len(partial) == INTERRUPT_AFTER
@@ -229,15 +231,25 @@ def test_cli(tmp_path):
     toml = tmp_path / "s.toml"
     toml.write_text('kernels = ["copy", "nope"]\ndevices = ["A100-SXM4-40GB"]\ndomains = [[32, 32, 32]]\n'
                     'threads = [32]\nfoldings = [[1, 1, 1]]\nmax_block_z = 1\noutput = "out.csv"\n')
+    out = tmp_path / "out.csv"
     result = CliRunner().invoke(study_command, [str(toml)])
     assert result.exit_code == 0, result.output
-    rows = _rows(tmp_path / "out.csv")
-    assert len(rows) == 2 * 6  # blocks (32,1,1) (16,2,1) (8,4,1) (4,8,1) (2,16,1) (1,32,1)
-    assert "12 rows" in result.output and "could not be predicted" in result.output
+    # 32 threads, z = 1: blocks (2^a, 2^(5-a), 1), a = 5..0, for each of the two kernels.
+    blocks = [(2**a, 2**(5 - a), 1) for a in range(5, -1, -1)]
+    rows = _rows(out)
+    assert [r["key"] for r in rows] == [f"{k}|A100-SXM4-40GB|32x32x32|{'x'.join(map(str, b))}|1x1x1"
+                                        for k in ("copy", "nope") for b in sorted(blocks)]
+    copy, nope = rows[:6], rows[6:]
+    assert all(r["error"] == "" and float(r["lups_per_s"]) > 0 and r["limiter"] in ("fp", "l1", "l2", "dram")
+               for r in copy)
+    assert all("unknown kernel 'nope'" in r["error"] and r["lups_per_s"] == "" for r in nope)
+    assert f"12 rows in {out} (12 computed, 0 resumed)." in result.output
+    assert "6 configuration(s) could not be predicted" in result.output
     again = CliRunner().invoke(study_command, [str(toml)])
-    assert again.exit_code == 0 and "12 resumed" in again.output
+    assert again.exit_code == 0 and f"12 rows in {out} (0 computed, 12 resumed)." in again.output
+    assert _rows(out) == rows
     bad = CliRunner().invoke(study_command, [str(toml), "--jobs", "2", "--dask", "tcp://localhost:1"])
-    assert bad.exit_code != 0
+    assert bad.exit_code != 0 and "exclusive" in bad.output
 
 
 def test_cut_header_is_rewritten_but_foreign_single_line_is_kept(tmp_path, reference):
@@ -249,3 +261,15 @@ def test_cut_header_is_rewritten_but_foreign_single_line_is_kept(tmp_path, refer
     with pytest.raises(WarpspeedError, match="no-resume"):
         run_study(foreign)
     assert foreign.output.read_text() == "my notes without a newline"
+
+
+def test_cli_bad_study_file_is_one_line_error(tmp_path):
+    from warpspeed.cli.main import main
+
+    toml = tmp_path / "bad.toml"
+    toml.write_text('kernels = ["copy"]\nkernel = ["typo"]\n')
+    result = CliRunner().invoke(main, ["study", str(toml)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: study: unknown key(s) kernel; allowed: devices, domains, foldings, format, kernels, max_block_z, "
+        "output, threads"]

@@ -8,15 +8,16 @@ or any number. Row counts are derived by hand (power-of-two blocks of 256 thread
 from __future__ import annotations
 
 import math
-from concurrent.futures import ProcessPoolExecutor
 from itertools import product
 
 import pytest
 
 from warpspeed.hardware.device import load_device
 from warpspeed.launch.space import Config, paper_space
-from warpspeed.studies.study import run_study, study_from_dict
-from warpspeed.rank import rank
+from warpspeed.studies.spec import study_from_dict
+from warpspeed.studies.study import run_study
+import warpspeed.rank
+from warpspeed.rank import SAFE_START_METHODS, process_pool, rank
 from warpspeed.kernel.builtin import builtin_kernel, star_stencil
 
 THREADS = 256
@@ -71,9 +72,30 @@ def test_serial_ranking_shape(serial):
 
 def test_process_pool_identical(setup, serial):
     kernel, device, space = setup
-    with ProcessPoolExecutor(2) as pool:
+    with process_pool(2) as pool:
         parallel = rank(kernel, device, space, executor=pool)
     assert _canonical(parallel) == _canonical(serial)
+
+
+def test_auto_executor_identical(setup, serial, monkeypatch):
+    """``executor="auto"`` (the CLI's default) on a local pool gives the serial rows. The space
+    here is below the size at which "auto" starts a pool, so the threshold is lowered and the
+    pool recorded to prove it ran."""
+    kernel, device, space = setup
+    pools = []
+
+    def recording_pool(max_workers=None):
+        pool = process_pool(max_workers)
+        pools.append(pool)
+        return pool
+
+    monkeypatch.setattr(warpspeed.rank, "AUTO_PARALLEL_MIN_CONFIGS", 8)
+    monkeypatch.setattr(warpspeed.rank, "process_pool", recording_pool)
+    monkeypatch.setattr(warpspeed.rank.os, "cpu_count", lambda: 2)
+    auto = rank(kernel, device, space, executor="auto")
+    assert len(pools) == 1
+    assert pools[0]._mp_context.get_start_method() in SAFE_START_METHODS  # never fork
+    assert _canonical(auto) == _canonical(serial)
 
 
 def test_impossible_launch_is_an_error_row(setup):
@@ -97,8 +119,7 @@ def test_registers_that_fit_no_block(setup):
     assert ranking.best().config.block == (32, 2, 1)
 
 
-# ---- studies (warpspeed.studies.study) on every executor. Process pools are forked before the Dask
-# ---- cluster below starts its threads (tests run in file order).
+# ---- studies (warpspeed.studies.study) on every executor.
 
 #: 128 threads, z <= 2: blocks (2^a, 2^b, 2^c) with a + b + c = 7 and c <= 1: 8 + 7 = 15 on the
 #: 64^3 domain (no extent above 2 x 64). The 2-D 32 x 32 domain takes z = 1 blocks no wider than
@@ -127,7 +148,7 @@ def study_reference(tmp_path_factory):
 
 def test_study_process_pool_identical(tmp_path, study_reference):
     spec = _small_study(tmp_path, "pool.csv")
-    with ProcessPoolExecutor(2) as pool:
+    with process_pool(2) as pool:
         run_study(spec, executor=pool, chunk_size=4)
     assert spec.output.read_text() == study_reference
 

@@ -19,10 +19,10 @@ Stages (Ernst et al., JPDC 2023):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from warpspeed.files.jsonsafe import json_safe
 from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
@@ -123,11 +123,11 @@ class Prediction:
                 for d in DIMENSIONS
             },
             "capacity_curves": self.dram.curves_label or self.dram.curves_family,
-            "lups_per_s": _finite(self.lups_per_s),
+            "lups_per_s": json_safe(self.lups_per_s),
             "limiter": self.limiter,
-            "limiters": {k: _finite(v) for k, v in self.roofline.limits.items()},
+            "limiters": {k: json_safe(v) for k, v in self.roofline.limits.items()},
             "gflops": self.roofline.gflops,
-            "two_limiter": {"lups_per_s": _finite(self.two_limiter.lups_per_s),
+            "two_limiter": {"lups_per_s": json_safe(self.two_limiter.lups_per_s),
                             "limiter": self.two_limiter.limiter},
             "fields": fields,
         }
@@ -167,11 +167,6 @@ def _field_layers(wave: WaveVolumes, dram: DramVolumes, name: str) -> dict[str, 
     return {d: {"overlap_bytes_per_lup": fw.overlap_bytes_per_lup[d],
                 "hit_bytes_per_lup": fd.layer_hit_bytes_per_lup[d],
                 "cached_bytes": fw.layer_volume_bytes[d]} for d in DIMENSIONS}
-
-
-def _finite(value: float) -> float | None:
-    """JSON has no infinity: an unlimited limiter is reported as null."""
-    return value if math.isfinite(value) else None
 
 
 class Predictor:

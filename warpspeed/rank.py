@@ -4,12 +4,15 @@ A failing configuration (impossible launch, unsupported kernel) becomes a row wi
 instead of aborting the sweep. Predictions run serially, on any
 ``concurrent.futures.Executor`` (a process pool, or Dask's ``Client.get_executor()``), or on a
 local process pool chosen automatically for large spaces; the result is identical and in the
-same order either way.
+same order either way. Local pools (:func:`process_pool`) start their workers with forkserver
+or spawn, which import the calling script's main module: a script that ranks with a pool needs
+the usual ``if __name__ == "__main__":`` guard, as any multiprocessing code.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -22,11 +25,29 @@ from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.predict import Predictor
 from warpspeed.launch.space import Config, configuration_space
 
-#: Below this many configurations a process pool costs more than it saves. Measured on the
-#: 2-core reference machine: one prediction takes 5-50 ms (median 15 ms), starting a pool and
-#: rebuilding the Predictor in each worker about 0.3 s; `warpspeed rank` over 168
-#: configurations took 2.4 s serially and 2.0 s with the pool (benchmarks/README.md).
-AUTO_PARALLEL_MIN_CONFIGS = 64
+#: Below this many configurations a local process pool costs more than it saves. Pool workers
+#: start with a safe method (:data:`SAFE_START_METHODS`) and import warpspeed first: 1.3-1.9 s
+#: (``python -c "import warpspeed.rank"`` on the 2-core reference machine under load), while one
+#: prediction takes about 15 ms (168 configurations of star3d-r4 in 2.4-3.3 s serially). With
+#: ``w`` workers the pool wins when ``S + N t / w < N t``, i.e. ``N > S / (t (1 - 1/w))``:
+#: 1.5 s / (15 ms x 1/2) = 200 for two workers (fewer with more workers).
+AUTO_PARALLEL_MIN_CONFIGS = 200
+
+#: Ways to start pool workers, safest first. ``fork`` is not among them: forking a process
+#: that runs threads (numpy's, a Dask client's) can deadlock the child, and Python 3.12+ warns
+#: about it; ``forkserver`` forks from a clean single-threaded server, ``spawn`` starts afresh.
+SAFE_START_METHODS = ("forkserver", "spawn")
+
+
+def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
+    """A local process pool whose workers start with a safe method (see :data:`SAFE_START_METHODS`).
+
+    Every pool warpspeed creates (the ``"auto"`` executor, ``--jobs``, studies) comes from here.
+    """
+    available = multiprocessing.get_all_start_methods()
+    method = next(m for m in SAFE_START_METHODS if m in available)
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context(method))
+
 
 @dataclass(frozen=True)
 class RankRow:
@@ -128,7 +149,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     if executor == "auto":
         executor = None
         if len(configs) >= AUTO_PARALLEL_MIN_CONFIGS and workers > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress, curves)
     if executor is None:
         predictor = Predictor(kernel, device, curves)

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
+from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.errors import WarpspeedError
 
 
 @click.command()
-@click.argument("data", type=click.Path(dir_okay=False))
+@click.argument("data", type=InputTextFile("data file"))
 @click.option("--curve", required=True, help="Curve to refit: l1_load, x_layer, y_layer, z_layer, l2_load, l2_store.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", "out_path", required=True, type=OutputFile("family file", create_parents=True),
               help="Family file to write (all curves; the others are copied from --family).")
 @click.option("--family", default=None, help="Family whose other curves are kept (default: nvidia-ampere).")
 @click.option("--device", "device_label", default="", help="GPU the data were measured on (provenance).")

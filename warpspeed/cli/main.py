@@ -5,25 +5,65 @@ Rendering lives in the command modules; the library never prints.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sys
+import traceback
 
 import click
 
+from warpspeed.cli.paths import OUTPUTS_META_KEY
 from warpspeed.cli.render import Column, console, fitted_table, print_fitted
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.output import describe_os_error
 from warpspeed.hardware.device import Device, all_devices
+
+#: Exit status for bad input and files that cannot be written.
+EXIT_USAGE = 2
+
+
+def _raised_writing_stdout(exc: OSError) -> bool:
+    """Whether ``exc`` was raised while a command printed: inside :func:`click.echo` or a rich
+    console (the commands print only through these)."""
+    return any(frame.f_code is click.echo.__code__ or frame.f_globals.get("__name__", "").startswith("rich.")
+               for frame, _ in traceback.walk_tb(exc.__traceback__))
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # a test runner's buffer
+        pass
+
+
+def _write_failure(exc: OSError, ctx: click.Context) -> str:
+    """One line for an OSError while a command ran: the file it names, standard output, or the
+    command's output files (recorded by :class:`warpspeed.cli.paths.OutputFile`)."""
+    if exc.filename is not None:
+        return describe_os_error(exc)
+    if _raised_writing_stdout(exc):
+        _silence_stdout()
+        return describe_os_error(exc, "standard output")
+    outputs = ctx.meta.get(OUTPUTS_META_KEY, [])
+    return describe_os_error(exc, " or ".join(repr(p) for p in outputs) if outputs else None)
 
 
 class _Group(click.Group):
-    """Turn WarpspeedError into a one-line message and exit code 2, never a traceback."""
+    """Turn WarpspeedError, and a file or standard output that cannot be written, into a one-line
+    message and exit code 2, never a traceback."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except WarpspeedError as exc:
             click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(EXIT_USAGE)
+        except OSError as exc:
+            click.echo(f"error: {_write_failure(exc, ctx)}", err=True)
+            sys.exit(EXIT_USAGE)
 
 
 @click.group(cls=_Group)

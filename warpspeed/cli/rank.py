@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-import math
 
 import click
 
 from warpspeed.cli.common import kernel_options, parse_triple as _triple
+from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.files.jsonsafe import json_safe
+from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel
 from warpspeed.kernel.catalog import require_workload
@@ -20,9 +22,9 @@ def _executor_arg(jobs: int | None):
         return "auto"
     if jobs <= 1:
         return None
-    from concurrent.futures import ProcessPoolExecutor
+    from warpspeed.rank import process_pool
 
-    return ProcessPoolExecutor(max_workers=jobs)
+    return process_pool(jobs)
 
 
 #: Columns of the ranking table. Priority 0 is always shown; the limits (1), the volumes (2)
@@ -48,9 +50,10 @@ RANK_COLUMNS = (
               help="Show every column even if the table is wider than the terminal (by default, columns "
                    "that do not fit are left out; numbers are never cut).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write all rows to a CSV file.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
-              help="Write a bar chart (PNG) of the --top rows, colored by block shape, hatched by limiter.")
+@click.option("--csv", "csv_path", type=OutputFile("CSV file"), default=None, help="Write all rows to a CSV file.")
+@click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
+              help="Write a bar chart colored by block shape, hatched by limiter "
+                   "(format from the suffix: png, pdf, svg, ...).")
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
@@ -106,7 +109,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
         doc = {"kernel": ranking.kernel, "device": ranking.device}
         if curves is not None:
             doc["capacity_curves"] = curves.label
-        doc["rows"] = [_json_row(r.as_dict()) for r in rows]
+        doc["rows"] = [json_safe(r.as_dict()) for r in rows]
         click.echo(json.dumps(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
@@ -168,32 +171,7 @@ def _pystencils_rank(kernel_name: str):
     return ps_rank
 
 
-def _json_row(d: dict) -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            out[k] = None
-        elif isinstance(v, dict):
-            out[k] = _json_row(v)
-        else:
-            out[k] = v
-    return out
-
-
 def _write_rank_csv(ranking, path: str) -> None:
-    import csv
-
-    fields = ["rank", "block_x", "block_y", "block_z", "fold_x", "fold_y", "fold_z", "lups_per_s", "limiter",
-              "fp_lups_per_s", "l1_lups_per_s", "l2_lups_per_s", "dram_lups_per_s", "l1_cycles_per_lup",
-              "l2_load_bytes_per_lup", "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
-              "dram_store_bytes_per_lup", "blocks_per_sm", "occupancy_limiter", "registers", "error"]
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(fields)
-        for i, r in enumerate(ranking.rows, 1):
-            lim = r.limits
-            w.writerow([i, *r.config.block, *r.config.fold, r.lups_per_s, r.limiter,
-                        lim.get("fp", ""), lim.get("l1", ""), lim.get("l2", ""), lim.get("dram", ""),
-                        r.l1_cycles_per_lup, r.l2_load_bytes_per_lup, r.l2_store_bytes_per_lup,
-                        r.dram_load_bytes_per_lup, r.dram_store_bytes_per_lup, r.blocks_per_sm,
-                        r.occupancy_limiter, r.registers, r.error or ""])
+    """All rows, best first, with their rank (columns: ``rank`` + :data:`warpspeed.files.rows.RANK_COLUMNS`)."""
+    records = ({"rank": i, **rank_row_record(r)} for i, r in enumerate(ranking.rows, 1))
+    write_table_csv(path, ("rank", *CSV_COLUMNS), records)

@@ -7,6 +7,7 @@ import json
 import click
 
 from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
+from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, console, fitted_table, fmt, print_fitted
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.catalog import resolve_kernel
@@ -20,7 +21,8 @@ from warpspeed.kernel.catalog import resolve_kernel
               help="Plane edges: start:stop:step (inclusive stop) or a comma list.")
 @click.option("--blocks", default=None, help="Blocks as x,y,z;x,y,z;... (default: 1 to 32 layers deep).")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help="Write a PNG plot.")
+@click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
+              help="Write a plot (format from the suffix: png, pdf, svg, ...).")
 def scan_domain(kernel_name: str, device_name: str, planes: str, blocks: str | None, as_json: bool,
                 plot_path: str | None) -> None:
     """Layer-condition scan (Ernst et al., JPDC 2023, 5.7): DRAM B/lup over square planes at constant cell count."""

@@ -2,26 +2,30 @@
 
 Runs a study (see :mod:`warpspeed.studies.study`) serially, on a local process pool (``--jobs N``) or
 on a Dask cluster (``--dask tcp://host:8786``), with a rich progress bar. Ctrl-C stops it with
-a valid partial output; running the same command again resumes where it stopped.
+a valid partial output; running the same command again resumes where it stopped. Bad input
+(:class:`~warpspeed.errors.WarpspeedError`) is reported by the command group as one line.
 """
 
 from __future__ import annotations
 
 import sys
 from concurrent.futures import Executor
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.errors import WarpspeedError
-from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, load_study, run_study
+from warpspeed.files.output import check_output_path
+from warpspeed.studies.spec import format_for, load_study
+from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
-#: Exit status for bad input, as the rest of the CLI uses.
-EXIT_USAGE = 2
 
 
 class _Bar:
@@ -60,40 +64,32 @@ def _executor(jobs: int | None, dask: str | None) -> tuple[Executor | None, Any,
         threads = sum(client.nthreads().values()) or 1
         return client.get_executor(), client, DEFAULT_IN_FLIGHT_PER_CPU * threads
     if jobs is not None and jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
+        from warpspeed.rank import process_pool
 
-        return ProcessPoolExecutor(max_workers=jobs), None, DEFAULT_IN_FLIGHT_PER_CPU * jobs
+        return process_pool(jobs), None, DEFAULT_IN_FLIGHT_PER_CPU * jobs
     return None, None, None
 
 
 @click.command()
-@click.argument("study_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("study_file", type=InputTextFile("study file"))
 @click.option("--jobs", type=int, default=None, help="Local worker processes (default and 1: serial).")
 @click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
               help="Run on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
-@click.option("--output", default=None, type=click.Path(dir_okay=False),
+@click.option("--output", default=None, type=OutputFile("study output"),
               help="Write here instead of the study file's output (format from the suffix).")
 def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume: bool, output: str | None) -> None:
     """Run a study (kernels x devices x domains x configurations) described by STUDY_FILE (TOML).
 
     Rows stream to the output as they finish; rerunning resumes and skips finished rows.
     """
-    console = Console(stderr=True)
-    try:
-        spec = load_study(study_file)
-        if output is not None:
-            from dataclasses import replace
-            from pathlib import Path
-
-            path = Path(output)
-            spec = replace(spec, output=path,
-                           format="parquet" if path.suffix.lower() in (".parquet", ".pq") else "csv")
-        executor, client, in_flight = _executor(jobs, dask_address)
-    except WarpspeedError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    bar = _Bar(console, f"study {spec.output.name}")
+    spec = load_study(study_file)
+    if output is not None:
+        spec = replace(spec, output=Path(output), format=format_for(Path(output)))
+    else:  # the study file's output: missing directories are created, as the journal does
+        check_output_path(spec.output, "study output", create_parents=True)
+    executor, client, in_flight = _executor(jobs, dask_address)
+    bar = _Bar(Console(stderr=True), f"study {spec.output.name}")
     try:
         result = run_study(spec, executor=executor, progress=bar, resume=not no_resume, max_in_flight=in_flight)
     except KeyboardInterrupt:
@@ -102,10 +98,6 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
         click.secho(f"interrupted: finished rows are in {spec.output}{journal}; "
                     "run the same command again to resume.", fg="yellow", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    except WarpspeedError as exc:
-        bar.close()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
     finally:
         bar.close()
         if client is not None:

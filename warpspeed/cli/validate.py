@@ -16,6 +16,8 @@ from rich.console import Console
 from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
 
+from warpspeed.cli.paths import InputTextFile, OutputFile
+from warpspeed.files.output import check_output_path
 
 def _pct(value: float) -> str:
     return "—" if not math.isfinite(value) else f"{value:.1f} %"
@@ -58,27 +60,26 @@ def _ranking_lines(report) -> list[str]:
 @click.option("--repeats", type=click.IntRange(min=1), default=20, show_default=True, help="Timed launches per configuration.")
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed launches before timing.")
 @click.option("--no-ncu", is_flag=True, help="Only time; do not collect Nsight Compute counters.")
-@click.option("--gpu", "gpu_id", type=click.IntRange(min=0), default=0, show_default=True, help="CUDA device index.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
-              help="Output CSV (default: fits/data/<device>/<kernel>.csv).")
+@click.option("--gpu", "gpu_id", type=click.IntRange(min=0), default=0, show_default=True,
+              help="CUDA device index: timing and the ncu-profiled launch run on it.")
+@click.option("--out", "out_path", type=OutputFile("measurement file", create_parents=True), default=None,
+              help="Output CSV (default: fits/data/<device>/<kernel>.csv; missing directories are created).")
 def measure(kernel_name: str, domain: str | None, device_name: str, threads: int | None, repeats: int,
             warmup: int, no_ncu: bool, gpu_id: int, out_path: str | None) -> None:
     """Run every configuration on this machine's GPU; write measured values and predictions."""
     from warpspeed.hardware.device import load_device
-    from warpspeed.validation.measure import (
-        CupyRunner,
-        NcuProfiler,
-        default_output_path,
-        measure as run_measure,
-        write_measurement_csv,
-    )
     from warpspeed.launch.space import default_threads, paper_space
+    from warpspeed.validation import ncu, runners
+    from warpspeed.validation.measure import measure as run_measure
+    from warpspeed.validation.measurement_csv import default_output_path, write_measurement_csv
 
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
     space = paper_space(threads or default_threads(kernel_name))
-    runner = CupyRunner(gpu_id)
-    profiler = None if no_ncu else NcuProfiler()
+    out = Path(out_path) if out_path else check_output_path(
+        default_output_path(device.name, kernel_name), "measurement file", create_parents=True)
+    runner = runners.CupyRunner(gpu_id)
+    profiler = None if no_ncu else ncu.NcuProfiler(device_id=gpu_id)
     console = Console(stderr=True)
     with console.status(f"measuring {len(space)} configurations of {kernel_name}") as status:
         def progress(done: int) -> None:
@@ -86,7 +87,6 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
 
         table = run_measure(kernel_name, device, space, runner, profiler, domain=dom, warmup=warmup,
                             repeats=repeats, progress=progress)
-    out = Path(out_path) if out_path else default_output_path(device.name, kernel_name)
     write_measurement_csv(out, table.metadata, table.rows)
     failed = [r for r in table.rows if r["error"]]
     Console().print(f"wrote {len(table.rows)} rows to {out} ({table.metadata.get('gpu_name', '?')}, "
@@ -94,16 +94,16 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
 
 
 @click.command()
-@click.argument("csv_path", type=click.Path(dir_okay=False))
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
-              help="Write predicted-vs-measured scatter plots (PNG).")
+@click.argument("csv_path", type=InputTextFile("measurement file"))
+@click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
+              help="Write predicted-vs-measured scatter plots (format from the suffix: png, pdf, svg, ...).")
 @click.option("--top", "top_k", type=click.IntRange(min=1), default=5, show_default=True,
               help="Size of the top group compared between predicted and measured ranking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool) -> None:
     """Prediction errors (MAPE per metric) and ranking quality of a measurement CSV."""
     from warpspeed.validation.accuracy import plot_accuracy, table_accuracy
-    from warpspeed.validation.measure import read_measurement_csv
+    from warpspeed.validation.measurement_csv import read_measurement_csv
 
     table = read_measurement_csv(csv_path)
     report = table_accuracy(table, top_k)
@@ -119,16 +119,16 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool) ->
 
 
 @click.command()
-@click.argument("csv_path", type=click.Path(dir_okay=False))
+@click.argument("csv_path", type=InputTextFile("measurement file"))
 @click.option("--family", required=True, help="Curve family to refit (e.g. nvidia-ampere); its fits/ file is the start.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Output TOML file.")
+@click.option("--out", "out_path", required=True, type=OutputFile("curve file"), help="Output TOML file.")
 @click.option("--holdout-every", type=click.IntRange(min=2), default=4, show_default=True,
               help="Hold every k-th row out of the fit and report accuracy on those rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json: bool) -> None:
     """Refit the capacity curves on measured data; write them with provenance."""
     from warpspeed.memory.capacity import CURVE_NAMES
-    from warpspeed.validation.measure import read_measurement_csv
+    from warpspeed.validation.measurement_csv import read_measurement_csv
     from warpspeed.validation.refit import refit as run_refit, write_refit
 
     table = read_measurement_csv(csv_path)

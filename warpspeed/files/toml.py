@@ -1,4 +1,4 @@
-"""Reading the project's TOML files (devices, capacity curves) with errors that name the file."""
+"""Reading the project's TOML files (devices, capacity curves, studies) with errors that name the file."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.text import read_text
 
 
 def read_toml(path: Path | Traversable, what: str, error: type[WarpspeedError]) -> dict:
-    """Parse ``path`` (a file or a package resource); raise ``error`` naming ``what`` and the file if it is missing or invalid."""
-    if not path.is_file():
-        raise error(f"{what} {str(path)!r} does not exist")
+    """Parse ``path`` (a file or a package resource); raise ``error`` naming ``what`` and the file if it
+    is missing, not UTF-8 text or not valid TOML."""
+    text = read_text(path, what, error)
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{what} {str(path)!r} is not valid TOML: {exc}") from None

@@ -2,18 +2,20 @@
 
 For each plane edge ``n`` the domain is ``n x n x nz`` with ``nz = round(cells / n^2)``; the
 DRAM volume per lup is predicted for blocks of increasing depth. Small planes satisfy the
-layer condition (close to the 16 B/lup minimum of the 3D 25-point stencil); large planes rise
-to a plateau that depends on the block (wave) depth.
+layer condition: the volume approaches the kernel's minimum (:func:`minimum_bytes_per_lup`,
+16 B/lup for a double-precision stencil reading one field and writing another); large planes
+rise to a plateau that depends on the block (wave) depth.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from warpspeed.hardware.device import Device
 from warpspeed.errors import WarpspeedError
-from warpspeed.kernel.description import Kernel
+from warpspeed.kernel.description import COORDINATES, Kernel
 from warpspeed.predict import Predictor
 
 Triple = tuple[int, int, int]
@@ -36,10 +38,33 @@ class ScanPoint:
     dram_store_bytes_per_lup: float
     dram_compulsory_bytes_per_lup: float
     z_oversubscription: float
+    dram_minimum_bytes_per_lup: float = math.nan  # minimum_bytes_per_lup of the kernel
 
     @property
     def dram_bytes_per_lup(self) -> float:
         return self.dram_load_bytes_per_lup + self.dram_store_bytes_per_lup
+
+
+def minimum_bytes_per_lup(kernel: Kernel) -> float:
+    """The least DRAM traffic per lattice update, bytes: every loaded field element read once and
+    every stored one written once, i.e. the element bytes summed over the loaded and the stored
+    components of each field.
+
+    A component is what an N-D access selects besides the cell: the index entries that do not
+    depend on the cell coordinates (the distribution index of a lattice-Boltzmann field); a
+    field accessed only at neighbouring cells has one. A linear access counts as one component.
+    """
+    cell = set(COORDINATES)
+    total = 0
+    for kind in ("load", "store"):
+        components: dict[str, set[tuple]] = {}
+        for access in kernel.accesses:
+            if access.kind != kind:
+                continue
+            fixed = () if access.linear else tuple(e for e in access.index if not e.free_symbols & cell)
+            components.setdefault(access.field, set()).add(fixed)
+        total += sum(kernel.field(name).element_bytes * len(parts) for name, parts in components.items())
+    return float(total)
 
 
 def scan_domain(make_kernel: Callable[[Triple], Kernel], device: Device, planes: Sequence[int],
@@ -54,7 +79,9 @@ def scan_domain(make_kernel: Callable[[Triple], Kernel], device: Device, planes:
             raise WarpspeedError(f"plane edge must be positive, got {n}")
         nz = max(1, round(cells / (n * n)))
         domain = (n, n, nz)
-        predictor = Predictor(make_kernel(domain), device)
+        kernel = make_kernel(domain)
+        predictor = Predictor(kernel, device)
+        minimum = minimum_bytes_per_lup(kernel)
         for block in blocks:
             p = predictor.predict(block)
             points.append(ScanPoint(
@@ -63,5 +90,6 @@ def scan_domain(make_kernel: Callable[[Triple], Kernel], device: Device, planes:
                 dram_store_bytes_per_lup=p.dram.store_bytes_per_lup,
                 dram_compulsory_bytes_per_lup=p.wave.compulsory_load_bytes_per_lup + p.wave.compulsory_store_bytes_per_lup,
                 z_oversubscription=p.wave.oversubscription.z,
+                dram_minimum_bytes_per_lup=minimum,
             ))
     return points

@@ -1,6 +1,7 @@
 """Prediction accuracy against measurements (Ernst et al., JPDC 2023, sections 5.4-5.8).
 
-Input: the rows of a measurement CSV (:func:`warpspeed.measure.read_measurement_csv`), each with
+Input: the rows of a measurement CSV
+(:func:`warpspeed.validation.measurement_csv.read_measurement_csv`), each with
 measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen dataclasses:
 
 * per metric (L1 wavefronts, L2 -> L1 load, L1 -> L2 store, DRAM load, DRAM store,
@@ -13,7 +14,8 @@ measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen data
   top-k (k = 5) are among the predicted top-k.
 
 :func:`plot_accuracy` draws predicted against measured values per metric (small multiples, log
-axes, colored by block shape as in Ernst et al., JPDC 2023, 5.1).
+axes, colored by block shape as in Ernst et al. 2023, section 5.1;
+:func:`warpspeed.plots.block_color`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.validation.measure import COMPARED_METRICS, MeasurementTable, read_measurement_csv
+from warpspeed.files.jsonsafe import json_safe
+from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
+from warpspeed.validation.measurement_csv import read_measurement_csv
+from warpspeed.validation.schema import COMPARED_METRICS, MeasurementTable
 
-#: Size of the top group compared between predicted and measured ranking (the task's top-5).
+#: Size of the top group compared between predicted and measured ranking (``--top`` changes it).
 DEFAULT_TOP_K = 5
 
 #: Human-readable names of the compared metrics.
@@ -89,17 +94,7 @@ class AccuracyReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN becomes None)."""
-        return _json_safe(asdict(self))
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
+        return json_safe(asdict(self))
 
 
 def _value(row: Mapping[str, Any], column: str) -> float:
@@ -138,7 +133,7 @@ def mape(predicted: Sequence[float], measured: Sequence[float]) -> float:
 
 
 def metric_accuracy(rows: Sequence[Mapping[str, Any]], metric: str) -> MetricAccuracy:
-    """MAPE of one of :data:`warpspeed.measure.COMPARED_METRICS` over ``rows``."""
+    """MAPE of one of :data:`warpspeed.validation.schema.COMPARED_METRICS` over ``rows``."""
     spec = {name: (m, p, u) for name, m, p, u in COMPARED_METRICS}
     if metric not in spec:
         raise AccuracyError(f"unknown metric {metric!r}; metrics: {', '.join(spec)}")
@@ -204,67 +199,73 @@ def load_accuracy(path: str | Path, top_k: int = DEFAULT_TOP_K) -> AccuracyRepor
     return table_accuracy(read_measurement_csv(path), top_k)
 
 
-def block_color(block: Sequence[int]) -> tuple[float, float, float]:
-    """RGB of a block shape (Ernst et al., JPDC 2023, 5.1); :func:`warpspeed.plots.block_color` when present."""
-    try:
-        from warpspeed.plots import block_color as shared
-    except ImportError:
-        logs = [math.log2(max(1, b)) for b in block]
-        total = sum(logs) or 1.0
-        return tuple(v / total for v in logs)  # type: ignore[return-value]
-    return shared(block)
-
-
 def plot_accuracy(rows: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
     """Predicted vs measured, one panel per metric (log axes, diagonal, block-shape colors).
 
-    Metrics without any valid row get an empty panel saying so. Returns the written path.
+    Metrics without any valid row get an empty panel saying so. The format follows the suffix
+    (png, pdf, svg, ...). Returns the written path.
     """
-    import matplotlib
+    fig = accuracy_figure(rows, title)
+    return save_figure(fig, path, ACCURACY_DPI)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    ok = [r for r in rows if not str(r.get("error", "") or "").strip()]
-    ncols = 3
-    nrows = math.ceil(len(COMPARED_METRICS) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.0 * nrows), squeeze=False)
-    for ax, (name, meas_col, pred_col, unit) in zip(axes.flat, COMPARED_METRICS):
-        scale = 1e-9 if name == "performance" else 1.0
-        shown_unit = "Glup/s" if name == "performance" else unit
-        points = [(scale * _value(r, meas_col), scale * _value(r, pred_col),
-                   block_color(tuple(int(r[f"block_{d}"]) for d in "xyz")))
-                  for r in ok if math.isfinite(_value(r, meas_col)) and math.isfinite(_value(r, pred_col))
-                  and _value(r, meas_col) > 0 and _value(r, pred_col) > 0]
-        ax.set_title(METRIC_LABELS[name])
-        if not points:
-            ax.text(0.5, 0.5, "no measured data", ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            continue
-        xs, ys, colors = zip(*points)
-        ax.scatter(xs, ys, c=colors, s=22, edgecolors="black", linewidths=0.3)
-        lo, hi = min(xs + ys) / 1.3, max(xs + ys) * 1.3
-        ax.plot([lo, hi], [lo, hi], color="gray", linestyle="--", linewidth=1, label="predicted = measured")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
-        ax.set_xlabel(f"measured, {shown_unit}")
-        ax.set_ylabel(f"predicted, {shown_unit}")
-        err = metric_accuracy(ok, name)
-        ax.text(0.04, 0.94, f"MAPE {err.mape_percent:.1f} % (n={err.n})", transform=ax.transAxes, fontsize=8,
-                va="top")
-    for ax in list(axes.flat)[len(COMPARED_METRICS):]:
-        ax.set_visible(False)
+#: Resolution of the accuracy figure (dots per inch) and the size of one panel (inches).
+ACCURACY_DPI = 120
+_PANEL_IN = (4.2, 4.0)
+_PANEL_COLUMNS = 3
+#: Margin around the data of a panel: the axes span [min / f, max * f].
+_AXIS_MARGIN = 1.3
+#: Glup/s per lup/s.
+_GIGA = 1e-9
+
+
+def _panel_points(rows: Sequence[Mapping[str, Any]], name: str, meas_col: str, pred_col: str) -> list[tuple]:
+    scale = _GIGA if name == "performance" else 1.0
+    out = []
+    for r in rows:
+        m, p = _value(r, meas_col), _value(r, pred_col)
+        if math.isfinite(m) and math.isfinite(p) and m > 0 and p > 0:
+            out.append((scale * m, scale * p, block_color(tuple(int(r[f"block_{d}"]) for d in "xyz"))))
+    return out
+
+
+def _draw_panel(ax: Any, ok: Sequence[Mapping[str, Any]], name: str, meas_col: str, pred_col: str, unit: str) -> None:
+    ax.set_title(METRIC_LABELS[name])
+    points = _panel_points(ok, name, meas_col, pred_col)
+    if not points:
+        ax.text(0.5, 0.5, "no measured data", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return
+    shown_unit = "Glup/s" if name == "performance" else unit
+    xs, ys, colors = zip(*points)
+    ax.scatter(xs, ys, c=colors, s=22, edgecolors="black", linewidths=0.3)
+    lo, hi = min(xs + ys) / _AXIS_MARGIN, max(xs + ys) * _AXIS_MARGIN
+    ax.plot([lo, hi], [lo, hi], color="gray", linestyle="--", linewidth=1, label="predicted = measured")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel(f"measured, {shown_unit}")
+    ax.set_ylabel(f"predicted, {shown_unit}")
+    err = metric_accuracy(ok, name)
+    ax.text(0.04, 0.94, f"MAPE {err.mape_percent:.1f} % (n={err.n})", transform=ax.transAxes, fontsize=8, va="top")
+
+
+def accuracy_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Any:
+    """The figure of :func:`plot_accuracy` (a :class:`matplotlib.figure.Figure`, not shown anywhere)."""
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=c, label=lab) for c, lab in (((1, 0, 0), "wide (x)"), ((0, 1, 0), "tall (y)"),
-                                                         ((0, 0, 1), "deep (z)"))]
+    ok = [r for r in rows if not str(r.get("error", "") or "").strip()]
+    nrows = math.ceil(len(COMPARED_METRICS) / _PANEL_COLUMNS)
+    fig = new_figure(_PANEL_IN[0] * _PANEL_COLUMNS, _PANEL_IN[1] * nrows)
+    axes = fig.subplots(nrows, _PANEL_COLUMNS, squeeze=False)
+    for ax, (name, meas_col, pred_col, unit) in zip(axes.flat, COMPARED_METRICS):
+        _draw_panel(ax, ok, name, meas_col, pred_col, unit)
+    for ax in list(axes.flat)[len(COMPARED_METRICS):]:
+        ax.set_visible(False)
+    handles = [Patch(color=c, label=lab) for c, lab in BLOCK_SHAPE_LEGEND]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, title="block shape (RGB = log2 x, y, z)")
     fig.suptitle(title or "predicted vs measured")
     fig.tight_layout(rect=(0, 0.07, 1, 0.96))
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return fig

@@ -1,0 +1,176 @@
+"""A study's description: the cross product kernels x devices x domains x configurations.
+
+A study is described by a TOML file (see ``docs/study.md`` and ``examples/study.toml``)::
+
+    kernels  = ["star3d-r1", "copy"]             # names as warpspeed.kernel.catalog.resolve_kernel takes
+    devices  = ["A100-SXM4-40GB", "V100-PCIe-32GB"]
+    domains  = [[64, 64, 64], [128, 128, 128]]   # cells (nx, ny[, nz]); nz defaults to 1
+    threads  = [256]                             # threads per block: every power-of-two block
+    foldings = [[1, 1, 1], [1, 2, 1]]            # cells per thread (default: none, 2 in y, 2 in z)
+    max_block_z = 64                             # optional (default: the CUDA limit)
+    output   = "study.csv"                       # relative to the TOML file's directory
+    format   = "csv"                             # "csv" or "parquet" (default: from the suffix)
+
+It has one row per (kernel, device, domain, block, fold), enumerated in that nesting order
+(blocks of each thread count in :func:`warpspeed.launch.space.block_sizes` order, foldings in
+the file's order). Each row carries a stable key (``kernel|device|domain|block|fold``, e.g.
+``star3d-r1|A100-SXM4-40GB|64x64x64|32x8x1|1x2x1``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.files.toml import read_toml
+from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, block_sizes, fits_domain
+
+Triple = tuple[int, int, int]
+
+#: Output formats; the default is taken from the output file's suffix.
+FORMATS: tuple[str, ...] = ("csv", "parquet")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+#: Suffix of the CSV journal kept beside a Parquet output while the study runs.
+JOURNAL_SUFFIX = ".journal.csv"
+_SPEC_KEYS = frozenset({"kernels", "devices", "domains", "threads", "foldings", "max_block_z", "output", "format"})
+
+
+def triple_text(values: Sequence[int]) -> str:
+    """``(32, 8, 1)`` -> ``"32x8x1"``."""
+    return "x".join(str(v) for v in values)
+
+
+def format_for(path: Path) -> str:
+    """The output format a file name implies: ``parquet`` for ``.parquet``/``.pq``, else ``csv``."""
+    return "parquet" if path.suffix.lower() in PARQUET_SUFFIXES else "csv"
+
+
+@dataclass(frozen=True)
+class StudyPoint:
+    """One row of a study: a configuration of one kernel on one device and domain (cells)."""
+
+    kernel: str
+    device: str
+    domain: Triple
+    threads: int
+    config: Config
+
+    @property
+    def key(self) -> str:
+        """The stable row key ``kernel|device|domain|block|fold``."""
+        return "|".join((self.kernel, self.device, triple_text(self.domain),
+                         triple_text(self.config.block), triple_text(self.config.fold)))
+
+    @property
+    def group(self) -> tuple[str, str, Triple]:
+        """(kernel, device, domain): the points that share a kernel and a device model."""
+        return self.kernel, self.device, self.domain
+
+
+def _positive_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value > 0
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A study: the cross product kernels x devices x domains x (blocks of each thread count) x foldings.
+
+    ``domains`` are cells (nx, ny, nz); ``threads`` threads per block; ``foldings`` cells per
+    thread; ``output`` the result file; ``format`` one of :data:`FORMATS`.
+    """
+
+    kernels: tuple[str, ...]
+    devices: tuple[str, ...]
+    domains: tuple[Triple, ...]
+    threads: tuple[int, ...]
+    output: Path
+    foldings: tuple[Triple, ...] = PAPER_FOLDINGS
+    max_block_z: int = MAX_BLOCK_Z
+    format: str = "csv"
+
+    def __post_init__(self) -> None:
+        for name in ("kernels", "devices", "domains", "threads", "foldings"):
+            if not getattr(self, name):
+                raise WarpspeedError(f"study: '{name}' must be a non-empty list")
+        if self.format not in FORMATS:
+            raise WarpspeedError(f"study: format must be one of {', '.join(FORMATS)}, got {self.format!r}")
+        for t in self.threads:
+            if not _positive_int(t) or t & (t - 1):
+                raise WarpspeedError(f"study: threads per block must be positive powers of two, got {t!r}")
+        for what, triples in (("domains", self.domains), ("foldings", self.foldings)):
+            for tr in triples:
+                if len(tr) != 3 or not all(_positive_int(v) for v in tr):
+                    raise WarpspeedError(f"study: {what} entries must be 3 positive integers (x, y, z), got {tr!r}")
+        if not _positive_int(self.max_block_z):
+            raise WarpspeedError(f"study: max_block_z must be a positive integer, got {self.max_block_z!r}")
+
+    def points(self) -> list[StudyPoint]:
+        """Every row of the study in enumeration order (duplicate keys kept once, first wins);
+        configurations a domain cannot use (:func:`warpspeed.launch.space.fits_domain`) are left out."""
+        out: dict[str, StudyPoint] = {}
+        for kernel in self.kernels:
+            for device in self.devices:
+                for domain in self.domains:
+                    for threads in self.threads:
+                        for block in block_sizes(threads, self.max_block_z):
+                            for fold in self.foldings:
+                                p = StudyPoint(kernel, device, domain, threads, Config(block, fold))
+                                if fits_domain(p.config, domain):
+                                    out.setdefault(p.key, p)
+        return list(out.values())
+
+    @property
+    def journal_path(self) -> Path:
+        """Where rows are appended while the study runs (the output itself for CSV)."""
+        if self.format == "csv":
+            return self.output
+        return self.output.with_name(self.output.name + JOURNAL_SUFFIX)
+
+
+def _str_list(data: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = data.get(name)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise WarpspeedError(f"study: '{name}' must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _triples(data: Mapping[str, Any], name: str, default: Sequence[Triple] | None = None) -> tuple[Triple, ...]:
+    value = data.get(name, default)
+    if not isinstance(value, (list, tuple)):
+        raise WarpspeedError(f"study: '{name}' must be a list of [x, y] or [x, y, z] integer lists, got {value!r}")
+    out = []
+    for v in value:
+        if not isinstance(v, (list, tuple)) or not 2 <= len(v) <= 3:
+            raise WarpspeedError(f"study: '{name}' entries must be 2 or 3 integers, got {v!r}")
+        out.append(tuple(v) + (1,) * (3 - len(v)))
+    return tuple(out)  # type: ignore[return-value]
+
+
+def study_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".") -> StudySpec:
+    """A :class:`StudySpec` from parsed TOML; a relative ``output`` is relative to ``base_dir``."""
+    unknown = sorted(set(data) - _SPEC_KEYS)
+    if unknown:
+        raise WarpspeedError(f"study: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_SPEC_KEYS))}")
+    threads = data.get("threads")
+    if not isinstance(threads, list):
+        raise WarpspeedError(f"study: 'threads' must be a list of integers, got {threads!r}")
+    output = data.get("output")
+    if not isinstance(output, str) or not output:
+        raise WarpspeedError("study: 'output' must be a file name (relative to the study file)")
+    out_path = Path(output)
+    if not out_path.is_absolute():
+        out_path = Path(base_dir) / out_path
+    return StudySpec(
+        kernels=_str_list(data, "kernels"), devices=_str_list(data, "devices"),
+        domains=_triples(data, "domains"), threads=tuple(threads), output=out_path,
+        foldings=_triples(data, "foldings", PAPER_FOLDINGS),
+        max_block_z=data.get("max_block_z", MAX_BLOCK_Z), format=data.get("format", format_for(out_path)),
+    )
+
+
+def load_study(path: str | Path) -> StudySpec:
+    """Read a study TOML file (see the module docstring for its keys)."""
+    p = Path(path)
+    return study_from_dict(read_toml(p, "study file", WarpspeedError), p.parent)

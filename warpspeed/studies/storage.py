@@ -1,0 +1,206 @@
+"""Where a study's rows live: the CSV journal, the final CSV or Parquet file, resuming.
+
+* **Journal.** Rows are appended to a CSV *journal* as they finish, one complete line per row,
+  flushed after every row (``fsync`` only at the end: a flush survives a crash or kill of the
+  process, not of the operating system). For ``format = "csv"`` the journal *is* the output
+  file; for ``"parquet"`` it is ``<output>.journal.csv`` beside it, because a Parquet file is
+  unreadable until its footer is written and would not survive a hard kill mid-study.
+* **Resume.** :func:`existing_rows` returns the rows already in the journal (or, when there is
+  no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
+  before appending. A file with other columns is refused, never overwritten.
+* **Order.** :func:`finalize` rewrites the output atomically (temporary file + ``os.replace``)
+  in the study's enumeration order, so the final file does not depend on the executor or on
+  interruptions.
+
+Rows are dicts of strings (cells as :func:`warpspeed.files.rows.cell` writes them), so a row
+read back from a journal is written again unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.files.rows import RANK_COLUMNS, cell, record_cells, write_rows
+from warpspeed.studies.spec import StudyPoint, StudySpec
+
+#: Output columns: the row key and what identifies it, then a ranking row
+#: (:data:`warpspeed.files.rows.RANK_COLUMNS`: rates in lup/s, volumes in bytes per lup, L1 in
+#: cycles per lup). Numeric columns are empty in error rows.
+COLUMNS: tuple[str, ...] = ("key", "kernel", "device", "domain_x", "domain_y", "domain_z", "threads", *RANK_COLUMNS)
+_INT_COLUMNS = frozenset({"domain_x", "domain_y", "domain_z", "threads", "block_x", "block_y", "block_z",
+                          "fold_x", "fold_y", "fold_z", "blocks_per_sm", "registers"})
+_FLOAT_COLUMNS = frozenset({"lups_per_s", "fp_lups_per_s", "l1_lups_per_s", "l2_lups_per_s", "dram_lups_per_s",
+                            "l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
+                            "dram_load_bytes_per_lup", "dram_store_bytes_per_lup"})
+_HEADER = (",".join(COLUMNS) + "\n").encode()
+#: Bytes read per step when searching a journal backwards for its last newline.
+_TAIL_STEP = 1 << 16
+
+Row = dict[str, str]
+
+
+def _foreign(path: Path) -> WarpspeedError:
+    return WarpspeedError(
+        f"{str(path)!r} is not a warpspeed study file of this version (its columns differ); "
+        "run without resume (--no-resume) or choose another output")
+
+
+def _truncate_partial_line(path: Path) -> None:
+    """Cut a last line without its newline (a write interrupted by a hard kill).
+
+    Refuses (rather than truncates) a file that does not start with this version's header.
+    """
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with path.open("rb+") as fh:
+        if not _HEADER.startswith(fh.read(len(_HEADER))):  # a prefix of the header is a cut header
+            raise _foreign(path)
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        end = size
+        while end > 0:
+            begin = max(0, end - _TAIL_STEP)
+            fh.seek(begin)
+            newline = fh.read(end - begin).rfind(b"\n")
+            if newline >= 0:
+                fh.truncate(begin + newline + 1)
+                return
+            end = begin
+        fh.truncate(0)
+
+
+def _read_journal(path: Path) -> list[Row]:
+    """The complete rows of a journal (CSV with the :data:`COLUMNS` header)."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return []
+        if tuple(header) != COLUMNS:
+            raise _foreign(path)
+        return [dict(zip(COLUMNS, values)) for values in reader if len(values) == len(COLUMNS)]
+
+
+def parquet_module() -> Any:
+    """``pyarrow.parquet``, or a clear error when pyarrow is not installed."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise WarpspeedError("Parquet output needs pyarrow (pip install warpspeed[distributed]); "
+                             "or use format = \"csv\"") from None
+    return pq
+
+
+def _read_parquet_rows(path: Path) -> list[Row]:
+    """Rows of a finished Parquet output, as journal strings (floats round-trip through repr)."""
+    pq = parquet_module()
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for files that are not Parquet
+        raise WarpspeedError(f"{str(path)!r} is not a readable Parquet file ({exc}); "
+                             "run without resume (--no-resume) or choose another output") from None
+    if tuple(table.column_names) != COLUMNS:
+        raise _foreign(path)
+    return [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
+             for c in COLUMNS} for record in table.to_pylist()]
+
+
+def _write_csv(path: Path, rows: Sequence[Row]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        write_rows(fh, COLUMNS, rows)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_parquet(path: Path, rows: Sequence[Row]) -> None:
+    import pyarrow as pa
+
+    pq = parquet_module()
+    types = {c: pa.int64() if c in _INT_COLUMNS else pa.float64() if c in _FLOAT_COLUMNS else pa.string()
+             for c in COLUMNS}
+    schema = pa.schema([(c, types[c]) for c in COLUMNS])
+
+    def convert(c: str, v: str) -> Any:
+        if v == "":
+            return None
+        if c in _INT_COLUMNS:
+            return int(v)
+        if c in _FLOAT_COLUMNS:
+            return float(v)
+        return v
+
+    columns = {c: pa.array([convert(c, r[c]) for r in rows], type=types[c]) for c in COLUMNS}
+    pq.write_table(pa.table(columns, schema=schema), path)
+
+
+def _atomic(path: Path, writer: Callable[[Path, Sequence[Row]], None], rows: Sequence[Row]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        writer(tmp, rows)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class Journal:
+    """Append-only CSV journal: one complete, flushed line per row."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not path.exists() or path.stat().st_size == 0
+        self._fh = path.open("a", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._fh, lineterminator="\n")
+        if fresh:
+            self._writer.writerow(COLUMNS)
+            self._fh.flush()
+
+    def append(self, row: Row) -> None:
+        self._writer.writerow(record_cells(COLUMNS, row))
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+
+
+def existing_rows(spec: StudySpec, resume: bool) -> list[Row]:
+    """Rows already finished (and prepare the journal for appending); ``resume=False`` deletes them."""
+    journal = spec.journal_path
+    if not resume:
+        for p in {journal, spec.output}:
+            if p.exists():
+                p.unlink()
+        return []
+    if journal.exists():
+        _truncate_partial_line(journal)
+        if journal.stat().st_size == 0:
+            return []
+        return _read_journal(journal)
+    if spec.format == "parquet" and spec.output.exists():
+        rows = _read_parquet_rows(spec.output)
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        _atomic(journal, _write_csv, rows)
+        return rows
+    return []
+
+
+def finalize(spec: StudySpec, points: Sequence[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
+    """Write the output in study order (complete) or, for Parquet, a partial output (interrupted)."""
+    ordered = [done[p.key] for p in points if p.key in done]
+    if spec.format == "csv":
+        if complete:
+            _atomic(spec.output, _write_csv, ordered)
+        return
+    _atomic(spec.output, _write_parquet, ordered)
+    if complete:
+        spec.journal_path.unlink()

@@ -1,0 +1,163 @@
+"""Running planned launches on a GPU: the runner protocol, the cupy runner, the GPU's identity.
+
+Only :class:`CupyRunner` touches a GPU; cupy is imported lazily, and without cupy or a visible
+GPU it raises :class:`~warpspeed.validation.plan.MeasurementError`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Any, Callable, Protocol
+
+from warpspeed.validation.plan import LaunchPlan, MeasurementError
+from warpspeed.validation.schema import GpuInfo, Timing
+
+#: Value given to every scalar (non-field) kernel parameter such as lbmpy's ``omega``: scalars
+#: do not change memory accesses, and 1.0 keeps every number finite.
+DEFAULT_SCALAR_VALUE = 1.0
+
+#: The nvidia-smi query :func:`parse_nvidia_smi` reads.
+NVIDIA_SMI_QUERY = ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
+                    "--format=csv,noheader,nounits"]
+
+#: Milliseconds per second (CUDA events report elapsed time in ms).
+_MS_PER_S = 1e3
+#: kHz per MHz (the CUDA device properties give clock rates in kHz).
+_KHZ_PER_MHZ = 1000.0
+
+
+class GpuRunner(Protocol):
+    """Something that times planned launches on a GPU."""
+
+    def info(self) -> GpuInfo: ...
+
+    def time(self, plan: LaunchPlan, gpu_kernel: Any, warmup: int, repeats: int) -> Timing: ...
+
+
+class Profiler(Protocol):
+    """Something that returns the Nsight Compute counters of one launch of a plan."""
+
+    def profile(self, plan: LaunchPlan) -> dict[str, float]: ...
+
+    def version(self) -> str: ...
+
+
+def parse_nvidia_smi(text: str) -> dict[str, str]:
+    """Parse the output of :data:`NVIDIA_SMI_QUERY` (first GPU line)."""
+    keys = ("name", "driver", "sm_clock_mhz", "sm_clock_max_mhz", "memory_clock_mhz")
+    for line in text.splitlines():
+        if line.strip():
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) != len(keys):
+                raise MeasurementError(f"nvidia-smi line {line!r} has {len(parts)} values; expected {len(keys)}")
+            return dict(zip(keys, parts))
+    raise MeasurementError("nvidia-smi printed no GPU line")
+
+
+def _import_cupy() -> Any:
+    try:
+        import cupy  # noqa: PLC0415 - lazily: only GPU machines have it
+    except ImportError as exc:
+        raise MeasurementError(f"measuring needs cupy and an NVIDIA GPU: cupy cannot be imported ({exc}); "
+                               "install cupy-cuda12x (or the package for your CUDA version) on a GPU machine") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # cupy raises CUDARuntimeError when no driver/GPU is present
+        raise MeasurementError(f"measuring needs an NVIDIA GPU: cupy found none ({exc})") from None
+    if count < 1:
+        raise MeasurementError("measuring needs an NVIDIA GPU: cupy reports 0 devices")
+    return cupy
+
+
+def _allocate(cp: Any, plan: LaunchPlan) -> dict[str, Any]:
+    arrays: dict[str, Any] = {}
+    for f in plan.fields:
+        buf = cp.ones(f.buffer_elements, dtype=f.dtype)
+        item = buf.dtype.itemsize
+        arrays[f.name] = cp.lib.stride_tricks.as_strided(buf, shape=f.shape, strides=tuple(s * item for s in f.strides))
+    for s in plan.scalars:
+        arrays[s] = DEFAULT_SCALAR_VALUE
+    return arrays
+
+
+class CupyRunner:
+    """Times launches with cupy and CUDA events on GPU ``device_id``.
+
+    Raises :class:`MeasurementError` on construction when cupy or a GPU is missing.
+    """
+
+    def __init__(self, device_id: int = 0, run: Callable[..., Any] = subprocess.run) -> None:
+        self._cp = _import_cupy()
+        self._device_id = device_id
+        self._run = run
+
+    @property
+    def device_id(self) -> int:
+        """The CUDA device index launches run on."""
+        return self._device_id
+
+    def _smi(self) -> dict[str, str]:
+        if not shutil.which(NVIDIA_SMI_QUERY[0]):
+            return {}
+        done = self._run(NVIDIA_SMI_QUERY + ["-i", str(self._device_id)], capture_output=True, text=True)
+        return parse_nvidia_smi(done.stdout) if done.returncode == 0 else {}
+
+    def info(self) -> GpuInfo:
+        cp = self._cp
+        props = cp.cuda.runtime.getDeviceProperties(self._device_id)
+        name = props.get("name", b"")
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        api = cp.cuda.runtime.driverGetVersion()
+        smi = self._smi()
+
+        def mhz(key: str, prop: str) -> float:
+            try:
+                return float(smi[key])
+            except (KeyError, ValueError):
+                return float(props.get(prop, 0)) / _KHZ_PER_MHZ
+
+        return GpuInfo(name=smi.get("name", name), driver=smi.get("driver", ""),
+                       cuda_driver_api=f"{api // 1000}.{api % 1000 // 10}",
+                       compute_capability=f"{props.get('major', '')}.{props.get('minor', '')}",
+                       sm_clock_mhz=mhz("sm_clock_mhz", "clockRate"),
+                       sm_clock_max_mhz=mhz("sm_clock_max_mhz", "clockRate"),
+                       memory_clock_mhz=mhz("memory_clock_mhz", "memoryClockRate"),
+                       sms=int(props.get("multiProcessorCount", 0)))
+
+    def _prepare(self, plan: LaunchPlan, gpu_kernel: Any) -> Callable[[], None]:
+        cp = self._cp
+        with cp.cuda.Device(self._device_id):
+            wrapper = gpu_kernel.compile()
+            wrapper.launch_config.trim_block_size(plan.block)
+            block, grid = wrapper.launch_config.evaluate()
+            if (tuple(block), tuple(grid)) != (plan.block, plan.grid):
+                raise MeasurementError(f"pystencils would launch block {tuple(block)}, grid {tuple(grid)}; "
+                                       f"planned block {plan.block}, grid {plan.grid}")
+            args = _allocate(cp, plan)
+        return lambda: wrapper(**args)
+
+    def launch(self, plan: LaunchPlan, gpu_kernel: Any, count: int = 1) -> None:
+        """Run ``count`` launches (the ncu child)."""
+        call = self._prepare(plan, gpu_kernel)
+        device = self._cp.cuda.Device(self._device_id)
+        with device:
+            for _ in range(count):
+                call()
+        device.synchronize()
+
+    def time(self, plan: LaunchPlan, gpu_kernel: Any, warmup: int, repeats: int) -> Timing:
+        cp = self._cp
+        call = self._prepare(plan, gpu_kernel)
+        with cp.cuda.Device(self._device_id):
+            for _ in range(warmup):
+                call()
+            samples = []
+            for _ in range(repeats):
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                call()
+                end.record()
+                end.synchronize()
+                samples.append(cp.cuda.get_elapsed_time(start, end) / _MS_PER_S)
+        return Timing(tuple(samples))
