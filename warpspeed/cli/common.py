@@ -34,7 +34,16 @@ def kernel_options(f):
     return f
 
 
-def setup_kernel_and_device(kernel_name: str, domain: str | None, device_name: str) -> tuple[Kernel, Device]:
+def dtype_option(f):
+    """``--dtype float|double``: the precision of the kernel (default: double)."""
+    return click.option("--dtype", type=click.Choice(["double", "float"]), default=None,
+                        help="Floating-point precision of the kernel's fields (default: double).")(f)
+
+
+def setup_kernel_and_device(kernel_name: str, domain: str | None, device_name: str,
+                            fold: tuple[int, ...] = (1, 1, 1), dtype: str | None = None) -> tuple[Kernel, Device]:
+    """The device, and the kernel the catalog resolves ``kernel_name`` to for ``fold`` on it."""
     dom = parse_triple(domain, "--domain") if domain else None
-    return resolve_kernel(kernel_name, dom), load_device(device_name)
+    device = load_device(device_name)
+    return resolve_kernel(kernel_name, dom, fold=fold, device=device, dtype=dtype), device
 

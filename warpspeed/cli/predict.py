@@ -7,12 +7,13 @@ import json
 import click
 from rich.table import Table
 
-from warpspeed.cli.common import kernel_options, parse_triple as _triple, setup_kernel_and_device
+from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, setup_kernel_and_device
 from warpspeed.cli.render import console as make_console, fmt, glups
 
 
 @click.command()
 @kernel_options
+@dtype_option
 @click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
 @click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
 @click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
@@ -21,16 +22,17 @@ from warpspeed.cli.render import console as make_console, fmt, glups
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-def predict(kernel_name: str, domain: str | None, device_name: str, block: str, fold: str, address_space: str,
-            curves_path: str | None, as_json: bool) -> None:
+def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
+            address_space: str, curves_path: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters."""
     from warpspeed.memory.capacity import load_curves
     from warpspeed.predict import Predictor
 
-    kernel, device = setup_kernel_and_device(kernel_name, domain, device_name)
+    folding = _triple(fold, "--fold")
+    kernel, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     curves = load_curves(path=curves_path) if curves_path else None
     predictor = Predictor(kernel, device, curves=curves, address_space=address_space)
-    p = predictor.predict(_triple(block, "--block"), _triple(fold, "--fold"))
+    p = predictor.predict(_triple(block, "--block"), folding)
     d = p.to_dict()
     if as_json:
         click.echo(json.dumps(d, indent=2))

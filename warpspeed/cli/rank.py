@@ -8,11 +8,10 @@ import math
 import click
 from rich.table import Table
 
-from warpspeed.cli.common import kernel_options, parse_triple as _triple
+from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple
 from warpspeed.cli.render import DelayedProgress, console as make_console, fmt, glups
 from warpspeed.hardware.device import load_device
-from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel
-from warpspeed.kernel.catalog import require_workload
+from warpspeed.kernel.catalog import require_kernel, resolve
 from warpspeed.launch.geometry import DEFAULT_REGISTERS_PER_THREAD
 
 
@@ -28,46 +27,47 @@ def _executor_arg(jobs: int | None):
 
 @click.command()
 @kernel_options
+@dtype_option
 @click.option("--threads", type=int, default=None,
-              help="Threads per block of the candidate space (default: 1024, or the kernel's default).")
+              help="Threads per block of the candidate space (default: 1024, or fewer when the kernel's "
+                   "registers do not fit 1024).")
 @click.option("--top", type=int, default=15, show_default=True, help="Rows to show (0: all).")
 @click.option("--jobs", type=int, default=None, help="Worker processes (1: serial; default: automatic).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write all rows to a CSV file.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write a bar chart (PNG) colored by block shape, hatched by limiter.")
-def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
-         as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
+def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
+         jobs: int | None, as_json: bool, csv_path: str | None, plot_path: str | None) -> None:
     """Rank the paper's launch configurations (blocks x foldings) by predicted performance.
 
-    Built-in kernels fold as a launch parameter; pystencils workloads are generated, folded and
-    register-counted by pystencils for every folding (real code for each row).
+    Every folding is ranked with the kernel the catalog resolves the name to for it:
+    pystencils workloads are generated, folded and register-counted for every folding (real
+    code for each row); built-in kernels fold as a launch parameter.
     """
-    from warpspeed.launch.space import default_threads, paper_space
-    from warpspeed.rank import rank as run_rank
+    from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, block_sizes, default_threads
+    from warpspeed.rank import rank_per_fold
 
-    n_threads = threads or default_threads(kernel_name)
-    space = paper_space(n_threads)
+    require_kernel(kernel_name)
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
-    progress = DelayedProgress(len(space), f"ranking {kernel_name}")
+    resolved = {f: resolve(kernel_name, dom, fold=f, device=device, dtype=dtype) for f in PAPER_FOLDINGS}
+    kernels = {f: r.kernel for f, r in resolved.items()}
+
+    def blocks(kernel):
+        return block_sizes(threads or default_threads(kernel, device), MAX_BLOCK_Z)
+
+    n_configs = sum(len(blocks(k)) for k in kernels.values())
+    progress = DelayedProgress(n_configs, f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
     try:
-        if kernel_name in BUILTIN_KERNELS:
-            kernel = builtin_kernel(kernel_name, dom)
-            ranking = run_rank(kernel, device, space, executor=executor, progress=progress)
-            registers_note = (f"registers: {kernel.registers} per thread (given)" if kernel.registers else
-                              f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)")
-        else:
-            ps_rank = _pystencils_rank(kernel_name)
-            result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress)
-            ranking, kernel = result.ranking, next(iter(result.kernels.values())).kernel
-            registers_note = "registers per folding: " + ", ".join(
-                f"{'x'.join(map(str, f))}: {k.kernel.registers} ({k.registers_source})" for f, k in result.kernels.items())
+        ranking = rank_per_fold(kernels, device, blocks, executor=executor, progress=progress)
     finally:
         progress.close()
         if executor not in (None, "auto"):
             executor.shutdown()
+    kernel = kernels[PAPER_FOLDINGS[0]]
+    registers_note = _registers_note(resolved)
     rows = ranking.rows
     if csv_path:
         _write_rank_csv(ranking, csv_path)
@@ -106,12 +106,16 @@ def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | 
                   f"limited by {best.limiter}; {registers_note}")
 
 
-def _pystencils_rank(kernel_name: str):
-    """The plugin's rank() for a pystencils workload name; clear errors for anything else."""
-    require_workload(kernel_name)
-    from pystencils_plugin.rank import rank as ps_rank
-
-    return ps_rank
+def _registers_note(resolved) -> str:
+    """Where the register counts come from, per folding when they differ."""
+    first = next(iter(resolved.values()))
+    if all(r.kernel.registers == first.kernel.registers and r.registers_source == first.registers_source
+           for r in resolved.values()):
+        if first.registers_source == "assumed":
+            return f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)"
+        return f"registers: {first.kernel.registers} per thread ({first.registers_source})"
+    return "registers per folding: " + ", ".join(
+        f"{'x'.join(map(str, f))}: {r.kernel.registers} ({r.registers_source})" for f, r in resolved.items())
 
 
 def _json_row(d: dict) -> dict:

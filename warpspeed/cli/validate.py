@@ -64,11 +64,12 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
         measure as run_measure,
         write_measurement_csv,
     )
+    from warpspeed.kernel.catalog import resolve_kernel
     from warpspeed.launch.space import default_threads, paper_space
 
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
-    space = paper_space(threads or default_threads(kernel_name))
+    space = paper_space(threads or default_threads(resolve_kernel(kernel_name, dom, device=device), device))
     runner = CupyRunner(gpu_id)
     profiler = None if no_ncu else NcuProfiler()
     console = Console(stderr=True)

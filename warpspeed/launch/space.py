@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.errors import LaunchError
+from warpspeed.launch.geometry import make_launch, occupancy
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+    from warpspeed.kernel.description import Kernel
 
 Triple = tuple[int, int, int]
 
 #: Folding factors of paper 001, 5.2: none, 2 in y, 2 in z.
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
-#: Threads per block of the paper's stencil space (5.1) and the LBM space (5.1, registers).
+#: Threads per block of the paper's stencil space (5.1) and of its LBM space (5.1: fewer
+#: threads because the LBM kernel's registers do not fit 1024 threads).
 PAPER_STENCIL_THREADS = 1024
 PAPER_LBM_THREADS = 512
 #: Largest z extent of a block on NVIDIA GPUs (CUDA C++ Programming Guide, max block dim z).
@@ -53,12 +59,24 @@ def paper_space(threads: int = PAPER_STENCIL_THREADS, foldings: Sequence[Triple]
     return [Config(b, f) for b in block_sizes(threads, max_z) for f in foldings]
 
 
-#: Substrings of kernel names that mark LBM kernels, whose paper space uses 512 threads.
-LBM_NAME_TAGS = ("lbm", "d3q", "allen")
+def default_threads(kernel: "Kernel", device: "Device") -> int:
+    """Threads per block of the paper's space for ``kernel`` on ``device``.
 
+    1024 threads (paper 001, 5.1) when a block of 1024 fits the register file with the
+    kernel's registers per thread (warpspeed's 32-register assumption when the kernel has no
+    count), else the largest power of two that fits: the paper uses 512 for its LBM kernel
+    because its registers would not fit 1024 threads. Example: 80 registers on an A100 take
+    80 x 1024 = 81920 > 65536 registers for 1024 threads, so 512.
 
-def default_threads(kernel_name: str) -> int:
-    """Threads per block of the paper's space for a kernel name: 512 for LBM kernels (their
-    registers would spill at 1024, paper 001, 5.1), else 1024."""
-    lbm = any(tag in kernel_name.lower() for tag in LBM_NAME_TAGS)
-    return PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS
+    Raises:
+        LaunchError: not even one warp fits.
+    """
+    threads = min(PAPER_STENCIL_THREADS, device.max_threads_per_block)
+    while threads >= device.warp_size:
+        try:
+            occupancy(make_launch((threads, 1, 1), 1, kernel.domain), device, kernel.registers)
+            return threads
+        except LaunchError:
+            threads //= 2
+    raise LaunchError(f"kernel {kernel.name!r} with {kernel.registers} registers per thread fits no block "
+                      f"of at least one warp ({device.warp_size} threads) on {device.name}")
