@@ -22,7 +22,7 @@ import pystencils as ps
 
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
-from pystencils_plugin.registers import DEFAULT_ARCH
+from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc
 from pystencils_plugin.workloads import WORKLOADS, workload_assignments
 from warpspeed.kernel.catalog import ResolvedKernel
 
@@ -61,6 +61,15 @@ def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[
     return extract_kernel(kernel, name=name.replace("-", "_"), arch=arch)
 
 
+def _register_arch(device: "Device | None") -> str:
+    """The architecture the register count depends on: the device's when ptxas will count
+    (NVIDIA device, nvcc found); otherwise the estimate, which is the same for every
+    architecture, so one cached kernel serves them all."""
+    if is_amd(device) or find_nvcc() is None:
+        return DEFAULT_ARCH
+    return arch_for(device)
+
+
 def extract_for(name: str, domain: Sequence[int] | None = None, *, fold: Sequence[int] = (1, 1, 1),
                 device: "Device | None" = None, dtype: str | None = None) -> ExtractedKernel:
     """The extracted kernel of workload ``name`` generated for ``fold`` on ``device``.
@@ -70,7 +79,7 @@ def extract_for(name: str, domain: Sequence[int] | None = None, *, fold: Sequenc
     """
     f = tuple(fold) + (1,) * (3 - len(tuple(fold)))
     dom = tuple(domain) if domain is not None else None
-    return _extract(name, dom, dtype or "double", f, is_amd(device), arch_for(device))  # type: ignore[arg-type]
+    return _extract(name, dom, dtype or "double", f, is_amd(device), _register_arch(device))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

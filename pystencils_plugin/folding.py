@@ -131,11 +131,13 @@ def check_affine_accesses(accesses: Sequence[Any]) -> None:
                 if isinstance(value, int) or getattr(value, "is_Integer", False):
                     continue
                 expr = sympy.sympify(value)
-                construct = ("indirect access" if expr.atoms(ps.Field.Access) else
-                             f"symbolic {what}")
+                indirect = expr.atoms(ps.Field.Access)
+                construct = (f"indirect access to field {acc.field.name!r} (its {what} {value} is loaded "
+                             f"from field {sorted(a.field.name for a in indirect)[0]!r})" if indirect else
+                             f"symbolic {what} {value} in an access to field {acc.field.name!r}")
                 raise UnsupportedKernelError(
-                    f"{construct} {acc} ({what} {value}) is outside warpspeed's model: field accesses "
-                    "must be at constant offsets from the cell (affine indices of the loop counters)"
+                    f"{construct}: outside warpspeed's model, which needs field accesses at constant "
+                    "offsets from the cell (affine indices of the loop counters)"
                 )
 
 
