@@ -63,8 +63,9 @@ def test_broken_plugin_reports_its_real_error(monkeypatch):
     with pytest.raises(WarpspeedError, match="numpyy") as info:
         catalog.resolve_kernel("d3q19-srt")
     assert "install warpspeed[pystencils]" not in str(info.value)
-    # built-in kernels do not need the plugin
-    assert catalog.resolve_kernel("copy", (8, 8, 8)).name == "copy"
+    # a broken plugin might provide any name, built-in ones included: no silent fallback
+    with pytest.raises(WarpspeedError, match="numpyy"):
+        catalog.resolve_kernel("copy", (8, 8, 8))
 
 
 def test_missing_pystencils_gives_the_install_hint(monkeypatch):
@@ -72,6 +73,9 @@ def test_missing_pystencils_gives_the_install_hint(monkeypatch):
     monkeypatch.setattr(catalog, "_entry_points", lambda: (_FailingEntryPoint(missing),))
     with pytest.raises(WarpspeedError, match=r"install warpspeed\[pystencils\]"):
         catalog.resolve_kernel("d3q19-srt")
+    # without pystencils the built-in kernels remain, with the 32-register assumption
+    resolved = catalog.resolve("star3d-r4", (8, 8, 8))
+    assert resolved.kernel.name == "star3d_r4_25pt" and resolved.registers_source == "assumed"
 
 
 def test_unknown_name_lists_the_catalog():
@@ -94,7 +98,7 @@ def no_nvcc(monkeypatch):
     monkeypatch.setattr("pystencils_plugin.catalog.find_nvcc", lambda: None)
 
 
-@pytest.mark.parametrize("name", ["d3q19-srt"])
+@pytest.mark.parametrize("name", ["d3q19-srt", "star3d-r4"])
 def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     """The plugin's rank row, resolve_kernel + Predictor, the study runner's call and the CLI's
     predict give identical numbers for one configuration (the folded kernel, its registers)."""
@@ -103,6 +107,7 @@ def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     from warpspeed.cli import main
 
     domain, block, fold = (16, 16, 16), (16, 4, 2), (1, 2, 1)
+    assert catalog.resolve(name, domain).registers_source == "estimate"  # generated, not the built-in
     device = load_device(DEVICE)
     ranked = rank(name, device, domain=domain, blocks=[block], foldings=[fold]).rows[0]
     assert ranked.ok and ranked.config.fold == fold
@@ -118,8 +123,8 @@ def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     assert ranked.lups_per_s == direct.lups_per_s == study.lups_per_s == from_cli["lups_per_s"]
     assert ranked.dram_load_bytes_per_lup == direct.rank_row(ranked.config).dram_load_bytes_per_lup
     # the folded kernel is not the unfolded one: it has its own register count
-    unfolded = catalog.resolve("d3q19-srt", domain, device=device)
-    folded = catalog.resolve("d3q19-srt", domain, fold=fold, device=device)
+    unfolded = catalog.resolve(name, domain, device=device)
+    folded = catalog.resolve(name, domain, fold=fold, device=device)
     assert folded.registers_source == unfolded.registers_source == "estimate"
     assert folded.kernel.accesses == unfolded.kernel.accesses
 

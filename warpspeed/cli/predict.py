@@ -7,7 +7,13 @@ import json
 import click
 from rich.table import Table
 
-from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, setup_kernel_and_device
+from warpspeed.cli.common import (
+    dtype_option,
+    kernel_options,
+    parse_triple as _triple,
+    registers_text,
+    setup_kernel_and_device,
+)
 from warpspeed.cli.render import console as make_console, fmt, glups
 
 
@@ -29,19 +35,20 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     from warpspeed.predict import Predictor
 
     folding = _triple(fold, "--fold")
-    kernel, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     curves = load_curves(path=curves_path) if curves_path else None
-    predictor = Predictor(kernel, device, curves=curves, address_space=address_space)
+    predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space)
     p = predictor.predict(_triple(block, "--block"), folding)
     d = p.to_dict()
+    d["registers_source"] = resolved.registers_source
     if as_json:
         click.echo(json.dumps(d, indent=2))
         return
     console = make_console()
     console.print(f"[bold]{d['kernel']}[/] on [bold]{d['device']}[/]: block {tuple(d['block'])}, fold "
                   f"{tuple(d['fold'])}, domain {tuple(d['domain'])}, grid {tuple(d['grid'])}")
-    console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}), "
-                  f"{d['registers']} registers{' (estimate)' if d['registers_estimated'] else ''}; "
+    console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}); "
+                  f"{registers_text(d['registers'], resolved.registers_source)}; "
                   f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
     vol = Table(title="data volumes, bytes per lattice update")
     for col in ("field", "L1 cyc/lup", "L1 load", "L2→L1 load", "L1→L2 store", "DRAM load", "DRAM store"):

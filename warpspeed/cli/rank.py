@@ -8,11 +8,10 @@ import math
 import click
 from rich.table import Table
 
-from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple
+from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, registers_text
 from warpspeed.cli.render import DelayedProgress, console as make_console, fmt, glups
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.catalog import require_kernel, resolve
-from warpspeed.launch.geometry import DEFAULT_REGISTERS_PER_THREAD
 
 
 def _executor_arg(jobs: int | None):
@@ -111,11 +110,16 @@ def _registers_note(resolved) -> str:
     first = next(iter(resolved.values()))
     if all(r.kernel.registers == first.kernel.registers and r.registers_source == first.registers_source
            for r in resolved.values()):
-        if first.registers_source == "assumed":
-            return f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)"
-        return f"registers: {first.kernel.registers} per thread ({first.registers_source})"
-    return "registers per folding: " + ", ".join(
-        f"{'x'.join(map(str, f))}: {r.kernel.registers} ({r.registers_source})" for f, r in resolved.items())
+        return registers_text(_registers(first), first.registers_source)
+    return "registers per thread by folding: " + ", ".join(
+        f"{'x'.join(map(str, f))}: {_registers(r)} ({r.registers_source})" for f, r in resolved.items())
+
+
+def _registers(resolved) -> int:
+    """The kernel's registers per thread, or the count the occupancy calculation assumes."""
+    from warpspeed.launch.geometry import DEFAULT_REGISTERS_PER_THREAD
+
+    return resolved.kernel.registers if resolved.kernel.registers is not None else DEFAULT_REGISTERS_PER_THREAD
 
 
 def _json_row(d: dict) -> dict:

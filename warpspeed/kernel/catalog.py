@@ -9,8 +9,10 @@ core never imports a plugin itself. A provider is an object with
 * ``resolve(name, domain, *, fold, device, dtype) -> ResolvedKernel``: the kernel that runs
   under ``name`` for that thread folding on that device (``device`` may be None).
 
-A plugin that fails to load is reported with its real error when one of its names (or an
-unknown name) is asked for; only a missing pystencils gives the installation hint.
+A plugin's kernel takes precedence over a built-in kernel of the same name. A plugin that
+fails to load is reported with its real error when a kernel it may provide is asked for; only
+a missing pystencils (or lbmpy) gives the installation hint, and then the built-in kernels
+are used.
 """
 
 from __future__ import annotations
@@ -125,18 +127,20 @@ def _fold(fold: Sequence[int]) -> tuple[int, int, int]:
     if len(f) < 3:
         f = f + (1,) * (3 - len(f))
     if len(f) != 3 or any((not isinstance(k, int)) or k < 1 for k in f):
-        raise KernelError(f"fold must be 1 to 3 positive integers (cells per thread per axis), got {tuple(fold)!r}")
+        raise KernelError(f"fold entries must be positive integers (1 to 3 of them: cells per thread per axis), "
+                          f"got {tuple(fold)!r}")
     return f  # type: ignore[return-value]
 
 
 def resolve(name: str, domain: Sequence[int] | None = None, *, fold: Sequence[int] = (1, 1, 1),
             device: "Device | str | None" = None, dtype: str | None = None) -> ResolvedKernel:
-    """:func:`resolve_kernel` with the register source (see :class:`ResolvedKernel`)."""
-    if name in BUILTIN_KERNELS:  # the folding is a launch parameter only (checked by the launch)
-        kernel = builtin_kernel(name, domain, element_bytes_of(dtype))
-        if kernel.registers is not None:
-            return ResolvedKernel(kernel, "given", "registers given with the built-in kernel")
-        return ResolvedKernel(kernel, "assumed", "no register count for a hand-written kernel")
+    """:func:`resolve_kernel` with the register source (see :class:`ResolvedKernel`).
+
+    A plugin's kernel takes precedence over a built-in kernel of the same name (the built-ins
+    ``star*`` describe the memory accesses of the code pystencils generates for them; the
+    generated code also has its own register count). Without the plugin's optional
+    dependencies the built-in is used.
+    """
     plugins = _plugins()
     for _, provider in plugins.providers:
         if name in provider.kernels():
@@ -144,6 +148,13 @@ def resolve(name: str, domain: Sequence[int] | None = None, *, fold: Sequence[in
 
             dev = load_device(device) if isinstance(device, str) else device
             return provider.resolve(name, domain, fold=_fold(fold), device=dev, dtype=dtype)
+    if plugins.broken and name in BUILTIN_KERNELS:
+        raise WarpspeedError(f"kernel {name!r}: " + "; ".join(plugins.broken))
+    if name in BUILTIN_KERNELS:  # the folding is a launch parameter only (checked by the launch)
+        kernel = builtin_kernel(name, domain, element_bytes_of(dtype))
+        if kernel.registers is not None:
+            return ResolvedKernel(kernel, "given", "registers given with the built-in kernel")
+        return ResolvedKernel(kernel, "assumed", "no register count for a hand-written kernel")
     raise _unknown(name, plugins)
 
 
