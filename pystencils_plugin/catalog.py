@@ -49,7 +49,8 @@ def arch_for(device: "Device | None") -> str:
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _assignments(name: str, domain: tuple[int, ...] | None, dtype: str) -> Any:
+def cached_assignments(name: str, domain: tuple[int, ...] | None, dtype: str) -> Any:
+    """:func:`~pystencils_plugin.workloads.workload_assignments`, memoised (treat as read-only)."""
     return workload_assignments(name, domain, dtype)
 
 
@@ -57,7 +58,7 @@ def _assignments(name: str, domain: tuple[int, ...] | None, dtype: str) -> Any:
 def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
              hip: bool, arch: str) -> ExtractedKernel:
     target = ps.Target.HIP if hip else ps.Target.CUDA
-    kernel = create_folded_kernel(_assignments(name, domain, dtype), fold=fold, target=target)
+    kernel = create_folded_kernel(cached_assignments(name, domain, dtype), fold=fold, target=target)
     return extract_kernel(kernel, name=name.replace("-", "_"), arch=arch)
 
 

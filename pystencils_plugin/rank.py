@@ -17,7 +17,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from pystencils_plugin.catalog import _assignments, arch_for, extract_for, target_for
+from pystencils_plugin.catalog import arch_for, cached_assignments, extract_for, target_for
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
 from pystencils_plugin.workloads import WORKLOADS
@@ -98,7 +98,7 @@ def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, fo
             raise KernelError(f"workload {source!r} on {dev.name} is generated for {target_for(dev)}, not {target}")
         dom = tuple(domain) if domain is not None else None
         kernels = {f: extract_for(source, dom, fold=f, device=dev, dtype=dtype) for f in foldings}
-        return kernels, _assignments(source, dom, dtype or "double")
+        return kernels, cached_assignments(source, dom, dtype or "double")
     if dtype is not None:
         raise KernelError("dtype applies to workload names; the fields of given assignments fix their precision")
     kernels = {f: extract_kernel(create_folded_kernel(source, fold=f, target=target), arch=arch_for(dev))

@@ -15,6 +15,7 @@ from warpspeed.cli.common import (
     setup_kernel_and_device,
 )
 from warpspeed.cli.render import console as make_console, fmt, glups
+from warpspeed.errors import LaunchError
 
 
 @click.command()
@@ -38,7 +39,13 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     curves = load_curves(path=curves_path) if curves_path else None
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space)
-    p = predictor.predict(_triple(block, "--block"), folding)
+    try:
+        p = predictor.predict(_triple(block, "--block"), folding)
+    except LaunchError as exc:
+        if resolved.registers_source != "estimate":
+            raise
+        raise LaunchError(f"{exc} (the {resolved.kernel.registers} registers per thread are an estimate; "
+                          "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
     d = p.to_dict()
     d["registers_source"] = resolved.registers_source
     if as_json:

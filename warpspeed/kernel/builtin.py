@@ -2,8 +2,12 @@
 
 These describe the memory accesses pystencils generates for the same update rules (fields
 allocated with ghost layers, x contiguous, base pointer at the first ghost cell), so they can
-be used without pystencils installed. The pystencils plugin builds the same kernels from
-real generated code.
+be used without pystencils installed. With the pystencils plugin installed, the kernel catalog
+(:mod:`warpspeed.kernel.catalog`) resolves the ``star*`` names to the code pystencils
+generates instead, with its own register count.
+
+Reference: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code Generation on
+Modern GPUs", Journal of Parallel and Distributed Computing, 2023.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Sequence
 from warpspeed.errors import KernelError
 from warpspeed.kernel.description import X, Y, Z, Field, FlopCounts, Kernel, load, store
 
-#: Paper 001, section 5.2: the 3D 25-point range-4 star stencil on a 640 x 512 x 512 grid.
+#: Ernst et al. 2023, section 5.2: the 3D 25-point range-4 star stencil on a 640 x 512 x 512 grid.
 PAPER_STENCIL_DOMAIN = (640, 512, 512)
 PAPER_STENCIL_RADIUS = 4
 
@@ -106,7 +110,7 @@ def lbm_pull(velocities: Sequence[tuple[int, int, int]] = D3Q15_VELOCITIES,
 
 
 BUILTIN_KERNELS = {
-    "star3d-r4": "3D 25-point range-4 star stencil (paper 001, 5.2)",
+    "star3d-r4": "3D 25-point range-4 star stencil (Ernst et al. 2023, 5.2)",
     "star3d-r1": "3D 7-point star stencil",
     "star2d-r1": "2D 5-point star stencil",
     "copy": "streaming copy",

@@ -62,7 +62,7 @@ def paper_space(threads: int = PAPER_STENCIL_THREADS, foldings: Sequence[Triple]
 def default_threads(kernel: "Kernel", device: "Device") -> int:
     """Threads per block of the paper's space for ``kernel`` on ``device``.
 
-    1024 threads (paper 001, 5.1) when a block of 1024 fits the register file with the
+    1024 threads (Ernst et al. 2023, section 5.1) when a block of 1024 fits the register file with the
     kernel's registers per thread (warpspeed's 32-register assumption when the kernel has no
     count), else the largest power of two that fits: the paper uses 512 for its LBM kernel
     because its registers would not fit 1024 threads. Example: 80 registers on an A100 take
