@@ -4,7 +4,7 @@ Needs pystencils >= 2.0 (and lbmpy for the LBM workloads): ``pip install 'warpsp
 """
 
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
-from pystencils_plugin.folding import create_folded_kernel, fold_assignments
+from pystencils_plugin.folding import check_affine_accesses, create_folded_kernel, fold_assignments
 from pystencils_plugin.registers import (
     RegisterCount,
     cuda_arch,
@@ -23,12 +23,13 @@ from pystencils_plugin.workloads import (
 )
 
 __all__ = [
-    "ExtractedKernel", "RegisterCount", "WORKLOADS", "allen_cahn_assignments", "create_folded_kernel",
+    "ExtractedKernel", "RegisterCount", "WORKLOADS", "allen_cahn_assignments", "check_affine_accesses",
+    "create_folded_kernel",
     "cuda_arch", "estimate_registers", "extract_kernel", "extract_workload", "fold_assignments",
     "lbm_srt_pull_assignments", "register_count", "standalone_cuda_source", "star_stencil_assignments",
     "workload_assignments", "workload_kernel",
 ]
 
-from pystencils_plugin.rank import BestConfig, PystencilsRanking, default_threads, rank  # noqa: E402
+from pystencils_plugin.rank import BestConfig, PystencilsRanking, create_kernel, default_threads, rank  # noqa: E402
 
-__all__ += ["BestConfig", "PystencilsRanking", "default_threads", "rank"]
+__all__ += ["BestConfig", "PystencilsRanking", "create_kernel", "default_threads", "rank"]

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 import sympy
 
-from warpspeed.errors import KernelError
+from warpspeed.errors import KernelError, UnsupportedKernelError
 
 try:
     import pystencils as ps
@@ -120,6 +120,27 @@ def _check_fold(fold: Sequence[int]) -> tuple[int, int, int]:
     return f  # type: ignore[return-value]
 
 
+def check_affine_accesses(accesses: Sequence[Any]) -> None:
+    """Raise :class:`UnsupportedKernelError` for a field access whose offset or component index
+    is not an integer constant: an indirect access (``src[idx.center, 0, 0]``, the offset is
+    loaded from another field) or a symbolic offset (``src[n, 0, 0]`` with a symbol ``n``).
+    warpspeed models accesses at fixed offsets from the cell only."""
+    for acc in accesses:
+        for what, values in (("offset", acc.offsets), ("component index", acc.index)):
+            for value in values:
+                if isinstance(value, int) or getattr(value, "is_Integer", False):
+                    continue
+                expr = sympy.sympify(value)
+                indirect = expr.atoms(ps.Field.Access)
+                construct = (f"indirect access to field {acc.field.name!r} (its {what} {value} is loaded "
+                             f"from field {sorted(a.field.name for a in indirect)[0]!r})" if indirect else
+                             f"symbolic {what} {value} in an access to field {acc.field.name!r}")
+                raise UnsupportedKernelError(
+                    f"{construct}: outside warpspeed's model, which needs field accesses at constant "
+                    "offsets from the cell (affine indices of the loop counters)"
+                )
+
+
 def _ghost_layers(accesses: Sequence[Any], spatial: int, given: Any) -> list[tuple[int, int]]:
     if given is None:
         # pystencils' AUTO rule: the largest absolute offset of any access, on every side
@@ -136,7 +157,8 @@ def _ghost_layers(accesses: Sequence[Any], spatial: int, given: Any) -> list[tup
 
 
 def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), target: Any = None,
-                         ghost_layers: int | Sequence[int | tuple[int, int]] | None = None,
+                         ghost_layers: int | Sequence[int | tuple[int, int]] | None = None, *,
+                         block_size: Sequence[int] | None = None, config: Any = None,
                          **config_kwargs: Any) -> Any:
     """A pystencils GPU kernel in which every thread updates ``prod(fold)`` cells.
 
@@ -146,11 +168,19 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
         fold: cells per thread along warpspeed's x, y, z (see the module docstring).
         target: ``ps.Target.CUDA`` (default) or ``ps.Target.HIP``.
         ghost_layers: as in ``CreateKernelConfig`` (default: the largest access offset).
+        block_size: threads per block (x, y, z) of the kernel's launch configuration
+            (``gpu.default_block_size``; default: pystencils' own).
+        config: a ``ps.CreateKernelConfig`` with further options (copied, not changed).
         config_kwargs: further ``CreateKernelConfig`` options (not ``iteration_slice``).
+
+    The precision of untyped symbols (``default_dtype``, e.g. a relaxation rate ``omega``)
+    follows the fields' floating-point type unless set, so single-precision fields give a
+    single-precision kernel.
 
     Raises:
         KernelError: the fold is invalid, a field has a symbolic shape, or an iteration extent
             is not a multiple of its folding factor.
+        UnsupportedKernelError: an indirect access or a symbolic offset.
     """
     if "iteration_slice" in config_kwargs:
         raise KernelError("create_folded_kernel sets iteration_slice itself; give ghost_layers instead")
@@ -158,6 +188,7 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
     fold = _check_fold(fold)
     items = _as_list(assignments)
     accesses = _field_accesses(items)
+    check_affine_accesses(accesses)
     order = _spatial_axis_order(accesses)
     spatial = len(order)
     layers = _ghost_layers(accesses, spatial, ghost_layers)
@@ -188,5 +219,21 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
     if fold != (1, 1, 1):
         # the copies write neighbouring cells: pystencils' write checks must be relaxed
         config_kwargs = {"allow_double_writes": True, "skip_independence_check": True, **config_kwargs}
-    config = ps.CreateKernelConfig(target=target, iteration_slice=tuple(slices), **config_kwargs)
-    return ps.create_kernel(folded, config)
+    options = ps.CreateKernelConfig(target=target, iteration_slice=tuple(slices), **config_kwargs)
+    merged = config.copy() if config is not None else ps.CreateKernelConfig()
+    merged.override(options)
+    if block_size is not None:
+        merged.gpu.default_block_size = tuple(int(b) for b in block_size) + (1,) * (3 - len(block_size))
+    if not merged.is_option_set("default_dtype"):
+        dtype = _field_float_type(accesses)
+        if dtype is not None:
+            merged.default_dtype = dtype
+    return ps.create_kernel(folded, merged)
+
+
+def _field_float_type(accesses: Sequence[Any]) -> Any:
+    """The floating-point type shared by all floating-point fields, or None (none, or mixed)."""
+    from pystencils.types import PsIeeeFloatType
+
+    types = {acc.field.dtype for acc in accesses if isinstance(acc.field.dtype, PsIeeeFloatType)}
+    return types.pop() if len(types) == 1 else None

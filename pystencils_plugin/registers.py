@@ -14,10 +14,11 @@ loop counters, the guard predicate and address arithmetic) + 2 per 64-bit pointe
 ``ceil(element_bytes / 4)`` per distinct loaded element, clamped to
 ``[ESTIMATE_MIN_REGISTERS, MAX_REGISTERS_PER_THREAD]``. It overestimates kernels with many
 loads (nvcc interleaves the loads of an accumulation chain with its FMAs) and ignores
-temporaries. Measured against ptxas (CUDA 13.0, sm_80, pystencils 2.0 / lbmpy 2.0 kernels of
+temporaries. Measured against ptxas (pystencils 2.0 / lbmpy 2.0 kernels of
 :mod:`pystencils_plugin.workloads`): estimate / ptxas = 70 / 32 for the 25-point stencil
 (104 / 32 folded 2 in y), 34 / 22 for the 7-point and 30 / 17 for the 2D 5-point stencil,
-58 / 64 for D3Q19 SRT, 74 / 80 for D3Q27 SRT and 76 / 48 for the Allen-Cahn kernel. Use it
+58 / 68 for D3Q19 SRT, 74 / 92 for D3Q27 SRT and 76 / 48 for the Allen-Cahn kernel (double
+precision, default domains, ``nvcc -arch=sm_80`` of CUDA 13.0). Use it
 as an occupancy bound of the right order, not as a count.
 
 CUDA 13 dropped offline compilation for sm_70 (Volta): there the compile fails and the

@@ -7,14 +7,14 @@ compiles one (optionally folded) for CUDA/HIP and :func:`extract_workload` turns
 All fields use pystencils' ``fzyx`` layout (index 0 = x contiguous, component index slowest),
 the GPU default of lbmpy and waLBerla, so warpspeed's ``x`` is index 0 of every field.
 
-* Star stencils (paper 001, 5.2): ``dst[c] = sum_p w_p src[c + p]`` over the ``2 * dims *
+* Star stencils (Ernst et al. 2023, 5.2): ``dst[c] = sum_p w_p src[c + p]`` over the ``2 * dims *
   radius + 1`` points of a star of range ``radius``; ``radius`` ghost layers; every point has
   its own weight (a rational constant), so the rule has one multiplication per point and one
   addition per further point (25 muls + 24 adds for the 25-point stencil, i.e. 1 mul + 24 FMAs
   after contraction).
 * LBM SRT pull kernels (D3Q19, D3Q27): lbmpy's ``stream_pull_collide`` update with a
   symbolic relaxation rate ``omega``, one ghost layer, incompressible equilibrium.
-* Conservative Allen-Cahn interface tracking (paper 001, 5.3): the phase-field LB step of
+* Conservative Allen-Cahn interface tracking (Ernst et al. 2023, 5.3): the phase-field LB step of
   lbmpy's/waLBerla's conservative Allen-Cahn showcase (``phase_field_LB_step``): D3Q15 MRT
   pull scheme with the velocity ``u`` as input, the interface-tracking force of
   ``lbmpy.phasefield_allen_cahn`` and the updated phase field ``C_tmp`` as output.
@@ -26,6 +26,9 @@ the GPU default of lbmpy and waLBerla, so warpspeed's ``x`` is index 0 of every 
   force with a second-order central-difference gradient over the 6 face neighbours
   (``grad_i = (C[+e_i] - C[-e_i]) / 2``); ``fd_stencil='D3Q15'`` uses lbmpy's function
   unchanged.
+
+Reference: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code Generation on
+Modern GPUs", Journal of Parallel and Distributed Computing, 2023.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ except ImportError as _exc:  # pragma: no cover
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
 
-#: Paper 001, section 5.2: 3D 25-point range-4 star stencil on 640 x 512 x 512 cells.
+#: Ernst et al. 2023, section 5.2: 3D 25-point range-4 star stencil on 640 x 512 x 512 cells.
 PAPER_STENCIL_DOMAIN = (640, 512, 512)
 PAPER_STENCIL_RADIUS = 4
 #: Default LBM domain in cells (the paper gives no size for the LBM kernel; small enough to
@@ -180,12 +183,12 @@ def allen_cahn_assignments(domain: Sequence[int] = DEFAULT_LBM_DOMAIN, fd_stenci
 
 #: Named workloads: name -> (description, default domain).
 WORKLOADS: dict[str, tuple[str, tuple[int, ...]]] = {
-    "star3d-r4": ("3D 25-point range-4 star stencil (paper 001, 5.2)", PAPER_STENCIL_DOMAIN),
+    "star3d-r4": ("3D 25-point range-4 star stencil (Ernst et al. 2023, 5.2)", PAPER_STENCIL_DOMAIN),
     "star3d-r1": ("3D 7-point star stencil", DEFAULT_3D_DOMAIN),
     "star2d-r1": ("2D 5-point star stencil", DEFAULT_2D_DOMAIN),
     "d3q19-srt": ("lbmpy D3Q19 SRT pull kernel", DEFAULT_LBM_DOMAIN),
     "d3q27-srt": ("lbmpy D3Q27 SRT pull kernel", DEFAULT_LBM_DOMAIN),
-    "allen-cahn": ("conservative Allen-Cahn interface tracking, D3Q15 pull + 7-point FD (paper 001, 5.3)",
+    "allen-cahn": ("conservative Allen-Cahn interface tracking, D3Q15 pull + 7-point FD (Ernst et al. 2023, 5.3)",
                    DEFAULT_LBM_DOMAIN),
 }
 

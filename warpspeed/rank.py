@@ -16,7 +16,7 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from warpspeed.hardware.device import Device
 from warpspeed.errors import WarpspeedError
@@ -195,3 +195,32 @@ def sort_rows(rows: Iterable[RankRow]) -> tuple[RankRow, ...]:
     rows = list(rows)
     ok = sorted((r for r in rows if r.ok), key=_headroom_key)
     return tuple(ok + [r for r in rows if not r.ok])
+
+
+def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device,
+                  blocks: Callable[[Kernel], Sequence[tuple[int, int, int]]],
+                  executor: Executor | None | str = "auto",
+                  progress: Callable[[int], None] | None = None,
+                  curves: CapacityCurves | None = None) -> Ranking:
+    """Rank every folding with its own kernel (code generators compile one kernel per folding).
+
+    ``kernels`` maps each folding to its kernel; ``blocks(kernel)`` gives the candidate blocks
+    of that kernel. Foldings whose kernels are equal are predicted in one batch, so a kernel
+    that does not change with the folding is ranked exactly as :func:`rank` ranks it.
+    """
+    groups: list[tuple[Kernel, list[Config]]] = []
+    for fold, kernel in kernels.items():
+        configs = [Config(tuple(b), tuple(fold)) for b in blocks(kernel)]  # type: ignore[arg-type]
+        for known, known_configs in groups:
+            if known == kernel:
+                known_configs.extend(configs)
+                break
+        else:
+            groups.append((kernel, configs))
+    rows: list[RankRow] = []
+    for kernel, configs in groups:
+        done = len(rows)
+        rows.extend(predict_configs(kernel, device, configs, executor,
+                                    (lambda n, base=done: progress(base + n)) if progress else None, curves))
+    name = next(iter(kernels.values())).name
+    return Ranking(kernel=name, device=device.name, rows=sort_rows(rows))

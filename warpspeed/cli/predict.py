@@ -6,8 +6,15 @@ import json
 
 import click
 
-from warpspeed.cli.common import kernel_options, parse_triple as _triple, setup_kernel_and_device
+from warpspeed.cli.common import (
+    dtype_option,
+    kernel_options,
+    parse_triple as _triple,
+    registers_text,
+    setup_kernel_and_device,
+)
 from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.errors import LaunchError
 
 
 VOLUME_COLUMNS = (Column("field", justify="left"), Column("L1\ncyc/lup"), Column("L1\nload"),
@@ -23,6 +30,7 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 
 @click.command()
 @kernel_options
+@dtype_option
 @click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
 @click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
 @click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
@@ -31,8 +39,8 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-def predict(kernel_name: str, domain: str | None, device_name: str, block: str, fold: str, address_space: str,
-            curves_path: str | None, as_json: bool) -> None:
+def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
+            address_space: str, curves_path: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
@@ -40,19 +48,27 @@ def predict(kernel_name: str, domain: str | None, device_name: str, block: str, 
     from warpspeed.memory.capacity import load_curves
     from warpspeed.predict import Predictor
 
-    kernel, device = setup_kernel_and_device(kernel_name, domain, device_name)
+    folding = _triple(fold, "--fold")
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     curves = load_curves(path=curves_path) if curves_path else None
-    predictor = Predictor(kernel, device, curves=curves, address_space=address_space)
-    p = predictor.predict(_triple(block, "--block"), _triple(fold, "--fold"))
+    predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space)
+    try:
+        p = predictor.predict(_triple(block, "--block"), folding)
+    except LaunchError as exc:
+        if resolved.registers_source != "estimate":
+            raise
+        raise LaunchError(f"{exc} (the {resolved.kernel.registers} registers per thread are an estimate; "
+                          "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
     d = p.to_dict()
+    d["registers_source"] = resolved.registers_source
     if as_json:
         click.echo(json.dumps(d, indent=2))
         return
     console = make_console()
     console.print(f"[bold]{d['kernel']}[/] on [bold]{d['device']}[/]: block {tuple(d['block'])}, fold "
                   f"{tuple(d['fold'])}, domain {tuple(d['domain'])}, grid {tuple(d['grid'])}")
-    console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}), "
-                  f"{d['registers']} registers{' (estimate)' if d['registers_estimated'] else ''}; "
+    console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}); "
+                  f"{registers_text(d['registers'], resolved.registers_source)}; "
                   f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")

@@ -6,15 +6,13 @@ import json
 
 import click
 
-from warpspeed.cli.common import kernel_options, parse_triple as _triple
+from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, registers_text
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
 from warpspeed.hardware.device import load_device
-from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel
-from warpspeed.kernel.catalog import require_workload
-from warpspeed.launch.geometry import DEFAULT_REGISTERS_PER_THREAD
+from warpspeed.kernel.catalog import require_kernel, resolve
 
 
 def _executor_arg(jobs: int | None):
@@ -39,9 +37,10 @@ RANK_COLUMNS = (
 
 @click.command()
 @kernel_options
+@dtype_option
 @click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Threads per block of the candidate space, a power of two (default: 1024, or the "
-                   "kernel's default).")
+              help="Threads per block of the candidate space, a power of two (default: 1024, or fewer when "
+                   "the kernel's registers do not fit 1024).")
 @click.option("--top", type=click.IntRange(min=0), default=15, show_default=True,
               help="Rows to show in the table and the plot; --top 0 shows all.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
@@ -56,48 +55,45 @@ RANK_COLUMNS = (
                    "(format from the suffix: png, pdf, svg, ...).")
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
-def rank(kernel_name: str, domain: str | None, device_name: str, threads: int | None, top: int, jobs: int | None,
-         wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None) -> None:
+def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
+         jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None) -> None:
     """Rank launch configurations (blocks x foldings) by predicted performance.
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
     foldings none, 2 in y and 2 in z, restricted to what the kernel's domain can use: a 2-D
     kernel gets z = 1 blocks and foldings, and no block is more than twice as wide as the
-    domain. Built-in kernels fold as a launch parameter; pystencils workloads are generated,
-    folded and register-counted by pystencils for every folding (real code for each row).
+    domain. Every folding is ranked with the kernel the catalog resolves the name to for it:
+    pystencils workloads are generated, folded and register-counted for every folding (real
+    code for each row); built-in kernels fold as a launch parameter.
     """
-    from warpspeed.launch.space import configuration_space, default_threads, paper_space
+    from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads, useful_foldings
     from warpspeed.memory.capacity import load_curves
-    from warpspeed.rank import rank as run_rank
+    from warpspeed.rank import rank_per_fold
 
-    n_threads = threads or default_threads(kernel_name)
+    require_kernel(kernel_name)
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
     curves = load_curves(path=curves_path) if curves_path else None
+    first = resolve(kernel_name, dom, fold=PAPER_FOLDINGS[0], device=device, dtype=dtype).kernel
+    folds = useful_foldings(PAPER_FOLDINGS, first.domain)
+    resolved = {f: resolve(kernel_name, dom, fold=f, device=device, dtype=dtype) for f in folds}
+    kernels = {f: r.kernel for f, r in resolved.items()}
+
+    def blocks(kernel):
+        space = configuration_space(kernel, threads or default_threads(kernel, device), [(1, 1, 1)], MAX_BLOCK_Z)
+        return [c.block for c in space]
+
+    n_configs = sum(len(blocks(k)) for k in kernels.values())
+    progress = DelayedProgress(n_configs, f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
-    progress = None
     try:
-        if kernel_name in BUILTIN_KERNELS:
-            kernel = builtin_kernel(kernel_name, dom)
-            space = configuration_space(kernel, n_threads)
-            progress = DelayedProgress(len(space), f"ranking {kernel_name}")
-            ranking = run_rank(kernel, device, space, executor=executor, progress=progress, curves=curves)
-            registers_note = (f"registers: {kernel.registers} per thread (given)" if kernel.registers else
-                              f"registers: {DEFAULT_REGISTERS_PER_THREAD} per thread assumed (no count for this kernel)")
-        else:
-            ps_rank = _pystencils_rank(kernel_name)
-            # at most this many configurations: the plugin leaves out those the domain cannot use
-            progress = DelayedProgress(len(paper_space(n_threads)), f"ranking {kernel_name}")
-            result = ps_rank(kernel_name, device, domain=dom, threads=n_threads, executor=executor, progress=progress,
-                             curves=curves)
-            ranking, kernel = result.ranking, next(iter(result.kernels.values())).kernel
-            registers_note = "registers per folding: " + ", ".join(
-                f"{'x'.join(map(str, f))}: {k.kernel.registers} ({k.registers_source})" for f, k in result.kernels.items())
+        ranking = rank_per_fold(kernels, device, blocks, executor=executor, progress=progress, curves=curves)
     finally:
-        if progress is not None:
-            progress.close()
+        progress.close()
         if executor not in (None, "auto"):
             executor.shutdown()
+    kernel = kernels[PAPER_FOLDINGS[0]]
+    registers_note = _registers_note(resolved)
     rows = ranking.rows
     if csv_path:
         _write_rank_csv(ranking, csv_path)
@@ -163,12 +159,25 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
     console.print(registers_note)
 
 
-def _pystencils_rank(kernel_name: str):
-    """The plugin's rank() for a pystencils workload name; clear errors for anything else."""
-    require_workload(kernel_name)
-    from pystencils_plugin.rank import rank as ps_rank
+def _registers_note(resolved) -> str:
+    """Where the register counts come from, per folding when they differ."""
+    first = next(iter(resolved.values()))
+    if all(r.kernel.registers == first.kernel.registers and r.registers_source == first.registers_source
+           for r in resolved.values()):
+        return registers_text(_registers(first), first.registers_source)
+    sources = {r.registers_source for r in resolved.values()}
+    if len(sources) == 1:
+        return f"registers per thread by folding ({first.registers_source}): " + ", ".join(
+            f"{'x'.join(map(str, f))}: {_registers(r)}" for f, r in resolved.items())
+    return "registers per thread by folding: " + ", ".join(
+        f"{'x'.join(map(str, f))}: {_registers(r)} ({r.registers_source})" for f, r in resolved.items())
 
-    return ps_rank
+
+def _registers(resolved) -> int:
+    """The kernel's registers per thread, or the count the occupancy calculation assumes."""
+    from warpspeed.launch.geometry import DEFAULT_REGISTERS_PER_THREAD
+
+    return resolved.kernel.registers if resolved.kernel.registers is not None else DEFAULT_REGISTERS_PER_THREAD
 
 
 def _write_rank_csv(ranking, path: str) -> None:

@@ -68,6 +68,7 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
             warmup: int, no_ncu: bool, gpu_id: int, out_path: str | None) -> None:
     """Run every configuration on this machine's GPU; write measured values and predictions."""
     from warpspeed.hardware.device import load_device
+    from warpspeed.kernel.catalog import resolve_kernel
     from warpspeed.launch.space import default_threads, paper_space
     from warpspeed.validation import ncu, runners
     from warpspeed.validation.measure import measure as run_measure
@@ -75,7 +76,7 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
 
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
-    space = paper_space(threads or default_threads(kernel_name))
+    space = paper_space(threads or default_threads(resolve_kernel(kernel_name, dom, device=device), device))
     out = Path(out_path) if out_path else check_output_path(
         default_output_path(device.name, kernel_name), "measurement file", create_parents=True)
     runner = runners.CupyRunner(gpu_id)

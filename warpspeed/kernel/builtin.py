@@ -2,8 +2,12 @@
 
 These describe the memory accesses pystencils generates for the same update rules (fields
 allocated with ghost layers, x contiguous, base pointer at the first ghost cell), so they can
-be used without pystencils installed. The pystencils plugin builds the same kernels from
-real generated code.
+be used without pystencils installed. With the pystencils plugin installed, the kernel catalog
+(:mod:`warpspeed.kernel.catalog`) resolves the ``star*`` names to the code pystencils
+generates instead, with its own register count.
+
+Reference: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code Generation on
+Modern GPUs", Journal of Parallel and Distributed Computing, 2023.
 """
 
 from __future__ import annotations
@@ -101,7 +105,8 @@ def lbm_pull(velocities: Sequence[tuple[int, int, int]] = D3Q15_VELOCITIES,
     loads = tuple(load("src", X + 1 - ex, Y + 1 - ey, Z + 1 - ez, i)
                   for i, (ex, ey, ez) in enumerate(velocities))
     stores = tuple(store("dst", X + 1, Y + 1, Z + 1, i) for i in range(q))
-    return Kernel(name=name, fields=(src, dst), accesses=loads + stores, domain=d)
+    return Kernel(name=name, fields=(src, dst), accesses=loads + stores, domain=d,
+                  dtype={8: "float64", 4: "float32"}.get(element_bytes, "float64"))
 
 
 BUILTIN_KERNELS = {
@@ -113,16 +118,30 @@ BUILTIN_KERNELS = {
 }
 
 
-def builtin_kernel(name: str, domain: Sequence[int] | None = None) -> Kernel:
-    """A built-in kernel by name (see :data:`BUILTIN_KERNELS`) on ``domain`` (or its default)."""
+#: Precision names accepted for ``dtype`` -> bytes per element.
+DTYPE_BYTES = {"double": 8, "float": 4, "float64": 8, "float32": 4}
+
+
+def element_bytes_of(dtype: str | None) -> int:
+    """Bytes per element of precision ``dtype`` (``"double"``/``"float"``; None: double)."""
+    if dtype is None:
+        return DTYPE_BYTES["double"]
+    if dtype not in DTYPE_BYTES:
+        raise KernelError(f"dtype {dtype!r} not supported; use 'double' or 'float'")
+    return DTYPE_BYTES[dtype]
+
+
+def builtin_kernel(name: str, domain: Sequence[int] | None = None, element_bytes: int = 8) -> Kernel:
+    """A built-in kernel by name (see :data:`BUILTIN_KERNELS`) on ``domain`` (or its default),
+    with ``element_bytes`` per element (8: double, 4: float)."""
     if name == "star3d-r4":
-        return star_stencil(3, 4, domain or PAPER_STENCIL_DOMAIN)
+        return star_stencil(3, 4, domain or PAPER_STENCIL_DOMAIN, element_bytes)
     if name == "star3d-r1":
-        return star_stencil(3, 1, domain or (256, 256, 256))
+        return star_stencil(3, 1, domain or (256, 256, 256), element_bytes)
     if name == "star2d-r1":
-        return star_stencil(2, 1, domain or (4096, 4096))
+        return star_stencil(2, 1, domain or (4096, 4096), element_bytes)
     if name == "copy":
-        return copy_kernel(domain or (256, 256, 256))
+        return copy_kernel(domain or (256, 256, 256), element_bytes)
     if name == "d3q15-pull":
-        return lbm_pull(domain=domain or (256, 256, 256))
+        return lbm_pull(domain=domain or (256, 256, 256), element_bytes=element_bytes)
     raise KernelError(f"unknown kernel {name!r}; built-in kernels: {', '.join(BUILTIN_KERNELS)}")

@@ -1,43 +1,161 @@
-"""Kernels by name: the built-in kernels, and the pystencils/lbmpy workloads when installed.
+"""Kernels by name: one catalog for every command (rank, predict, study, measure).
 
-The names are what ``warpspeed rank --kernel``, studies and the measurement runner accept.
+The catalog holds the built-in kernels (:mod:`warpspeed.kernel.builtin`) and the kernels of
+installed plugins. A plugin registers a *kernel provider* under the entry-point group
+``warpspeed.kernels`` (the pystencils plugin does so in warpspeed's ``pyproject.toml``); the
+core never imports a plugin itself. A provider is an object with
+
+* ``kernels() -> Mapping[str, str]``: its kernel names with a one-line description, and
+* ``resolve(name, domain, *, fold, device, dtype) -> ResolvedKernel``: the kernel that runs
+  under ``name`` for that thread folding on that device (``device`` may be None).
+
+A plugin's kernel takes precedence over a built-in kernel of the same name. A plugin that
+fails to load is reported with its real error when a kernel it may provide is asked for; only
+a missing pystencils (or lbmpy) gives the installation hint, and then the built-in kernels
+are used.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
-from warpspeed.errors import WarpspeedError
+from warpspeed.errors import KernelError, WarpspeedError
+from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel, element_bytes_of
 from warpspeed.kernel.description import Kernel
-from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
+#: Entry-point group under which plugins register kernel providers.
+ENTRY_POINT_GROUP = "warpspeed.kernels"
+
+#: Modules whose absence means "the optional pystencils extra is not installed".
+OPTIONAL_MODULES = ("pystencils", "lbmpy")
+INSTALL_HINT = "install warpspeed[pystencils] for the pystencils/lbmpy workloads"
+
+#: Register sources: counted by ptxas, estimated, given with the kernel, or warpspeed's
+#: 32-register assumption (:data:`warpspeed.launch.geometry.DEFAULT_REGISTERS_PER_THREAD`).
+REGISTER_SOURCES = ("ptxas", "estimate", "given", "assumed")
+
+
+@dataclass(frozen=True)
+class ResolvedKernel:
+    """A kernel looked up by name, with where its register count comes from.
+
+    Attributes:
+        kernel: the kernel (per-cell accesses, flops, registers per thread).
+        registers_source: one of :data:`REGISTER_SOURCES`.
+        registers_detail: how the count was obtained, or why a compile was not used.
+    """
+
+    kernel: Kernel
+    registers_source: str
+    registers_detail: str = ""
+
+
+class KernelProvider(Protocol):
+    """What a ``warpspeed.kernels`` entry point loads to."""
+
+    def kernels(self) -> Mapping[str, str]: ...
+
+    def resolve(self, name: str, domain: Sequence[int] | None, *, fold: tuple[int, int, int],
+                device: "Device | None", dtype: str | None) -> ResolvedKernel: ...
+
+
+@dataclass(frozen=True)
+class _Plugins:
+    providers: tuple[tuple[str, Any], ...]  # (entry-point name, provider)
+    broken: tuple[str, ...]  # one message per plugin that failed to load
+    missing: tuple[str, ...]  # plugins whose optional dependency is not installed
+
+
+def _entry_points() -> tuple[EntryPoint, ...]:
+    return tuple(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _is_missing_optional(exc: BaseException) -> bool:
+    name = getattr(exc, "name", None) or ""
+    return isinstance(exc, ModuleNotFoundError) and name.split(".")[0] in OPTIONAL_MODULES
+
+
+def _plugins() -> _Plugins:
+    providers, broken, missing = [], [], []
+    for ep in _entry_points():
+        try:
+            providers.append((ep.name, ep.load()))
+        except Exception as exc:  # a plugin's own bug must surface with its real message
+            if _is_missing_optional(exc):
+                missing.append(ep.name)
+            else:
+                broken.append(f"kernel plugin {ep.name!r} ({ep.value}) failed to load: "
+                              f"{type(exc).__name__}: {exc}")
+    return _Plugins(tuple(providers), tuple(broken), tuple(missing))
+
 
 def kernel_names() -> dict[str, str]:
-    """Every kernel name with a one-line description."""
+    """Every kernel name with a one-line description (built-ins, then plugins' kernels)."""
     names = dict(BUILTIN_KERNELS)
-    try:
-        from pystencils_plugin.workloads import WORKLOADS
-    except ImportError:
-        return names
-    for name, (description, _) in WORKLOADS.items():
-        names.setdefault(name, description + " (pystencils)")
+    for _, provider in _plugins().providers:
+        for name, description in provider.kernels().items():
+            names.setdefault(name, description)
     return names
 
 
-def require_workload(name: str) -> None:
-    """Raise a clear WarpspeedError unless ``name`` is a pystencils workload that can be built."""
-    try:
-        from pystencils_plugin.workloads import WORKLOADS
-    except ImportError:
-        raise WarpspeedError(
-            f"unknown kernel {name!r}; built-in kernels: {', '.join(BUILTIN_KERNELS)} "
-            "(install warpspeed[pystencils] for the pystencils/lbmpy workloads)"
-        ) from None
-    if name not in WORKLOADS:
-        raise WarpspeedError(f"unknown kernel {name!r}; available: {', '.join(kernel_names())}")
+def _unknown(name: str, plugins: _Plugins) -> WarpspeedError:
+    if plugins.broken:
+        return WarpspeedError(f"unknown kernel {name!r}; " + "; ".join(plugins.broken))
+    known = dict(BUILTIN_KERNELS)
+    for _, provider in plugins.providers:
+        known.update(provider.kernels())
+    hint = f" ({INSTALL_HINT})" if plugins.missing or not plugins.providers else ""
+    return WarpspeedError(f"unknown kernel {name!r}; available: {', '.join(known)}{hint}")
+
+
+def require_kernel(name: str) -> None:
+    """Raise a clear WarpspeedError unless ``name`` is a kernel of the catalog."""
+    if name in BUILTIN_KERNELS:
+        return
+    plugins = _plugins()
+    if not any(name in provider.kernels() for _, provider in plugins.providers):
+        raise _unknown(name, plugins)
+
+
+def _fold(fold: Sequence[int]) -> tuple[int, int, int]:
+    f = tuple(fold)
+    if len(f) < 3:
+        f = f + (1,) * (3 - len(f))
+    if len(f) != 3 or any((not isinstance(k, int)) or k < 1 for k in f):
+        raise KernelError(f"fold entries must be positive integers (1 to 3 of them: cells per thread per axis), "
+                          f"got {tuple(fold)!r}")
+    return f  # type: ignore[return-value]
+
+
+def resolve(name: str, domain: Sequence[int] | None = None, *, fold: Sequence[int] = (1, 1, 1),
+            device: "Device | str | None" = None, dtype: str | None = None) -> ResolvedKernel:
+    """:func:`resolve_kernel` with the register source (see :class:`ResolvedKernel`).
+
+    A plugin's kernel takes precedence over a built-in kernel of the same name (the built-ins
+    ``star*`` describe the memory accesses of the code pystencils generates for them; the
+    generated code also has its own register count). Without the plugin's optional
+    dependencies the built-in is used.
+    """
+    plugins = _plugins()
+    for _, provider in plugins.providers:
+        if name in provider.kernels():
+            from warpspeed.hardware.device import load_device
+
+            dev = load_device(device) if isinstance(device, str) else device
+            return provider.resolve(name, domain, fold=_fold(fold), device=dev, dtype=dtype)
+    if plugins.broken and name in BUILTIN_KERNELS:
+        raise WarpspeedError(f"kernel {name!r}: " + "; ".join(plugins.broken))
+    if name in BUILTIN_KERNELS:  # the folding is a launch parameter only (checked by the launch)
+        kernel = builtin_kernel(name, domain, element_bytes_of(dtype))
+        if kernel.registers is not None:
+            return ResolvedKernel(kernel, "given", "registers given with the built-in kernel")
+        return ResolvedKernel(kernel, "assumed", "no register count for a hand-written kernel")
+    raise _unknown(name, plugins)
 
 
 def resolve_kernel(name: str, domain: Sequence[int] | None = None, *, fold: Sequence[int] = (1, 1, 1),
@@ -46,18 +164,8 @@ def resolve_kernel(name: str, domain: Sequence[int] | None = None, *, fold: Sequ
 
     Every command (rank, predict, study, measure) resolves names through this function, so one
     name means one binary: for a pystencils/lbmpy workload it is the kernel generated with that
-    folding (its own register count); the folding is still passed to the prediction as a launch
-    parameter. ``dtype`` (``"double"`` or ``"float"``) selects the precision where the kernel
-    offers both (default: the kernel's own).
+    folding (its own register count; HIP code for AMD devices); the folding is still passed to
+    the prediction as a launch parameter. ``dtype`` (``"double"`` or ``"float"``) selects the
+    precision (default: double).
     """
-    if name in BUILTIN_KERNELS:
-        return builtin_kernel(name, domain)
-    require_workload(name)
-    from pystencils_plugin.registers import cuda_arch
-    from pystencils_plugin.workloads import extract_workload
-    from warpspeed.hardware.device import load_device
-
-    dev = load_device(device) if isinstance(device, str) else device
-    arch = cuda_arch(dev.name) if dev is not None else None
-    kwargs = {"arch": arch} if arch is not None else {}
-    return extract_workload(name, domain, fold=tuple(fold), dtype=dtype or "double", **kwargs).kernel
+    return resolve(name, domain, fold=fold, device=device, dtype=dtype).kernel

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.errors import LaunchError
-from warpspeed.kernel.description import Kernel
+from warpspeed.launch.geometry import make_launch, occupancy
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+    from warpspeed.kernel.description import Kernel
 
 Triple = tuple[int, int, int]
 
 #: Folding factors of the article's section 5.2 (module docstring): none, 2 in y, 2 in z.
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
-#: Threads per block of the article's stencil space (5.1) and its LBM space (5.1, registers).
+#: Threads per block of the article's stencil space (5.1); kernels whose registers do not fit
+#: 1024 threads get fewer (:func:`default_threads`).
 PAPER_STENCIL_THREADS = 1024
-PAPER_LBM_THREADS = 512
 #: Largest z extent of a block in the candidate space: the NVIDIA limit (CUDA C++ Programming
 #: Guide, "Compute Capabilities": maximum z-dimension of a block), also allowed on AMD GPUs.
 MAX_BLOCK_Z = 64
@@ -77,6 +81,13 @@ def _block_fits(block: Sequence[int], domain: Triple) -> bool:
     return all(b <= _useful_extent(n) for b, n in zip(block, domain))
 
 
+def useful_foldings(foldings: Sequence[Triple], domain: Sequence[int]) -> list[Triple]:
+    """The foldings of ``foldings`` that ``domain`` (cells) can use: none above 1 along an axis of
+    extent 1 (a 2-D domain gets no z folding)."""
+    dom = _domain_triple(domain)
+    return [tuple(f) for f in foldings if _fold_fits(f, dom)]  # type: ignore[misc]
+
+
 def _fold_fits(fold: Sequence[int], domain: Triple) -> bool:
     return all(f == 1 or n > 1 for f, n in zip(fold, domain))
 
@@ -124,12 +135,24 @@ def paper_space(threads: int = PAPER_STENCIL_THREADS, foldings: Sequence[Triple]
     return [Config(b, f) for b in block_sizes(threads, max_z) for f in foldings]
 
 
-#: Substrings of kernel names that mark LBM kernels, whose paper space uses 512 threads.
-LBM_NAME_TAGS = ("lbm", "d3q", "allen")
+def default_threads(kernel: "Kernel", device: "Device") -> int:
+    """Threads per block of the paper's space for ``kernel`` on ``device``.
 
+    1024 threads (Ernst et al. 2023, section 5.1) when a block of 1024 fits the register file with the
+    kernel's registers per thread (warpspeed's 32-register assumption when the kernel has no
+    count), else the largest power of two that fits: the paper uses 512 for its LBM kernel
+    because its registers would not fit 1024 threads. Example: 80 registers on an A100 take
+    80 x 1024 = 81920 > 65536 registers for 1024 threads, so 512.
 
-def default_threads(kernel_name: str) -> int:
-    """Threads per block of the paper's space for a kernel name: 512 for LBM kernels (their
-    registers would spill at 1024, Ernst et al., JPDC 2023, 5.1), else 1024."""
-    lbm = any(tag in kernel_name.lower() for tag in LBM_NAME_TAGS)
-    return PAPER_LBM_THREADS if lbm else PAPER_STENCIL_THREADS
+    Raises:
+        LaunchError: not even one warp fits.
+    """
+    threads = min(PAPER_STENCIL_THREADS, device.max_threads_per_block)
+    while threads >= device.warp_size:
+        try:
+            occupancy(make_launch((threads, 1, 1), 1, kernel.domain), device, kernel.registers)
+            return threads
+        except LaunchError:
+            threads //= 2
+    raise LaunchError(f"kernel {kernel.name!r} with {kernel.registers} registers per thread fits no block "
+                      f"of at least one warp ({device.warp_size} threads) on {device.name}")

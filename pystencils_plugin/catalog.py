@@ -1,0 +1,100 @@
+"""The plugin's kernel provider: the pystencils/lbmpy workloads by name.
+
+Registered under the entry-point group ``warpspeed.kernels`` (see
+:mod:`warpspeed.kernel.catalog`), so ``warpspeed rank``, ``predict``, studies and measurements
+resolve a workload name to the kernel that :func:`extract_for` generates: the update rule of
+:mod:`pystencils_plugin.workloads`, folded and compiled by pystencils for that folding, CUDA
+for NVIDIA devices and HIP for AMD devices, with its own register count (ptxas when nvcc is
+available for an NVIDIA device, otherwise the estimate of :mod:`pystencils_plugin.registers`).
+:func:`pystencils_plugin.rank.rank` uses the same function for workload names.
+
+Generating a workload (lbmpy's symbolic derivation in particular) takes seconds, so the
+results are memoised per (workload, domain, precision, fold, target, architecture).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import pystencils as ps
+
+from pystencils_plugin.extract import ExtractedKernel, extract_kernel
+from pystencils_plugin.folding import create_folded_kernel
+from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc
+from pystencils_plugin.workloads import WORKLOADS, workload_assignments
+from warpspeed.kernel.catalog import ResolvedKernel
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+
+#: Memoised generated kernels (each holds a few hundred sympy expressions at most).
+CACHE_SIZE = 64
+
+
+def is_amd(device: "Device | None") -> bool:
+    """Whether ``device`` is an AMD GPU (then kernels are generated for HIP)."""
+    return device is not None and device.vendor.lower() == "amd"
+
+
+def target_for(device: "Device | None") -> Any:
+    """``ps.Target.HIP`` for AMD devices, else ``ps.Target.CUDA``."""
+    return ps.Target.HIP if is_amd(device) else ps.Target.CUDA
+
+
+def arch_for(device: "Device | None") -> str:
+    """Architecture name for the register count: the device's (``'ampere'``, ``'cdna2'``)."""
+    return DEFAULT_ARCH if device is None else device.architecture
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def cached_assignments(name: str, domain: tuple[int, ...] | None, dtype: str) -> Any:
+    """:func:`~pystencils_plugin.workloads.workload_assignments`, memoised (treat as read-only)."""
+    return workload_assignments(name, domain, dtype)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
+             hip: bool, arch: str) -> ExtractedKernel:
+    target = ps.Target.HIP if hip else ps.Target.CUDA
+    kernel = create_folded_kernel(cached_assignments(name, domain, dtype), fold=fold, target=target)
+    return extract_kernel(kernel, name=name.replace("-", "_"), arch=arch)
+
+
+def _register_arch(device: "Device | None") -> str:
+    """The architecture the register count depends on: the device's when ptxas will count
+    (NVIDIA device, nvcc found); otherwise the estimate, which is the same for every
+    architecture, so one cached kernel serves them all."""
+    if is_amd(device) or find_nvcc() is None:
+        return DEFAULT_ARCH
+    return arch_for(device)
+
+
+def extract_for(name: str, domain: Sequence[int] | None = None, *, fold: Sequence[int] = (1, 1, 1),
+                device: "Device | None" = None, dtype: str | None = None) -> ExtractedKernel:
+    """The extracted kernel of workload ``name`` generated for ``fold`` on ``device``.
+
+    ``domain``: cells (default: the workload's); ``dtype``: ``'double'`` (default) or
+    ``'float'``; ``device`` None generates CUDA code for the default architecture.
+    """
+    f = tuple(fold) + (1,) * (3 - len(tuple(fold)))
+    dom = tuple(domain) if domain is not None else None
+    return _extract(name, dom, dtype or "double", f, is_amd(device), _register_arch(device))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class PystencilsKernels:
+    """The kernel provider registered under ``warpspeed.kernels``."""
+
+    def kernels(self) -> Mapping[str, str]:
+        return {name: description + " (pystencils)" for name, (description, _) in WORKLOADS.items()}
+
+    def resolve(self, name: str, domain: Sequence[int] | None, *, fold: tuple[int, int, int],
+                device: "Device | None", dtype: str | None) -> ResolvedKernel:
+        extracted = extract_for(name, domain, fold=fold, device=device, dtype=dtype)
+        return ResolvedKernel(extracted.kernel, extracted.registers_source, extracted.registers_detail)
+
+
+#: The object the entry point loads.
+PROVIDER = PystencilsKernels()

@@ -1,0 +1,91 @@
+"""Per-cell accesses of a folded kernel: divide the thread's accesses by the copy shifts.
+
+A thread of a kernel folded by ``f`` along an axis updates ``f`` consecutive cells with ``f``
+shifted copies of the update rule. warpspeed maps threads to cells itself
+(``cell = thread * f + j``), so the per-cell kernel is the thread's access multiset divided
+by the shift polynomial ``1 + t + ... + t^(f-1)`` along every folded axis (exact polynomial
+division). A kernel whose accesses are not ``f`` shifted copies of one access set is rejected
+with :class:`warpspeed.errors.UnsupportedKernelError`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+import sympy
+
+from warpspeed.errors import UnsupportedKernelError
+from warpspeed.kernel.description import COORDINATES
+
+_AXES = "xyz"
+
+#: One access: (field name, ``'load'``/``'store'``, N-D index in cell coordinates).
+AccessItem = tuple[str, str, tuple[sympy.Expr, ...]]
+
+
+def _shift(access: AccessItem, axis: int, j: int) -> AccessItem:
+    coord = COORDINATES[axis]
+    return access[0], access[1], tuple(sympy.expand(e.xreplace({coord: coord + j})) for e in access[2])
+
+
+def _axis_position(access: AccessItem, axis: int) -> int | None:
+    coord = COORDINATES[axis]
+    for e in access[2]:
+        if e.coeff(coord) != 0:
+            return int(e.subs({c: 0 for c in COORDINATES}))
+    return None
+
+
+def _divide_axis(current: Counter, axis: int, k: int, kernel_name: str) -> Counter:
+    """The multiset whose ``k`` copies shifted by ``0..k-1`` along ``axis`` are ``current``."""
+    result: Counter = Counter()
+    pending = Counter(current)
+    while pending:
+        candidates = [a for a in pending if pending[a] > 0]
+        if not candidates:
+            break
+        positions = {a: _axis_position(a, axis) for a in candidates}
+        fixed = [a for a in candidates if positions[a] is None]
+        if fixed:
+            # an access that does not move along this axis: all k copies coincide
+            a = fixed[0]
+            if pending[a] % k:
+                raise UnsupportedKernelError(
+                    f"kernel {kernel_name!r}: folded by {k} along {_AXES[axis]}, but "
+                    f"{pending[a]} accesses {a[0]}{list(a[2])} do not split into {k} copies"
+                )
+            result[a] += pending[a] // k
+            del pending[a]
+            continue
+        a = min(candidates, key=lambda c: (positions[c], str(c)))
+        for j in range(k):
+            shifted = _shift(a, axis, j)
+            if pending.get(shifted, 0) <= 0:
+                raise UnsupportedKernelError(
+                    f"kernel {kernel_name!r}: folded by {k} along {_AXES[axis]}, but the "
+                    f"{a[1]} {a[0]}{list(a[2])} has no copy shifted by {j} cell(s); a folded "
+                    "kernel must consist of k shifted copies of one update rule "
+                    "(use pystencils_plugin.create_folded_kernel)"
+                )
+            pending[shifted] -= 1
+            if pending[shifted] == 0:
+                del pending[shifted]
+        result[a] += 1
+    return result
+
+
+def unfold(items: list[AccessItem], fold: Sequence[int], kernel_name: str) -> list[AccessItem]:
+    """Per-cell access multiset from a thread's (first-cell coordinates) access multiset, in
+    the thread's program order of first occurrence."""
+    current = Counter(items)
+    for axis, k in enumerate(fold):
+        if k > 1:
+            current = _divide_axis(current, axis, k, kernel_name)
+    ordered: list[AccessItem] = []
+    remaining = Counter(current)
+    for item in items:
+        if remaining.get(item, 0) > 0:
+            ordered.append(item)
+            remaining[item] -= 1
+    return ordered
