@@ -119,3 +119,22 @@ def test_partial_curve_is_an_error(tmp_path):
     path.write_text(re.sub(r"^dram_curve_sharpness = [0-9.]+", "dram_curve_sharpness = 0.5", text, flags=re.M))
     with pytest.raises(DeviceError, match="dram_curve_sharpness must be >= 1"):
         load_device(path)
+
+
+def test_cli_predict_json_and_text_report_the_dram_bandwidth():
+    import json
+
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    args = ["predict", "--kernel", "copy", "--domain", "64,64,64", "--device", "H200", "--block", "64,4,1"]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.output)
+    # 64^3 cells / (64 x 4) = 1024 blocks, fewer than one full wave (132 SMs x 8 blocks): all resident,
+    # 262144 threads x 16 B = 4 MiB in flight
+    assert d["dram_bytes_in_flight"] == 64**3 * 16
+    assert 0 < d["dram_bandwidth_gb_s"] <= d["dram_sustained_bandwidth_gb_s"] == 3534.0
+    text = CliRunner().invoke(main, args, env={"COLUMNS": "200"}).output
+    assert f"DRAM bandwidth: {d['dram_bandwidth_gb_s']:.0f} GB/s achievable" in text
