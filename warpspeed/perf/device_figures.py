@@ -138,7 +138,8 @@ def _read_plateau(part: str) -> Figure:
 
 def _stream_dram(part: str) -> Figure:
     s = _part(part).stream
-    assert s is not None
+    if s is None:
+        raise FitError(f"{part}: no stream measurement stored")
     return Figure(s.mixed_gb_s, f"{part} stream {s.mixed_kernel} at {s.resident_threads} resident threads ({s.source})")
 
 
@@ -189,7 +190,8 @@ def _l2_bandwidth(name: str) -> Figure | None:
     else:
         return None
     base = _l2_bandwidth(ref)
-    assert base is not None
+    if base is None:
+        raise FitError(f"{ref}: no L2 bandwidth measurement for the rule of {name}")
     return Figure(base.value * factor, f"rule: {ref} {base.value:.1f} GB/s x {why} = x {factor:.4f}")
 
 
