@@ -19,13 +19,15 @@ def test_streaming_copy_by_hand(a100):
     assert p.l2_store_bytes_per_lup == pytest.approx(8.0)
     assert p.dram.load_bytes_per_lup == pytest.approx(8.0)
     assert p.dram.store_bytes_per_lup == pytest.approx(8.0)
-    # limits: DRAM 1400 GB/s / 16 B; L2 5000 GB/s / 16 B; L1 108 x 1.41 GHz / 0.125; no FP work
-    assert p.roofline.limits["dram"] == pytest.approx(1400e9 / 16)
-    assert p.roofline.limits["l2"] == pytest.approx(5000e9 / 16)
+    # limits: DRAM 1381 GB/s / 16 B (gpu-stream/a100_40.txt: scale, 16 B per thread, at 2 x 1024
+    # threads per SM -- exactly this kernel's 16 B x 2048 threads per SM in flight);
+    # L2 5402.9 GB/s / 16 B (A100 80 GB L2 sweep); L1 108 x 1.41 GHz / 0.125; no FP work
+    assert p.roofline.limits["dram"] == pytest.approx(1381e9 / 16)
+    assert p.roofline.limits["l2"] == pytest.approx(5402.9e9 / 16)
     assert p.roofline.limits["l1"] == pytest.approx(108 * 1.41e9 / 0.125)
     assert math.isinf(p.roofline.limits["fp"])
-    assert p.limiter == "dram" and p.lups_per_s == pytest.approx(1400e9 / 16)
-    assert p.two_limiter.lups_per_s == pytest.approx(1400e9 / 16)
+    assert p.limiter == "dram" and p.lups_per_s == pytest.approx(1381e9 / 16)
+    assert p.two_limiter.lups_per_s == pytest.approx(1381e9 / 16)
 
 
 def test_json_per_field_adds_up(a100):

@@ -14,7 +14,9 @@ Stages (Ernst et al., JPDC 2023):
    block / L1 capacity;
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
    :mod:`warpspeed.memory.dram`);
-6. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
+6. the achievable DRAM bandwidth at the launch's bytes in flight
+   (:mod:`warpspeed.perf.occupancy_bandwidth`);
+7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import L1Cycles, l1_cycles
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
+from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
 from warpspeed.memory.wave import DIMENSIONS, WaveModel, WaveVolumes
 
@@ -58,6 +61,7 @@ class Prediction:
     dram: DramVolumes
     roofline: Roofline
     two_limiter: TwoLimiter
+    dram_bandwidth: DramBandwidth
 
     @property
     def l2_store_bytes_per_lup(self) -> float:
@@ -114,6 +118,11 @@ class Prediction:
             "dram_capacity_miss_bytes_per_lup": self.dram.capacity_miss_bytes_per_lup,
             "dram_partial_store_read_bytes_per_lup": self.dram.partial_store_read_bytes_per_lup,
             "l2_oversubscription": self.dram.l2_oversubscription,
+            "dram_bandwidth_gb_s": self.dram_bandwidth.achievable_gb_s,
+            "dram_sustained_bandwidth_gb_s": self.dram_bandwidth.sustained_gb_s,
+            "dram_bytes_in_flight": self.dram_bandwidth.bytes_in_flight,
+            "dram_bytes_in_flight_per_thread": self.dram_bandwidth.bytes_per_thread,
+            "dram_bytes_in_flight_register_capped": self.dram_bandwidth.register_capped,
             "layer_conditions": {
                 d: {"overlap_bytes_per_lup": self.wave.overlap_bytes_per_lup[d],
                     "hit_rate": self.dram.layer_hit_rate[d],
@@ -204,13 +213,17 @@ class Predictor:
                             device, curves)
 
         fp_instr = kernel.flops.instructions
+        dram_bytes = dram.load_bytes_per_lup + dram.store_bytes_per_lup
+        launch = info.launch
+        dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
+                                        launch.cells_per_thread, info.occupancy.registers_per_thread)
         roof = four_limiter(device, kernel.dtype, fp_instr, kernel.flops.flops, l1.cycles_per_lup,
-                            l2_load + fp.l2_store_bytes_per_lup, dram.load_bytes_per_lup + dram.store_bytes_per_lup)
+                            l2_load + fp.l2_store_bytes_per_lup, dram_bytes, dram_bw.achievable_gb_s)
         two = two_limiter(device, kernel.dtype, fp_instr,
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
         return Prediction(kernel=kernel.name, device=device.name, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
-                          wave=wave, dram=dram, roofline=roof, two_limiter=two)
+                          wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw)
 
 
 def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,

@@ -82,6 +82,12 @@ DEVICE_COLUMNS = (
 )
 
 
+def _mib(nbytes: int) -> str:
+    """MiB, whole where whole, else to one decimal."""
+    mib = nbytes / 2**20
+    return f"{mib:.0f}" if mib == round(mib) else f"{mib:.1f}"
+
+
 def _tflops(device: Device, lanes: int) -> str:
     """Peak TFLOP/s: SMs x clock x results per clock and SM x 2 (an FMA is two flops)."""
     return f"{device.sms * device.clock_ghz * lanes * 2 / 1000:.1f}"
@@ -99,12 +105,15 @@ def devices(as_json: bool, wide: bool) -> None:
         click.echo(json.dumps([asdict(d) for d in devs], indent=2))
         return
     rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1_bytes / 1024:.0f}",
-             f"{d.l2_bytes / 2**20:.0f} ({d.l2_effective_bytes / 2**20:.0f})", f"{d.l2_bandwidth_gb_s:.0f}",
+             f"{d.l2_bytes / 2**20:.0f} ({_mib(d.l2_effective_bytes)})", f"{d.l2_bandwidth_gb_s:.0f}",
              f"{d.dram_bandwidth_gb_s:.0f}", _tflops(d, d.fp64_lanes_per_sm), _tflops(d, d.fp32_lanes_per_sm),
              _tflops(d, d.fp16_lanes_per_sm)] for d in devs]
     out = console()
     table, dropped = fitted_table(out, DEVICE_COLUMNS, rows, wide)
-    caption = ["Peak TFLOP/s = SMs x GHz x results per clock and SM x 2 (an FMA is two flops)."]
+    caption = ["Peak TFLOP/s = SMs x GHz x results per clock and SM x 2 (an FMA is two flops).",
+               "L2 and DRAM GB/s and the effective L2 are what the hardware sustains at full occupancy "
+               "(microbenchmark measurements, or a rule from the nearest measured device); predictions "
+               "lower the DRAM bandwidth for launches with few bytes in flight."]
     if dropped:
         caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
     print_fitted(out, table, "Built-in devices; every number's source is in warpspeed/hardware/devices/*.toml",

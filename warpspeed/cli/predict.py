@@ -70,6 +70,11 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}); "
                   f"{registers_text(d['registers'], resolved.registers_source)}; "
                   f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
+    console.print(f"DRAM bandwidth: {d['dram_bandwidth_gb_s']:.0f} GB/s achievable with "
+                  f"{d['dram_bytes_in_flight'] / 2**20:.2f} MiB in flight "
+                  f"({d['dram_bytes_in_flight_per_thread']:.0f} B per thread"
+                  f"{', register-capped' if d['dram_bytes_in_flight_register_capped'] else ''}); "
+                  f"sustained {d['dram_sustained_bandwidth_gb_s']:.0f} GB/s at full occupancy")
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
     totals = {"name": "total", **d}

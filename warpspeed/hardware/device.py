@@ -19,6 +19,13 @@ from warpspeed.files.toml import read_toml
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
+#: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
+DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
+#: Pointer-chase latencies: optional, present where measured.
+LATENCY_FIELDS = ("l1_latency_ns", "l2_latency_ns", "dram_latency_ns")
+#: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth and
+#: no latency is reported).
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS
 
 
 @dataclass(frozen=True)
@@ -43,8 +50,8 @@ class Device:
     l2_effective_bytes: int  # capacity usable for reuse (half the nominal on split-L2 parts)
     l2_line_bytes: int  # allocation granularity
     l2_sector_bytes: int  # L2 fetch granularity from DRAM
-    l2_bandwidth_gb_s: float  # L2 -> L1 bandwidth, GB/s (1e9 B/s)
-    dram_bandwidth_gb_s: float  # DRAM bandwidth, GB/s (1e9 B/s)
+    l2_bandwidth_gb_s: float  # sustained L2 -> L1 bandwidth at full occupancy, GB/s (1e9 B/s)
+    dram_bandwidth_gb_s: float  # sustained DRAM bandwidth at full occupancy, GB/s (1e9 B/s)
     # occupancy resources
     registers_per_sm: int  # 32-bit registers
     register_alloc_unit: int  # registers are allocated per warp in multiples of this
@@ -65,10 +72,21 @@ class Device:
     fp64_lanes_per_sm: int  # FP64 results per clock per SM (an FMA is one)
     fp16_lanes_per_sm: int  # FP16 (non-tensor, non-matrix) results per clock per SM
     source: str = ""  # file the device was loaded from
+    # achievable DRAM bandwidth against bytes in flight (smooth Little's-law curve, fitted to
+    # streaming measurements): peak B [GB/s], effective latency L [ns], smoothness p (>= 1)
+    dram_curve_peak_gb_s: float | None = None
+    dram_curve_latency_ns: float | None = None
+    dram_curve_sharpness: float | None = None
+    # idle pointer-chase load-to-use latency per level [ns]
+    l1_latency_ns: float | None = None
+    l2_latency_ns: float | None = None
+    dram_latency_ns: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name in OPTIONAL_FIELDS and value is None:
+                continue
             if f.name in _TEXT_FIELDS:
                 if not isinstance(value, str):
                     raise DeviceError(f"device {self.name!r}: {f.name} must be a string, got {value!r}")
@@ -80,6 +98,11 @@ class Device:
                 raise DeviceError(f"device {self.name!r}: {f.name} must be a number, got {value!r}")
             if value <= 0:
                 raise DeviceError(f"device {self.name!r}: {f.name} must be positive, got {value!r}")
+        curve = [getattr(self, k) is None for k in DRAM_CURVE_FIELDS]
+        if any(curve) and not all(curve):
+            raise DeviceError(f"device {self.name!r}: give all of {', '.join(DRAM_CURVE_FIELDS)} or none")
+        if self.dram_curve_sharpness is not None and self.dram_curve_sharpness < 1:
+            raise DeviceError(f"device {self.name!r}: dram_curve_sharpness must be >= 1, got {self.dram_curve_sharpness!r}")
         if self.l2_effective_bytes > self.l2_bytes:
             raise DeviceError(
                 f"device {self.name!r}: l2_effective_bytes ({self.l2_effective_bytes}) exceeds l2_bytes ({self.l2_bytes})"
@@ -93,6 +116,11 @@ class Device:
                     f"device {self.name!r}: max_block_dim_{axis} ({extent}) exceeds max_threads_per_block "
                     f"({self.max_threads_per_block})"
                 )
+
+    @property
+    def has_dram_curve(self) -> bool:
+        """True when the file gives the calibrated achievable-DRAM-bandwidth curve."""
+        return self.dram_curve_peak_gb_s is not None
 
     @property
     def max_block_dims(self) -> tuple[int, int, int]:
@@ -124,7 +152,7 @@ def _parse_device(data: dict, origin: str) -> Device:
     unknown = sorted(set(device) - _KNOWN)
     if unknown:
         raise DeviceError(f"{origin}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KNOWN))}")
-    required = _KNOWN
+    required = _KNOWN - set(OPTIONAL_FIELDS)
     missing = sorted(required - set(device))
     if missing:
         raise DeviceError(f"{origin}: missing key(s) {', '.join(missing)}")

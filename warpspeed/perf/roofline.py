@@ -5,7 +5,9 @@ lups/s = min of
 * FP:   SMs x clock x FP lanes per SM for the dtype / FP instructions per lup;
 * L1:   SMs x clock / L1 cycles per lup (one wavefront per SM and cycle);
 * L2:   L2 bandwidth / (L2 -> L1 load + L1 -> L2 store bytes per lup);
-* DRAM: DRAM bandwidth / (DRAM load + store bytes per lup).
+* DRAM: DRAM bandwidth / (DRAM load + store bytes per lup), with the bandwidth the launch can
+  achieve given its bytes in flight (:mod:`warpspeed.perf.occupancy_bandwidth`) where the caller
+  supplies it, else the device's sustained bandwidth.
 
 A limiter whose demand is zero (no FP work, no traffic) imposes no limit (infinity).
 """
@@ -36,6 +38,7 @@ class Roofline:
     l2_lups_per_s: float
     dram_lups_per_s: float
     flops_per_lup: float
+    dram_bandwidth_gb_s: float  # the DRAM bandwidth the DRAM limit was computed with [GB/s]
 
     @property
     def limits(self) -> dict[str, float]:
@@ -59,16 +62,23 @@ class Roofline:
 
 
 def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flops_per_lup: float,
-                 l1_cycles_per_lup: float, l2_bytes_per_lup: float, dram_bytes_per_lup: float) -> Roofline:
-    """The four limiters of the model (see the module docstring). Volumes in bytes per lup."""
+                 l1_cycles_per_lup: float, l2_bytes_per_lup: float, dram_bytes_per_lup: float,
+                 dram_bandwidth_gb_s: float | None = None) -> Roofline:
+    """The four limiters of the model (see the module docstring). Volumes in bytes per lup.
+
+    ``dram_bandwidth_gb_s``: the achievable DRAM bandwidth of the launch [GB/s]; ``None`` uses the
+    device's sustained ``dram_bandwidth_gb_s``.
+    """
     clock_hz = device.clock_ghz * _GIGA
+    dram_gb_s = device.dram_bandwidth_gb_s if dram_bandwidth_gb_s is None else dram_bandwidth_gb_s
     fp_capacity = device.sms * clock_hz * device.fp_lanes_per_sm(dtype)
     return Roofline(
         fp_lups_per_s=_rate(fp_capacity, fp_instructions_per_lup),
         l1_lups_per_s=_rate(device.sms * clock_hz, l1_cycles_per_lup),
         l2_lups_per_s=_rate(device.l2_bandwidth_gb_s * _GIGA, l2_bytes_per_lup),
-        dram_lups_per_s=_rate(device.dram_bandwidth_gb_s * _GIGA, dram_bytes_per_lup),
+        dram_lups_per_s=_rate(dram_gb_s * _GIGA, dram_bytes_per_lup),
         flops_per_lup=flops_per_lup,
+        dram_bandwidth_gb_s=dram_gb_s,
     )
 
 

@@ -1,0 +1,83 @@
+"""Achievable DRAM bandwidth of a launch: the calibrated Little's-law curve at the launch's bytes in flight.
+
+A kernel at low occupancy keeps too few bytes in flight to saturate DRAM (Little's law,
+:mod:`warpspeed.perf.bandwidth`). The DRAM limiter therefore uses::
+
+    bytes per thread  q = min(DRAM bytes per lup x cells per thread, registers per thread x 4 B)
+    bytes in flight   Q = resident threads x q                                       [B]
+    achievable        BW = min(sustained DRAM bandwidth, curve(Q; B, L, p))          [GB/s]
+
+* ``DRAM bytes per lup`` is the load plus store volume of the model (the volume the DRAM limiter
+  divides by), ``cells per thread`` the fold: a thread's independent loads and stores of all its
+  cells are assumed to be issued before the first result is needed (loads of a stencil or a
+  lattice-Boltzmann update do not depend on each other). This is exactly how the curve's ``Q`` was
+  counted for the streaming kernels it was fitted to (resident threads x bytes one thread moves).
+* The cap: a load in flight holds its destination registers until the data arrive, so a thread
+  cannot have more load data in flight than its registers hold (4 B per 32-bit register, CUDA C++
+  Programming Guide, "Compute Capabilities": 32-bit registers; likewise AMD VGPRs); stores are
+  counted against the same cap, a simplification.
+* ``resident threads`` = blocks of one wave x threads per block (at most the whole grid).
+* ``B``, ``L``, ``p`` are the device file's ``dram_curve_*`` keys, fitted to the stream kernel
+  closest to stencil traffic (:mod:`warpspeed.perf.device_figures`). The sustained bandwidth (the
+  device file's ``dram_bandwidth_gb_s``) caps the result, so the limiter never exceeds it.
+
+A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:
+the stored L2 measurements were all taken at full occupancy, so no L2 curve can be calibrated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.hardware.device import Device
+from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth
+
+#: Bytes per 32-bit register (CUDA C++ Programming Guide: registers are 32 bits wide).
+REGISTER_BYTES = 4
+
+
+@dataclass(frozen=True)
+class DramBandwidth:
+    """The DRAM bandwidth the roofline uses for one launch.
+
+    sustained_gb_s:     the device's sustained bandwidth at full occupancy [GB/s];
+    achievable_gb_s:    min(sustained, curve at the bytes in flight) [GB/s] (= sustained without a curve);
+    bytes_per_thread:   bytes one resident thread keeps in flight [B] (after the register cap);
+    bytes_in_flight:    device-wide bytes in flight [B];
+    resident_threads:   threads resident at once on the device;
+    register_capped:    True when the register cap limited ``bytes_per_thread``.
+    """
+
+    sustained_gb_s: float
+    achievable_gb_s: float
+    bytes_per_thread: float
+    bytes_in_flight: float
+    resident_threads: int
+    register_capped: bool
+
+
+def bytes_per_thread_in_flight(dram_bytes_per_lup: float, cells_per_thread: int,
+                               registers_per_thread: int) -> tuple[float, bool]:
+    """Bytes one thread keeps in flight [B] and whether the register cap applied (module docstring)."""
+    if dram_bytes_per_lup < 0 or cells_per_thread < 1 or registers_per_thread < 1:
+        raise WarpspeedError(
+            f"bytes in flight need DRAM bytes per lup >= 0, cells per thread >= 1 and registers >= 1; got "
+            f"{dram_bytes_per_lup}, {cells_per_thread}, {registers_per_thread}")
+    demand = dram_bytes_per_lup * cells_per_thread
+    cap = registers_per_thread * REGISTER_BYTES
+    return (min(demand, cap), demand > cap)
+
+
+def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_lup: float,
+                          cells_per_thread: int, registers_per_thread: int) -> DramBandwidth:
+    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads resident at once."""
+    per_thread, capped = bytes_per_thread_in_flight(dram_bytes_per_lup, cells_per_thread, registers_per_thread)
+    q = resident_threads * per_thread
+    sustained = device.dram_bandwidth_gb_s
+    if not device.has_dram_curve or q == 0:
+        bw = sustained
+    else:
+        params = BandwidthParams(device.dram_curve_peak_gb_s, device.dram_curve_latency_ns, device.dram_curve_sharpness)
+        bw = min(sustained, float(achievable_bandwidth(q, params)))
+    return DramBandwidth(sustained, bw, per_thread, q, resident_threads, capped)
