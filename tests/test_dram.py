@@ -56,15 +56,15 @@ def hand_wave():
         field="a", address_space="nd", load_lines=625, store_lines=0,
         compulsory_load_bytes_per_lup=20.0, compulsory_store_bytes_per_lup=0.0,
         overlap_lines=PerDim(0, 62.5, 187.5), overlap_bytes_per_lup=PerDim(0.0, 2.0, 6.0),
-        layer_lines=zero, layer_volume_bytes=zero, allocated_lines=0, allocated_bytes=0)
+        layer_lines=zero, layer_volume_bytes=zero)
     b = FieldWaveVolumes(
         field="b", address_space="nd", load_lines=0, store_lines=250,
         compulsory_load_bytes_per_lup=0.0, compulsory_store_bytes_per_lup=8.0,
         overlap_lines=zero, overlap_bytes_per_lup=zero,
-        layer_lines=zero, layer_volume_bytes=zero, allocated_lines=0, allocated_bytes=0)
+        layer_lines=zero, layer_volume_bytes=zero)
     return WaveVolumes(
         fields=(a, b), lups=1000, blocks=10, first_block=100, previous_lups=PerDim(1, 100, 1000),
-        address_space="nd", granularity_bytes=32, allocation_bytes=128, l2_effective_bytes=1000,
+        address_space="nd", granularity_bytes=32, l2_effective_bytes=1000,
         compulsory_load_bytes_per_lup=20.0, compulsory_store_bytes_per_lup=8.0,
         overlap_bytes_per_lup=PerDim(0.0, 2.0, 6.0), layer_volume_bytes=PerDim(100.0, 500.0, 1000.0),
         oversubscription=PerDim(0.1, 0.5, 1.0), allocated_bytes=500, l2_oversubscription=0.5)

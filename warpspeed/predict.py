@@ -4,16 +4,18 @@
 evaluators, the ISL access maps, the capacity curves) so that a sweep over launch
 configurations builds them once. Every stage is a pure function of its inputs.
 
-Stages (paper 001):
+Stages (Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code
+Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023):
 
 1. launch geometry and occupancy (:mod:`warpspeed.launch.geometry`);
 2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.memory.l1`);
 3. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
 4. L1 capacity misses (4.5, :mod:`warpspeed.memory.capacity.terms`): L2 load = compulsory +
-   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 = blocks per SM x L1 allocation per
-   block / L1 capacity;
+   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 = L1 allocation per block /
+   sqrt(L1 capacity x 128 KiB), the definition the curve was fitted with;
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
-   :mod:`warpspeed.memory.dram`);
+   :mod:`warpspeed.memory.dram`), averaged over the full waves of the grid (one representative
+   wave per class of waves);
 6. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
 """
 
@@ -33,7 +35,7 @@ from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import L1Cycles, l1_cycles
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
-from warpspeed.memory.wave import DIMENSIONS, WaveModel, WaveVolumes
+from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
 
 if TYPE_CHECKING:
     from warpspeed.rank import Config, RankRow
@@ -51,11 +53,11 @@ class Prediction:
     launch: LaunchInfo
     l1: L1Cycles
     footprint: BlockFootprint
-    l1_oversubscription: float  # L1 allocation of the resident blocks / L1 capacity
+    l1_oversubscription: float  # L1 allocation of a block / sqrt(L1 capacity x 128 KiB)
     l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
     l2_load_per_field: dict[str, float]
-    wave: WaveVolumes
-    dram: DramVolumes
+    wave: GridWaveVolumes  # the classes of full waves and their averages
+    dram: DramVolumes  # averaged over the full waves
     roofline: Roofline
     two_limiter: TwoLimiter
 
@@ -160,7 +162,7 @@ def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:
     }
 
 
-def _field_layers(wave: WaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
+def _field_layers(wave: GridWaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
     """Per dimension for one field: overlap with the previous-neighbour set, the hits (overlap x
     the shared hit rate), and the field's share of the volume that must stay cached."""
     fw, fd = wave.field(name), dram.field(name)
@@ -196,7 +198,7 @@ class Predictor:
         l1 = l1_cycles(self.compiled, cells, device, addresses)
         fp = block_footprint(self.compiled, cells, device, addresses)
 
-        o_l1 = l1_oversubscription(info.occupancy.blocks_per_sm, fp.l1_alloc_bytes_per_block, device.l1_bytes)
+        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
@@ -204,7 +206,7 @@ class Predictor:
         }
         l2_load = sum(l2_per_field.values())
 
-        wave = self.wave_model.volumes(info, device)
+        wave = self.wave_model.grid_volumes(info, device)
         dram = dram_volumes(wave, l2_per_field, {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()},
                             device, curves)
 
