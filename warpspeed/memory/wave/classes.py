@@ -38,6 +38,22 @@ Classes
     B/lup by enumeration of every wave for the 16 x 2 x 32 blocks). For waves of few blocks
     per row the differences are larger (the position of the wave within the row decides which
     of its overlaps count for x, y or z), which the tests bound on small grids.
+
+Representatives and weights
+    ``r_k`` and ``t_k`` are periodic in ``k`` with period ``P / gcd(B, P)``, so the number of
+    full waves of each class (its weight) is counted from one period: the cost does not grow
+    with the number of waves. Each class is evaluated once, at a representative: among the
+    waves whose first boundary (a plane boundary for ``cz >= 1``, else a row boundary for
+    ``cy >= 1``) lies at the median position among the class's waves (counted in blocks before
+    the boundary), the one nearest the middle of the grid that starts after the first block row
+    of its plane. The last condition keeps the representative's previous-neighbour set along y
+    (the block row before the wave) in the same plane: a wave that starts in the first row of a
+    plane (about ``1 / gy`` of the waves) finds the data of its y neighbours only through the z
+    window, and as a representative it would give its whole class no y reuse. Those waves, and
+    the waves of the first block plane (whose previous-neighbour set along z is cut at the
+    start of the grid, ``1 / gz`` of the waves), are counted with the class of their crossings
+    but never represent it; their overlaps differ from the representative's. An average costs
+    one wave evaluation per class, at most three, whatever the domain.
 """
 
 from __future__ import annotations
@@ -105,7 +121,8 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
             before = (plane - in_plane[members]) if cz > 0 else (gx - in_row[members])
             median = np.sort(before)[(before.size - 1) // 2]
             members = members[before == median]
-        first = _nearest(members, period, full, middle)
+        interior = members[in_plane[members] >= gx]  # P_y (the row before) in the same plane
+        first = _nearest(interior if interior.size else members, period, full, middle)
         classes.append(WaveClass(crossings=cz, row_crossings=None if cy < 0 else cy, waves=int(counts[i]),
                                  first_block=first * size, blocks=size))
     return tuple(classes)
