@@ -117,10 +117,12 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
         members = k[key_index == i]
         cz, shifted = divmod(key, size + 2)
         cy = shifted - 1
-        if cz > 0 or cy > 0:  # the median position of the first boundary
+        if cz > 0 or cy > 0:  # the (lower) median position of the first boundary over all waves
             before = (plane - in_plane[members]) if cz > 0 else (gx - in_row[members])
-            median = np.sort(before)[(before.size - 1) // 2]
-            members = members[before == median]
+            repeats = full // listed + (members < rest)
+            order = np.argsort(before, kind="stable")
+            position = np.searchsorted(np.cumsum(repeats[order]), (int(counts[i]) - 1) // 2, side="right")
+            members = members[before == before[order[position]]]
         interior = members[in_plane[members] >= gx]  # P_y (the row before) in the same plane
         first = _nearest(interior if interior.size else members, period, full, middle)
         classes.append(WaveClass(crossings=cz, row_crossings=None if cy < 0 else cy, waves=int(counts[i]),
