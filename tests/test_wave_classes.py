@@ -150,12 +150,14 @@ def test_the_average_is_close_to_every_wave(name, domain, block, sms, per_sm):
 def test_paper_block_16x2x32_compulsory_load_is_the_all_wave_average():
     """25-point range-4 star, 640 x 512 x 512, block 16 x 2 x 32 on the A100 (216 blocks per
     wave): the middle wave of the grid straddles a block-plane boundary and loads 21.95 B/lup;
-    the average over every wave of the grid, by explicit enumeration, is 16.13 B/lup."""
+    the average over the 758 full waves of the grid, by explicit enumeration of every cell and
+    access with the brute force of test_wave.py (15 minutes, not repeated here), is 16.1245
+    B/lup (16.128 with the last, partial wave). The class average lies within 0.1 %."""
     kernel = star_stencil(3, 4, (640, 512, 512))
     info = analyze_launch(kernel, A100, (16, 2, 32))
     model = WaveModel(compile_kernel(kernel))
     assert model.volumes(info, A100).compulsory_load_bytes_per_lup == pytest.approx(21.95, abs=0.01)
-    assert model.grid_volumes(info, A100).compulsory_load_bytes_per_lup == pytest.approx(16.13, abs=0.01)
+    assert model.grid_volumes(info, A100).compulsory_load_bytes_per_lup == pytest.approx(16.1245, rel=1e-3)
 
 
 def test_scan_domain_has_no_spikes_for_deep_blocks():
