@@ -101,6 +101,11 @@ class Prediction:
             "registers_estimated": launch.occupancy.registers_estimated,
             "wave_blocks": launch.wave.blocks,
             "waves": launch.wave.count,
+            "wave_classes": [
+                {"plane_crossings": c.wave_class.crossings, "row_crossings": c.wave_class.row_crossings,
+                 "waves": c.wave_class.waves, "first_block": c.wave_class.first_block}
+                for c in self.wave.classes
+            ],
             "l1_cycles_per_lup": self.l1.cycles_per_lup,
             "l1_load_bytes_per_lup": self.footprint.l1_load_bytes_per_lup,
             "l1_alloc_bytes_per_block": self.footprint.l1_alloc_bytes_per_block,
