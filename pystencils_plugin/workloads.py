@@ -27,7 +27,7 @@ the GPU default of lbmpy and waLBerla, so warpspeed's ``x`` is index 0 of every 
   (``grad_i = (C[+e_i] - C[-e_i]) / 2``); ``fd_stencil='D3Q15'`` uses lbmpy's function
   unchanged.
 
-Reference: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code Generation on
+Reference: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code Generation on
 Modern GPUs", Journal of Parallel and Distributed Computing, 2023.
 """
 

@@ -56,15 +56,15 @@ def hand_wave():
         field="a", address_space="nd", load_lines=625, store_lines=0,
         compulsory_load_bytes_per_lup=20.0, compulsory_store_bytes_per_lup=0.0,
         overlap_lines=PerDim(0, 62.5, 187.5), overlap_bytes_per_lup=PerDim(0.0, 2.0, 6.0),
-        layer_lines=zero, layer_volume_bytes=zero, allocated_lines=0, allocated_bytes=0)
+        layer_lines=zero, layer_volume_bytes=zero)
     b = FieldWaveVolumes(
         field="b", address_space="nd", load_lines=0, store_lines=250,
         compulsory_load_bytes_per_lup=0.0, compulsory_store_bytes_per_lup=8.0,
         overlap_lines=zero, overlap_bytes_per_lup=zero,
-        layer_lines=zero, layer_volume_bytes=zero, allocated_lines=0, allocated_bytes=0)
+        layer_lines=zero, layer_volume_bytes=zero)
     return WaveVolumes(
         fields=(a, b), lups=1000, blocks=10, first_block=100, previous_lups=PerDim(1, 100, 1000),
-        address_space="nd", granularity_bytes=32, allocation_bytes=128, l2_effective_bytes=1000,
+        address_space="nd", granularity_bytes=32, l2_effective_bytes=1000,
         compulsory_load_bytes_per_lup=20.0, compulsory_store_bytes_per_lup=8.0,
         overlap_bytes_per_lup=PerDim(0.0, 2.0, 6.0), layer_volume_bytes=PerDim(100.0, 500.0, 1000.0),
         oversubscription=PerDim(0.1, 0.5, 1.0), allocated_bytes=500, l2_oversubscription=0.5)
@@ -134,3 +134,31 @@ def test_bad_volumes_are_refused():
         dram_volumes(wave, {"a": 20.0, "b": 0.0, "c": 1.0}, {"a": 0.0, "b": 8.0}, A100, curves())
     with pytest.raises(KernelError, match="finite number >= 0"):
         dram_volumes(wave, {"a": -1.0, "b": 0.0}, {"a": 0.0, "b": 8.0}, A100, curves())
+
+
+def test_grid_average_applies_the_equations_to_the_averaged_wave():
+    """Two classes of waves with 1000 lups each: 3 waves like hand_wave() and 1 wave with 24 B/lup
+    compulsory load, 10 B/lup z overlap and o_z = 2. Averages: compulsory load (3 x 20 + 24) / 4
+    = 21 B/lup, z overlap (3 x 6 + 10) / 4 = 7 B/lup, o_z = (3 x 1 + 2) / 4 = 1.25. With the z
+    curve (1, e^2.5, 2): m(1.25) = exp(-e^2.5 e^-2.5) = 1/e, so 7 (1 - 1/e) B/lup hit and the
+    DRAM load is 21 - 7 (1 - 1/e) = 21 - 4.42485 = 16.57515 B/lup (the y overlap, 2 B/lup,
+    practically never hits: a = 1, b = 1e-6)."""
+    from warpspeed.memory.wave import GridWaveVolumes, WaveClass, WaveClassVolumes
+
+    one = hand_wave()
+    a = dataclasses.replace(one.fields[0], compulsory_load_bytes_per_lup=24.0,
+                            overlap_bytes_per_lup=PerDim(0.0, 2.0, 10.0))
+    two = dataclasses.replace(one, fields=(a, one.fields[1]), compulsory_load_bytes_per_lup=24.0,
+                              overlap_bytes_per_lup=PerDim(0.0, 2.0, 10.0),
+                              oversubscription=PerDim(0.1, 0.5, 2.0))
+    grid = GridWaveVolumes((WaveClassVolumes(WaveClass(0, 1, 3, 100, 10), one),
+                            WaveClassVolumes(WaveClass(1, None, 1, 200, 10), two)))
+    assert grid.waves == 4
+    assert grid.compulsory_load_bytes_per_lup == pytest.approx(21.0)
+    assert grid.oversubscription.z == pytest.approx(1.25)
+    chosen = curves(z_layer=GompertzCurve(1.0, E ** 2.5, 2.0), y_layer=GompertzCurve(1.0, 1e-6, 1.0))
+    result = dram_volumes(grid, {"a": 21.0, "b": 0.0}, {"a": 0.0, "b": 8.0}, A100, chosen)
+    assert result.layer_hit_rate.z == pytest.approx(1 - 1 / E, rel=1e-12)
+    assert result.load_bytes_per_lup == pytest.approx(21 - 7 * (1 - 1 / E), abs=1e-5)
+    assert result.load_bytes_per_lup == pytest.approx(16.57515, abs=1e-5)
+    assert result.store_bytes_per_lup == pytest.approx(8.0)

@@ -77,8 +77,8 @@ def test_both_counters_return_the_same_line_counts(a100):
             return field_stacks(field_box_maps([a for a in accesses if not a.access.is_store], line),
                                 field_box_maps([a for a in accesses if a.access.is_store], line), fm.rank)
 
-        fast = box_field_counts(stacks(32), stacks(128), cells.wave, cells.previous)
-        slow = isl_field_counts(fm, line_map(fm.rank, 32, ctx), line_map(fm.rank, 128, ctx), wave, previous)
+        fast = box_field_counts(stacks(32), cells.wave, cells.previous)
+        slow = isl_field_counts(fm, line_map(fm.rank, 32, ctx), wave, previous)
         assert isinstance(fast, FieldLineCounts) and isinstance(slow, FieldLineCounts)
         assert fast == slow
         assert slow.load > 0 or slow.store > 0

@@ -10,10 +10,11 @@ Stages (Ernst et al., JPDC 2023):
 2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.memory.l1`);
 3. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
 4. L1 capacity misses (4.5, :mod:`warpspeed.memory.capacity.terms`): L2 load = compulsory +
-   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 = blocks per SM x L1 allocation per
-   block / L1 capacity;
+   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 = L1 allocation per block /
+   sqrt(L1 capacity x 128 KiB), the definition the curve was fitted with;
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
-   :mod:`warpspeed.memory.dram`);
+   :mod:`warpspeed.memory.dram`), averaged over the full waves of the grid (one representative
+   wave per class of waves);
 6. the achievable DRAM bandwidth at the launch's bytes in flight
    (:mod:`warpspeed.perf.occupancy_bandwidth`);
 7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
@@ -36,7 +37,7 @@ from warpspeed.memory.l1 import L1Cycles, l1_cycles
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
-from warpspeed.memory.wave import DIMENSIONS, WaveModel, WaveVolumes
+from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
 
 if TYPE_CHECKING:
     from warpspeed.rank import Config, RankRow
@@ -54,11 +55,11 @@ class Prediction:
     launch: LaunchInfo
     l1: L1Cycles
     footprint: BlockFootprint
-    l1_oversubscription: float  # L1 allocation of the resident blocks / L1 capacity
+    l1_oversubscription: float  # L1 allocation of a block / sqrt(L1 capacity x 128 KiB)
     l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
     l2_load_per_field: dict[str, float]
-    wave: WaveVolumes
-    dram: DramVolumes
+    wave: GridWaveVolumes  # the classes of full waves and their averages
+    dram: DramVolumes  # averaged over the full waves
     roofline: Roofline
     two_limiter: TwoLimiter
     dram_bandwidth: DramBandwidth
@@ -103,6 +104,11 @@ class Prediction:
             "registers_estimated": launch.occupancy.registers_estimated,
             "wave_blocks": launch.wave.blocks,
             "waves": launch.wave.count,
+            "wave_classes": [
+                {"plane_crossings": c.wave_class.crossings, "row_crossings": c.wave_class.row_crossings,
+                 "waves": c.wave_class.waves, "first_block": c.wave_class.first_block}
+                for c in self.wave.classes
+            ],
             "l1_cycles_per_lup": self.l1.cycles_per_lup,
             "l1_load_bytes_per_lup": self.footprint.l1_load_bytes_per_lup,
             "l1_alloc_bytes_per_block": self.footprint.l1_alloc_bytes_per_block,
@@ -169,7 +175,7 @@ def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:
     }
 
 
-def _field_layers(wave: WaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
+def _field_layers(wave: GridWaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
     """Per dimension for one field: overlap with the previous-neighbour set, the hits (overlap x
     the shared hit rate), and the field's share of the volume that must stay cached."""
     fw, fd = wave.field(name), dram.field(name)
@@ -200,7 +206,7 @@ class Predictor:
         l1 = l1_cycles(self.compiled, cells, device, addresses)
         fp = block_footprint(self.compiled, cells, device, addresses)
 
-        o_l1 = l1_oversubscription(info.occupancy.blocks_per_sm, fp.l1_alloc_bytes_per_block, device.l1_bytes)
+        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
@@ -208,7 +214,7 @@ class Predictor:
         }
         l2_load = sum(l2_per_field.values())
 
-        wave = self.wave_model.volumes(info, device)
+        wave = self.wave_model.grid_volumes(info, device)
         dram = dram_volumes(wave, l2_per_field, {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()},
                             device, curves)
 

@@ -6,7 +6,7 @@ be used without pystencils installed. With the pystencils plugin installed, the 
 (:mod:`warpspeed.kernel.catalog`) resolves the ``star*`` names to the code pystencils
 generates instead, with its own register count.
 
-Reference: Ernst, Holzer, Hager, Köstler, Wellein: "Analytical Performance Estimation during Code Generation on
+Reference: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code Generation on
 Modern GPUs", Journal of Parallel and Distributed Computing, 2023.
 """
 

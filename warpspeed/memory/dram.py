@@ -12,16 +12,17 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
 * Layer hits (4.4.2): ``overlap_f,d`` is the part of the wave's load footprint that the
   previous-neighbour set ``P_d`` touched (attributed to the nearest dimension first), and
   ``h_d = 1 - m_d`` with ``m_d`` the ``x_layer``/``y_layer``/``z_layer`` curve at the layer
-  oversubscription ``o_d`` (one ``o_d`` for all fields: they share the L2). Ernst et al. (JPDC 2023) fit only
-  y and z; the x curve defaults to the y parameters.
+  oversubscription ``o_d = |A(P_d) ∪ L(W)| * line / L2`` (one ``o_d`` for all fields: they
+  share the L2; :func:`warpspeed.memory.capacity.terms.layer_oversubscription`). The x curve
+  takes the y parameters.
 * Capacity misses of redundant L2 loads (4.5, eqs. (2), (5)): the redundant volume at the L2
   is what the L1s request beyond the wave's unique footprint,
   ``V_red,f = max(0, l2_load_f - compulsory_load_f)``, where ``l2_load_f`` is the block-level
   L2 -> L1 load volume (4.3) per lup. The miss rate is ``m_l2_load(o_L2)`` with
-  ``o_L2 = wave allocated volume / L2 effective capacity``: the allocation volume of 4.5,
-  eq. (4), taken as the wave's loads and stores at L2-line (128 B) granularity
-  (``WaveVolumes.l2_oversubscription``), because the repeated requests of one wave's blocks
-  compete with the data the whole wave allocates.
+  ``o_L2 = V_wave / sqrt(L2 * 4 MiB)``, ``V_wave`` the wave's load plus store volume
+  (``WaveVolumes.l2_oversubscription``; the definition the curve was fitted with,
+  :func:`warpspeed.memory.capacity.terms.l2_oversubscription`), because the repeated requests
+  of one wave's blocks compete with the data the whole wave allocates.
 * Partial-store reads (4.4, 5.6): stores allocate in the L2; a sector written by more than one
   store transaction is partially written after each, and if it is evicted in between, the L2
   reads the unwritten part from DRAM. The redundant store volume is
@@ -35,6 +36,16 @@ written to DRAM once (4.4).
 Totals are the sums over fields (fields never alias). ``max(0, ·)`` is applied per field, so the
 total redundant volume is the sum of the per-field clipped values. :func:`field_dram_volumes`
 holds these equations for one field; :func:`dram_volumes` applies them to every field of a wave.
+
+Grid average: the waves of a grid differ (a wave that crosses a block-plane boundary has a
+larger footprint per lup than one inside a plane), so the predictor passes
+:class:`~warpspeed.memory.wave.GridWaveVolumes`, the volumes averaged over the classes of full
+waves (:mod:`warpspeed.memory.wave.classes`, :mod:`warpspeed.memory.wave.average`):
+compulsory volumes and overlaps weighted by lattice updates, oversubscription factors by
+waves. The equations are applied once, to these averages, so every DRAM volume is a function of
+the reported averages (the refit, :mod:`warpspeed.validation.refit`, re-evaluates it from
+them); applying the curves to each class and averaging the results instead changes the DRAM
+volume of the paper's 168 stencil configurations by at most 4e-4 relative.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ from warpspeed.hardware.device import Device
 from warpspeed.memory.capacity.curves import CapacityCurves
 from warpspeed.memory.capacity.files import curves_for_device
 from warpspeed.memory.capacity.terms import redundant_bytes_per_lup
-from warpspeed.memory.wave import DIMENSIONS, PerDim, WaveVolumes
+from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, PerDim, WaveVolumes
 
 
 @dataclass(frozen=True)
@@ -223,13 +234,14 @@ def field_dram_volumes(field: str, compulsory_load_bytes_per_lup: float, compuls
     )
 
 
-def dram_volumes(wave: WaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
+def dram_volumes(wave: WaveVolumes | GridWaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
                  l2_store_bytes_per_lup: Mapping[str, float], device: Device,
                  curves: CapacityCurves | None = None) -> DramVolumes:
     """DRAM load and store volumes per lup (module docstring for the model).
 
     Args:
-        wave: wave-level footprint (:func:`warpspeed.memory.wave.wave_volumes`).
+        wave: wave-level footprint of one wave (:func:`warpspeed.memory.wave.wave_volumes`) or
+            averaged over the waves of the grid (:meth:`warpspeed.memory.wave.WaveModel.grid_volumes`).
         l2_load_bytes_per_lup: per field, the block-level L2 -> L1 load volume (bytes per lup).
         l2_store_bytes_per_lup: per field, the block-level L1 -> L2 store volume (bytes per lup).
         device: selects the default curves (its family's ``fits/`` file).
@@ -255,3 +267,4 @@ def dram_volumes(wave: WaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
         curves_family=used.family,
         curves_label=used.label,
     )
+

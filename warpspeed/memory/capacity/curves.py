@@ -3,8 +3,9 @@
 Only part of the *redundant* volume of a cache level (requests for data the level has seen
 before) hits; the rest are capacity (and conflict) misses. Ernst et al. 2023 (section 4.5,
 eqs. (3)-(5)) model the miss rate of the redundant volume as a function of the oversubscription
-factor ``o = allocated volume / cache capacity`` with a sigmoid fitted to measurements, the
-Gompertz function
+factor ``o = allocated volume / cache capacity`` (each curve at its own definition of ``o``,
+:mod:`warpspeed.memory.capacity.terms`) with a sigmoid fitted to measurements, the Gompertz
+function
 
     m(o) = a * exp(-b * exp(-c * o)),    h(o) = 1 - m(o),
 
@@ -33,11 +34,14 @@ from warpspeed.errors import FitError
 CURVE_NAMES: tuple[str, ...] = ("l1_load", "x_layer", "y_layer", "z_layer", "l2_load", "l2_store")
 
 #: Gompertz parameters (a, b, c) of the reference implementation of Ernst et al. 2023: repository
-#: te42kyfo/warpspeed (2025), file warpspeed/predict_metrics.py, class DerivedMetrics
-#: (popt_L1Rover, popt_WaveOverlapRover0/1, popt_L2Rover, popt_L2StoreRover), fitted on A100
-#: measurements. The reference implementation has two layer curves with equal parameters;
-#: ``x_layer`` uses them too. The contents of ``fits/nvidia-ampere.toml``, and the starting
-#: point of :func:`warpspeed.memory.capacity.fitting.fit_curve`.
+#: te42kyfo/warpspeed, file warpspeed/predict_metrics.py, class DerivedMetrics, commit
+#: 2ad0722c3f6c5a1657ac495d09bbc86d6c7983ec (2025-03-10): popt_L1Rover, popt_WaveOverlapRover0
+#: (its first layer curve: x and y overlaps, y window), popt_WaveOverlapRover1 (z window),
+#: popt_L2Rover, popt_L2StoreRover, fitted on A100 measurements. Its two layer curves have equal
+#: parameters at that commit; ``x_layer`` takes the first one's, as the x overlaps do there.
+#: Each curve holds only at the oversubscription definition of that code
+#: (:mod:`warpspeed.memory.capacity.terms`). The contents of ``fits/nvidia-ampere.toml``, and
+#: the starting point of :func:`warpspeed.memory.capacity.fitting.fit_curve`.
 REFERENCE_PARAMETERS: dict[str, tuple[float, float, float]] = {
     "l1_load": (0.66, 6.77, 1.45),
     "x_layer": (1.0, 37.1, 3.2),

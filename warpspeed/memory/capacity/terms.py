@@ -10,10 +10,43 @@ changed curve changes both in the same way.
   plus the part of the redundant L1 volume that misses,
   ``V_L2 = V_L2,compulsory + m_l1_load(o_L1) * max(0, V_L1,load - V_L2,compulsory)``, where
   ``V_L1,load`` is the L1 load volume without reuse (4.3).
-* L1 oversubscription (eq. (4)): ``o_L1 = blocks per SM * L1 allocation per block / L1 capacity``.
+
+Oversubscription factors (eq. (4): allocated volume over cache capacity). The curve parameters
+in ``fits/`` come from the reference implementation of Ernst et al. 2023 (repository
+te42kyfo/warpspeed, file warpspeed/predict_metrics.py, class DerivedMetrics, commit
+2ad0722c3f6c5a1657ac495d09bbc86d6c7983ec of 2025-03-10), which evaluates each curve at its own
+definition of the oversubscription; a curve is only meaningful at the definition it was fitted
+with, so these functions follow that code:
+
+* L1 redundant loads (``popt_L1Rover``, ``L1coverage``): the L1 allocation of one block (its
+  load lines at 128 B) over the geometric mean of the L1 capacity and 128 KiB,
+  ``o_L1 = V_alloc,block / sqrt(L1 bytes * 128 KiB)`` (not multiplied by the blocks per SM:
+  the code notes that the resident blocks are in different phases);
+* layer overlaps (``popt_WaveOverlapRover0/1``, ``waveOverlapOversubscription``): the volume
+  of the previous-neighbour set plus the wave's load volume minus their overlap, i.e. the
+  lines of ``A(P_d) ∪ L(W)`` at the DRAM transfer granularity, over the L2 capacity,
+  ``o_d = |A(P_d) ∪ L(W)| * line / L2 bytes``;
+* L2 redundant loads and stores (``popt_L2Rover``, ``popt_L2StoreRover``,
+  ``L2Oversubscription``): the wave's load plus store volume at the transfer granularity over
+  the geometric mean of the L2 capacity and 4 MiB, ``o_L2 = V_wave / sqrt(L2 bytes * 4 MiB)``.
+
+The capacities are the effective ones (the reference code's A100 L2 is 20 MiB, half the
+nominal 40 MiB, as in Ernst et al. 2023, section 3).
 """
 
 from __future__ import annotations
+
+import math
+
+#: The second factor of the geometric mean in the reference implementation's L1
+#: oversubscription, ``sqrt(sizeL1) * sqrt(128 * 1024)`` (bytes; te42kyfo/warpspeed,
+#: warpspeed/predict_metrics.py, DerivedMetrics.L1coverage, commit 2ad0722c).
+REFERENCE_L1_SCALE_BYTES = 128 * 1024
+
+#: The second factor of the geometric mean in the reference implementation's L2
+#: oversubscription, ``sqrt(sizeL2) * 2 * 1024 = sqrt(sizeL2 * 4 MiB)`` (bytes; same file,
+#: DerivedMetrics.L2Oversubscription).
+REFERENCE_L2_SCALE_BYTES = 4 * 1024 * 1024
 
 
 def redundant_bytes_per_lup(requested: float, compulsory: float) -> float:
@@ -22,10 +55,24 @@ def redundant_bytes_per_lup(requested: float, compulsory: float) -> float:
     return max(0.0, requested - compulsory)
 
 
-def l1_oversubscription(blocks_per_sm: int, l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
-    """``o_L1``: the L1 allocation of the resident blocks of an SM over the L1 capacity
-    (dimensionless; allocation and capacity in bytes)."""
-    return blocks_per_sm * l1_alloc_bytes_per_block / l1_bytes
+def l1_oversubscription(l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
+    """``o_L1 = V_alloc,block / sqrt(l1_bytes * 128 KiB)``: one block's L1 allocation (bytes)
+    over the geometric mean of the L1 capacity and :data:`REFERENCE_L1_SCALE_BYTES`
+    (dimensionless; module docstring)."""
+    return l1_alloc_bytes_per_block / math.sqrt(l1_bytes * REFERENCE_L1_SCALE_BYTES)
+
+
+def layer_oversubscription(layer_bytes: float, l2_bytes: float) -> float:
+    """``o_d = |A(P_d) ∪ L(W)| * line / L2 bytes``: the volume that must stay cached for the
+    layer condition along ``d`` (bytes) over the L2 capacity (module docstring)."""
+    return layer_bytes / l2_bytes
+
+
+def l2_oversubscription(wave_bytes: float, l2_bytes: float) -> float:
+    """``o_L2 = V_wave / sqrt(l2_bytes * 4 MiB)``: the wave's load plus store volume (bytes)
+    over the geometric mean of the L2 capacity and :data:`REFERENCE_L2_SCALE_BYTES`
+    (module docstring)."""
+    return wave_bytes / math.sqrt(l2_bytes * REFERENCE_L2_SCALE_BYTES)
 
 
 def l2_load_bytes_per_lup(compulsory_bytes_per_lup: float, l1_load_bytes_per_lup: float,

@@ -11,7 +11,9 @@ just before the wave (the previous-neighbour sets) left in the cache.
 
 Modules, in the order the data flows:
 
-* :mod:`~warpspeed.memory.wave.geometry`: the wave and its previous-neighbour sets as boxes of
+* :mod:`~warpspeed.memory.wave.classes`: the full waves of the grid in classes by the block-plane
+  boundaries they cross, with a representative and a weight per class;
+* :mod:`~warpspeed.memory.wave.geometry`: a wave and its previous-neighbour sets as boxes of
   cells;
 * :mod:`~warpspeed.memory.wave.isl_counts`: exact line counts with implicit integer sets (ISL),
   for any access;
@@ -20,14 +22,19 @@ Modules, in the order the data flows:
   accesses (stencils, LBM streaming), 5-20x faster;
 * :mod:`~warpspeed.memory.wave.volumes`: the result types; counts -> bytes per lattice update,
   layer volumes and oversubscription factors;
-* :mod:`~warpspeed.memory.wave.model`: :class:`WaveModel`, which picks the counter per field.
+* :mod:`~warpspeed.memory.wave.model`: :class:`WaveModel`, which picks the counter per field;
+* :mod:`~warpspeed.memory.wave.average`: the classes' volumes with their weights and averages
+  over the grid.
 """
 
+from warpspeed.memory.wave.average import AveragedFieldVolumes, GridWaveVolumes, WaveClassVolumes, weighted_mean
+from warpspeed.memory.wave.classes import WaveClass, wave_classes
 from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
 from warpspeed.memory.wave.model import ADDRESS_SPACES, AddressSpace, WaveModel, wave_volumes
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes
 
 __all__ = [
-    "ADDRESS_SPACES", "AddressSpace", "DIMENSIONS", "FieldLineCounts", "FieldWaveVolumes", "PerDim",
-    "WaveModel", "WaveVolumes", "wave_volumes",
+    "ADDRESS_SPACES", "AddressSpace", "AveragedFieldVolumes", "DIMENSIONS", "FieldLineCounts",
+    "FieldWaveVolumes", "GridWaveVolumes", "PerDim", "WaveClass", "WaveClassVolumes", "WaveModel",
+    "WaveVolumes", "wave_classes", "wave_volumes", "weighted_mean",
 ]

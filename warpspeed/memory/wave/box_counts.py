@@ -4,7 +4,7 @@ When every access of a field is box-preserving (:mod:`warpspeed.memory.wave.boxm
 wave's cells and the previous-neighbour sets, which are unions of cell boxes, map to unions of
 line boxes, and every count of :class:`~warpspeed.memory.wave.volumes.FieldLineCounts`
 (compulsory lines, overlaps with the previous-neighbour sets attributed x, then y, then z, layer
-and allocation volumes) is a cardinality of unions and intersections of boxes.
+volumes) is a cardinality of unions and intersections of boxes.
 :mod:`warpspeed.memory.wave.boxcount` counts them exactly on a compressed grid. The results are
 the same integers ISL gives (tested case by case); for fields whose accesses are not
 box-preserving, or whose compressed grid would be too large, the counter returns ``None`` and
@@ -43,18 +43,17 @@ def field_stacks(loads: Sequence[BoxMap], stores: Sequence[BoxMap], targets: int
                        MapStack.of([*loads, *stores], targets))
 
 
-def box_field_counts(transfer: FieldStacks, allocation: FieldStacks, wave: Sequence[Box],
+def box_field_counts(stacks: FieldStacks, wave: Sequence[Box],
                      previous: Mapping[str, Sequence[Box]]) -> FieldLineCounts | None:
     """Line counts of one field, or None when the compressed grid would be too large.
 
     Args:
-        transfer: the field's maps at the transfer granularity (loads, stores, both).
-        allocation: the same at the allocation granularity.
+        stacks: the field's maps at the line granularity (loads, stores, both).
         wave: cell boxes of the wave; previous: cell boxes of ``P_x``, ``P_y``, ``P_z``.
     """
     w = _array(wave)
     prev = {d: _array(previous.get(d, ())) for d in DIMENSIONS}
-    grid = _grid({"LW": transfer.loads.image(w), "SW": transfer.stores.image(w)}, transfer.both, prev)
+    grid = _grid({"LW": stacks.loads.image(w), "SW": stacks.stores.image(w)}, stacks.both, prev)
     if grid is None:
         return None
     load_w = grid.masks["LW"]
@@ -64,15 +63,10 @@ def box_field_counts(transfer: FieldStacks, allocation: FieldStacks, wave: Seque
         shared = load_w & grid.masks[d]
         overlap[d] = grid.count(shared & ~covered)
         covered |= shared
-    grid_a = _grid({"AW": allocation.both.image(w)}, allocation.both, prev)
-    if grid_a is None:
-        return None
-    alloc_w = grid_a.masks["AW"]
     return FieldLineCounts(
         load=grid.count(load_w), store=grid.size("SW"),
         overlap=PerDim(*(overlap[d] for d in DIMENSIONS)),
-        allocated=grid_a.count(alloc_w),
-        layer=PerDim(*(grid_a.count(alloc_w | grid_a.masks[d]) for d in DIMENSIONS)),
+        layer=PerDim(*(grid.count(load_w | grid.masks[d]) for d in DIMENSIONS)),
     )
 
 

@@ -14,8 +14,7 @@ Address spaces (Ernst et al. 2023, section 4.4.1)
 
 Evaluation
     Images are first formed in byte coordinates (the access maps carry no floor division, so a
-    footprint is a union of boxes in the N-D space) and then divided into lines of each
-    granularity, so both granularities share one image. Cardinalities use ``count_val`` on
+    footprint is a union of boxes in the N-D space) and then divided into lines. Cardinalities use ``count_val`` on
     ``isl.Set``, so the cost does not grow with the domain or the wave size: a configuration of
     the 25-point stencil takes some 30-60 ms in the N-D space (``benchmarks/bench_wave.py``).
     The linear space is exact too but much slower for kernels with many accesses (seconds for
@@ -166,14 +165,12 @@ def _overlaps_by_union(bytes_load_w: isl.Set | None, bytes_all_p: dict[str, isl.
     return overlap
 
 
-def isl_field_counts(fm: FieldMaps, transfer: isl.Map, allocation: isl.Map, wave: isl.Set,
+def isl_field_counts(fm: FieldMaps, transfer: isl.Map, wave: isl.Set,
                      previous: dict[str, isl.Set | None]) -> FieldLineCounts:
-    """Line counts of one field; ``transfer``/``allocation`` divide byte coordinates into lines
-    of the transfer and allocation granularity (:func:`line_map`); ``previous`` holds the cell
-    set of each ``P_d`` (None when empty)."""
+    """Line counts of one field; ``transfer`` divides byte coordinates into lines
+    (:func:`line_map`); ``previous`` holds the cell set of each ``P_d`` (None when empty)."""
     bytes_load_w = _image(wave, fm.loads)
     bytes_store_w = _image(wave, fm.stores)
-    bytes_all_w = _union(bytes_load_w, bytes_store_w)
     bytes_all_p = {d: _union(_image(previous[d], fm.loads), _image(previous[d], fm.stores))
                    for d in DIMENSIONS}
     loads = _count(_image(bytes_load_w, transfer))
@@ -182,12 +179,11 @@ def isl_field_counts(fm: FieldMaps, transfer: isl.Map, allocation: isl.Map, wave
         overlap = _overlaps_by_intersection(bytes_load_w, bytes_all_p, transfer)
     else:
         overlap = _overlaps_by_union(bytes_load_w, bytes_all_p, transfer, loads)
-    allocated = _count(_image(bytes_all_w, allocation))
     layer: dict[str, int] = {}
     for d in DIMENSIONS:
         if bytes_all_p[d] is None:
-            layer[d] = allocated
+            layer[d] = loads
         else:
-            layer[d] = _count(_image(_union(bytes_all_w, bytes_all_p[d]), allocation))
+            layer[d] = _count(_image(_union(bytes_load_w, bytes_all_p[d]), transfer))
     return FieldLineCounts(load=loads, store=stores, overlap=PerDim(*(overlap[d] for d in DIMENSIONS)),
-                           allocated=allocated, layer=PerDim(*(layer[d] for d in DIMENSIONS)))
+                           layer=PerDim(*(layer[d] for d in DIMENSIONS)))

@@ -5,7 +5,9 @@ the wave and of its previous-neighbour sets (:mod:`warpspeed.memory.wave.geometr
 every field's lines with the box fast path (:mod:`warpspeed.memory.wave.box_counts`) where the
 field's accesses are box-preserving and with ISL (:mod:`warpspeed.memory.wave.isl_counts`)
 otherwise, and turns the counts into volumes (:mod:`warpspeed.memory.wave.volumes`). Both
-counters give the same integers.
+counters give the same integers. :meth:`WaveModel.volumes` evaluates one wave (by default the
+launch's representative wave); :meth:`WaveModel.grid_volumes` every class of waves of the grid
+(:mod:`warpspeed.memory.wave.classes`), the input of the grid average of the DRAM volumes.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import islpy as isl
 from warpspeed.errors import DeviceError, KernelError, LaunchError
 from warpspeed.hardware.device import Device
 from warpspeed.launch.geometry import LaunchInfo
+from warpspeed.memory.wave.average import GridWaveVolumes, WaveClassVolumes
 from warpspeed.memory.addresses import CompiledKernel
 from warpspeed.memory.wave.box_counts import FieldStacks, box_field_counts, field_stacks
 from warpspeed.memory.wave.boxmaps import field_box_maps
+from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.geometry import WaveCells, wave_cells
 from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
@@ -82,16 +86,16 @@ class WaveModel:
         return self._line_maps[key]
 
     def volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None = None,
-                allocation_bytes: int | None = None) -> WaveVolumes:
-        """Wave-level volumes of the launch ``info`` on ``device``.
+                first_block: int | None = None) -> WaveVolumes:
+        """Wave-level volumes of one wave of the launch ``info`` on ``device``.
 
         Args:
             info: launch geometry and representative wave (from ``analyze_launch``).
-            device: supplies ``l2_effective_bytes`` and the default granularities.
-            granularity_bytes: transfer line size in bytes (default ``device.l2_sector_bytes``,
-                the DRAM fetch granularity).
-            allocation_bytes: allocation line size in bytes for the capacity volumes (default
-                ``device.l2_line_bytes``).
+            device: supplies ``l2_effective_bytes`` and the default granularity.
+            granularity_bytes: line size in bytes of every count (default
+                ``device.l2_sector_bytes``, the DRAM fetch granularity).
+            first_block: first block of the wave (default ``info.wave.first_block``); the wave
+                has ``info.wave.blocks`` blocks.
         """
         launch = info.launch
         if tuple(launch.domain) != tuple(self.compiled.kernel.domain):
@@ -100,31 +104,36 @@ class WaveModel:
                 f"{self.compiled.kernel.domain}; analyze the launch for this kernel"
             )
         gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
-        alloc = device.l2_line_bytes if allocation_bytes is None else allocation_bytes
         _check_granularity(gran, "granularity_bytes")
-        _check_granularity(alloc, "allocation_bytes")
-        cells = wave_cells(launch, info.wave.first_block, info.wave.blocks)
+        first = info.wave.first_block if first_block is None else first_block
+        cells = wave_cells(launch, first, info.wave.blocks)
         isl_sets = _IslCells(cells, self._ctx)
         fields = tuple(
-            FieldWaveVolumes.from_counts(fm.field, fm.address_space, self._counts(fm, cells, isl_sets, gran, alloc),
-                                         cells.lups, gran, alloc)
+            FieldWaveVolumes.from_counts(fm.field, fm.address_space, self._counts(fm, cells, isl_sets, gran),
+                                         cells.lups, gran)
             for fm in self.field_maps
         )
-        return wave_totals(fields, lups=cells.lups, blocks=info.wave.blocks, first_block=info.wave.first_block,
+        return wave_totals(fields, lups=cells.lups, blocks=info.wave.blocks, first_block=first,
                            previous_lups=cells.previous_lups, address_space=self.address_space,
-                           granularity_bytes=gran, allocation_bytes=alloc,
-                           l2_effective_bytes=device.l2_effective_bytes)
+                           granularity_bytes=gran, l2_effective_bytes=device.l2_effective_bytes)
 
-    def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int,
-                alloc: int) -> FieldLineCounts:
+    def grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None = None) -> GridWaveVolumes:
+        """The volumes of every class of full waves of the grid, with the class weights
+        (:mod:`warpspeed.memory.wave.classes`): one wave evaluation per class, at most two."""
+        classes = wave_classes(info.launch.grid, info.wave.blocks)
+        return GridWaveVolumes(tuple(
+            WaveClassVolumes(c, self.volumes(info, device, granularity_bytes, first_block=c.first_block))
+            for c in classes
+        ))
+
+    def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
         """One field's line counts: box unions when possible, else ISL."""
-        transfer, allocation = self._field_stacks(fm, gran), self._field_stacks(fm, alloc)
-        if transfer is not None and allocation is not None:
-            counts = box_field_counts(transfer, allocation, cells.wave, cells.previous)
+        stacks = self._field_stacks(fm, gran)
+        if stacks is not None:
+            counts = box_field_counts(stacks, cells.wave, cells.previous)
             if counts is not None:
                 return counts
-        return isl_field_counts(fm, self.line_map(fm.rank, gran), self.line_map(fm.rank, alloc),
-                                isl_sets.wave, isl_sets.previous)
+        return isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.wave, isl_sets.previous)
 
 
 class _IslCells:
@@ -156,13 +165,13 @@ def _check_granularity(value: object, what: str) -> None:
 
 
 def wave_volumes(compiled: CompiledKernel, info: LaunchInfo, device: Device,
-                 address_space: AddressSpace = "nd", granularity_bytes: int | None = None,
-                 allocation_bytes: int | None = None) -> WaveVolumes:
-    """Wave-level DRAM volumes of one launch configuration (builds a :class:`WaveModel`).
+                 address_space: AddressSpace = "nd", granularity_bytes: int | None = None) -> WaveVolumes:
+    """Wave-level DRAM volumes of the representative wave of one launch configuration (builds a
+    :class:`WaveModel`).
 
     To evaluate many configurations of the same kernel, build one ``WaveModel(compiled,
-    address_space)`` and call its ``volumes`` method instead, which reuses the access maps.
-    ``granularity_bytes`` defaults to ``device.l2_sector_bytes`` (32 B DRAM fetch granularity),
-    ``allocation_bytes`` to ``device.l2_line_bytes``.
+    address_space)`` and call its ``volumes`` or ``grid_volumes`` method instead, which reuses
+    the access maps. ``granularity_bytes`` defaults to ``device.l2_sector_bytes`` (32 B DRAM
+    fetch granularity).
     """
-    return WaveModel(compiled, address_space).volumes(info, device, granularity_bytes, allocation_bytes)
+    return WaveModel(compiled, address_space).volumes(info, device, granularity_bytes)

@@ -14,19 +14,19 @@ Footprints (Ernst et al. 2023, sections 4.4 and 4.4.2)
     * Overlap: ``overlap_d = |L(W) ∩ A(P_d)|`` minus the lines already counted for earlier
       dimensions (x, then y, then z): the wave's load lines that the window touched, each line
       attributed to the shortest reuse distance that reaches it.
-    * Layer volume: ``|A(P_d) ∪ A(W)|`` allocation lines, the data touched from the start of
-      the window to the end of the wave, which must stay cached for the overlap to hit.
+    * Layer volume: ``|A(P_d) ∪ L(W)|`` lines, the data the window touched plus the wave's
+      loads, which must stay cached for the overlap to hit.
     * Oversubscription ``o_d`` = total layer volume over all fields / ``device.l2_effective_bytes``
-      (the fields share the cache, so there is one ``o_d`` per dimension).
+      (the fields share the cache, so there is one ``o_d`` per dimension), and the L2
+      oversubscription of the wave's load plus store volume; both as the reference
+      implementation whose capacity curves the model uses defines them
+      (:mod:`warpspeed.memory.capacity.terms`).
 
-Granularities
-    Transfer volumes (compulsory loads and stores, layer overlaps) are counted in units of
-    ``granularity_bytes``, by default ``device.l2_sector_bytes`` (32 B on NVIDIA GPUs): the L2
-    fetches data from DRAM in 32 B sectors (section 4.4). Capacity quantities (the volume that
-    must stay cached for a layer condition, the wave's allocated volume) are counted in units of
-    ``allocation_bytes``, by default ``device.l2_line_bytes`` (128 B): the L2 allocates whole
-    lines, and the oversubscription factor of section 4.5, eq. (4), is defined on the
-    allocation volume.
+Granularity
+    Every count is in lines of ``granularity_bytes``, by default ``device.l2_sector_bytes``
+    (32 B on NVIDIA GPUs): the L2 fetches data from DRAM in 32 B sectors (section 4.4), and the
+    reference implementation counts the volumes that enter its oversubscription factors at its
+    DRAM fetch granularity too.
 
 All ``*_bytes_per_lup`` values are divided by the number of valid cells (lattice updates) of
 the wave; ``*_lines`` are exact integer counts of lines of the stated granularity.
@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from warpspeed.errors import KernelError
+from warpspeed.memory.capacity.terms import l2_oversubscription, layer_oversubscription
 from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
 
 
@@ -48,15 +49,13 @@ class FieldLineCounts:
         load, store: transfer lines loaded / stored by the wave (``|L(W)|``, ``|S(W)|``).
         overlap: per dimension, transfer lines of ``L(W)`` also touched by ``P_d`` and not
             already counted for an earlier dimension.
-        allocated: allocation lines of ``A(W)``.
-        layer: per dimension, allocation lines of ``A(P_d) ∪ A(W)`` (``allocated`` when ``P_d``
-            is empty).
+        layer: per dimension, transfer lines of ``A(P_d) ∪ L(W)`` (``load`` when ``P_d`` is
+            empty).
     """
 
     load: int
     store: int
     overlap: PerDim
-    allocated: int
     layer: PerDim
 
 
@@ -74,10 +73,8 @@ class FieldWaveVolumes:
         overlap_lines: per dimension, wave load lines also touched by ``P_d`` and not already
             counted for an earlier dimension (transfer lines).
         overlap_bytes_per_lup: ``overlap_lines`` times the granularity per lup.
-        layer_lines: per dimension, allocation lines of ``A(P_d) ∪ A(W)``.
-        layer_volume_bytes: ``layer_lines`` times the allocation granularity (bytes, not per lup).
-        allocated_lines: allocation lines of ``A(W)``.
-        allocated_bytes: ``allocated_lines`` times the allocation granularity (bytes).
+        layer_lines: per dimension, lines of ``A(P_d) ∪ L(W)``.
+        layer_volume_bytes: ``layer_lines`` times the granularity (bytes, not per lup).
     """
 
     field: str
@@ -90,15 +87,12 @@ class FieldWaveVolumes:
     overlap_bytes_per_lup: PerDim
     layer_lines: PerDim
     layer_volume_bytes: PerDim
-    allocated_lines: int
-    allocated_bytes: int
 
     @classmethod
     def from_counts(cls, field: str, address_space: str, counts: FieldLineCounts, lups: int,
-                    granularity_bytes: int, allocation_bytes: int) -> "FieldWaveVolumes":
-        """Volumes from exact line counts: transfer lines times ``granularity_bytes`` per lup,
-        allocation lines times ``allocation_bytes`` (bytes)."""
-        gran, alloc = granularity_bytes, allocation_bytes
+                    granularity_bytes: int) -> "FieldWaveVolumes":
+        """Volumes from exact line counts: lines times ``granularity_bytes``, per lup or in bytes."""
+        gran = granularity_bytes
         return cls(
             field=field, address_space=address_space,
             load_lines=counts.load, store_lines=counts.store,
@@ -107,8 +101,7 @@ class FieldWaveVolumes:
             overlap_lines=counts.overlap,
             overlap_bytes_per_lup=PerDim(*(counts.overlap[d] * gran / lups for d in DIMENSIONS)),
             layer_lines=counts.layer,
-            layer_volume_bytes=PerDim(*(counts.layer[d] * alloc for d in DIMENSIONS)),
-            allocated_lines=counts.allocated, allocated_bytes=counts.allocated * alloc,
+            layer_volume_bytes=PerDim(*(counts.layer[d] * gran for d in DIMENSIONS)),
         )
 
 
@@ -121,15 +114,16 @@ class WaveVolumes:
         lups: valid cells (lattice updates) of the wave.
         blocks: thread blocks of the wave; ``first_block`` its first linear block index.
         previous_lups: valid cells of each previous-neighbour set ``P_d`` (0 when empty).
-        granularity_bytes: transfer granularity used for loads, stores and overlaps.
-        allocation_bytes: allocation granularity used for layer and allocated volumes.
-        l2_effective_bytes: the cache capacity the oversubscription factors divide by.
+        granularity_bytes: the line size every count is in.
+        l2_effective_bytes: the cache capacity of the oversubscription factors.
         compulsory_load_bytes_per_lup, compulsory_store_bytes_per_lup: sums over fields.
         overlap_bytes_per_lup: per dimension, sum over fields.
         layer_volume_bytes: per dimension, sum over fields (bytes).
         oversubscription: per dimension, ``layer_volume_bytes / l2_effective_bytes``.
-        allocated_bytes: the wave's allocation volume, sum over fields (bytes).
-        l2_oversubscription: ``allocated_bytes / l2_effective_bytes``.
+        allocated_bytes: the wave's load plus store volume, sum over fields (bytes): what the
+            wave allocates in the L2.
+        l2_oversubscription: ``allocated_bytes / sqrt(l2_effective_bytes * 4 MiB)``
+            (:func:`warpspeed.memory.capacity.terms.l2_oversubscription`).
     """
 
     fields: tuple[FieldWaveVolumes, ...]
@@ -139,7 +133,6 @@ class WaveVolumes:
     previous_lups: PerDim
     address_space: str
     granularity_bytes: int
-    allocation_bytes: int
     l2_effective_bytes: int
     compulsory_load_bytes_per_lup: float
     compulsory_store_bytes_per_lup: float
@@ -159,23 +152,22 @@ class WaveVolumes:
 
 def wave_totals(fields: tuple[FieldWaveVolumes, ...], lups: int, blocks: int, first_block: int,
                 previous_lups: PerDim, address_space: str, granularity_bytes: int,
-                allocation_bytes: int, l2_effective_bytes: int) -> WaveVolumes:
+                l2_effective_bytes: int) -> WaveVolumes:
     """The :class:`WaveVolumes` of per-field volumes: sums over fields and the
-    oversubscription factors (layer and allocated volumes over ``l2_effective_bytes``)."""
+    oversubscription factors (:mod:`warpspeed.memory.capacity.terms`)."""
     layer = PerDim(*(float(sum(f.layer_volume_bytes[d] for f in fields)) for d in DIMENSIONS))
-    allocated = sum(f.allocated_bytes for f in fields)
+    allocated = sum((f.load_lines + f.store_lines) * granularity_bytes for f in fields)
     capacity = l2_effective_bytes
     return WaveVolumes(
         fields=fields, lups=lups, blocks=blocks, first_block=first_block,
         previous_lups=previous_lups, address_space=address_space,
-        granularity_bytes=granularity_bytes, allocation_bytes=allocation_bytes,
-        l2_effective_bytes=capacity,
+        granularity_bytes=granularity_bytes, l2_effective_bytes=capacity,
         compulsory_load_bytes_per_lup=sum(f.compulsory_load_bytes_per_lup for f in fields),
         compulsory_store_bytes_per_lup=sum(f.compulsory_store_bytes_per_lup for f in fields),
         overlap_bytes_per_lup=PerDim(*(sum(f.overlap_bytes_per_lup[d] for f in fields)
                                        for d in DIMENSIONS)),
         layer_volume_bytes=layer,
-        oversubscription=PerDim(*(v / capacity for v in layer)),
+        oversubscription=PerDim(*(layer_oversubscription(v, capacity) for v in layer)),
         allocated_bytes=allocated,
-        l2_oversubscription=allocated / capacity,
+        l2_oversubscription=l2_oversubscription(allocated, capacity),
     )

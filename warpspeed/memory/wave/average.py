@@ -1,0 +1,121 @@
+"""Wave volumes averaged over the full waves of the grid.
+
+:meth:`warpspeed.memory.wave.WaveModel.grid_volumes` evaluates one representative wave per class
+(:mod:`warpspeed.memory.wave.classes`); :class:`GridWaveVolumes` holds them with their weights
+and averages them:
+
+* per-lattice-update volumes (compulsory loads and stores, overlaps) are weighted by the
+  class's lattice updates, ``waves x lups of the representative``: the average is the total
+  volume of the waves over their total lattice updates;
+* per-wave quantities (layer volumes, oversubscription factors) are weighted by the number of
+  waves of the class.
+
+The DRAM model (:func:`warpspeed.memory.dram.dram_volumes`) takes these averages as it takes
+the volumes of one wave (:attr:`GridWaveVolumes.fields` has the per-field attributes it reads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from warpspeed.errors import KernelError
+from warpspeed.memory.wave.classes import WaveClass
+from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
+from warpspeed.memory.wave.volumes import FieldWaveVolumes, WaveVolumes
+
+
+@dataclass(frozen=True)
+class WaveClassVolumes:
+    """One class of waves and the volumes of its representative wave."""
+
+    wave_class: WaveClass
+    volumes: WaveVolumes
+
+    @property
+    def lup_weight(self) -> float:
+        """Lattice updates of the class: waves x lups of the representative."""
+        return float(self.wave_class.waves * self.volumes.lups)
+
+
+def weighted_mean(values: Sequence[float], weights: Sequence[float]) -> float:
+    """``sum(w * v) / sum(w)`` (0 when the weights sum to 0)."""
+    total = float(sum(weights))
+    return float(sum(w * v for w, v in zip(weights, values)) / total) if total else 0.0
+
+
+@dataclass(frozen=True)
+class AveragedFieldVolumes:
+    """One field's wave volumes averaged over the grid (module docstring for the weights)."""
+
+    field: str
+    compulsory_load_bytes_per_lup: float
+    compulsory_store_bytes_per_lup: float
+    overlap_bytes_per_lup: PerDim
+    layer_volume_bytes: PerDim
+
+
+@dataclass(frozen=True)
+class GridWaveVolumes:
+    """The classes of full waves of a grid with their representative volumes, and averages."""
+
+    classes: tuple[WaveClassVolumes, ...]
+
+    def __post_init__(self) -> None:
+        if not self.classes:
+            raise KernelError("a grid has at least one class of full waves")
+
+    @property
+    def waves(self) -> int:
+        """Full waves of the grid (the sum of the class weights)."""
+        return sum(c.wave_class.waves for c in self.classes)
+
+    def _per_lup(self, get: Callable[[WaveVolumes], float]) -> float:
+        return weighted_mean([get(c.volumes) for c in self.classes], [c.lup_weight for c in self.classes])
+
+    def _per_wave(self, get: Callable[[WaveVolumes], float]) -> float:
+        return weighted_mean([get(c.volumes) for c in self.classes], [c.wave_class.waves for c in self.classes])
+
+    @property
+    def compulsory_load_bytes_per_lup(self) -> float:
+        return self._per_lup(lambda v: v.compulsory_load_bytes_per_lup)
+
+    @property
+    def compulsory_store_bytes_per_lup(self) -> float:
+        return self._per_lup(lambda v: v.compulsory_store_bytes_per_lup)
+
+    @property
+    def overlap_bytes_per_lup(self) -> PerDim:
+        return PerDim(*(self._per_lup(lambda v, d=d: v.overlap_bytes_per_lup[d]) for d in DIMENSIONS))
+
+    @property
+    def layer_volume_bytes(self) -> PerDim:
+        return PerDim(*(self._per_wave(lambda v, d=d: v.layer_volume_bytes[d]) for d in DIMENSIONS))
+
+    @property
+    def oversubscription(self) -> PerDim:
+        return PerDim(*(self._per_wave(lambda v, d=d: v.oversubscription[d]) for d in DIMENSIONS))
+
+    @property
+    def l2_oversubscription(self) -> float:
+        return self._per_wave(lambda v: v.l2_oversubscription)
+
+    @property
+    def fields(self) -> tuple[AveragedFieldVolumes, ...]:
+        """Every field's averaged volumes, in the kernel's field order."""
+        return tuple(self.field(f.field) for f in self.classes[0].volumes.fields)
+
+    def field(self, name: str) -> AveragedFieldVolumes:
+        """One field's averaged volumes."""
+        per_lup = [c.lup_weight for c in self.classes]
+        per_wave = [c.wave_class.waves for c in self.classes]
+        fields: list[FieldWaveVolumes] = [c.volumes.field(name) for c in self.classes]
+        return AveragedFieldVolumes(
+            field=name,
+            compulsory_load_bytes_per_lup=weighted_mean([f.compulsory_load_bytes_per_lup for f in fields], per_lup),
+            compulsory_store_bytes_per_lup=weighted_mean([f.compulsory_store_bytes_per_lup for f in fields], per_lup),
+            overlap_bytes_per_lup=PerDim(*(weighted_mean([f.overlap_bytes_per_lup[d] for f in fields], per_lup)
+                                           for d in DIMENSIONS)),
+            layer_volume_bytes=PerDim(*(weighted_mean([f.layer_volume_bytes[d] for f in fields], per_wave)
+                                        for d in DIMENSIONS)),
+        )
