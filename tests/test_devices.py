@@ -144,7 +144,7 @@ def test_warps_times_warp_size_is_threads_per_sm(name):
 
 @pytest.mark.parametrize("name", NVIDIA)
 def test_nvidia_l1_is_128_bytes_per_cycle(name):
-    # Paper 001 sec. 4.2: 16 banks x 8 B = 128 B per cycle on Volta/Ampere (kept for Hopper/Ada).
+    # 32 banks x 4 B = 128 B per cycle (CUDA C++ Programming Guide, "Shared Memory"; paper 001 4.2).
     assert load_device(name).l1_bytes_per_cycle == 16 * 8
 
 

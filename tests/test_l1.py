@@ -35,7 +35,7 @@ def test_paper_figure_4(a100, stride, per_half_warp):
 
 def test_four_byte_elements_use_full_warps(a100):
     k = Kernel("f32", (Field("A", 4, (1 << 20,)),), (load_linear("A", "x"),), (4096, 1, 1), dtype="float32")
-    # 32 floats = 128 B = 16 words in 16 banks: one wavefront for the whole warp
+    # 32 floats = 128 B = 32 words in 32 banks: one wavefront for the whole warp
     assert _cycles(k, a100, (32, 1, 1)).cycles_per_lup == pytest.approx(1 / 32)
 
 
