@@ -28,13 +28,16 @@ float and double) and 2-D blocks 1-64 threads wide. The bank rule above reproduc
 data-pipe counter exactly on all 144 rows; the tag counter grows linearly with the distinct
 lines (1 wavefront up to 2 lines, 8-13 for 32 lines); the cycles equal the larger of the two
 counters within 3 % on every row. The two tag constants are the least-MAPE fit of the cycles
-over those rows: MAPE 5.4 % (the former rule - 16 banks of 8 B, addresses more than 1024 B
-apart never share a wavefront, no tag stage - was 28 % off). The spread of the tag counter
-among instructions that touch 32 lines (8 to 13.5 wavefronts, depending on the stride) is not
-modelled. The stage is the same on Volta, Ampere, Ada and Hopper (same L1TEX counters and
-line size), so the constants apply to every NVIDIA device; the model has no tag stage for AMD
-devices (no measurement to calibrate it), where the data pipe alone sets the cycles. Stores
-pass the same stages as loads.
+over those rows: MAPE 5.4 %, worst row -26 % (double, stride 53: 9.42 predicted, 12.8
+measured); the former rule (16 banks of 8 B, addresses more than 1024 B apart never share a
+wavefront, no tag stage) was 28 % off, worst +248 % (1-wide float columns: 32 against 9.2). The
+spread of the tag counter among instructions that touch 32 lines (8 to 13.5 wavefronts,
+depending on the stride) is not modelled. NVIDIA's Nsight Compute Kernel Profiling Guide
+describes the same L1TEX stages (tag stage ``t``, data stage ``d``) and 128 B lines / 32 B
+sectors from Volta to Hopper, so the constants apply to every NVIDIA device without refitting;
+the model has no tag stage for AMD devices (no measurement to calibrate it), where the data
+pipe alone sets the cycles. Stores pass the same stages as loads (an assumption: the
+measurements cover loads only).
 
 Wavefronts are summed over all warps of the representative block and over every instruction
 (one per access and fold copy; a copy's load merged into an identical earlier load is no
