@@ -26,6 +26,9 @@ def brute_force_block(domain, block, fold, block_index, accesses, warp_size=32):
     ``accesses``: list of (field_name, kind, element_bytes, fn) where ``fn(x, y, z)`` returns the
     byte address of the element. Returns per field: set of load sectors (32 B), set of load
     lines (128 B), per-warp store sectors summed, per-warp load sectors summed, and lups.
+    A fold copy's load of a field that is never stored is no instruction when a copy earlier in
+    program order (copy by copy, accesses in order) loads the same address in every thread; the
+    earlier load then serves the lanes of both.
     """
     bx, by, bz = block
     fx, fy, fz = fold
@@ -35,24 +38,43 @@ def brute_force_block(domain, block, fold, block_index, accesses, warp_size=32):
             for tx in range(bx):
                 threads.append((tx, ty, tz))
     folds = [(jx, jy, jz) for jz in range(fz) for jy in range(fy) for jx in range(fx)]
+
+    def cell_of(t, j):
+        return tuple((block_index[d] * block[d] + t[d]) * fold[d] + j[d] for d in range(3))
+
+    def inside(cell):
+        return all(cell[d] < domain[d] for d in range(3))
+
+    stored = {name for name, kind, _, _ in accesses if kind == "store"}
+    members = {}  # (access, copy) -> copies whose lanes it serves; absent: merged away
+    first = {}
+    for j in folds:
+        for i, (name, kind, elem, fn) in enumerate(accesses):
+            key = (name, tuple(fn(*cell_of(t, j)) for t in threads))
+            if kind == "load" and name not in stored and key in first:
+                members[first[key]].append(j)
+                continue
+            members[(i, j)] = [j]
+            if kind == "load" and name not in stored:
+                first[key] = (i, j)
     out = {}
     lups = 0
     for j in folds:
         for t in threads:
-            cell = tuple((block_index[d] * block[d] + t[d]) * fold[d] + j[d] for d in range(3))
-            if all(cell[d] < domain[d] for d in range(3)):
+            if inside(cell_of(t, j)):
                 lups += 1
-    for name, kind, elem, fn in accesses:
+    for i, (name, kind, elem, fn) in enumerate(accesses):
         rec = out.setdefault(name, {"load_sectors": set(), "load_lines": set(),
                                     "store_warp_sectors": 0, "load_warp_sectors": 0})
         for j in folds:
+            if (i, j) not in members:
+                continue
             for w0 in range(0, len(threads), warp_size):
                 warp_sectors = set()
                 for t in threads[w0:w0 + warp_size]:
-                    cell = tuple((block_index[d] * block[d] + t[d]) * fold[d] + j[d] for d in range(3))
-                    if not all(cell[d] < domain[d] for d in range(3)):
+                    if not any(inside(cell_of(t, m)) for m in members[(i, j)]):
                         continue
-                    a = fn(*cell)
+                    a = fn(*cell_of(t, j))
                     sec = {a // 32, (a + elem - 1) // 32}
                     warp_sectors |= sec
                     if kind == "load":

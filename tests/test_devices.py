@@ -125,7 +125,7 @@ def test_l40s_fp32_peak_matches_datasheet():
     ("MI100", "fp32_lanes_per_sm", 23.1),   # datasheet FP32 vector: 120 x 64 x 2 x 1.502 GHz
     ("MI210", "fp64_lanes_per_sm", 22.6),   # datasheet FP64 vector: 104 x 64 x 2 x 1.7 GHz
     ("MI300X", "fp64_lanes_per_sm", 81.7),  # datasheet FP64 vector: 304 x 64 x 2 x 2.1 GHz
-    ("RX5500XT", "fp32_lanes_per_sm", 5.20),  # paper 004 Table 2: 5.20 TFLOPS (22 CUs x 64 x 2 x 1.845)
+    ("RX5500XT", "fp32_lanes_per_sm", 5.20),  # Bao et al. (NaviSim, PACT 2022) Table 2: 5.20 TFLOPS (22 CUs x 64 x 2 x 1.845)
     ("W6800", "fp32_lanes_per_sm", 17.83),  # AMD spec: 60 CUs x 64 x 2 x 2.32 GHz
     ("RX6900XT", "fp32_lanes_per_sm", 23.04),  # AMD spec: 80 CUs x 64 x 2 x 2.25 GHz
 ])
@@ -144,7 +144,7 @@ def test_warps_times_warp_size_is_threads_per_sm(name):
 
 @pytest.mark.parametrize("name", NVIDIA)
 def test_nvidia_l1_is_128_bytes_per_cycle(name):
-    # Paper 001 sec. 4.2: 16 banks x 8 B = 128 B per cycle on Volta/Ampere (kept for Hopper/Ada).
+    # 32 banks x 4 B = 128 B per cycle (CUDA C++ Programming Guide, "Shared Memory"; Ernst et al. 2023, 4.2).
     assert load_device(name).l1_bytes_per_cycle == 16 * 8
 
 
@@ -295,14 +295,14 @@ def test_bad_device_file_is_one_line_error_in_the_cli(tmp_path):
     path = _write(tmp_path, re.sub(r"^sms = \d+", "sms = 108.5", _template(), flags=re.M))
     result = CliRunner().invoke(main, ["predict", "--kernel", "copy", "--domain", "64,64,64", "--device", str(path)])
     assert result.exit_code == 2
-    assert result.output.strip() == f"error: device 'A100-SXM4-40GB': sms must be an integer, got 108.5"
+    assert result.output.strip() == "error: device 'A100-SXM4-40GB': sms must be an integer, got 108.5"
     assert "wave" not in result.output and "Traceback" not in result.output
 
 
 #: Every device key that counts something (SMs, threads, registers, bytes, lanes): an integer.
 INTEGER_KEYS = [
     "sms", "warp_size", "l1_bytes", "l1_banks", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes",
-    "l1_far_pair_bytes", "l2_bytes", "l2_effective_bytes", "l2_line_bytes", "l2_sector_bytes",
+    "l2_bytes", "l2_effective_bytes", "l2_line_bytes", "l2_sector_bytes",
     "registers_per_sm", "register_alloc_unit", "register_partitions", "max_registers_per_thread",
     "max_threads_per_block", "max_block_dim_x", "max_block_dim_y", "max_block_dim_z", "max_threads_per_sm",
     "max_warps_per_sm", "max_blocks_per_sm", "shared_bytes_per_sm", "shared_bytes_per_block",

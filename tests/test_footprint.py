@@ -1,4 +1,4 @@
-"""Block footprints (paper 001, 4.3): hand-derived 2D 5-point cases and a brute-force reference."""
+"""Block footprints (Ernst et al., JPDC 2023, 4.3): hand-derived 2D 5-point cases and a brute-force reference."""
 
 import pytest
 import sympy

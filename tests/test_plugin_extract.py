@@ -331,7 +331,7 @@ def test_extract_workload_allen_cahn_structure():
     k = extracted.kernel
     counts = {f.name: (len([a for a in k.loads if a.field == f.name]),
                        len([a for a in k.stores if a.field == f.name])) for f in k.fields}
-    # paper 001, 5.3: 15 PDFs pulled and stored, the phase field at the centre and its 6
+    # Ernst et al. 2023, 5.3: 15 PDFs pulled and stored, the phase field at the centre and its 6
     # neighbours, the velocity (3 components) at the centre, the new phase field stored
     assert counts == {"h": (15, 0), "C": (7, 0), "u": (3, 0), "h_tmp": (0, 15), "C_tmp": (0, 1)}
     assert {a.index for a in k.accesses if a.field == "C"} == {

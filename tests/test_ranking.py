@@ -39,18 +39,25 @@ def test_ranking_is_the_space_sorted_by_its_bottleneck(ranking):
 
 
 def test_narrow_blocks_rank_low(ranking):
-    """Short x extents split half warps over several rows: more L1 wavefronts and partial
-    sectors (Ernst et al. 2023, section 5.4), so they rank below wide blocks (5.8)."""
+    """Short x extents split a warp over several rows: more L1 wavefronts (bank conflicts and
+    tag-stage lines) and partial sectors (Ernst et al. 2023, section 5.4), so they rank below wide blocks (5.8)."""
     positions = {i: row.config.block[0] for i, row in enumerate(ranking.rows)}
     narrow = [i for i, x in positions.items() if x < 16]
     wide = [i for i, x in positions.items() if x >= 32]
-    assert min(narrow) > min(wide)  # the best wide block beats every narrow one
+    very_narrow = [i for i, x in positions.items() if x <= 4]
+    assert min(very_narrow) > min(wide)  # the best wide block beats every block of x <= 4
     assert statistics.median(narrow) > statistics.median(wide)
-    very_narrow = [i for i, x in positions.items() if x <= 2]
-    assert min(very_narrow) > max(wide)  # 1- and 2-wide blocks are below every wide block
-    for row in ranking.rows:
-        if row.config.block[0] <= 4:
-            assert row.limiter in ("l1", "dram")
+    # per folding, L1 cycles per lup never grow with the block's x extent, and every block with
+    # x <= 4 needs more than every block with x >= 16
+    for fold in {row.config.fold for row in ranking.rows}:
+        by_x: dict[int, set[float]] = {}
+        for row in ranking.rows:
+            if row.config.fold == fold:
+                by_x.setdefault(row.config.block[0], set()).add(round(row.l1_cycles_per_lup, 9))
+        xs = sorted(by_x)
+        for a, b in zip(xs, xs[1:]):
+            assert min(by_x[a]) >= max(by_x[b])
+        assert min(c for x in xs if x <= 4 for c in by_x[x]) > max(c for x in xs if x >= 16 for c in by_x[x])
 
 
 def test_best_is_deep_and_not_narrow(ranking):

@@ -44,7 +44,6 @@ class Device:
     l1_bank_bytes: int  # width of one bank
     l1_line_bytes: int  # allocation granularity
     l1_sector_bytes: int  # transfer granularity to/from L2
-    l1_far_pair_bytes: int  # two addresses farther apart than this never share a wavefront
     # L2
     l2_bytes: int  # nominal capacity
     l2_effective_bytes: int  # capacity usable for reuse (half the nominal on split-L2 parts)

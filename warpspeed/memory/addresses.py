@@ -6,6 +6,14 @@ evaluated exactly (``floor_divide`` on int64, never through floating point), so 
 block-level counters agree with brute-force enumeration bit for bit. Compile once per kernel
 and reuse the result across launch configurations.
 
+:func:`instruction_lanes` gives the lanes on which each (access, fold copy) issues a memory
+instruction. A thread that updates several cells (thread folding) runs one copy of the update
+per cell; loads of a read-only field whose address is the same in two copies (for a star stencil
+folded along y, the neighbour ``y + 1`` of the first cell is the centre of the second) are one
+load in the compiled code: the fields a kernel only reads are ``const __restrict__`` pointers,
+so the compiler merges the identical loads. Loads of a field the kernel also stores, and stores,
+are never merged (a store between two loads may change the value).
+
 :func:`isl_expr` prints an expression in ISL's syntax for the wave-level sets.
 """
 
@@ -101,12 +109,19 @@ def isl_expr(expr: sympy.Expr) -> str:
 
 @dataclass(frozen=True)
 class CompiledAccess:
-    """An access with its field and its exact byte-address evaluator."""
+    """An access with its field and its exact byte-address evaluator.
+
+    ``linear`` holds the integer coefficients of x, y, z and ``constant`` the constant term when
+    the byte address is affine (bytes per cell, bytes); ``linear`` is ``None`` for quasi-affine
+    addresses (floor, Mod).
+    """
 
     access: Access
     field: Field
     address_expr: sympy.Expr  # byte address
     address: Evaluator  # byte address as int64
+    linear: tuple[int, int, int] | None = None
+    constant: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,14 +136,27 @@ class CompiledKernel:
         return tuple(f.name for f in self.kernel.fields)
 
 
+def _affine_parts(expr: sympy.Expr) -> tuple[tuple[int, int, int] | None, int]:
+    """Integer coefficients of x, y, z and the constant of an affine ``expr``; ``(None, 0)`` otherwise."""
+    if not expr.is_polynomial(*COORDINATES):
+        return None, 0
+    poly = sympy.Poly(expr, *COORDINATES)
+    if poly.total_degree() > 1 or not all(c.is_Integer for c in poly.coeffs()):
+        return None, 0
+    linear = tuple(int(poly.coeff_monomial(c)) for c in COORDINATES)
+    return linear, int(poly.coeff_monomial(1))  # type: ignore[return-value]
+
+
 def compile_kernel(kernel: Kernel) -> CompiledKernel:
     """Compile every access of ``kernel`` into exact numpy evaluators."""
     compiled = []
     for access in kernel.accesses:
         f = kernel.field(access.field)
         expr = sympy.expand(byte_address(f, access))
+        linear, constant = _affine_parts(expr)
         compiled.append(CompiledAccess(
             access=access, field=f, address_expr=expr, address=evaluator(expr),
+            linear=linear, constant=constant,
         ))
     return CompiledKernel(kernel=kernel, accesses=tuple(compiled))
 
@@ -141,12 +169,14 @@ class BlockCells:
     ``j = (jx, jy, jz)`` (x fastest), one column per thread in linear thread order
     (``threadIdx.x`` fastest), so consecutive groups of ``warp_size`` columns are warps.
     ``valid`` is the kernel's guard: the cell lies inside the iteration domain.
+    ``offsets`` lists the fold offsets ``j`` of the rows.
     """
 
     x: np.ndarray
     y: np.ndarray
     z: np.ndarray
     valid: np.ndarray
+    offsets: tuple[tuple[int, int, int], ...] = ((0, 0, 0),)
 
     @property
     def lups(self) -> int:
@@ -174,11 +204,62 @@ def block_cells(launch: Launch, block_index: tuple[int, int, int] | None = None)
     valid = np.ones(coords[0].shape, dtype=bool)
     for d in range(3):
         valid &= coords[d] < launch.domain[d]
+    offsets = tuple((int(a), int(b), int(c)) for a, b, c in zip(*folds))
     return BlockCells(x=coords[0].astype(np.int64), y=coords[1].astype(np.int64),
-                      z=coords[2].astype(np.int64), valid=valid)
+                      z=coords[2].astype(np.int64), valid=valid, offsets=offsets)
 
 
 def block_addresses(compiled: CompiledKernel, cells: BlockCells) -> np.ndarray:
     """Byte addresses, shape ``(accesses, folds, threads)``, int64 (guard not applied)."""
     return np.stack([a.address(cells.x, cells.y, cells.z) for a in compiled.accesses])
 
+
+
+def _copy_key(acc: CompiledAccess, offset: tuple[int, int, int]) -> tuple:
+    """Identity of the address ``acc`` loads in the fold copy ``offset``, for every thread.
+
+    Copies with equal keys load the same address in every thread: the field, the coefficients
+    of the cell coordinates and the constant term after shifting by the fold offset agree.
+    Quasi-affine addresses compare as expanded sympy expressions (structural equality, like a
+    compiler's common-subexpression elimination).
+    """
+    if acc.linear is not None:
+        shifted = acc.constant + sum(c * j for c, j in zip(acc.linear, offset))
+        return acc.field.name, acc.linear, shifted
+    shift = {sym: sym + j for sym, j in zip(COORDINATES, offset)}
+    return acc.field.name, sympy.expand(acc.address_expr.xreplace(shift))
+
+
+def merged_copies(compiled: CompiledKernel, offsets: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    """For every (access, fold copy), the flat index ``access * folds + copy`` of the instruction
+    that performs it: itself, or the first earlier load of the same address in the thread.
+
+    Only loads of read-only fields merge (see the module docstring). Program order is copy by
+    copy, accesses in kernel order within a copy. Returns an int64 array ``(accesses, folds)``.
+    """
+    n_acc, n_fold = len(compiled.accesses), len(offsets)
+    stored = {a.field.name for a in compiled.accesses if a.access.is_store}
+    owner = np.arange(n_acc * n_fold, dtype=np.int64).reshape(n_acc, n_fold)
+    first: dict[tuple, int] = {}
+    for r, offset in enumerate(offsets):
+        for i, acc in enumerate(compiled.accesses):
+            if acc.access.is_store or acc.field.name in stored:
+                continue
+            key = _copy_key(acc, offset)
+            owner[i, r] = first.setdefault(key, int(owner[i, r]))
+    return owner
+
+
+def instruction_lanes(compiled: CompiledKernel, cells: BlockCells) -> np.ndarray:
+    """Lanes on which each (access, fold copy) issues a memory instruction.
+
+    Returns a bool array ``(accesses, folds, threads)``: the guard ``cells.valid``, except that a
+    load merged into an earlier identical load (:func:`merged_copies`) issues nothing and the
+    earlier one issues on every lane where either copy's cell is valid.
+    """
+    n_acc, n_fold = len(compiled.accesses), len(cells.offsets)
+    owner = merged_copies(compiled, cells.offsets).ravel()
+    valid = np.broadcast_to(cells.valid, (n_acc, n_fold, cells.valid.shape[-1])).reshape(n_acc * n_fold, -1)
+    lanes = np.zeros_like(valid)
+    np.logical_or.at(lanes, owner, valid)
+    return lanes.reshape(n_acc, n_fold, -1)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses
+from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses, instruction_lanes
 from warpspeed.hardware.device import Device
 
 
@@ -111,6 +111,7 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
     sector = device.l1_sector_bytes
     line = device.l1_line_bytes
     valid = cells.valid
+    issued = instruction_lanes(compiled, cells)  # merged fold-copy loads issue nothing
     result: dict[str, FieldFootprint] = {}
     for name in compiled.field_names:
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == name]
@@ -129,7 +130,7 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
             load_sectors = _unique_count(sectors[va])
             load_lines = _unique_count(lines[va])
             l1_load = _per_warp_unique(sectors.reshape(-1, a.shape[-1], sectors.shape[-1]),
-                                       va.reshape(-1, a.shape[-1]), device.warp_size)
+                                       issued[load_idx].reshape(-1, a.shape[-1]), device.warp_size)
         if store_idx:
             a = addr[store_idx]
             va = np.broadcast_to(valid, a.shape)

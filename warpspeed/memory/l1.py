@@ -1,16 +1,47 @@
-"""L1 load/store throughput: bank-conflict wavefronts (Ernst et al., JPDC 2023, section 4.2).
+"""L1 load/store throughput: data-pipe and tag-stage wavefronts of every warp instruction.
 
-The L1 serves ``banks x bank_bytes`` bytes per cycle (NVIDIA Volta/Ampere/Hopper: 16 x 8 B =
-128 B), so one memory instruction is processed per *lane group* of
-``min(warp_size, bytes_per_cycle // element_bytes)`` lanes: half warps for 8-byte elements,
-full warps for 4-byte elements. For each group the number of wavefronts (cycles) is the
-maximum, over banks, of the distinct ``bank_bytes`` words mapped to that bank. Two addresses
-farther apart than ``l1_far_pair_bytes`` (1024 B) never share a wavefront: the group's words,
-in ascending order, are split greedily into clusters that span at most that distance, and the
-wavefronts of the clusters add up.
+Two pipelined stages of the L1 unit process each warp-level load or store instruction, one
+wavefront per cycle each; the slower stage sets the instruction's cost:
 
-Wavefronts are summed over all lane groups of the representative block and over every load
-and store instruction (one instruction per access and fold offset), then divided by the
+* **Data pipe** (bank conflicts; Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
+  Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
+  Computing, 2023, section 4.2). The data array has ``l1_banks`` banks of ``l1_bank_bytes``
+  (NVIDIA since compute capability 5.x: 32 banks of 4 B, CUDA C++ Programming Guide, "Shared
+  Memory"). One instruction is served per *lane group* of
+  ``min(warp_size, banks * bank_bytes // element_bytes)`` lanes (a full warp for 4-byte
+  elements, half warps for 8-byte ones); a group needs as many wavefronts as its busiest bank
+  has distinct words. Distance does not matter: rows 32 KiB apart whose words fall into
+  different banks share a wavefront.
+* **Tag stage.** It looks up the ``l1_line_bytes`` (128 B) lines of the instruction; an
+  instruction whose valid lanes touch ``L`` distinct lines costs
+  ``max(1, TAG_OVERHEAD_WAVEFRONTS + TAG_WAVEFRONTS_PER_LINE * L)`` wavefronts (about one
+  wavefront per 3.6 lines).
+
+Cycles of an instruction = ``max(data-pipe wavefronts, tag-stage wavefronts)``.
+
+Source of the rule: the gpu-strides microbenchmark of gpu-benches (Dominik Ernst,
+https://github.com/te42kyfo/gpu-benches, ``gpu-strides/a100.txt``; stored as
+``tests/data/gpu_strides_a100.csv``) measures, per warp load on an A100, the cycles and the
+counters ``l1tex__data_pipe_lsu_wavefronts`` and
+``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`` for strided accesses (strides 0-64,
+float and double) and 2-D blocks 1-64 threads wide. The bank rule above reproduces the
+data-pipe counter exactly on all 144 rows; the tag counter grows linearly with the distinct
+lines (1 wavefront up to 2 lines, 8-13 for 32 lines); the cycles equal the larger of the two
+counters within 3 % on every row. The two tag constants are the least-MAPE fit of the cycles
+over those rows: MAPE 5.4 %, worst row -26 % (double, stride 53: 9.42 predicted, 12.8
+measured); the former rule (16 banks of 8 B, addresses more than 1024 B apart never share a
+wavefront, no tag stage) was 28 % off, worst +248 % (1-wide float columns: 32 against 9.2). The
+spread of the tag counter among instructions that touch 32 lines (8 to 13.5 wavefronts,
+depending on the stride) is not modelled. NVIDIA's Nsight Compute Kernel Profiling Guide
+describes the same L1TEX stages (tag stage ``t``, data stage ``d``) and 128 B lines / 32 B
+sectors from Volta to Hopper, so the constants apply to every NVIDIA device without refitting;
+the model has no tag stage for AMD devices (no measurement to calibrate it), where the data
+pipe alone sets the cycles. Stores pass the same stages as loads (an assumption: the
+measurements cover loads only).
+
+Wavefronts are summed over all warps of the representative block and over every instruction
+(one per access and fold copy; a copy's load merged into an identical earlier load is no
+instruction, see :func:`~warpspeed.memory.addresses.instruction_lanes`), then divided by the
 block's lattice updates: L1 cycles per lup.
 """
 
@@ -20,104 +51,165 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses
 from warpspeed.hardware.device import Device
+from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses, instruction_lanes
 
 _SENTINEL = np.iinfo(np.int64).max
+
+#: Tag-stage wavefronts of an instruction touching L lines: max(1, overhead + per_line * L).
+#: Least-MAPE fit of the cycles of the 144 A100 gpu-strides rows (see the module docstring).
+TAG_OVERHEAD_WAVEFRONTS = 0.46
+TAG_WAVEFRONTS_PER_LINE = 0.28
+
+
+@dataclass(frozen=True)
+class TagStage:
+    """Tag-stage cost of one warp instruction: ``max(1, overhead + per_line * lines)`` wavefronts."""
+
+    overhead_wavefronts: float
+    wavefronts_per_line: float
+
+    def wavefronts(self, lines: np.ndarray) -> np.ndarray:
+        """Wavefronts for arrays of distinct-line counts (0 lines: no instruction, 0 wavefronts)."""
+        cost = np.maximum(1.0, self.overhead_wavefronts + self.wavefronts_per_line * lines)
+        return np.where(lines > 0, cost, 0.0)
+
+
+#: The tag stage of NVIDIA's L1TEX unit (Volta to Hopper).
+NVIDIA_TAG_STAGE = TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE)
+
+
+def tag_stage_for(device: Device) -> TagStage | None:
+    """The device's tag stage, or ``None`` where it is not modelled (AMD)."""
+    return NVIDIA_TAG_STAGE if device.vendor == "nvidia" else None
 
 
 @dataclass(frozen=True)
 class L1Cycles:
-    """L1 wavefronts per lattice update, per field and total.
+    """L1 cycles per lattice update, per field and total.
 
     Attributes:
-        cycles_per_lup: total L1 cycles (wavefronts) per lup.
+        cycles_per_lup: total L1 cycles per lup (per instruction the larger of the data-pipe
+            and tag-stage wavefronts, summed).
         per_field: field name -> cycles per lup.
         load_cycles_per_lup / store_cycles_per_lup: the split by instruction kind.
+        data_pipe_wavefronts_per_lup: data-pipe wavefronts per lup (the counter
+            ``l1tex__data_pipe_lsu_wavefronts``).
+        tag_wavefronts_per_lup: tag-stage wavefronts per lup (0 where the stage is not modelled).
     """
 
     cycles_per_lup: float
     per_field: dict[str, float]
     load_cycles_per_lup: float
     store_cycles_per_lup: float
+    data_pipe_wavefronts_per_lup: float = 0.0
+    tag_wavefronts_per_lup: float = 0.0
+
+
+def _distinct_per_row(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows sorted with invalid entries last (as a sentinel), and the mask of first occurrences."""
+    w = np.where(valid, values, _SENTINEL)
+    w.sort(axis=1)
+    distinct = w != _SENTINEL
+    distinct[:, 1:] &= w[:, 1:] != w[:, :-1]
+    return w, distinct
 
 
 def group_wavefronts(words: np.ndarray, valid: np.ndarray, device: Device) -> np.ndarray:
-    """Wavefronts of each lane group.
+    """Data-pipe wavefronts of each lane group.
 
     Args:
         words: int64 array ``(groups, lanes)`` of bank-word indices (byte address // bank_bytes).
         valid: bool array of the same shape; invalid lanes do not access memory.
-        device: gives banks, bank width and the far-pair distance.
+        device: gives the number of banks.
 
     Returns:
-        int64 array ``(groups,)``: wavefronts (cycles) per lane group; 0 for a group with no
-        valid lane.
+        int64 array ``(groups,)``: the largest number of distinct words in one bank, per group;
+        0 for a group with no valid lane.
     """
-    groups, lanes = words.shape
+    groups = words.shape[0]
     if groups == 0:
         return np.zeros(0, dtype=np.int64)
-    w = np.where(valid, words, _SENTINEL)
-    w.sort(axis=1)
-    present = w != _SENTINEL
-    distinct = present.copy()
-    distinct[:, 1:] &= w[:, 1:] != w[:, :-1]
-    # Greedy clusters: a new cluster starts at a word more than `far` bytes past the
-    # cluster's first word.
-    far_words = device.l1_far_pair_bytes // device.l1_bank_bytes
-    cluster = np.zeros((groups, lanes), dtype=np.int64)
-    start = w[:, 0].copy()
-    current = np.zeros(groups, dtype=np.int64)
-    for lane in range(1, lanes):
-        col = w[:, lane]
-        new = present[:, lane] & (col - start > far_words)
-        current = current + new
-        start = np.where(new, col, start)
-        cluster[:, lane] = current
+    w, distinct = _distinct_per_row(words, valid)
     banks = device.l1_banks
-    clusters = int(cluster.max()) + 1
-    bank = np.where(present, w % banks, 0)
-    key = (np.arange(groups)[:, None] * clusters + cluster) * banks + bank
-    counts = np.bincount(key[distinct], minlength=groups * clusters * banks)
-    per_cluster = counts.reshape(groups, clusters, banks).max(axis=2)
-    return per_cluster.sum(axis=1)
+    key = np.arange(groups)[:, None] * banks + np.where(distinct, w % banks, 0)
+    counts = np.bincount(key[distinct], minlength=groups * banks)
+    return counts.reshape(groups, banks).max(axis=1)
 
 
-def _lane_groups(values: np.ndarray, valid: np.ndarray, group: int) -> tuple[np.ndarray, np.ndarray]:
-    """Reshape ``(..., threads)`` into ``(rows, group)``, padding the last group with invalid lanes."""
-    threads = values.shape[-1]
-    pad = (-threads) % group
-    if pad:
-        pad_width = [(0, 0)] * (values.ndim - 1) + [(0, pad)]
-        values = np.pad(values, pad_width)
-        valid = np.pad(valid, pad_width)
-    return values.reshape(-1, group), valid.reshape(-1, group)
+def distinct_lines(lines: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Distinct line indices per row of ``lines`` ``(rows, entries)`` over the valid entries."""
+    if lines.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return _distinct_per_row(lines, valid)[1].sum(axis=1)
+
+
+def _pad_last(values: np.ndarray, multiple: int) -> np.ndarray:
+    """Pad the last axis with zeros (or False) to a multiple of ``multiple``."""
+    pad = (-values.shape[-1]) % multiple
+    if not pad:
+        return values
+    return np.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, pad)])
+
+
+def warp_instruction_costs(addr: np.ndarray, lanes: np.ndarray, element_bytes: int,
+                           device: Device) -> tuple[np.ndarray, np.ndarray]:
+    """Data-pipe and tag-stage wavefronts of every warp instruction.
+
+    Args:
+        addr: int64 byte addresses ``(instructions, threads)`` in linear thread order.
+        lanes: bool ``(instructions, threads)``: lanes that access memory.
+        element_bytes: bytes each lane accesses.
+        device: bank layout, line size, warp size, vendor.
+
+    Returns:
+        Two float arrays ``(instructions, warps)``: data-pipe and tag-stage wavefronts (the
+        latter zero where the device has no modelled tag stage).
+    """
+    n, warp = addr.shape[0], device.warp_size
+    a = _pad_last(addr, warp).reshape(-1, warp)  # (instructions * warps, warp)
+    v = _pad_last(lanes, warp).reshape(-1, warp)
+    bank = device.l1_bank_bytes
+    group = max(1, min(warp, device.l1_bytes_per_cycle // element_bytes))
+    words_per_elem = max(1, -(-element_bytes // bank))
+    words = (a // bank)[..., None] + np.arange(words_per_elem)
+    wvalid = np.repeat(v[..., None], words_per_elem, axis=2)
+    groups = -(-warp // group)
+    words = _pad_last(words.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
+    wvalid = _pad_last(wvalid.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
+    data = group_wavefronts(words.reshape(-1, group * words_per_elem),
+                            wvalid.reshape(-1, group * words_per_elem), device)
+    data = data.reshape(n, -1, groups).sum(axis=2).astype(float)
+    stage = tag_stage_for(device)
+    if stage is None:
+        return data, np.zeros_like(data)
+    line = device.l1_line_bytes
+    ends = np.stack([a // line, (a + element_bytes - 1) // line], axis=2).reshape(a.shape[0], -1)
+    lines = distinct_lines(ends, np.repeat(v, 2, axis=1))
+    return data, stage.wavefronts(lines).reshape(n, -1)
 
 
 def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
               addresses: np.ndarray | None = None) -> L1Cycles:
     """L1 cycles per lup of the block ``cells`` (see the module docstring).
 
-    ``addresses`` may pass precomputed :func:`~warpspeed.addresses.block_addresses`.
+    ``addresses`` may pass precomputed :func:`~warpspeed.memory.addresses.block_addresses`.
     Accesses with the same element size are counted in one vectorized batch.
     """
     addr = block_addresses(compiled, cells) if addresses is None else addresses
+    lanes = instruction_lanes(compiled, cells)
     lups = cells.lups
-    per_access = np.zeros(len(compiled.accesses))
-    sizes = sorted({a.field.element_bytes for a in compiled.accesses})
-    for elem in sizes:
+    n_acc = len(compiled.accesses)
+    per_access = np.zeros(n_acc)
+    data_total = tag_total = 0.0
+    for elem in sorted({a.field.element_bytes for a in compiled.accesses}):
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.element_bytes == elem]
-        words_per_elem = max(1, -(-elem // device.l1_bank_bytes))
-        group = max(1, min(device.warp_size, device.l1_bytes_per_cycle // elem))
-        words = addr[idx] // device.l1_bank_bytes  # (accesses, folds, threads)
-        valid = np.broadcast_to(cells.valid, words.shape)
-        if words_per_elem > 1:  # wide elements touch several consecutive words
-            words = (words[..., None] + np.arange(words_per_elem)).reshape(*words.shape[:2], -1)
-            valid = np.repeat(valid, words_per_elem, axis=2)
-            group *= words_per_elem
-        g_words, g_valid = _lane_groups(words, valid, group)
-        wavefronts = group_wavefronts(g_words, g_valid, device).reshape(len(idx), -1).sum(axis=1)
-        per_access[idx] = wavefronts / lups
+        flat = addr[idx].reshape(-1, addr.shape[-1])  # (accesses * folds, threads)
+        data, tag = warp_instruction_costs(flat, lanes[idx].reshape(flat.shape), elem, device)
+        cycles = np.maximum(data, tag).reshape(len(idx), -1).sum(axis=1)
+        per_access[idx] = cycles / lups
+        data_total += float(data.sum()) / lups
+        tag_total += float(tag.sum()) / lups
     per_field = {name: 0.0 for name in compiled.field_names}
     loads = stores = 0.0
     for i, acc in enumerate(compiled.accesses):
@@ -127,4 +219,5 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
         else:
             loads += float(per_access[i])
     return L1Cycles(cycles_per_lup=loads + stores, per_field=per_field,
-                    load_cycles_per_lup=loads, store_cycles_per_lup=stores)
+                    load_cycles_per_lup=loads, store_cycles_per_lup=stores,
+                    data_pipe_wavefronts_per_lup=data_total, tag_wavefronts_per_lup=tag_total)
