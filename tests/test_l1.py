@@ -218,7 +218,7 @@ def test_amd_devices_have_no_tag_stage():
     from warpspeed.hardware.device import load_device
 
     mi210 = load_device("MI210")
-    k = Kernel("col", (Field("A", 8, (1 << 20,)),), (load_linear("A", "4096 * x"),), (4096, 1, 1))
+    k = Kernel("col", (Field("A", 8, (1 << 20,)),), (load_linear("A", "256 * x"),), (4096, 1, 1))
     result = _cycles(k, mi210, (64, 1, 1))
     assert result.tag_wavefronts_per_lup == 0.0
     assert result.cycles_per_lup == pytest.approx(result.data_pipe_wavefronts_per_lup)
