@@ -134,3 +134,18 @@ def test_cli_exits_1_when_a_bound_is_exceeded(monkeypatch):
     result = CliRunner().invoke(main, ["validate"], env={"COLUMNS": "200"})
     assert result.exit_code == 1
     assert "NO" in result.output
+
+
+def test_readme_quotes_the_current_headline_numbers(datasets):
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Accuracy"):readme.index("## How the model works")]
+    by_name = {d.name: d for d in datasets}
+    assert f"MAPE {by_name['A100 cycles per warp load'].mape_percent:.1f} %" in section
+    assert f"MAPE {by_name['A100 tag-stage wavefronts per warp load'].mape_percent:.1f} %" in section
+    assert by_name["A100 data-pipe wavefronts per warp load"].mape_percent == 0.0
+    for kind in ("(fitted)", "(not fitted)"):
+        mapes = [d.mape_percent for d in datasets if d.group == "DRAM" and d.name.endswith(kind)]
+        assert f"MAPE {min(mapes):.1f}–{max(mapes):.1f} % per device" in section, kind
+    capacity = by_name["effective L2 capacity: device file vs measured onset"]
+    assert f"MAPE {capacity.mape_percent:.1f} %" in section
+    assert "docs/accuracy.md" in section and "not opened" in section
