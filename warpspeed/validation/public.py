@@ -77,7 +77,7 @@ TAG_WORST_BOUND = 40.0
 #: 9.6 %, MI100).
 STREAM_FITTED_MAPE_BOUND = 5.0
 STREAM_FITTED_WORST_BOUND = 15.0
-#: The other mixed kernels (16 or 24 B per thread; not fitted; 1.6-4.5 % today) reach the
+#: The other mixed kernels (16 or 24 B per thread; not fitted; 1.6-4.4 % today) reach the
 #: sustained bandwidth at other occupancies, and the H200 is still latency-bound at full
 #: occupancy (worst today 15 %, H200 scale).
 STREAM_OTHER_MAPE_BOUND = 8.0

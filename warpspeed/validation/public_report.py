@@ -17,10 +17,26 @@ DOCS_PATH = "docs/accuracy.md"
 #: Datasets with at most this many points list every point.
 LIST_POINTS_UP_TO = 12
 
-_GROUP_TITLES = {
-    "L1": "L1: strided loads and 2-D blocks (gpu-strides)",
-    "DRAM": "DRAM: stream bandwidth against occupancy (gpu-stream)",
-    "L2": "L2: capacity and bandwidth (gpu-l2-cache)",
+_GROUPS = {
+    "L1": ("L1: strided loads and 2-D blocks (gpu-strides)",
+           "Measured on an NVIDIA A100: one thread block of 1024 threads runs a loop of 8 loads per "
+           "iteration from one array, thread `t` reading `base(t) + 4 k` elements (`k = 0..7`); per warp-level "
+           "load instruction the file gives the SM cycles and two L1TEX counters. The model runs each row's "
+           "loop body as a kernel (`warpspeed/validation/strides.py`) through its L1 stage "
+           "(`warpspeed/memory/l1.py`): per instruction the larger of the data-pipe wavefronts (32 banks of "
+           "4 B) and the tag-stage wavefronts (`max(1, 0.46 + 0.28 L)` for `L` distinct 128 B lines)."),
+    "DRAM": ("DRAM: stream bandwidth against occupancy (gpu-stream)",
+             "Each file gives, for increasing numbers of resident threads, the bandwidth of streaming "
+             "kernels (init, read, scale, triad and, where measured, 1-D stencils). The model is each "
+             "built-in device's achievable DRAM bandwidth (`warpspeed/perf/occupancy_bandwidth.py`): the "
+             "device file's Little's-law curve at `Q` = resident threads x bytes the kernel moves per thread "
+             "(scale and stencil1d3pt 16 B, triad 24 B), at most the file's sustained DRAM bandwidth."),
+    "L2": ("L2: capacity and bandwidth (gpu-l2-cache)",
+           "Each file gives the bandwidth of a read-only sum over a data set that all SMs re-read at full "
+           "occupancy, against the size of the data set. `warpspeed/perf/sustained.py` reads off the L2 "
+           "plateau and the onset of its fall; the comparison is with the L2 bandwidth and effective L2 "
+           "capacity that the device files (`warpspeed/hardware/devices/*.toml`) hold for the devices "
+           "measured as that part."),
 }
 
 _INTRO = """\
@@ -66,7 +82,8 @@ def _num(value: float) -> str:
 
 
 def _pct(value: float) -> str:
-    return f"{value:+.2f} %"
+    """Signed percentage to two decimals; values that round to zero print as +0.00."""
+    return f"{0.0 if round(value, 2) == 0 else value:+.2f} %"
 
 
 def _source_line(ds: DatasetAccuracy) -> str:
@@ -108,11 +125,11 @@ def accuracy_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
     lines += _table(("group", "dataset", "points", "MAPE %", "worst", "worst point", "bound MAPE / worst %",
                      "within"), summary_rows(datasets))
     lines.append("")
-    for group, title in _GROUP_TITLES.items():
+    for group, (title, text) in _GROUPS.items():
         members = [ds for ds in datasets if ds.group == group]
         if not members:
             continue
-        lines += [f"## {title}", ""]
+        lines += [f"## {title}", "", text, ""]
         for ds in members:
             lines += _dataset_section(ds)
     lines.append(_NOT_VALIDATED)
