@@ -152,9 +152,9 @@ def test_at_least_one_wavefront_per_half_warp(a100, bx, by, bz, fy):
     assert result.cycles_per_lup == pytest.approx(sum(result.per_field.values()))
 
 
-# --- the A100 gpu-strides measurements (tests/data/gpu_strides_a100.csv) -------------------------
+# --- the A100 gpu-strides measurements (fits/data/public/gpu-strides/a100.csv) -------------------------
 
-_STRIDES_CSV = Path(__file__).parent / "data" / "gpu_strides_a100.csv"
+_STRIDES_CSV = Path(__file__).parents[1] / "fits" / "data" / "public" / "gpu-strides" / "a100.csv"
 
 
 def _row(precision, kind, arg, pitch=0):

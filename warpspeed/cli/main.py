@@ -128,8 +128,9 @@ def _register_commands() -> None:
     from warpspeed.cli.scan import scan_domain
     from warpspeed.cli.study import COMMANDS as STUDY_COMMANDS
     from warpspeed.cli.validate import COMMANDS as VALIDATE_COMMANDS
+    from warpspeed.cli.validate_public import validate
 
-    for command in (predict, rank, scan_domain, fit, *VALIDATE_COMMANDS, *STUDY_COMMANDS):
+    for command in (predict, rank, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS):
         main.add_command(command)
 
 

@@ -21,7 +21,7 @@ Cycles of an instruction = ``max(data-pipe wavefronts, tag-stage wavefronts)``.
 
 Source of the rule: the gpu-strides microbenchmark of gpu-benches (Dominik Ernst,
 https://github.com/te42kyfo/gpu-benches, ``gpu-strides/a100.txt``; stored as
-``tests/data/gpu_strides_a100.csv``) measures, per warp load on an A100, the cycles and the
+``fits/data/public/gpu-strides/a100.csv``) measures, per warp load on an A100, the cycles and the
 counters ``l1tex__data_pipe_lsu_wavefronts`` and
 ``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`` for strided accesses (strides 0-64,
 float and double) and 2-D blocks 1-64 threads wide. The bank rule above reproduces the

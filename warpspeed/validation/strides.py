@@ -89,7 +89,7 @@ class StridesAccuracy:
 
 
 def read_strides_csv(path: str | Path) -> tuple[StrideRow, ...]:
-    """Rows of a gpu-strides CSV (``#`` lines are comments; see ``tests/data/gpu_strides_a100.csv``)."""
+    """Rows of a gpu-strides CSV (``#`` lines are comments; see ``fits/data/public/gpu-strides/a100.csv``)."""
     p = Path(path)
     try:
         text = p.read_text()
