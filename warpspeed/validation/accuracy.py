@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from warpspeed.errors import WarpspeedError
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
 from warpspeed.validation.measurement_csv import read_measurement_csv
+from warpspeed.validation.percent import AccuracyError, mape
 from warpspeed.validation.schema import COMPARED_METRICS, MeasurementTable
 
 #: Size of the top group compared between predicted and measured ranking (``--top`` changes it).
@@ -43,10 +43,6 @@ METRIC_LABELS: dict[str, str] = {
     "dram_store": "DRAM store",
     "performance": "performance",
 }
-
-
-class AccuracyError(WarpspeedError):
-    """The rows cannot be compared (missing columns, too few valid rows)."""
 
 
 @dataclass(frozen=True)
@@ -119,17 +115,6 @@ def _pairs(rows: Sequence[Mapping[str, Any]], measured: str, predicted: str) -> 
         if math.isfinite(m) and math.isfinite(p) and m > 0:
             out.append((row_label(row), p, m))
     return out
-
-
-def mape(predicted: Sequence[float], measured: Sequence[float]) -> float:
-    """Mean absolute percentage error in percent: ``100 / n * sum |p - m| / m`` (m > 0)."""
-    if len(predicted) != len(measured):
-        raise AccuracyError(f"mape: {len(predicted)} predicted but {len(measured)} measured values")
-    if not predicted:
-        return math.nan
-    if any(m <= 0 for m in measured):
-        raise AccuracyError("mape: measured values must be positive")
-    return 100.0 * sum(abs(p - m) / m for p, m in zip(predicted, measured)) / len(measured)
 
 
 def metric_accuracy(rows: Sequence[Mapping[str, Any]], metric: str) -> MetricAccuracy:

@@ -37,16 +37,12 @@ from importlib.resources.abc import Traversable
 
 from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.kernel.description import Kernel
-from warpspeed.launch.geometry import make_launch
-from warpspeed.memory.addresses import block_cells, compile_kernel
-from warpspeed.memory.l1 import l1_cycles
 from warpspeed.perf.device_figures import CURVE_KERNELS, MEASURED_AS
 from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
 from warpspeed.perf.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
 from warpspeed.perf.sustained import MIXED_KERNELS, cache_step
-from warpspeed.validation.strides import (LOADS_PER_ITERATION, StrideRow, benchmark_kernel,
-                                          predict_row, read_strides_csv)
+from warpspeed.validation.percent import mape
+from warpspeed.validation.strides import StrideRow, predict_row, read_strides_csv
 
 #: Repository of every stored measurement.
 SOURCE_REPOSITORY = "te42kyfo/gpu-benches"
@@ -137,7 +133,7 @@ class DatasetAccuracy:
     @property
     def mape_percent(self) -> float:
         """Mean absolute percentage error over the points [%]."""
-        return sum(abs(p.error_percent) for p in self.points) / len(self.points)
+        return mape([p.predicted for p in self.points], [p.measured for p in self.points])
 
     @property
     def worst(self) -> PointError:
@@ -181,15 +177,6 @@ def _row_label(row: StrideRow) -> str:
     return f"{row.precision}, block {row.arg} x {1024 // row.arg}, pitch {row.pitch}"
 
 
-def _wavefronts(kernel: Kernel, block: tuple[int, int, int], device: Device) -> tuple[float, float]:
-    """Data-pipe and tag-stage wavefronts per warp-level load of one gpu-strides row."""
-    launch = make_launch(block, (1, 1, 1), kernel.domain)
-    result = l1_cycles(compile_kernel(kernel), block_cells(launch), device)
-    per_instruction = device.warp_size / LOADS_PER_ITERATION  # lups per warp load
-    return (result.data_pipe_wavefronts_per_lup * per_instruction,
-            result.tag_wavefronts_per_lup * per_instruction)
-
-
 def strides_datasets() -> tuple[DatasetAccuracy, ...]:
     """Cycles, data-pipe and tag-stage wavefronts per warp load on the A100 gpu-strides rows."""
     stored = _strides_file()
@@ -201,10 +188,10 @@ def strides_datasets() -> tuple[DatasetAccuracy, ...]:
     cycles, data, tag = [], [], []
     for row in rows:
         label = _row_label(row)
-        cycles.append(PointError(label, predict_row(row, device).cycles, row.cycles))
-        d, t = _wavefronts(*benchmark_kernel(row), device)
-        data.append(PointError(label, d, row.data_pipe_wavefronts))
-        tag.append(PointError(label, t, row.tag_wavefronts))
+        prediction = predict_row(row, device)
+        cycles.append(PointError(label, prediction.cycles, row.cycles))
+        data.append(PointError(label, prediction.data_pipe_wavefronts, row.data_pipe_wavefronts))
+        tag.append(PointError(label, prediction.tag_wavefronts, row.tag_wavefronts))
     note = (f"{len(rows)} rows: strided loads (stride 0-64 elements) and 2-D blocks 1-64 threads wide, "
             f"float and double, one block of 1024 threads; model device {STRIDES_DEVICE}")
     return (

@@ -28,6 +28,7 @@ from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.memory.l1 import l1_cycles
+from warpspeed.validation.percent import mape
 
 #: Threads of the benchmark's single thread block.
 BLOCK_THREADS = 1024
@@ -62,10 +63,13 @@ class StrideRow:
 
 @dataclass(frozen=True)
 class StridePrediction:
-    """The L1 model's cycles per warp-level load instruction for one row."""
+    """The L1 model for one row, per warp-level load instruction: cycles, data-pipe wavefronts
+    and tag-stage wavefronts."""
 
     row: StrideRow
     cycles: float
+    data_pipe_wavefronts: float
+    tag_wavefronts: float
 
     @property
     def relative_error(self) -> float:
@@ -153,7 +157,10 @@ def predict_row(row: StrideRow, device: Device) -> StridePrediction:
     launch = make_launch(block, (1, 1, 1), kernel.domain)
     result = l1_cycles(compile_kernel(kernel), block_cells(launch), device)
     warp_loads_per_lup = LOADS_PER_ITERATION / device.warp_size
-    return StridePrediction(row=row, cycles=result.cycles_per_lup / warp_loads_per_lup)
+    lups_per_warp_load = device.warp_size / LOADS_PER_ITERATION
+    return StridePrediction(row=row, cycles=result.cycles_per_lup / warp_loads_per_lup,
+                            data_pipe_wavefronts=result.data_pipe_wavefronts_per_lup * lups_per_warp_load,
+                            tag_wavefronts=result.tag_wavefronts_per_lup * lups_per_warp_load)
 
 
 def strides_accuracy(rows: tuple[StrideRow, ...], device: Device) -> StridesAccuracy:
@@ -161,6 +168,6 @@ def strides_accuracy(rows: tuple[StrideRow, ...], device: Device) -> StridesAccu
     if not rows:
         raise StridesDataError("no gpu-strides rows to compare")
     predictions = tuple(predict_row(r, device) for r in rows)
-    mape = 100.0 * sum(p.relative_error for p in predictions) / len(predictions)
+    error = mape([p.cycles for p in predictions], [p.row.cycles for p in predictions])
     worst = max(predictions, key=lambda p: p.relative_error)
-    return StridesAccuracy(mape_percent=mape, worst=worst, predictions=predictions)
+    return StridesAccuracy(mape_percent=error, worst=worst, predictions=predictions)
