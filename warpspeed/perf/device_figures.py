@@ -48,7 +48,7 @@ from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.perf.bandwidth import BandwidthParams, fit_stream_kernel
 from warpspeed.perf.public_data import load_stream, public_parts
-from warpspeed.perf.sustained import MeasuredPart, measured_part
+from warpspeed.perf.sustained import CacheStep, MeasuredPart, measured_part
 
 #: Built-in device -> the stored part whose measurements it takes unchanged: the same part, or
 #: one with the same chip, memory system and clock (L40S: AD102 with 142 SMs and 864 GB/s GDDR6,
@@ -195,6 +195,14 @@ def _l2_bandwidth(name: str) -> Figure | None:
     return Figure(base.value * factor, f"rule: {ref} {base.value:.1f} GB/s x {why} = x {factor:.4f}")
 
 
+def _capped_onset(step: CacheStep, unit_bytes: int, unit: str, digits: int) -> Figure:
+    """A cache capacity: the measured onset of the bandwidth fall, at most the nominal size [B]."""
+    nominal = step.nominal_bytes
+    return Figure(float(min(round(step.onset_bytes), nominal)),
+                  f"min(measured onset {step.onset_bytes / unit_bytes:.{digits}f} {unit}, "
+                  f"nominal {nominal / unit_bytes:g} {unit}) ({step.source})")
+
+
 def _l2_effective(name: str) -> Figure | None:
     if name in KEEP_HALF_L2:
         return None
@@ -202,20 +210,14 @@ def _l2_effective(name: str) -> Figure | None:
     part = same_l2.get(name, MEASURED_AS.get(name))
     if not part or not _part(part).l2:
         return None
-    step = _part(part).l2
-    nominal = step.nominal_bytes
-    return Figure(float(min(round(step.onset_bytes), nominal)),
-                  f"min(measured onset {step.onset_bytes / 2**20:.2f} MiB, nominal {nominal / 2**20:g} MiB) ({step.source})")
+    return _capped_onset(_part(part).l2, 2**20, "MiB", 2)
 
 
 def _l1_bytes(name: str) -> Figure | None:
     part = MEASURED_AS.get(name)
     if not part or not _part(part).l1:
         return None
-    step = _part(part).l1
-    nominal = step.nominal_bytes
-    return Figure(float(min(round(step.onset_bytes), nominal)),
-                  f"min(measured onset {step.onset_bytes / 1024:.1f} KiB, nominal {nominal / 1024:g} KiB) ({step.source})")
+    return _capped_onset(_part(part).l1, 1024, "KiB", 1)
 
 
 @lru_cache(maxsize=None)
