@@ -22,7 +22,7 @@ Stages (Ernst et al., JPDC 2023):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.files.jsonsafe import json_safe
@@ -63,6 +63,15 @@ class Prediction:
     roofline: Roofline
     two_limiter: TwoLimiter
     dram_bandwidth: DramBandwidth
+    #: The kernel description and the device the prediction was made for (what the interval,
+    #: pipeline and power models and the trace read beyond the volumes).
+    kernel_spec: Kernel = field(repr=False, compare=False)
+    device_spec: Device = field(repr=False, compare=False)
+
+    @property
+    def clock_ghz(self) -> float:
+        """The SM clock the L1 and FP limiters assume, GHz."""
+        return self.device_spec.clock_ghz
 
     @property
     def l2_store_bytes_per_lup(self) -> float:
@@ -229,7 +238,8 @@ class Predictor:
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
         return Prediction(kernel=kernel.name, device=device.name, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
-                          wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw)
+                          wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
+                          kernel_spec=kernel, device_spec=device)
 
 
 def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,

@@ -15,13 +15,14 @@ import math
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 from warpspeed.hardware.device import Device
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.capacity import CapacityCurves
+from warpspeed.models import estimate_energy, estimate_time, require_model, require_objective
 from warpspeed.predict import Predictor
 from warpspeed.launch.space import Config, configuration_space
 
@@ -69,6 +70,13 @@ class RankRow:
     occupancy_limiter: str
     registers: int
     error: str | None = None
+    #: The time model ``lups_per_s`` comes from, and what dominates its time (for the roofline
+    #: the limiter; for the interval model the largest CPI-stack entry).
+    model: str = "roofline"
+    explanation: str = ""
+    #: Board power (W) and lattice updates per joule (NaN unless ranked by energy or EDP).
+    watts: float = math.nan
+    lups_per_joule: float = math.nan
 
     @property
     def ok(self) -> bool:
@@ -86,6 +94,12 @@ class RankRow:
             "blocks_per_sm": self.blocks_per_sm, "occupancy_limiter": self.occupancy_limiter,
             "registers": self.registers, "error": self.error,
         }
+        if self.model != "roofline":
+            d["model"] = self.model
+            d["explanation"] = self.explanation
+        if not math.isnan(self.watts):
+            d["watts"] = self.watts
+            d["lups_per_joule"] = self.lups_per_joule
         return d
 
 
@@ -113,18 +127,48 @@ class Ranking:
         return tuple(r for r in self.rows if not r.ok)
 
 
-def _predict_one(predictor: "Predictor", config: Config) -> RankRow:
+@dataclass(frozen=True)
+class Scoring:
+    """What a ranking predicts and orders by: the time ``model`` (:data:`warpspeed.models.TIME_MODELS`),
+    the ``objective`` (:data:`warpspeed.models.OBJECTIVES`) and the SM clock for the power model
+    (MHz; None: the device's)."""
+
+    model: str = "roofline"
+    objective: str = "time"
+    clock_mhz: float | None = None
+
+    def __post_init__(self) -> None:
+        require_model(self.model)
+        require_objective(self.objective)
+
+
+#: The default: the roofline, ranked by lattice updates per second.
+ROOFLINE_TIME = Scoring()
+
+
+def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = ROOFLINE_TIME) -> RankRow:
     try:
-        return predictor.predict(config.block, config.fold).rank_row(config)
+        prediction = predictor.predict(config.block, config.fold)
+        row = prediction.rank_row(config)
+        if scoring == ROOFLINE_TIME:
+            return row
+        time = estimate_time(scoring.model, prediction)
+        if scoring.model != "roofline":
+            row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation)
+        if scoring.objective != "time":
+            energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz)
+            row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
+                          lups_per_joule=energy.lups_per_joule)
+        return row
     except WarpspeedError as exc:
         return _error_row(config, str(exc))
 
 
 def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
-                  curves: CapacityCurves | None = None) -> list[RankRow]:
+                  curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> list[RankRow]:
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
     predictor = Predictor(kernel, device, curves)
-    return [_predict_one(predictor, c) for c in configs]
+    return [_predict_one(predictor, c, scoring) for c in configs]
 
 
 def _chunks(items: Sequence[Config], parts: int) -> list[list[Config]]:
@@ -135,14 +179,14 @@ def _chunks(items: Sequence[Config], parts: int) -> list[list[Config]]:
 def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                     executor: Executor | None | str = "auto",
                     progress: Callable[[int], None] | None = None,
-                    curves: CapacityCurves | None = None) -> list[RankRow]:
+                    curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> list[RankRow]:
     """Predict ``configs`` in input order.
 
     ``executor``: ``None`` runs serially in this process; an Executor runs chunks on it;
     ``"auto"`` uses a local process pool when there are at least
     :data:`AUTO_PARALLEL_MIN_CONFIGS` configurations and more than one CPU.
     ``progress`` is called with the number of configurations finished so far. ``curves``:
-    capacity curves instead of the device family's.
+    capacity curves instead of the device family's; ``scoring``: the time model and objective.
     """
     configs = list(configs)
     workers = os.cpu_count() or 1
@@ -150,17 +194,17 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
         executor = None
         if len(configs) >= AUTO_PARALLEL_MIN_CONFIGS and workers > 1:
             with process_pool(workers) as pool:
-                return predict_configs(kernel, device, configs, pool, progress, curves)
+                return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
         predictor = Predictor(kernel, device, curves)
         rows: list[RankRow] = []
         for config in configs:
-            rows.append(_predict_one(predictor, config))
+            rows.append(_predict_one(predictor, config, scoring))
             if progress:
                 progress(len(rows))
         return rows
     chunks = _chunks(configs, 4 * workers)
-    futures = [executor.submit(_predict_rows, kernel, device, chunk, curves) for chunk in chunks]
+    futures = [executor.submit(_predict_rows, kernel, device, chunk, curves, scoring) for chunk in chunks]
     rows = []
     for fut in futures:
         rows.extend(fut.result())
@@ -172,13 +216,13 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
 def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None,
          executor: Executor | None | str = "auto",
          progress: Callable[[int], None] | None = None,
-         curves: CapacityCurves | None = None) -> Ranking:
+         curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> Ranking:
     """Predict and sort ``configs`` best first (default: the 1024-thread space the kernel's
     domain can use, :func:`warpspeed.launch.space.configuration_space`); ``curves``: capacity
-    curves instead of the device family's."""
+    curves instead of the device family's; ``scoring``: time model and objective."""
     space = list(configs) if configs is not None else configuration_space(kernel)
-    rows = predict_configs(kernel, device, space, executor, progress, curves)
-    return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows))
+    rows = predict_configs(kernel, device, space, executor, progress, curves, scoring)
+    return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows, scoring.objective))
 
 
 def _headroom_key(row: RankRow) -> tuple:
@@ -189,11 +233,21 @@ def _headroom_key(row: RankRow) -> tuple:
     return (tuple(-v for v in limits), row.config.block, row.config.fold)
 
 
-def sort_rows(rows: Iterable[RankRow]) -> tuple[RankRow, ...]:
-    """Best first (highest lups/s; ties by the next limiters' headroom, then block and fold);
-    failed rows last in input order."""
+def _objective_key(objective: str) -> Callable[[RankRow], tuple]:
+    """Sort key for ``objective``: lups/s (``time``), lups per joule (``energy``) or the
+    energy-delay product per lup, 1 / (lups/J x lups/s) (``edp``); ties by the roofline headroom."""
+    if objective == "energy":
+        return lambda r: (-r.lups_per_joule, -r.lups_per_s, *_headroom_key(r))
+    if objective == "edp":
+        return lambda r: (-(r.lups_per_joule * r.lups_per_s), -r.lups_per_s, *_headroom_key(r))
+    return lambda r: (-r.lups_per_s, *_headroom_key(r)) if r.model != "roofline" else _headroom_key(r)
+
+
+def sort_rows(rows: Iterable[RankRow], objective: str = "time") -> tuple[RankRow, ...]:
+    """Best first by ``objective`` (``time``: highest lups/s, ties by the next limiters' headroom,
+    then block and fold); failed rows last in input order."""
     rows = list(rows)
-    ok = sorted((r for r in rows if r.ok), key=_headroom_key)
+    ok = sorted((r for r in rows if r.ok), key=_objective_key(require_objective(objective)))
     return tuple(ok + [r for r in rows if not r.ok])
 
 
@@ -201,7 +255,7 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
                   blocks: Callable[[Kernel], Sequence[tuple[int, int, int]]],
                   executor: Executor | None | str = "auto",
                   progress: Callable[[int], None] | None = None,
-                  curves: CapacityCurves | None = None) -> Ranking:
+                  curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> Ranking:
     """Rank every folding with its own kernel (code generators compile one kernel per folding).
 
     ``kernels`` maps each folding to its kernel; ``blocks(kernel)`` gives the candidate blocks
@@ -221,6 +275,7 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
     for kernel, configs in groups:
         done = len(rows)
         rows.extend(predict_configs(kernel, device, configs, executor,
-                                    (lambda n, base=done: progress(base + n)) if progress else None, curves))
+                                    (lambda n, base=done: progress(base + n)) if progress else None, curves,
+                                    scoring))
     name = next(iter(kernels.values())).name
-    return Ranking(kernel=name, device=device.name, rows=sort_rows(rows))
+    return Ranking(kernel=name, device=device.name, rows=sort_rows(rows, scoring.objective))

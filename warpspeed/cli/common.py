@@ -54,3 +54,19 @@ def registers_text(registers: int, source: str) -> str:
     the source is ``ptxas``, ``estimate``, ``given`` or ``assumed``."""
     return f"registers: {registers} per thread ({source})"
 
+
+
+def model_option(f):
+    """``--model roofline|interval|pipeline``: the time model (default: the roofline)."""
+    from warpspeed.models import TIME_MODELS
+
+    return click.option("--model", type=click.Choice(list(TIME_MODELS)), default="roofline", show_default=True,
+                        help="Time model: the four-limiter roofline, the AMALI interval model (a CPI stack "
+                             "of stall reasons) or the pipeline model (an instruction graph simulated on "
+                             "the SMs).")(f)
+
+
+def clock_option(f):
+    """``--clock-mhz``: the SM clock for the power model (default: the device's)."""
+    return click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
+                        help="SM clock in MHz for the power model (default: the device's base clock).")(f)

@@ -7,7 +7,9 @@ import json
 import click
 
 from warpspeed.cli.common import (
+    clock_option,
     dtype_option,
+    model_option,
     kernel_options,
     parse_triple as _triple,
     registers_text,
@@ -38,9 +40,12 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
                    "about row wrap-around and alignment, slower).")
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
+@model_option
+@clock_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
-            address_space: str, curves_path: str | None, as_json: bool) -> None:
+            address_space: str, curves_path: str | None, model: str, clock_mhz: float | None,
+            as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
@@ -61,6 +66,13 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
                           "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
     d = p.to_dict()
     d["registers_source"] = resolved.registers_source
+    estimate = None
+    if model != "roofline":
+        from warpspeed.models import estimate_time
+
+        estimate = estimate_time(model, p)
+        d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
+                    **estimate.details}
     if as_json:
         click.echo(json.dumps(d, indent=2))
         return
@@ -98,3 +110,6 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
     if d["gflops"]:
         console.print(f"{d['gflops']:.0f} GFLOP/s predicted")
+    if estimate is not None:
+        console.print(f"{model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
+                      f"dominated by {estimate.explanation}")

@@ -6,7 +6,14 @@ import json
 
 import click
 
-from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, registers_text
+from warpspeed.cli.common import (
+    clock_option,
+    dtype_option,
+    kernel_options,
+    model_option,
+    parse_triple as _triple,
+    registers_text,
+)
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe
@@ -55,8 +62,14 @@ RANK_COLUMNS = (
                    "(format from the suffix: png, pdf, svg, ...).")
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
+@model_option
+@click.option("--objective", type=click.Choice(["time", "energy", "edp"]), default="time", show_default=True,
+              help="Rank by lattice updates per second (time), per joule (energy) or by the "
+                   "energy-delay product (edp).")
+@clock_option
 def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
-         jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None) -> None:
+         jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None,
+         model: str, objective: str, clock_mhz: float | None) -> None:
     """Rank launch configurations (blocks x foldings) by predicted performance.
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
@@ -68,7 +81,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     """
     from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads, useful_foldings
     from warpspeed.memory.capacity import load_curves
-    from warpspeed.rank import rank_per_fold
+    from warpspeed.rank import Scoring, rank_per_fold
 
     require_kernel(kernel_name)
     device = load_device(device_name)
@@ -87,7 +100,8 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     progress = DelayedProgress(n_configs, f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
     try:
-        ranking = rank_per_fold(kernels, device, blocks, executor=executor, progress=progress, curves=curves)
+        ranking = rank_per_fold(kernels, device, blocks, executor=executor, progress=progress, curves=curves,
+                                scoring=Scoring(model, objective, clock_mhz))
     finally:
         progress.close()
         if executor not in (None, "auto"):
@@ -103,6 +117,8 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
         plot_ranking(ranking, plot_path, top=top or None)
     if as_json:
         doc = {"kernel": ranking.kernel, "device": ranking.device}
+        if (model, objective) != ("roofline", "time"):
+            doc["model"], doc["objective"] = model, objective
         if curves is not None:
             doc["capacity_curves"] = curves.label
         doc["rows"] = [json_safe(r.as_dict()) for r in rows]
