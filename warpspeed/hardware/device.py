@@ -10,15 +10,18 @@ to the SIMDs (the vector L1 on CDNA, the L0 on RDNA).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
+from typing import Any, Mapping
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.toml import read_toml
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
+#: Fields that are not scalars and are checked by the code that reads them.
+_TABLE_FIELDS = ("tables",)
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
 #: Pointer-chase latencies: optional, present where measured.
@@ -71,6 +74,9 @@ class Device:
     fp64_lanes_per_sm: int  # FP64 results per clock per SM (an FMA is one)
     fp16_lanes_per_sm: int  # FP16 (non-tensor, non-matrix) results per clock per SM
     source: str = ""  # file the device was loaded from
+    #: The file's other top-level tables (``[interval]``, ...): parameters of the models beyond
+    #: the roofline, each read and checked by its model.
+    tables: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     # achievable DRAM bandwidth against bytes in flight (smooth Little's-law curve, fitted to
     # streaming measurements): peak B [GB/s], effective latency L [ns], smoothness p (>= 1)
     dram_curve_peak_gb_s: float | None = None
@@ -85,6 +91,8 @@ class Device:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in OPTIONAL_FIELDS and value is None:
+                continue
+            if f.name in _TABLE_FIELDS:
                 continue
             if f.name in _TEXT_FIELDS:
                 if not isinstance(value, str):
@@ -141,7 +149,7 @@ class Device:
 
 
 _DEVICE_PACKAGE = "warpspeed.hardware.devices"
-_KNOWN = {f.name for f in fields(Device)} - {"source"}
+_KNOWN = {f.name for f in fields(Device)} - {"source", "tables"}
 
 
 def _parse_device(data: dict, origin: str) -> Device:
@@ -156,7 +164,8 @@ def _parse_device(data: dict, origin: str) -> Device:
     if missing:
         raise DeviceError(f"{origin}: missing key(s) {', '.join(missing)}")
     try:
-        return Device(**device, source=origin)
+        tables = {k: v for k, v in data.items() if k != "device" and isinstance(v, dict)} if "device" in data else {}
+        return Device(**device, source=origin, tables=tables)
     except TypeError as exc:  # pragma: no cover - guarded by the key checks above
         raise DeviceError(f"{origin}: {exc}") from None
 
