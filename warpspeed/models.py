@@ -98,10 +98,10 @@ def require_objective(objective: str) -> str:
 
 
 def _provider(module: str, name: str, what: str) -> Callable[..., Any]:
-    try:
-        return getattr(importlib.import_module(module), name)
-    except ModuleNotFoundError as exc:  # pragma: no cover - every model ships with the package
-        raise WarpspeedError(f"the {what} is not available in this installation ({exc})") from None
+    function = getattr(importlib.import_module(module), name, None)
+    if function is None:
+        raise WarpspeedError(f"the {what} is not available in this installation")
+    return function
 
 
 def roofline_estimate(prediction: "Prediction") -> ModelEstimate:

@@ -1,0 +1,1 @@
+"""Instruction latencies per architecture (TOML files with sources)."""

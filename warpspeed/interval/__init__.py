@@ -1,0 +1,1 @@
+"""The AMALI interval model: cycles as a CPI stack of stall reasons."""

@@ -1,0 +1,1 @@
+"""The pipeline model: an instruction dependence graph simulated block by block on the SMs."""

@@ -1,0 +1,1 @@
+"""The power model: board power, energy per lattice update, clock scaling."""

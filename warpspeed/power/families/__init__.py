@@ -1,0 +1,1 @@
+"""Power-model parameters per device family (TOML files with provenance)."""

@@ -1,0 +1,1 @@
+"""Instructions from SASS: compile with nvcc, disassemble with cuobjdump, parse, cache."""

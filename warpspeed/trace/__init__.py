@@ -1,0 +1,1 @@
+"""The per-kernel trace: one JSON document per (kernel, device, configuration)."""
