@@ -57,11 +57,11 @@ except ImportError as _exc:  # pragma: no cover - exercised only without pystenc
 
 from pystencils_plugin.geometry import FieldGeometry
 from pystencils_plugin.indices import AXES
-from pystencils_plugin.registers import register_count
+from pystencils_plugin.registers import register_count, standalone_cuda_source
 from pystencils_plugin.unfold import AccessItem, unfold
 from pystencils_plugin.walker import KernelWalker
 from warpspeed.errors import KernelError, UnsupportedKernelError
-from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, load, store
+from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode, load, store
 
 #: Register source labels of :attr:`ExtractedKernel.registers_source`.
 REGISTER_SOURCES = ("ptxas", "estimate", "given")
@@ -160,11 +160,36 @@ def extract_kernel(kernel_function: Any, name: str | None = None, registers: int
         reg, reg_source, detail = counted.registers, counted.source, counted.detail
     kernel = Kernel(name=kname, fields=_fields(accesses, walker.geometry, alignment_bytes),
                     accesses=tuple(accesses), domain=domain, flops=_flops_per_cell(walker, cells),
-                    dtype=_dtype(accesses, walker.geometry), registers=reg)
+                    dtype=_dtype(accesses, walker.geometry), registers=reg,
+                    code=_kernel_code(kernel_function, source))
     thread_axes = tuple(AXES[walker.counters[k][2]] for k in range(len(walker.counters)) if k in walker.counters)
     specials = tuple(sorted((n, c / cells) for n, c in walker.specials.items()))
     return ExtractedKernel(kernel=kernel, fold=fold, registers_source=reg_source, source=source,
                            registers_detail=detail, special_functions=specials, thread_axes=thread_axes)
+
+
+def _kernel_code(kernel_function: Any, source: str) -> KernelCode:
+    """The generated source with what compiling it needs: for CUDA the standalone file
+    (:func:`~pystencils_plugin.registers.standalone_cuda_source`) and pystencils' include directory."""
+    try:
+        from pystencils.include import get_pystencils_include_path
+
+        include: tuple[str, ...] = (get_pystencils_include_path(),)
+    except ImportError:  # pragma: no cover - every supported pystencils has it
+        include = ()
+    hip = "HIP" in str(getattr(kernel_function, "target", "")).upper()
+    return KernelCode(language="hip" if hip else "cuda",
+                      source=source if hip else standalone_cuda_source(kernel_function, source), generator="pystencils",
+                      generator_version=_pystencils_version(), include_dirs=include)
+
+
+def _pystencils_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pystencils")
+    except PackageNotFoundError:  # pragma: no cover - pystencils imported from a source tree
+        return None
 
 
 def _kernel_name(kernel_function: Any) -> str:

@@ -30,24 +30,13 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-#: Architecture names and GPU names -> nvcc ``-arch`` value (compute capability:
-#: CUDA C++ Programming Guide, "Compute Capabilities" table).
-ARCHITECTURES: dict[str, str] = {
-    "volta": "sm_70", "v100": "sm_70",
-    "turing": "sm_75", "t4": "sm_75",
-    "ampere": "sm_80", "a100": "sm_80",
-    "ga102": "sm_86", "a40": "sm_86", "rtx3090": "sm_86",
-    "ada": "sm_89", "l40": "sm_89", "l40s": "sm_89", "rtx4090": "sm_89",
-    "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "gh200": "sm_90",
-    "blackwell": "sm_100", "b200": "sm_100",
-}
-DEFAULT_ARCH = "sm_80"
+from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
+
 
 #: Seconds before an nvcc compile is abandoned (then the estimate is used).
 DEFAULT_COMPILE_TIMEOUT_S = 60.0
@@ -62,7 +51,6 @@ ESTIMATE_MIN_REGISTERS = 16
 REGISTER_BYTES = 4
 
 _PTXAS_RE = re.compile(r"Used\s+(\d+)\s+registers")
-_ARCH_RE = re.compile(r"^(sm|compute)_(\d+)[a-z]?$")
 
 
 @dataclass(frozen=True)
@@ -80,21 +68,6 @@ class RegisterCount:
     detail: str
 
 
-def cuda_arch(device: str) -> str:
-    """nvcc ``-arch`` for an architecture or GPU name (``'ampere'``, ``'A100-SXM4-40GB'``)
-    or an explicit ``'sm_80'``. Unknown names raise ValueError listing the known ones."""
-    text = device.strip().lower()
-    if _ARCH_RE.match(text):
-        return "sm_" + _ARCH_RE.match(text).group(2)  # type: ignore[union-attr]
-    if text in ARCHITECTURES:
-        return ARCHITECTURES[text]
-    compact = re.sub(r"[^a-z0-9]", "", text)
-    for key in sorted(ARCHITECTURES, key=len, reverse=True):
-        if compact.startswith(key) or key in compact.split():
-            return ARCHITECTURES[key]
-    raise ValueError(
-        f"unknown GPU architecture {device!r}; use sm_XX or one of {', '.join(sorted(ARCHITECTURES))}"
-    )
 
 
 def standalone_cuda_source(kernel_function: Any, source: str | None = None) -> str:
@@ -145,28 +118,6 @@ def estimate_registers(kernel_function: Any, per_thread_loads: int | None = None
     per_value = math.ceil(element_bytes / REGISTER_BYTES)
     raw = ESTIMATE_BASE_REGISTERS + 2 * _pointer_params(kernel_function) + per_value * per_thread_loads
     return max(ESTIMATE_MIN_REGISTERS, min(MAX_REGISTERS_PER_THREAD, raw))
-
-
-#: Where the pip wheels of the CUDA toolkit put nvcc inside the ``nvidia`` namespace package:
-#: CUDA 13 wheels (nvidia-cuda-nvcc >= 13) use ``nvidia/cu13``, CUDA 12 ones ``nvidia/cuda_nvcc``.
-WHEEL_NVCC_PATHS = ("cu13/bin/nvcc", "cuda_nvcc/bin/nvcc")
-
-
-def find_nvcc() -> str | None:
-    """nvcc on ``PATH``, else the one installed by ``pip install 'warpspeed[cuda]'``, else None."""
-    on_path = shutil.which("nvcc")
-    if on_path is not None:
-        return on_path
-    try:
-        import nvidia  # namespace package of NVIDIA's toolkit wheels
-    except ImportError:
-        return None
-    for root in getattr(nvidia, "__path__", []):
-        for relative in WHEEL_NVCC_PATHS:
-            candidate = os.path.join(root, relative)
-            if os.access(candidate, os.X_OK):
-                return candidate
-    return None
 
 
 def compile_register_count(source: str, arch: str = DEFAULT_ARCH,

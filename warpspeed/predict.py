@@ -156,6 +156,12 @@ class Prediction:
             "fields": fields,
         }
 
+    def trace(self) -> dict:
+        """The per-kernel trace of this configuration (:func:`warpspeed.trace.build_trace`)."""
+        from warpspeed.trace import build_trace
+
+        return build_trace(self)
+
     def rank_row(self, config: "Config") -> "RankRow":
         from warpspeed.rank import RankRow
 

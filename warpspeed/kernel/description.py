@@ -207,6 +207,21 @@ class FlopCounts:
 
 
 @dataclass(frozen=True)
+class KernelCode:
+    """The kernel's source as its code generator emitted it (used to compile it for SASS).
+
+    ``language``: ``"cuda"`` or ``"hip"``; ``include_dirs``: directories the source's headers
+    need; ``generator`` / ``generator_version``: e.g. ``"pystencils"``, ``"2.0"``.
+    """
+
+    language: str
+    source: str
+    generator: str | None = None
+    generator_version: str | None = None
+    include_dirs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A GPU kernel as warpspeed sees it.
 
@@ -220,6 +235,7 @@ class Kernel:
         dtype: floating-point type of the arithmetic (``float64``, ``float32``, ``float16``).
         registers: registers per thread, if known (``None``: the launch uses an estimate).
         shared_bytes_per_block: static shared memory per block in bytes.
+        code: the generated source, if the generator supplies it (not part of equality).
     """
 
     name: str
@@ -230,6 +246,7 @@ class Kernel:
     dtype: str = "float64"
     registers: int | None = None
     shared_bytes_per_block: int = 0
+    code: KernelCode | None = dc_field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         fields = tuple(self.fields)

@@ -1,0 +1,103 @@
+"""SASS parsing and the compile cache.
+
+``tests/data/sass/star3d_r1_sm80.sass`` is ``cuobjdump -sass`` of the pystencils 2.0 7-point
+star (double, 256x128x64, no folding) compiled with ``nvcc -arch=sm_80 -cubin -std=c++17`` of
+CUDA 13.0 (the source :mod:`pystencils_plugin` attaches to the kernel). The expected numbers
+below are counted in the listing with plain string matching, independently of the parser.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from warpspeed.sass import full_warp_stream, mma_shape, parse_listing
+from warpspeed.sass.parse import parse_instruction
+
+LISTING = Path(__file__).parent / "data" / "sass" / "star3d_r1_sm80.sass"
+
+
+def _lines_before_exit(text):
+    """Instruction lines (``/*xxxx*/ OPCODE ... ;``) up to the first unpredicated EXIT."""
+    lines = [m.group(1).strip() for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+([^;]*);", text)]
+    end = next(i for i, s in enumerate(lines) if s.startswith("EXIT"))
+    return lines[: end + 1]
+
+
+def test_full_warp_path_counts():
+    text = LISTING.read_text()
+    expected = _lines_before_exit(text)
+    stream = full_warp_stream(parse_listing(text))
+    assert stream.full_path_instructions == len(expected)
+    counts = stream.opcode_counts()
+    for opcode in ("LDG", "STG", "DFMA", "DMUL", "S2R", "ISETP"):
+        assert counts.get(opcode, 0) == sum(1 for s in expected if s.split()[0].split(".")[0] == opcode), opcode
+    # the 7-point star: 7 loads, 1 store; c0*u0 + 6 FMAs in double precision
+    assert (counts["LDG"], counts["STG"], counts["DFMA"], counts["DMUL"]) == (7, 1, 6, 1)
+
+
+def test_guard_exit_and_constants():
+    text = LISTING.read_text()
+    expected = _lines_before_exit(text)
+    stream = full_warp_stream(parse_listing(text))
+    guard = next(i for i, s in enumerate(expected) if s.startswith("@") and "EXIT" in s)
+    assert stream.guard_exit_instructions == guard + 1
+    assert stream.instructions[guard].predicate == "P0"
+    assert sum(i.const_operands for i in stream.instructions) == sum(s.count("c[0x") for s in expected)
+
+
+def test_functional_unit_histogram():
+    stream = full_warp_stream(parse_listing(LISTING.read_text()))
+    mix = stream.mix()
+    assert mix["fp64"] == 7 and mix["global"] == 8 and mix["tensor"] == 0
+    assert mix["mio"] == sum(1 for i in stream.instructions if i.opcode in ("S2R", "ULDC"))
+    assert sum(mix.values()) == stream.full_path_instructions
+
+
+@pytest.mark.parametrize("body, opcode, dst, src", [
+    ("IADD3 R11, P1, R4, 0x1, RZ", "IADD3", ("R11", "P1"), ("R4",)),
+    ("@!P0 LDG.E.64.CONSTANT R12, [R8.64+0x8]", "LDG", ("R12",), ("R8", "P0")),
+    ("STG.E.64 [R6.64], R2", "STG", (), ("R6", "R2")),
+    ("DFMA R10, R14, c[0x0][0x180], R10", "DFMA", ("R10",), ("R14", "R10")),
+    ("ISETP.GT.U32.OR.EX P0, PT, R0, c[0x0][0x16c], P1, P0", "ISETP", ("P0",), ("R0", "P1", "P0")),
+])
+def test_operands(body, opcode, dst, src):
+    ins = parse_instruction(0, body)
+    assert (ins.opcode, ins.dst, ins.src) == (opcode, dst, src)
+
+
+def test_memory_widths_and_mma_shapes():
+    assert parse_instruction(0, "LDG.E.64 R2, [R4.64]").bytes == 8
+    assert parse_instruction(0, "LDG.E.128 R4, [R2.64]").bytes == 16
+    assert parse_instruction(0, "STG.E [R2.64], R5").bytes == 4
+    assert mma_shape("16816") == (16, 8, 16) and mma_shape("1688") == (16, 8, 8) and mma_shape("884") == (8, 8, 4)
+    hmma = parse_instruction(0, "HMMA.16816.F32 R4, R8, R12, R4")
+    assert hmma.fu == "tensor" and hmma.tensor_shape == (16, 8, 16)
+
+
+def test_not_a_listing_is_one_line_error():
+    from warpspeed.sass import SassError
+
+    with pytest.raises(SassError, match="no 'Function :' section"):
+        parse_listing("hello")
+
+
+def test_compile_cache_compiles_once(tmp_path, monkeypatch):
+    from warpspeed.sass import compile as sass_compile
+    from warpspeed.sass.toolchain import find_tool
+
+    if find_tool("nvcc") is None or find_tool("cuobjdump") is None:
+        pytest.skip("nvcc/cuobjdump not installed (pip install 'warpspeed[cuda]')")
+    source = "extern \"C\" __global__ void k(double *a) { a[threadIdx.x] *= 2.0; }\n"
+    first, _ = sass_compile.compile_sass(source, "sm_80", cache=tmp_path)
+    assert "LDG" in first and "STG" in first and list((tmp_path / "sass").glob("*.sass"))
+    sass_compile._cached_sass.cache_clear()
+
+    def no_subprocess(cmd, *a, **k):
+        if "--version" in cmd:
+            raise AssertionError("version is memoised")
+        raise AssertionError(f"compiled again: {cmd}")
+
+    monkeypatch.setattr(sass_compile.subprocess, "run", no_subprocess)
+    second, _ = sass_compile.compile_sass(source, "sm_80", cache=tmp_path)
+    assert second == first

@@ -1,0 +1,81 @@
+"""The SASS instruction stream of a kernel on a device, with its memory instructions mapped to fields.
+
+Global loads and stores are assigned to the kernel's fields by count: when the compiled kernel
+has as many loads and stores as the stream derived from the description
+(:mod:`warpspeed.trace.derived`), the k-th global load gets the field of the k-th derived load
+(stores likewise; nvcc keeps the order of the generated code's loads and stores of one kernel
+within each kind for straight-line stencil code, and the counts, not the order, are what the
+per-field figures use). Otherwise the memory instructions keep ``field = None`` and the trace
+reports ``mapping: "uniform"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from warpspeed.sass.compile import CompileError, compile_sass
+from warpspeed.sass.parse import full_warp_stream, parse_listing
+from warpspeed.sass.toolchain import cuda_arch, find_tool
+from warpspeed.trace.derived import derived_stream
+from warpspeed.trace.instructions import InstructionStream
+
+#: Parsed streams kept in memory (one per kernel source and architecture).
+CACHE_SIZE = 64
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+    from warpspeed.kernel.description import Kernel
+
+
+def device_arch(device: "Device") -> str | None:
+    """nvcc's ``-arch`` for ``device`` (by its name, else its architecture); None for AMD GPUs."""
+    if device.vendor.lower() != "nvidia":
+        return None
+    for text in (device.name, device.architecture):
+        try:
+            return cuda_arch(text)
+        except ValueError:
+            continue
+    return None
+
+
+def sass_available() -> bool:
+    """Whether nvcc and cuobjdump are installed."""
+    return find_tool("nvcc") is not None and find_tool("cuobjdump") is not None
+
+
+def _map_fields(stream: InstructionStream, kernel: "Kernel", fold: tuple[int, int, int]) -> InstructionStream:
+    derived = derived_stream(kernel, fold)
+    order = {kind: [i.field for i in derived.instructions if i.space == "global" and i.is_store == kind]
+             for kind in (False, True)}
+    mine = {kind: [k for k, i in enumerate(stream.instructions) if i.space == "global" and i.is_store == kind]
+            for kind in (False, True)}
+    if any(len(order[k]) != len(mine[k]) for k in (False, True)):
+        return stream
+    instructions = list(stream.instructions)
+    for kind in (False, True):
+        for k, name in zip(mine[kind], order[kind]):
+            instructions[k] = replace(instructions[k], field=name)
+    return replace(stream, instructions=tuple(instructions))
+
+
+def sass_stream(kernel: "Kernel", device: "Device", fold: tuple[int, int, int]) -> InstructionStream | None:
+    """The compiled kernel's full-warp stream, or None when the kernel carries no CUDA code, the
+    device is not an NVIDIA GPU or nvcc/cuobjdump are missing. A failing compile raises
+    :class:`~warpspeed.sass.compile.CompileError`."""
+    code = kernel.code
+    arch = device_arch(device)
+    if code is None or code.language != "cuda" or arch is None or not sass_available():
+        return None
+    return _map_fields(_parsed_stream(code.source, arch, code.include_dirs), kernel, fold)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _parsed_stream(source: str, arch: str, include_dirs: tuple[str, ...]) -> InstructionStream:
+    listing, compiler = compile_sass(source, arch, include_dirs)
+    return full_warp_stream(parse_listing(listing), arch=arch, compiler=compiler)
+
+
+__all__ = ["CompileError", "device_arch", "sass_available", "sass_stream"]

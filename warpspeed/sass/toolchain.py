@@ -1,0 +1,72 @@
+"""Finding NVIDIA's compiler tools: on ``PATH``, else in the pip wheels of the ``cuda`` extra.
+
+``pip install 'warpspeed[cuda]'`` installs nvcc, ptxas and cuobjdump as NVIDIA's Python wheels
+(``nvidia-cuda-nvcc``, ``nvidia-cuda-cuobjdump``); they live inside the ``nvidia`` namespace
+package: ``nvidia/cu13/bin`` for CUDA 13 wheels, ``nvidia/cuda_nvcc/bin`` and
+``nvidia/cuda_cuobjdump/bin`` for CUDA 12 ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+#: Directories of the CUDA wheels' executables inside the ``nvidia`` namespace package.
+WHEEL_BIN_DIRS = ("cu13/bin", "cuda_nvcc/bin", "cuda_cuobjdump/bin")
+
+
+def find_tool(name: str) -> str | None:
+    """The executable ``name`` (``"nvcc"``, ``"cuobjdump"``) on ``PATH``, else the one the CUDA
+    wheels installed, else None."""
+    on_path = shutil.which(name)
+    if on_path is not None:
+        return on_path
+    try:
+        import nvidia  # namespace package of NVIDIA's toolkit wheels
+    except ImportError:
+        return None
+    for root in getattr(nvidia, "__path__", []):
+        for relative in WHEEL_BIN_DIRS:
+            candidate = os.path.join(root, relative, name)
+            if os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def find_nvcc() -> str | None:
+    """nvcc on ``PATH``, else the one installed by ``pip install 'warpspeed[cuda]'``, else None."""
+    return find_tool("nvcc")
+
+
+#: Architecture names and GPU names -> nvcc ``-arch`` value (compute capability:
+#: CUDA C++ Programming Guide, "Compute Capabilities" table).
+ARCHITECTURES: dict[str, str] = {
+    "volta": "sm_70", "v100": "sm_70",
+    "turing": "sm_75", "t4": "sm_75",
+    "ampere": "sm_80", "a100": "sm_80",
+    "ga102": "sm_86", "a40": "sm_86", "rtx3090": "sm_86",
+    "ada": "sm_89", "l40": "sm_89", "l40s": "sm_89", "rtx4090": "sm_89",
+    "hopper": "sm_90", "h100": "sm_90", "h200": "sm_90", "gh200": "sm_90",
+    "blackwell": "sm_100", "b200": "sm_100",
+}
+DEFAULT_ARCH = "sm_80"
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d+)[a-z]?$")
+
+
+def cuda_arch(device: str) -> str:
+    """nvcc ``-arch`` for an architecture or GPU name (``'ampere'``, ``'A100-SXM4-40GB'``)
+    or an explicit ``'sm_80'``. Unknown names raise ValueError listing the known ones."""
+    text = device.strip().lower()
+    if _ARCH_RE.match(text):
+        return "sm_" + _ARCH_RE.match(text).group(2)  # type: ignore[union-attr]
+    if text in ARCHITECTURES:
+        return ARCHITECTURES[text]
+    compact = re.sub(r"[^a-z0-9]", "", text)
+    for key in sorted(ARCHITECTURES, key=len, reverse=True):
+        if compact.startswith(key) or key in compact.split():
+            return ARCHITECTURES[key]
+    raise ValueError(
+        f"unknown GPU architecture {device!r}; use sm_XX or one of {', '.join(sorted(ARCHITECTURES))}"
+    )
+

@@ -1,0 +1,158 @@
+"""``build_trace(prediction)``: the per-kernel trace (format ``warpspeed-trace``, version 1).
+
+One JSON-ready document per (kernel, device, configuration) with everything the interval and
+power models read: the kernel and its generator, the launch geometry, the registers, the
+representative warp's instruction stream and its mix, the memory activity per level and per
+field, and the roofline result. The keys, units and sources are described in ``docs/trace.md``;
+``warpspeed/trace/schema.json`` is the JSON Schema every trace validates against.
+
+Per-field memory figures per warp instruction (for the interval model):
+
+- ``l1_wavefronts_per_instruction`` (omega): the field's L1 cycles per lup x lups per warp
+  (warp size x cells per thread) / the field's memory instructions per thread;
+- ``l2_load_sectors_per_load`` (r): L2 -> L1 bytes per lup x lups per warp / 32 B / loads per
+  thread; ``l2_store_sectors_per_store`` (w) likewise with the L1 -> L2 store bytes;
+- ``l1_miss_rate`` (m1): L2 -> L1 load bytes / L1 load bytes; ``l2_miss_rate`` (m2): DRAM load
+  bytes / L2 -> L1 load bytes (both clamped to [0, 1]).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from warpspeed.files.jsonsafe import json_safe
+from warpspeed.trace.derived import derived_stream
+from warpspeed.trace.instructions import InstructionStream
+from warpspeed.trace.warps import warp_counts
+
+if TYPE_CHECKING:
+    from warpspeed.predict import Prediction
+
+#: Name and version of the trace format.
+TRACE_FORMAT = "warpspeed-trace"
+TRACE_VERSION = 1
+#: Sector size the sector counts use, bytes (the L1 <-> L2 transfer unit of every NVIDIA GPU
+#: since Maxwell; Ernst et al., JPDC 2023, section 4.3).
+SECTOR_BYTES = 32
+#: Megahertz per gigahertz.
+MHZ_PER_GHZ = 1000.0
+
+
+def _ratio(num: float, den: float) -> float:
+    return min(1.0, max(0.0, num / den)) if den > 0 else 0.0
+
+
+def _per(value: float, count: float) -> float:
+    return value / count if count > 0 else 0.0
+
+
+def instruction_stream(prediction: "Prediction") -> InstructionStream:
+    """The representative warp's instructions: the kernel's compiled SASS when the kernel carries
+    CUDA code and nvcc is available, else the stream derived from its description."""
+    from warpspeed.sass import CompileError, sass_stream
+
+    kernel, fold = prediction.kernel_spec, tuple(prediction.launch.launch.fold)
+    try:
+        stream = sass_stream(kernel, prediction.device_spec, fold)
+    except CompileError:
+        stream = None
+    return stream if stream is not None else derived_stream(kernel, fold)
+
+
+def _memory(prediction: "Prediction", stream: InstructionStream) -> dict:
+    launch = prediction.launch.launch
+    lups_per_warp = prediction.device_spec.warp_size * launch.cells_per_thread
+    fields, totals = {}, dict.fromkeys(("l1_cycles_per_lup", "l1_load_bytes_per_lup", "l2_load_bytes_per_lup",
+                                        "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
+                                        "dram_store_bytes_per_lup"), 0.0)
+    mapped = True
+    for name, fp in prediction.footprint.per_field.items():
+        loads = stream.memory_instructions(name, stores=False)
+        stores = stream.memory_instructions(name, stores=True)
+        dram = prediction.dram.field(name)
+        l2_load = prediction.l2_load_per_field[name]
+        entry = {
+            "loads_per_thread": loads, "stores_per_thread": stores,
+            "l1_cycles_per_lup": prediction.l1.per_field[name],
+            "l1_load_bytes_per_lup": fp.l1_load_bytes_per_lup,
+            "l2_load_bytes_per_lup": l2_load,
+            "l2_store_bytes_per_lup": fp.l2_store_bytes_per_lup,
+            "dram_load_bytes_per_lup": dram.load_bytes_per_lup,
+            "dram_store_bytes_per_lup": dram.store_bytes_per_lup,
+        }
+        if (fp.l1_load_bytes_per_lup > 0 and loads == 0) or (fp.l2_store_bytes_per_lup > 0 and stores == 0):
+            mapped = False
+        entry["l1_wavefronts_per_instruction"] = _per(entry["l1_cycles_per_lup"] * lups_per_warp, loads + stores)
+        entry["l2_load_sectors_per_load"] = _per(l2_load * lups_per_warp / SECTOR_BYTES, loads)
+        entry["l2_store_sectors_per_store"] = _per(fp.l2_store_bytes_per_lup * lups_per_warp / SECTOR_BYTES, stores)
+        entry["l1_miss_rate"] = _ratio(l2_load, fp.l1_load_bytes_per_lup)
+        entry["l2_miss_rate"] = _ratio(dram.load_bytes_per_lup, l2_load)
+        fields[name] = entry
+        for key in totals:
+            totals[key] += entry[key]
+    totals["l1_miss_rate"] = _ratio(totals["l2_load_bytes_per_lup"], totals["l1_load_bytes_per_lup"])
+    totals["l2_miss_rate"] = _ratio(totals["dram_load_bytes_per_lup"], totals["l2_load_bytes_per_lup"])
+    loads = sum(f["loads_per_thread"] for f in fields.values())
+    stores = sum(f["stores_per_thread"] for f in fields.values())
+    totals["loads_per_thread"], totals["stores_per_thread"] = loads, stores
+    totals["l1_wavefronts_per_instruction"] = _per(totals["l1_cycles_per_lup"] * lups_per_warp, loads + stores)
+    totals["l2_load_sectors_per_load"] = _per(totals["l2_load_bytes_per_lup"] * lups_per_warp / SECTOR_BYTES, loads)
+    totals["l2_store_sectors_per_store"] = _per(
+        totals["l2_store_bytes_per_lup"] * lups_per_warp / SECTOR_BYTES, stores)
+    return {"mapping": "per_field" if mapped else "uniform", "fields": fields, "totals": totals}
+
+
+def build_trace(prediction: "Prediction", stream: InstructionStream | None = None) -> dict:
+    """The trace of ``prediction`` (a JSON-ready dict; see the module docstring and
+    ``docs/trace.md``). ``stream``: the instructions to record instead of
+    :func:`instruction_stream`'s."""
+    kernel, device, info = prediction.kernel_spec, prediction.device_spec, prediction.launch
+    launch, occ = info.launch, info.occupancy
+    stream = stream if stream is not None else instruction_stream(prediction)
+    warps = warp_counts(launch, device.warp_size)
+    code = getattr(kernel, "code", None)
+    flops = kernel.flops
+    return {
+        "format": TRACE_FORMAT,
+        "version": TRACE_VERSION,
+        "kernel": {
+            "name": kernel.name,
+            "generator": ({"name": code.generator, "version": code.generator_version}
+                          if code is not None and code.generator else None),
+            "dtype": kernel.dtype,
+            "domain": list(kernel.domain),
+            "lups": math.prod(kernel.domain),
+            "flops": {"adds": flops.adds, "muls": flops.muls, "fmas": flops.fmas, "divs": flops.divs,
+                      "flops_per_lup": flops.flops},
+            "fields": [{"name": f.name, "element_bytes": f.element_bytes,
+                        "loads_per_lup": sum(1 for a in kernel.loads if a.field == f.name),
+                        "stores_per_lup": sum(1 for a in kernel.stores if a.field == f.name)}
+                       for f in kernel.fields],
+        },
+        "device": {"name": device.name, "vendor": device.vendor, "architecture": device.architecture,
+                   "sms": device.sms, "clock_mhz": device.clock_ghz * MHZ_PER_GHZ, "warp_size": device.warp_size},
+        "launch": {
+            "block": list(launch.block), "fold": list(launch.fold), "grid": list(launch.grid),
+            "blocks": launch.total_blocks, "threads_per_block": launch.threads_per_block,
+            "warps_per_block": occ.warps_per_block, "cells_per_thread": launch.cells_per_thread,
+            "blocks_per_sm": occ.blocks_per_sm, "occupancy_limiter": occ.limiter,
+            "active_sms": min(device.sms, launch.total_blocks), "waves": info.wave.count,
+            "wave_blocks": info.wave.blocks, "registers_per_thread": occ.registers_per_thread,
+            "registers_source": "assumed" if occ.registers_estimated else "kernel",
+            "shared_bytes_per_block": kernel.shared_bytes_per_block,
+            "full_warps": warps.full_warps, "guard_warps": warps.guard_warps,
+            "valid_threads": warps.valid_threads, "active_lanes_per_warp": warps.active_lanes_per_warp,
+        },
+        "instructions": {
+            "source": stream.source, "arch": stream.arch, "compiler": stream.compiler,
+            "stream": [i.as_dict() for i in stream.instructions],
+            "full_path_instructions": stream.full_path_instructions,
+            "guard_exit_instructions": stream.guard_exit_instructions,
+            "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),
+        },
+        "memory": _memory(prediction, stream),
+        "roofline": {"lups_per_s": json_safe(prediction.lups_per_s), "limiter": prediction.limiter,
+                     "limits": {k: json_safe(v) for k, v in prediction.roofline.limits.items()},
+                     "dram_bandwidth_gb_s": prediction.dram_bandwidth.achievable_gb_s},
+    }

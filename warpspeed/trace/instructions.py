@@ -1,0 +1,140 @@
+"""Warp instructions as the trace records them, and the functional unit of each opcode.
+
+An :class:`Instruction` is one SASS-like instruction of the representative warp: opcode,
+modifiers, destination and source registers, predicate, functional unit, memory space and bytes
+per thread. The functional-unit classes follow the opcode families of NVIDIA's "CUDA Binary
+Utilities" documentation, section "Instruction Set Reference" (the tables of the Volta, Turing,
+Ampere, Ada and Hopper instruction sets), grouped by the unit that executes them:
+
+========  ==============================================================================
+fu        opcodes
+========  ==============================================================================
+fp32      FADD FMUL FFMA FSETP FMNMX FSEL FCHK HADD2 HMUL2 HFMA2 FSWZADD
+fp64      DADD DMUL DFMA DSETP DMNMX
+int       IMAD IADD3 IMNMX LEA LOP3 SHF SHL SHR ISETP IABS POPC FLO SEL MOV PRMT I2F F2I F2F ...
+sfu       MUFU (reciprocal, square root, exponential, logarithm, sine, cosine)
+tensor    HMMA IMMA DMMA BMMA HGMMA
+global    LDG STG LD ST ATOM ATOMG RED LDGSTS
+shared    LDS STS LDSM ATOMS
+mio       LDC S2R S2UR CS2R BAR SHFL VOTE MEMBAR ULDC
+control   BRA EXIT RET CALL BSSY BSYNC NOP WARPSYNC YIELD JMP
+========  ==============================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dc_field
+
+#: Opcode -> functional unit (see the module docstring for the source). Opcodes not listed
+#: fall back to :data:`DEFAULT_FU`; uniform-datapath opcodes (U*) to ``int``.
+FU_BY_OPCODE: dict[str, str] = {
+    **dict.fromkeys(("FADD", "FMUL", "FFMA", "FSETP", "FMNMX", "FSEL", "FCHK", "HADD2", "HMUL2", "HFMA2",
+                     "FSWZADD", "FSET"), "fp32"),
+    **dict.fromkeys(("DADD", "DMUL", "DFMA", "DSETP", "DMNMX"), "fp64"),
+    **dict.fromkeys(("IMAD", "IADD3", "IMNMX", "LEA", "LOP3", "SHF", "SHL", "SHR", "ISETP", "IABS", "POPC",
+                     "FLO", "SEL", "MOV", "PRMT", "I2F", "F2I", "F2F", "I2I", "IMUL", "IADD", "LOP", "P2R",
+                     "R2P", "PLOP3", "CS2R", "BMSK", "BREV", "IDP", "F2FP"), "int"),
+    "MUFU": "sfu",
+    **dict.fromkeys(("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA"), "tensor"),
+    **dict.fromkeys(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDGSTS", "LDL", "STL"), "global"),
+    **dict.fromkeys(("LDS", "STS", "LDSM", "ATOMS"), "shared"),
+    **dict.fromkeys(("LDC", "S2R", "S2UR", "BAR", "SHFL", "VOTE", "MEMBAR", "ULDC", "DEPBAR", "ERRBAR"), "mio"),
+    **dict.fromkeys(("BRA", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "NOP", "WARPSYNC", "YIELD", "JMP",
+                     "BPT", "KILL"), "control"),
+}
+#: Functional units, in the order mixes are reported.
+FUNCTIONAL_UNITS: tuple[str, ...] = ("fp32", "fp64", "int", "sfu", "tensor", "global", "shared", "mio", "control")
+#: Unit of an opcode the table does not know.
+DEFAULT_FU = "int"
+#: Memory spaces by opcode (``local`` for LDL/STL, ``const`` for LDC).
+SPACE_BY_OPCODE: dict[str, str] = {
+    **dict.fromkeys(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDGSTS"), "global"),
+    **dict.fromkeys(("LDS", "STS", "LDSM", "ATOMS"), "shared"),
+    **dict.fromkeys(("LDL", "STL"), "local"),
+    "LDC": "const", "ULDC": "const",
+}
+#: Opcodes that write memory (the rest of the memory opcodes read it).
+STORE_OPCODES = frozenset(("STG", "ST", "STS", "STL", "RED"))
+
+
+def functional_unit(opcode: str) -> str:
+    """The functional unit of ``opcode`` (without modifiers), per :data:`FU_BY_OPCODE`."""
+    if opcode in FU_BY_OPCODE:
+        return FU_BY_OPCODE[opcode]
+    if opcode.startswith("U"):  # uniform datapath (UIADD3, UMOV, ...)
+        return "int"
+    return DEFAULT_FU
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One warp instruction. ``bytes``: per thread, memory instructions only; ``tensor_shape``:
+    (m, n, k) of an MMA's shape modifier."""
+
+    opcode: str
+    modifiers: tuple[str, ...] = ()
+    dst: tuple[str, ...] = ()
+    src: tuple[str, ...] = ()
+    predicate: str | None = None
+    pc: int = 0
+    bytes: int = 0
+    const_operands: int = 0
+    field: str | None = None
+    tensor_shape: tuple[int, int, int] | None = None
+    fu: str = dc_field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.fu:
+            object.__setattr__(self, "fu", functional_unit(self.opcode))
+
+    @property
+    def space(self) -> str | None:
+        return SPACE_BY_OPCODE.get(self.opcode)
+
+    @property
+    def is_store(self) -> bool:
+        return self.opcode in STORE_OPCODES
+
+    def as_dict(self) -> dict:
+        return {"pc": self.pc, "opcode": self.opcode, "modifiers": list(self.modifiers), "dst": list(self.dst),
+                "src": list(self.src), "predicate": self.predicate, "fu": self.fu, "space": self.space,
+                "bytes": self.bytes, "const_operands": self.const_operands, "field": self.field,
+                "tensor_shape": list(self.tensor_shape) if self.tensor_shape else None}
+
+
+@dataclass(frozen=True)
+class InstructionStream:
+    """The representative warp's instructions in program order.
+
+    ``source``: ``"sass"`` (disassembled from the compiled kernel) or ``"derived"`` (from the
+    kernel description, :mod:`warpspeed.trace.derived`); ``guard_exit_instructions``: the
+    instructions a warp whose threads all fail the guard issues (the prefix up to the exit).
+    """
+
+    source: str
+    instructions: tuple[Instruction, ...]
+    guard_exit_instructions: int
+    arch: str | None = None
+    compiler: str | None = None
+
+    @property
+    def full_path_instructions(self) -> int:
+        return len(self.instructions)
+
+    def mix(self) -> dict[str, int]:
+        """Instructions per functional unit over the full path."""
+        counts = dict.fromkeys(FUNCTIONAL_UNITS, 0)
+        for ins in self.instructions:
+            counts[ins.fu] = counts.get(ins.fu, 0) + 1
+        return counts
+
+    def opcode_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for ins in self.instructions:
+            counts[ins.opcode] = counts.get(ins.opcode, 0) + 1
+        return counts
+
+    def memory_instructions(self, field_name: str, stores: bool) -> int:
+        """Global memory instructions of ``field_name`` (loads or stores) per thread."""
+        return sum(1 for i in self.instructions
+                   if i.space == "global" and i.field == field_name and i.is_store == stores)
