@@ -48,7 +48,7 @@ def test_ptxas_register_count(star7):
 
 def test_estimate_without_nvcc(star7, monkeypatch):
     monkeypatch.setenv("PATH", "")
-    monkeypatch.setattr("pystencils_plugin.registers.WHEEL_NVCC_PATHS", ())
+    monkeypatch.setattr("warpspeed.sass.toolchain.WHEEL_BIN_DIRS", ())
     extracted = extract_kernel(star7)
     assert extracted.registers_source == "estimate"
     assert "nvcc not found" in extracted.registers_detail
