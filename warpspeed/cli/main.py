@@ -126,11 +126,12 @@ def _register_commands() -> None:
     from warpspeed.cli.predict import predict
     from warpspeed.cli.rank import rank
     from warpspeed.cli.scan import scan_domain
+    from warpspeed.cli.trace import trace
     from warpspeed.cli.study import COMMANDS as STUDY_COMMANDS
     from warpspeed.cli.validate import COMMANDS as VALIDATE_COMMANDS
     from warpspeed.cli.validate_public import validate
 
-    for command in (predict, rank, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS):
+    for command in (predict, rank, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS):
         main.add_command(command)
 
 

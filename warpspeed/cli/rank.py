@@ -67,9 +67,12 @@ RANK_COLUMNS = (
               help="Rank by lattice updates per second (time), per joule (energy) or by the "
                    "energy-delay product (edp).")
 @clock_option
+@click.option("--traces", "traces_path", type=OutputFile("trace file"), default=None,
+              help="Also write the trace of every configuration to this JSON Lines file (one "
+                   "warpspeed-trace document per line, in ranking order).")
 def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
          jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None,
-         model: str, objective: str, clock_mhz: float | None) -> None:
+         model: str, objective: str, clock_mhz: float | None, traces_path: str | None) -> None:
     """Rank launch configurations (blocks x foldings) by predicted performance.
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
@@ -111,6 +114,8 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     rows = ranking.rows
     if csv_path:
         _write_rank_csv(ranking, csv_path)
+    if traces_path:
+        _write_traces(ranking, resolved, device, curves, traces_path)
     if plot_path:
         from warpspeed.plots import plot_ranking
 
@@ -200,3 +205,20 @@ def _write_rank_csv(ranking, path: str) -> None:
     """All rows, best first, with their rank (columns: ``rank`` + :data:`warpspeed.files.rows.RANK_COLUMNS`)."""
     records = ({"rank": i, **rank_row_record(r)} for i, r in enumerate(ranking.rows, 1))
     write_table_csv(path, ("rank", *CSV_COLUMNS), records)
+
+
+def _write_traces(ranking, resolved, device, curves, path: str) -> None:
+    """One trace per successfully predicted row, in ranking order, as JSON Lines."""
+    from warpspeed.predict import Predictor
+
+    predictors = {}
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in ranking.rows:
+            if not row.ok:
+                continue
+            fold = tuple(row.config.fold)
+            if fold not in predictors:
+                predictors[fold] = Predictor(resolved[fold].kernel, device, curves)
+            document = predictors[fold].predict(row.config.block, fold).trace()
+            document["launch"]["registers_source"] = resolved[fold].registers_source
+            handle.write(json.dumps(document) + "\n")

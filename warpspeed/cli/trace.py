@@ -1,0 +1,42 @@
+"""``warpspeed trace``: the per-kernel trace of one launch configuration as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, setup_kernel_and_device
+from warpspeed.cli.paths import OutputFile
+
+
+@click.command()
+@kernel_options
+@dtype_option
+@click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
+@click.option("--out", "out_path", type=OutputFile("trace file"), default=None,
+              help="Write the trace to this JSON file (default: print it).")
+def trace(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
+          out_path: str | None) -> None:
+    """Write the per-kernel trace (format warpspeed-trace, version 1): launch geometry, the
+    representative warp's instructions (SASS when nvcc is installed, else derived from the
+    kernel description), memory activity per level and field, the roofline result. The trace
+    is checked against the JSON Schema shipped with warpspeed before it is written."""
+    from warpspeed.predict import Predictor
+    from warpspeed.trace import validate_trace
+
+    folding = _triple(fold, "--fold")
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
+    prediction = Predictor(resolved.kernel, device).predict(_triple(block, "--block"), folding)
+    document = prediction.trace()
+    document["launch"]["registers_source"] = resolved.registers_source
+    validate_trace(document)
+    text = json.dumps(document, indent=1)
+    if out_path is None:
+        click.echo(text)
+        return
+    with open(out_path, "w", encoding="utf-8") as handle:
+        handle.write(text + "\n")
+    click.echo(f"trace of {document['kernel']['name']} on {document['device']['name']} "
+               f"({document['instructions']['source']} instructions) written to {out_path}")
