@@ -1,1 +1,33 @@
-"""The AMALI interval model: cycles as a CPI stack of stall reasons."""
+"""The AMALI interval model: kernel cycles as a CPI stack of Nsight Compute stall reasons.
+
+:func:`estimate` is what ``warpspeed predict/rank --model interval`` call: it builds the
+configuration's trace (:meth:`warpspeed.predict.Prediction.trace`) and runs
+:func:`~warpspeed.interval.model.interval_model` on it with the device's ``[interval]``
+parameters (:func:`~warpspeed.interval.params.interval_params`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from warpspeed.interval.model import STACK_KEYS, IntervalResult, interval_model
+from warpspeed.interval.params import IntervalParameterError, IntervalParams, interval_params
+
+if TYPE_CHECKING:
+    from warpspeed.models import ModelEstimate
+    from warpspeed.predict import Prediction
+
+
+def estimate(prediction: "Prediction", **options: Any) -> "ModelEstimate":
+    """The interval model's estimate of ``prediction``'s configuration (``options``: ``policy``,
+    ``dram_writes``, ``floor`` of :func:`~warpspeed.interval.model.interval_model`)."""
+    from warpspeed.models import ModelEstimate
+
+    params = interval_params(prediction.device_spec)
+    result = interval_model(prediction.trace(), params, **options)
+    return ModelEstimate("interval", result.lups_per_s, result.seconds, result.cycles, result.explanation,
+                         result.as_dict())
+
+
+__all__ = ["STACK_KEYS", "IntervalParameterError", "IntervalParams", "IntervalResult", "estimate",
+           "interval_model", "interval_params"]

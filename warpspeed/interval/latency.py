@@ -1,0 +1,101 @@
+"""Latency L and initiation interval II of every instruction of the representative warp.
+
+Cao et al., "AMALI", ISCA 2025, sections 4.4, 4.5 and 4.7, with GCoM (Lee et al., ISCA 2022) for
+what AMALI takes from it:
+
+- compute (int, fp32, fp64, sfu): L = the unit's latency; II = warp size / lanes per sub-core
+  (eq 14);
+- tensor (HMMA, IMMA, DMMA): II = FMAs of the shape (m n k) / the tensor core's FMAs per clock
+  for the input type (eq 25), L = II (eq 26);
+- global and local loads: L = L1 + m1 L2 + m1 m2 DRAM (the additive average memory access time),
+  II = the L1 wavefronts of the instruction (at least 1);
+- global stores: L = L1 + L2 (write-through L1), II = wavefronts;
+- shared memory: L = the shared load / store latency, II = 1 (bank conflicts ignored, as GCoM);
+- anything else: L = II = 1.
+
+Memory figures (wavefronts omega, L2 read sectors r, write sectors w, miss rates m1, m2) come from
+the trace's per-field memory entry of the instruction's field, or from the totals when the
+instruction has no field (``mapping: "uniform"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.interval.params import IntervalParams
+
+#: Classes of producers, by which a stall is attributed (section 4.3 of the model's docs).
+LONG, SHORT, WAIT = "long_scoreboard", "short_scoreboard", "wait"
+#: Compute units with a throughput limit (structural stalls, eq 10).
+COMPUTE_UNITS = ("int", "fp32", "fp64", "sfu", "tensor")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One instruction as the model sees it. ``omega`` L1 wavefronts, ``reads``/``writes`` L2
+    sectors (32 B) per warp instruction, ``dram_reads`` / ``dram_writes`` the DRAM sectors."""
+
+    latency: float
+    ii: float
+    unit: str  # a COMPUTE_UNITS entry, "l1" for global memory, "other"
+    producer: str  # LONG, SHORT or WAIT: the stall class of an instruction waiting on this one
+    omega: float = 0.0
+    reads: float = 0.0
+    writes: float = 0.0
+    dram_reads: float = 0.0
+    dram_writes: float = 0.0
+
+
+def _tensor_type(modifiers: tuple[str, ...], opcode: str) -> str:
+    if opcode == "DMMA":
+        return "f64"
+    if "TF32" in modifiers:
+        return "tf32"
+    return "f16"
+
+
+def tensor_ii(shape: tuple[int, int, int], fma_per_clock: float) -> float:
+    """Initiation interval of an MMA: m n k FMAs over the tensor core's FMAs per clock (eq 25)."""
+    return shape[0] * shape[1] * shape[2] / fma_per_clock
+
+
+def instruction_cost(ins: Mapping, memory: Mapping, params: IntervalParams, dram_store_ratio: float) -> Cost:
+    """The :class:`Cost` of the trace instruction ``ins`` (``memory``: the trace's ``memory``)."""
+    fu, space = ins["fu"], ins.get("space")
+    if fu in ("int", "fp32", "fp64", "sfu"):
+        lanes_per_sub_core = params.lanes_per_sm[fu] / params.sub_cores
+        return Cost(params.latency[fu], params.warp_size / lanes_per_sub_core, fu, WAIT)
+    if fu == "tensor":
+        shape = ins.get("tensor_shape")
+        kind = _tensor_type(tuple(ins.get("modifiers", ())), ins["opcode"])
+        rate = params.tensor_fma_per_clock.get(kind)
+        if not shape or not rate:
+            raise WarpspeedError(f"no tensor-core throughput for {kind} on {params.device}")
+        ii = tensor_ii(tuple(shape), rate)
+        return Cost(ii, ii, "tensor", WAIT)
+    if space in ("global", "local"):
+        entry = memory["fields"].get(ins.get("field") or "", memory["totals"])
+        omega = max(1.0, entry["l1_wavefronts_per_instruction"])
+        m1, m2 = entry["l1_miss_rate"], entry["l2_miss_rate"]
+        if ins["opcode"] in ("STG", "ST", "STL", "RED"):
+            w = entry["l2_store_sectors_per_store"]
+            return Cost(params.l1_latency + params.l2_latency, omega, "l1", LONG, omega=omega, writes=w,
+                        dram_writes=w * dram_store_ratio)
+        r = entry["l2_load_sectors_per_load"]
+        latency = params.l1_latency + m1 * params.l2_latency + m1 * m2 * params.dram_latency
+        return Cost(latency, omega, "l1", LONG, omega=omega, reads=r, dram_reads=r * m2)
+    if space == "shared":
+        stores = ins["opcode"] in ("STS",)
+        return Cost(params.shared_store_latency if stores else params.shared_load_latency, 1.0, "other", SHORT)
+    if fu == "mio":
+        return Cost(1.0, 1.0, "other", SHORT)
+    return Cost(1.0, 1.0, "other", WAIT)
+
+
+def dram_store_ratio(memory: Mapping) -> float:
+    """DRAM store bytes per L1 -> L2 store byte (the share of the stores that reach DRAM)."""
+    t = memory["totals"]
+    return min(1.0, t["dram_store_bytes_per_lup"] / t["l2_store_bytes_per_lup"]) if t["l2_store_bytes_per_lup"] > 0 \
+        else 0.0
