@@ -16,6 +16,7 @@ from warpspeed.cli.common import (
     setup_kernel_and_device,
 )
 from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.cli.paths import OutputFile
 from warpspeed.errors import LaunchError
 
 
@@ -42,10 +43,12 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 @model_option
 @clock_option
+@click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
+              help="With --model interval: draw the CPI stack as a stacked bar (format from the suffix).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
             address_space: str, curves_path: str | None, model: str, clock_mhz: float | None,
-            as_json: bool) -> None:
+            plot_path: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
@@ -73,6 +76,13 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
         estimate = estimate_time(model, p)
         d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
                     **estimate.details}
+    if plot_path:
+        if model != "interval":
+            raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")
+        from warpspeed.interval.plot import plot_cpi_stack
+
+        plot_cpi_stack(d[model]["cpi_stack"], plot_path,
+                       f"{d['kernel']} on {d['device']}, block {tuple(d['block'])}, fold {tuple(d['fold'])}")
     if as_json:
         click.echo(json.dumps(d, indent=2))
         return
@@ -110,6 +120,10 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
     if d["gflops"]:
         console.print(f"{d['gflops']:.0f} GFLOP/s predicted")
+    if model == "interval":
+        from warpspeed.cli.interval_render import print_cpi_stack
+
+        print_cpi_stack(console, d[model])
     if estimate is not None:
         console.print(f"{model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
                       f"dominated by {estimate.explanation}")
