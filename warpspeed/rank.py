@@ -259,14 +259,15 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
     """Rank every folding with its own kernel (code generators compile one kernel per folding).
 
     ``kernels`` maps each folding to its kernel; ``blocks(kernel)`` gives the candidate blocks
-    of that kernel. Foldings whose kernels are equal are predicted in one batch, so a kernel
-    that does not change with the folding is ranked exactly as :func:`rank` ranks it.
+    of that kernel. Foldings whose kernels are equal (and carry the same generated code, which the
+    trace compiles) are predicted in one batch, so a kernel that does not change with the folding
+    is ranked exactly as :func:`rank` ranks it.
     """
     groups: list[tuple[Kernel, list[Config]]] = []
     for fold, kernel in kernels.items():
         configs = [Config(tuple(b), tuple(fold)) for b in blocks(kernel)]  # type: ignore[arg-type]
         for known, known_configs in groups:
-            if known == kernel:
+            if known == kernel and known.code == kernel.code:
                 known_configs.extend(configs)
                 break
         else:
