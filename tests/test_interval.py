@@ -65,6 +65,9 @@ def test_tensor_core_intervals(a100p):
 
 
 def test_launch_latency_by_hand(a100p):
+    from dataclasses import replace
+
+    a100p = replace(a100p, kll_k=0.0)  # the published constants; k is fitted separately
     assert launch_latency(1, 4, a100p) == pytest.approx(1.3931, abs=1e-4)
     assert launch_latency(1, 8, a100p) == pytest.approx(1.7123, abs=1e-4)
     assert launch_latency(1, 32, a100p) == pytest.approx(6.0467, abs=1e-4)
@@ -172,3 +175,25 @@ def test_measured_latencies_become_increments():
     p = interval_params(load_device("L40"))
     assert (p.l1_latency, p.l2_latency, p.dram_latency) == pytest.approx((14.5 * 2.49, 96.5 * 2.49, 142.8 * 2.49))
     assert math.isinf(p.mshrs) is False and p.unlimited_mshrs
+
+
+@pytest.mark.parametrize("part, first_row_gb_s", [("a100-80", 25), ("h200", 27), ("l40", 40)])
+def test_launch_overhead_fit_against_the_measurements(part, first_row_gb_s):
+    """The smallest launch moves 4096 x 16 B = 65,536 B; at its best block size it ran at the
+    stored GB/s (A100 80 GB: 25, H200: 27, L40: 40), i.e. 65,536 / (GB/s x 1e9) s per launch,
+    almost all of it overhead (the data takes ~15 ns at L2 bandwidth). The fitted overhead must
+    agree within 10 %, and the fitted line must reproduce every fitted row within 10 %."""
+    from warpspeed.interval.launch_fit import fit_launch, measured_times
+
+    fit = fit_launch(part)
+    smallest = 65_536 / (first_row_gb_s * 1e9)
+    assert fit.overhead_s == pytest.approx(smallest, rel=0.10)
+    assert fit.max_rel_error < 0.10 and fit.rows >= 50
+    volume, seconds = measured_times(part)[0]
+    assert volume == 65_536 and seconds == pytest.approx(smallest)
+
+
+def test_launch_constant_is_the_overhead_at_the_clock():
+    from warpspeed.interval.launch_fit import fit_launch
+
+    assert interval_params(load_device("H200")).kll_k == pytest.approx(fit_launch("h200").overhead_s * 1.98e9)

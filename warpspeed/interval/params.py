@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.interval.launch_fit import PARTS, fit_launch
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 #: Keys the ``[interval]`` table must give (numbers >= 0).
 REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_latency", "fp32_latency",
                  "fp64_latency", "sfu_latency", "shared_load_latency", "shared_store_latency", "mshrs",
-                 "kll_alpha", "kll_beta", "kll_gamma", "kll_k")
+                 "kll_alpha", "kll_beta", "kll_gamma")
 #: Latency keys in cycles that may instead come from the device's pointer-chase latencies.
 LATENCY_KEYS = ("l1_latency", "l2_latency", "dram_latency")
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
@@ -73,6 +74,18 @@ def _number(table: Mapping, key: str, device: str) -> float:
     return float(value)
 
 
+def _launch_constant(table: Mapping, device: "Device") -> float:
+    """``kll_k`` in cycles: given, or the launch overhead fitted to the stored small-kernel
+    measurements of ``launch_overhead_part`` (:mod:`warpspeed.interval.launch_fit`) x the clock."""
+    if "kll_k" in table:
+        return _number(table, "kll_k", device.name)
+    part = table.get("launch_overhead_part")
+    if part not in PARTS:
+        raise IntervalParameterError(f"device {device.name!r}: [interval] needs kll_k (cycles) or "
+                                     f"launch_overhead_part, one of {', '.join(PARTS)}; got {part!r}")
+    return fit_launch(part).overhead_cycles(device.clock_ghz)
+
+
 def interval_params(device: "Device") -> IntervalParams:
     """The interval parameters of ``device``; a one-line error when it has none."""
     table = device.tables.get("interval")
@@ -95,6 +108,7 @@ def interval_params(device: "Device") -> IntervalParams:
         raise IntervalParameterError(
             f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
             "[device] l1_latency_ns..)")
+    kll_k = _launch_constant(table, device)
     tensor = {k[len(TENSOR_PREFIX):]: _number(table, k, device.name) for k in table if k.startswith(TENSOR_PREFIX)}
     return IntervalParams(
         device=device.name, clock_ghz=device.clock_ghz, sms=device.sms, sub_cores=device.register_partitions,
@@ -106,5 +120,5 @@ def interval_params(device: "Device") -> IntervalParams:
         l1_latency=l1, l2_latency=l2, dram_latency=dram, shared_load_latency=n["shared_load_latency"],
         shared_store_latency=n["shared_store_latency"], mshrs=n["mshrs"],
         noc_bandwidth_gb_s=device.l2_bandwidth_gb_s, kll_alpha=n["kll_alpha"], kll_beta=n["kll_beta"],
-        kll_gamma=n["kll_gamma"], kll_k=n["kll_k"],
+        kll_gamma=n["kll_gamma"], kll_k=kll_k,
         tensor_cores_per_sm=int(table.get("tensor_cores_per_sm", 0)), tensor_fma_per_clock=tensor)
