@@ -123,6 +123,7 @@ def devices(as_json: bool, wide: bool) -> None:
 def _register_commands() -> None:
     """Add the commands of the command modules to the group."""
     from warpspeed.cli.fit import fit
+    from warpspeed.cli.power import COMMANDS as POWER_COMMANDS
     from warpspeed.cli.predict import predict
     from warpspeed.cli.rank import rank
     from warpspeed.cli.scan import scan_domain
@@ -131,7 +132,7 @@ def _register_commands() -> None:
     from warpspeed.cli.validate import COMMANDS as VALIDATE_COMMANDS
     from warpspeed.cli.validate_public import validate
 
-    for command in (predict, rank, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS):
+    for command in (predict, rank, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS):
         main.add_command(command)
 
 

@@ -76,6 +76,13 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
         estimate = estimate_time(model, p)
         d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
                     **estimate.details}
+    if "power" in device.tables:
+        from warpspeed.models import estimate_energy
+
+        energy = estimate_energy(p, estimate, clock_mhz=clock_mhz)
+        d["power"] = dict(energy.details)
+    elif clock_mhz is not None:
+        raise click.UsageError(f"--clock-mhz sets the power model's clock; {device.name} has no power parameters")
     if plot_path:
         if model != "interval":
             raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")
@@ -127,3 +134,9 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     if estimate is not None:
         console.print(f"{model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
                       f"dominated by {estimate.explanation}")
+    if "power" in d:
+        pw = d["power"]
+        console.print(f"power: {pw['watts']:.0f} W at {pw['clock_mhz']:.0f} MHz"
+                      f"{' (throttled to the ' + format(pw['power_limit_w'], '.0f') + ' W limit)' if pw['throttled'] else ''}, "
+                      f"{pw['lups_per_joule'] / 1e6:.1f} Mlup/J ({pw['energy_per_lup_j'] * 1e12:.0f} pJ/lup; "
+                      f"{100 * pw['floor_share']:.0f} % static, idle and constant)")

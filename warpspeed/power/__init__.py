@@ -1,1 +1,40 @@
-"""The power model: board power, energy per lattice update, clock scaling."""
+"""The power model: board power, energy per lattice update, clock scaling, the power limit.
+
+:func:`estimate` is what ``warpspeed predict --json`` (``power``), ``rank --objective energy|edp``
+and ``warpspeed dvfs`` call: the configuration's trace (:meth:`warpspeed.predict.Prediction.trace`)
+gives the activity, a time model the rate, the device's ``[power]`` table and family file the
+energies (:mod:`warpspeed.power.params`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from warpspeed.power.model import Activity, PowerBreakdown, activity, board_power, power_at, rate_at_clock
+from warpspeed.power.params import PowerParameterError, PowerParams, power_params
+
+if TYPE_CHECKING:
+    from warpspeed.models import EnergyEstimate, ModelEstimate
+    from warpspeed.predict import Prediction
+
+
+def breakdown(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float | None = None,
+              params: PowerParams | None = None) -> PowerBreakdown:
+    """Watts by component for ``prediction`` at the rate ``time`` predicts, at ``clock_mhz``
+    (default: the device's clock), throttled to the board's power limit."""
+    params = params if params is not None else power_params(prediction.device_spec)
+    return board_power(activity(prediction.trace()), params, time.lups_per_s, prediction.roofline.limits,
+                       prediction.device_spec.clock_ghz * 1e3, clock_mhz)
+
+
+def estimate(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float | None = None) -> "EnergyEstimate":
+    """The power model's :class:`~warpspeed.models.EnergyEstimate` of ``prediction``."""
+    from warpspeed.models import EnergyEstimate
+
+    params = power_params(prediction.device_spec)
+    b = breakdown(prediction, time, clock_mhz, params)
+    return EnergyEstimate(b.watts, b.clock_mhz, b.lups_per_s, b.lups_per_joule, b.as_dict(params))
+
+
+__all__ = ["Activity", "PowerBreakdown", "PowerParameterError", "PowerParams", "activity", "board_power",
+           "breakdown", "estimate", "power_at", "power_params", "rate_at_clock"]

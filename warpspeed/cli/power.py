@@ -1,0 +1,84 @@
+"""``warpspeed power-fit`` and ``warpspeed dvfs``: calibrating and using the power model."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from warpspeed.cli.common import dtype_option, kernel_options, model_option, parse_triple as _triple
+from warpspeed.cli.common import setup_kernel_and_device
+from warpspeed.cli.paths import OutputFile
+from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+
+
+@click.command("power-fit")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--device", "device_name", required=True, help="Device the measurements were taken on.")
+@click.option("--family", required=True, help="Name of the family file to write.")
+@click.option("--out", "out_path", type=OutputFile("family file"), default=None,
+              help="Where to write it (default: FAMILY.toml in the current directory).")
+def power_fit(data: str, device_name: str, family: str, out_path: str | None) -> None:
+    """Fit a power family to measured board power (CSV with its, clock_mhz, watts and optionally
+    gflop_s per run of the gpu-roofline streaming kernel)."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.power.calibrate import fit_family, read_runs, write_family
+
+    device = load_device(device_name)
+    result = fit_family(device, read_runs(data), data)
+    path = write_family(result, out_path or f"{family}.toml", family)
+    d = result.family["dynamic"]
+    click.echo(f"{path}: {len(result.runs)} runs, mean |error| {100 * result.mape:.2f} %, largest "
+               f"{100 * result.max_error:.2f} %; {d['lane_op_j'] * 1e12:.2f} pJ per lane operation, "
+               f"{d['dram_sector_j'] * 1e9:.2f} nJ per DRAM sector")
+
+
+DVFS_COLUMNS = (Column("MHz"), Column("Glup/s"), Column("W"), Column("Mlup/J"), Column("pJ/lup"), Column("note", justify="left"))
+
+
+@click.command()
+@kernel_options
+@dtype_option
+@click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread x,y,z.")
+@model_option
+@click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
+              help="Plot lups/s and lups/J against the clock (format from the suffix).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def dvfs(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
+         model: str, plot_path: str | None, as_json: bool) -> None:
+    """Sweep the SM clock for one configuration: power, lups/s and lups per joule, and the
+    energy-optimal clock. Memory-bound kernels keep their rate at lower clocks while the core's
+    power falls, so they save energy there."""
+    from warpspeed.models import estimate_time
+    from warpspeed.power.dvfs import sweep, sweep_figure
+    from warpspeed.predict import Predictor
+
+    folding = _triple(fold, "--fold")
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
+    prediction = Predictor(resolved.kernel, device).predict(_triple(block, "--block"), folding)
+    result = sweep(prediction, estimate_time(model, prediction))
+    best = result.best
+    if plot_path:
+        from warpspeed.plots import save_figure
+
+        label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, folding))}"
+        save_figure(sweep_figure({label: result}, f"{prediction.kernel} on {device.name} ({model})"), plot_path)
+    if as_json:
+        click.echo(json.dumps({"kernel": prediction.kernel, "device": device.name, "model": model,
+                               "best_clock_mhz": best.clock_mhz,
+                               "points": [{"clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s, "watts": p.watts,
+                                           "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}
+                                          for p in result.points]}, indent=2))
+        return
+    console = make_console()
+    rows = [[f"{p.clock_mhz:.0f}", f"{p.lups_per_s / 1e9:.2f}", f"{p.watts:.0f}", f"{p.lups_per_joule / 1e6:.1f}",
+             f"{1e12 / p.lups_per_joule:.0f}", ("best " if p is best else "") + ("throttled" if p.throttled else "")]
+            for p in result.points]
+    table, _ = fitted_table(console, DVFS_COLUMNS, rows)
+    print_fitted(console, table, f"{prediction.kernel} on {device.name}: clock sweep ({model} model)",
+                 [f"most lattice updates per joule at {best.clock_mhz:.0f} MHz: {best.lups_per_joule / 1e6:.1f} Mlup/J, "
+                  f"{best.lups_per_s / 1e9:.2f} Glup/s, {best.watts:.0f} W"])
+
+
+COMMANDS = (power_fit, dvfs)
