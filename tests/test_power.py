@@ -2,6 +2,7 @@
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -89,7 +90,7 @@ def test_fit_recovers_known_parameters(a100):
 @pytest.mark.parametrize("device, part", [("A100-SXM4-40GB", "a100-40"), ("A40", "a40"), ("L40", "l40")])
 def test_calibration_error_per_point(device, part):
     """Every stored run of the public measurements within 10 % of the fitted model."""
-    runs = read_runs(f"fits/data/public/gpu-roofline/{part}.csv")
+    runs = read_runs(Path(__file__).resolve().parent.parent / "fits" / "data" / "public" / "gpu-roofline" / f"{part}.csv")
     fit = fit_family(load_device(device), runs, part)
     assert fit.max_error <= 0.10 and len(runs) >= 100
 
