@@ -1,0 +1,104 @@
+"""The exact all-waves average (warpspeed.memory.wave.exact, WaveModel.grid_volumes(exact=True))
+against a brute-force enumeration of every full wave.
+
+The enumeration (all_waves of test_wave_classes.py, on the brute force of test_wave.py) lists
+every cell of every full wave and of its previous-neighbour sets, forms line addresses from the
+field strides and counts unique lines with numpy; it uses nothing of warpspeed.memory.wave. The
+averages must agree to 1e-9 relative: per-lup volumes are the sums over all full waves divided
+by their lattice updates, layer volumes the sums divided by the number of full waves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from test_wave import A100, SECTOR, make_kernel
+from test_wave_classes import all_waves
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.memory.addresses import compile_kernel
+from warpspeed.memory.wave import WaveModel
+from warpspeed.memory.wave.exact import exact_wave_classes
+
+# (kernel, domain, block, fold, SMs, blocks per SM). Waves inside planes and across plane
+# boundaries, partial last block rows / columns / planes (domains that the blocks do not divide),
+# folding, a 2-D kernel, LBM streaming, and an access with a linear index (no plane-shift
+# invariance: every wave its own class).
+GRIDS = [
+    ("star3d_r4", (48, 48, 24), (8, 4, 2), (1, 1, 1), 3, 7),
+    ("star3d_r4", (72, 40, 24), (8, 2, 4), (1, 1, 1), 5, 4),
+    ("star3d_r1", (50, 30, 21), (8, 4, 2), (1, 1, 2), 2, 5),
+    ("star3d_r1", (40, 30, 40), (16, 2, 1), (1, 2, 1), 4, 3),
+    ("lbm_pull", (20, 12, 14), (8, 2, 2), (1, 1, 1), 2, 3),
+    ("copy", (40, 26, 30), (8, 4, 4), (1, 1, 1), 3, 2),
+    ("star3d_r1", (16, 8, 62), (8, 4, 4), (1, 1, 1), 3, 1),
+    ("star2d_r1", (40, 30, 20), (16, 4, 1), (1, 1, 1), 3, 2),
+    ("copy_linear", (32, 12, 10), (8, 4, 2), (1, 1, 1), 2, 2),
+]
+
+
+def _setup(name, domain, block, fold, sms, per_sm):
+    device = dataclasses.replace(A100, sms=sms, max_blocks_per_sm=per_sm)
+    kernel = make_kernel(name, domain)
+    if kernel.domain[2] == 1:
+        block, fold = (block[0], block[1] * block[2], 1), (fold[0], fold[1] * fold[2], 1)
+    return device, kernel, analyze_launch(kernel, device, block, fold)
+
+
+@pytest.mark.parametrize("name,domain,block,fold,sms,per_sm", GRIDS)
+def test_exact_average_equals_every_wave(name, domain, block, fold, sms, per_sm):
+    device, kernel, info = _setup(name, domain, block, fold, sms, per_sm)
+    grid = WaveModel(compile_kernel(kernel)).grid_volumes(info, device, exact=True)
+    every = all_waves(kernel, info)
+    assert grid.waves == every["waves"] == info.launch.total_blocks // info.wave.blocks
+    lups = every["lups"]
+    assert grid.compulsory_load_bytes_per_lup == pytest.approx(every["load"] * SECTOR / lups, rel=1e-9)
+    assert grid.compulsory_store_bytes_per_lup == pytest.approx(every["store"] * SECTOR / lups, rel=1e-9)
+    assert tuple(grid.overlap_bytes_per_lup) == pytest.approx(tuple(every["overlap"] * SECTOR / lups), rel=1e-9)
+    layer = every["layer"] * SECTOR / every["waves"]
+    assert tuple(grid.layer_volume_bytes) == pytest.approx(tuple(layer), rel=1e-9)
+    assert tuple(grid.oversubscription) == pytest.approx(tuple(layer / device.l2_effective_bytes), rel=1e-9)
+
+
+def test_the_representative_classes_are_not_exact():
+    """The first grid discriminates: the representative-class average differs from the
+    enumeration (so the equality above is not a property of any weighting)."""
+    device, kernel, info = _setup(*GRIDS[0])
+    every = all_waves(kernel, info)
+    model = WaveModel(compile_kernel(kernel))
+    approx = model.grid_volumes(info, device)
+    exact = model.grid_volumes(info, device, exact=True)
+    assert len(approx.classes) <= 3 < len(exact.classes) < exact.waves
+    truth = np.array(tuple(every["overlap"] * SECTOR / every["lups"]))
+    assert np.max(np.abs(np.array(tuple(approx.overlap_bytes_per_lup)) / truth - 1)) > 1e-3
+
+
+def test_plane_shift_invariance_by_kernel():
+    """Stencils and LBM streaming (x fastest, z a shifted outer index) are invariant under
+    shifts by block planes; an access with a linear element index is not box-preserving."""
+    for name, expected in (("star3d_r4", True), ("lbm_pull", True), ("copy", True), ("copy_linear", False)):
+        kernel = make_kernel(name, (32, 12, 10))
+        assert WaveModel(compile_kernel(kernel)).plane_shift_invariant(SECTOR) is expected, name
+
+
+def test_exact_classes_by_hand():
+    """Grid 4 x 3 x 5 blocks (planes of 12 blocks), waves of 8 blocks: 60 blocks, 7 full waves
+    starting at 0, 8, 16, 24, 32, 40, 48. The waves starting in the first plane (0, 8) are classes
+    of their own; the others have plane offsets 4, 0, 8, 4, 0: classes {16, 40}, {24, 48} and
+    {32}. Waves 8 and 32 cross a plane boundary, the others one row boundary. With a domain 18
+    cells deep (blocks 4 cells deep: the last plane holds 2 cells) the wave that reaches the last
+    plane (48) is a class of its own."""
+    from warpspeed.launch.geometry import Launch
+
+    def launch(nz):
+        return Launch(block=(8, 4, 4), fold=(1, 1, 1), domain=(32, 12, nz), grid=(4, 3, 5))
+
+    full = exact_wave_classes(launch(20), 8, True)
+    assert [(c.first_block, c.waves) for c in full] == [(0, 1), (8, 1), (16, 2), (24, 2), (32, 1)]
+    assert [(c.crossings, c.row_crossings) for c in full] == [(0, 1), (1, None), (0, 1), (0, 1), (1, None)]
+    clipped = exact_wave_classes(launch(18), 8, True)
+    assert [(c.first_block, c.waves) for c in clipped] == [(0, 1), (8, 1), (16, 2), (24, 1), (32, 1), (48, 1)]
+    alone = exact_wave_classes(launch(20), 8, False)
+    assert [(c.first_block, c.waves) for c in alone] == [(s, 1) for s in range(0, 56, 8)]
