@@ -206,6 +206,19 @@ def test_reevaluate_uses_the_occupancy_dependent_dram_bandwidth():
         assert flat != pytest.approx(new.lups_per_s, rel=1e-4)
 
 
+def test_refit_needs_the_device_of_rows_with_launch_columns():
+    """Rows that carry the launch columns of the DRAM bandwidth are re-evaluated on the table's
+    device; a device_model that names no device is a clear error, unless the device is given."""
+    from warpspeed.hardware.device import load_device
+
+    rows = [{**r, "pred_dram_resident_threads": 65536.0, "pred_registers": 32.0} for r in synthetic_rows()]
+    table = MeasurementTable({"kernel": "synthetic", "device_model": "no-such-gpu"}, tuple(rows))
+    with pytest.raises(FitError, match="no-such-gpu"):
+        rf.refit(table, "nvidia-ampere")
+    result = rf.refit(table, "nvidia-ampere", device=load_device("A100-SXM4-40GB"))
+    assert result.held_out_rows == 10
+
+
 def _mape(pairs):
     return 100.0 * sum(abs(p - m) / m for p, m in pairs) / len(pairs)
 

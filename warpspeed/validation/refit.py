@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from warpspeed.errors import FitError
+from warpspeed.errors import DeviceError, FitError
 from warpspeed.files.rows import CONFIG_COLUMNS
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.capacity import (
@@ -227,10 +227,17 @@ def _with_curves(rows: Sequence[Mapping[str, Any]], curves: CapacityCurves,
 
 
 def _table_device(table: MeasurementTable) -> Device | None:
-    """The device the table's predictions were made for (its ``device_model``); None when no row
-    has the launch columns of the DRAM bandwidth (then no device is needed) or none is named."""
+    """The device the table's predictions were made for (its ``device_model``, a built-in device
+    name or a device file); None when no row has the launch columns of the DRAM bandwidth (then
+    no device is needed) or none is named."""
     needed = any(math.isfinite(_v(r, "pred_dram_resident_threads")) for r in table.rows)
-    return load_device(table.device) if needed and table.device else None
+    if not (needed and table.device):
+        return None
+    try:
+        return load_device(table.device)
+    except DeviceError as exc:
+        raise FitError(f"the re-evaluation of the DRAM limit needs the device the rows were predicted for "
+                       f"(device_model {table.device!r}); pass it to refit(device=...): {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -256,11 +263,13 @@ class RefitResult:
 
 def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = None,
           curves: Sequence[str] = CURVE_NAMES, holdout_every: int = DEFAULT_HOLDOUT_EVERY,
-          min_fraction: float = MIN_TERM_FRACTION) -> RefitResult:
+          min_fraction: float = MIN_TERM_FRACTION, device: Device | None = None) -> RefitResult:
     """Refit ``curves`` of ``family`` on the fit rows of ``table``; evaluate on the held-out rows.
 
     A curve with fewer than 3 usable points keeps its ``base`` parameters (listed in
-    ``skipped``). ``base`` defaults to the family's file in ``fits/``.
+    ``skipped``). ``base`` defaults to the family's file in ``fits/``. ``device``: the device
+    of the DRAM bandwidth in the re-evaluation (:func:`reevaluate`); default the table's
+    ``device_model``.
     """
     unknown = [c for c in curves if c not in CURVE_NAMES]
     if unknown:
@@ -283,11 +292,12 @@ def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = No
         if name not in curves:
             skipped[name] = "not requested"
     new = replace(old, family=family, source="", packaged=False, **{n: r.curve for n, r in fitted.items()})
-    kernel, device, spec = table.kernel, table.device, _table_device(table)
+    spec = device if device is not None else _table_device(table)
+    kernel, name = table.kernel, table.device
     return RefitResult(family=family, curves=new, base=old, fitted=fitted, skipped=skipped,
                        fit_rows=len(fit_rows), held_out_rows=len(held), holdout_every=holdout_every,
-                       before=accuracy_report(_with_curves(held, old, spec), kernel, device),
-                       after=accuracy_report(_with_curves(held, new, spec), kernel, device))
+                       before=accuracy_report(_with_curves(held, old, spec), kernel, name),
+                       after=accuracy_report(_with_curves(held, new, spec), kernel, name))
 
 
 def write_refit(result: RefitResult, path: str | Path, source: str, device: str = "",
