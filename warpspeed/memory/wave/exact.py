@@ -54,7 +54,7 @@ Which waves are equal
 Cost
     One wave evaluation per class. The waves near a plane's first and last rows, across its
     boundaries and in the first plane differ from plane to plane: for the 168 configurations of
-    the 25-point stencil's paper space on 640 x 512 x 512 there are 18 326 classes (109 per
+    the 25-point stencil's paper space on 640 x 512 x 512 there are 17 689 classes (105 per
     configuration on average, up to 664) against 454 representative wave classes in
     :mod:`warpspeed.memory.wave.classes`, so this path is for single predictions and for
     measuring how far the representative classes are from the exact average, not for ranking
