@@ -171,6 +171,54 @@ def test_reevaluate_reproduces_the_predictor_with_any_curves():
         assert new.dram.load_bytes_per_lup != pytest.approx(old.dram.load_bytes_per_lup, rel=1e-3)
 
 
+def test_reevaluate_uses_the_occupancy_dependent_dram_bandwidth():
+    """At low occupancy (a 128 x 32 x 16 grid keeps at most 65 536 threads resident, below the
+    bytes in flight that saturate the A100's DRAM) the predictor's DRAM bandwidth depends on the
+    DRAM volume. Re-evaluating a row written from a prediction with unchanged curves gives the
+    predictor's performance exactly, and with changed curves the performance the predictor gives
+    with those curves, whose bandwidth differs from the row's."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.kernel.builtin import star_stencil
+    from warpspeed.memory.capacity import GompertzCurve
+    from warpspeed.predict import Predictor
+    from warpspeed.validation.schema import prediction_record, predicted_columns
+
+    domain = (128, 32, 16)
+    kernel, device = star_stencil(3, 2, domain), load_device("A100-SXM4-40GB")
+    base = load_curves("nvidia-ampere")
+    changed = dataclasses.replace(base, z_layer=GompertzCurve(0.9, 1.0, 0.5), y_layer=GompertzCurve(0.9, 1.0, 0.5),
+                                  l2_load=GompertzCurve(0.9, 1.0, 0.5))
+    for block in ((32, 4, 2), (64, 2, 8), (32, 32, 1)):
+        old = Predictor(kernel, device).predict(block)
+        new = Predictor(kernel, device, curves=changed).predict(block)
+        assert old.limiter == new.limiter == "dram"
+        assert old.dram_bandwidth.achievable_gb_s < 0.9 * device.dram_bandwidth_gb_s
+        assert new.dram_bandwidth.achievable_gb_s != pytest.approx(old.dram_bandwidth.achievable_gb_s, rel=1e-4)
+        row = {**predicted_columns(prediction_record(old), math.prod(domain)),
+               **dict(zip(("fold_x", "fold_y", "fold_z"), (1, 1, 1)))}
+        assert row["pred_dram_resident_threads"] == old.launch.wave.blocks * math.prod(block)
+        for curves, p in ((base, old), (changed, new)):
+            out = rf.reevaluate(row, curves, device)
+            assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(p.dram.load_bytes_per_lup, rel=1e-12)
+            assert out["pred_lups_per_s"] == pytest.approx(p.lups_per_s, rel=1e-12)
+        # without the device the bandwidth of the row is kept: the limit then misses the change
+        flat = rf.reevaluate(row, changed)["pred_lups_per_s"]
+        assert flat != pytest.approx(new.lups_per_s, rel=1e-4)
+
+
+def test_refit_needs_the_device_of_rows_with_launch_columns():
+    """Rows that carry the launch columns of the DRAM bandwidth are re-evaluated on the table's
+    device; a device_model that names no device is a clear error, unless the device is given."""
+    from warpspeed.hardware.device import load_device
+
+    rows = [{**r, "pred_dram_resident_threads": 65536.0, "pred_registers": 32.0} for r in synthetic_rows()]
+    table = MeasurementTable({"kernel": "synthetic", "device_model": "no-such-gpu"}, tuple(rows))
+    with pytest.raises(FitError, match="no-such-gpu"):
+        rf.refit(table, "nvidia-ampere")
+    result = rf.refit(table, "nvidia-ampere", device=load_device("A100-SXM4-40GB"))
+    assert result.held_out_rows == 10
+
+
 def _mape(pairs):
     return 100.0 * sum(abs(p - m) / m for p, m in pairs) / len(pairs)
 

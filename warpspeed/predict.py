@@ -202,11 +202,14 @@ def _field_layers(wave: GridWaveVolumes, dram: DramVolumes, name: str) -> dict[s
 class Predictor:
     """Predictions of one kernel on one device for any number of launch configurations.
 
-    Builds the compiled kernel, the wave model and the capacity curves once.
+    Builds the compiled kernel, the wave model and the capacity curves once. ``exact_waves``:
+    average the DRAM volumes over every full wave (:mod:`warpspeed.memory.wave.exact`; up to one
+    wave evaluation per full wave) instead of the representative classes.
     """
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
-                 address_space: str = "nd") -> None:
+                 address_space: str = "nd", exact_waves: bool = False) -> None:
+        self.exact_waves = exact_waves
         self.kernel = kernel
         self.device = load_device(device) if isinstance(device, str) else device
         self.compiled: CompiledKernel = compile_kernel(kernel)
@@ -229,7 +232,7 @@ class Predictor:
         }
         l2_load = sum(l2_per_field.values())
 
-        wave = self.wave_model.grid_volumes(info, device)
+        wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves)
         dram = dram_volumes(wave, l2_per_field, {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()},
                             device, curves)
 

@@ -35,7 +35,14 @@ in the curves. The re-evaluation calls the predictor's own equations
 the row's totals over fields, since the CSV holds no per-field columns: it reproduces the
 predictor exactly unless some fields' L2 load is below their compulsory DRAM load while
 others' is above (the predictor applies ``max(0, ·)`` to each field, the re-evaluation to the
-total). The L2 and DRAM limits of the roofline are rescaled by the old over the new volume.
+total). The L2 limit of the roofline is rescaled by the old over the new volume. The DRAM limit
+is the predictor's, ``achievable bandwidth / DRAM volume``, with the bandwidth recomputed at the
+new volume by :func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` (the bytes in
+flight of a launch at low occupancy grow with its DRAM volume per lup): the row's limit is
+multiplied by ``(old volume / new volume) x (bandwidth at the new volume / bandwidth at the old
+volume)``, from the row's resident threads (``pred_dram_resident_threads``), registers
+(``pred_registers``) and folding. Rows written before those columns existed, or re-evaluated
+without a device, keep the bandwidth of the row (the DRAM limit rescaled by the volume only).
 """
 
 from __future__ import annotations
@@ -46,7 +53,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from warpspeed.errors import FitError
+from warpspeed.errors import DeviceError, FitError
+from warpspeed.files.rows import CONFIG_COLUMNS
+from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.capacity import (
     CURVE_NAMES,
     GOMPERTZ_PARAMETERS,
@@ -63,6 +72,7 @@ from warpspeed.memory.capacity import (
 from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_rates, field_dram_volumes
 from warpspeed.memory.wave import DIMENSIONS, PerDim
+from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
 from warpspeed.validation.accuracy import AccuracyReport, accuracy_report
 from warpspeed.validation.measure import MeasurementTable
 
@@ -164,12 +174,28 @@ def split_rows(rows: Sequence[Mapping[str, Any]], holdout_every: int = DEFAULT_H
     return fit, held
 
 
-def reevaluate(row: Mapping[str, Any], curves: CapacityCurves) -> dict[str, float]:
+def _bandwidth_ratio(row: Mapping[str, Any], device: Device | None, old_bytes: float, new_bytes: float) -> float:
+    """Achievable DRAM bandwidth at ``new_bytes`` over that at ``old_bytes`` per lup for the
+    row's launch (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, the
+    predictor's bandwidth); 1 without a device or without the row's launch columns."""
+    threads, registers = _v(row, "pred_dram_resident_threads"), _v(row, "pred_registers")
+    folds = [_v(row, c) for c in CONFIG_COLUMNS if c.startswith("fold_")]
+    if device is None or not all(math.isfinite(v) and v >= 1 for v in (threads, registers, *folds)):
+        return 1.0
+    cells = int(math.prod(folds))
+    old = launch_dram_bandwidth(device, int(threads), old_bytes, cells, int(registers)).achievable_gb_s
+    new = launch_dram_bandwidth(device, int(threads), new_bytes, cells, int(registers)).achievable_gb_s
+    return new / old
+
+
+def reevaluate(row: Mapping[str, Any], curves: CapacityCurves, device: Device | None = None) -> dict[str, float]:
     """The row's L2 load, DRAM load and performance predicted with ``curves`` from its
     prediction columns (see the module docstring). Returns ``pred_*`` columns.
 
     The model's equations are those of the predictor (:mod:`warpspeed.memory.capacity.terms`,
-    :func:`warpspeed.memory.dram.field_dram_volumes`), applied to the row's totals over fields.
+    :func:`warpspeed.memory.dram.field_dram_volumes`,
+    :func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` on ``device``), applied to
+    the row's totals over fields.
     """
     l1_miss = float(curves.l1_load.miss_rate(_v(row, "pred_l1_oversubscription")))
     l2_load = l2_load_bytes_per_lup(_v(row, "pred_l2_load_compulsory_bytes_per_lup"),
@@ -185,16 +211,33 @@ def reevaluate(row: Mapping[str, Any], curves: CapacityCurves) -> dict[str, floa
     old_l2 = _v(row, "pred_l2_load_bytes_per_lup") + l2_store
     old_dram = _v(row, "pred_dram_load_bytes_per_lup") + _v(row, "pred_dram_store_bytes_per_lup")
     limits = [_v(row, "pred_fp_lups_per_s", math.inf), _v(row, "pred_l1_lups_per_s", math.inf)]
-    for lim_col, old, new in (("pred_l2_lups_per_s", old_l2, l2_load + l2_store),
-                              ("pred_dram_lups_per_s", old_dram, dram.total_bytes_per_lup)):
+    new_dram = dram.total_bytes_per_lup
+    bandwidth = _bandwidth_ratio(row, device, old_dram, new_dram) if old_dram > 0 and new_dram > 0 else 1.0
+    for lim_col, old, new, ratio in (("pred_l2_lups_per_s", old_l2, l2_load + l2_store, 1.0),
+                                     ("pred_dram_lups_per_s", old_dram, new_dram, bandwidth)):
         lim = _v(row, lim_col, math.inf)
-        limits.append(lim if not math.isfinite(lim) or new <= 0 else lim * old / new)
+        limits.append(lim if not math.isfinite(lim) or new <= 0 else lim * old / new * ratio)
     return {"pred_l2_load_bytes_per_lup": l2_load, "pred_dram_load_bytes_per_lup": dram.load_bytes_per_lup,
             "pred_lups_per_s": min(limits)}
 
 
-def _with_curves(rows: Sequence[Mapping[str, Any]], curves: CapacityCurves) -> list[dict[str, Any]]:
-    return [{**row, **reevaluate(row, curves)} for row in rows]
+def _with_curves(rows: Sequence[Mapping[str, Any]], curves: CapacityCurves,
+                 device: Device | None) -> list[dict[str, Any]]:
+    return [{**row, **reevaluate(row, curves, device)} for row in rows]
+
+
+def _table_device(table: MeasurementTable) -> Device | None:
+    """The device the table's predictions were made for (its ``device_model``, a built-in device
+    name or a device file); None when no row has the launch columns of the DRAM bandwidth (then
+    no device is needed) or none is named."""
+    needed = any(math.isfinite(_v(r, "pred_dram_resident_threads")) for r in table.rows)
+    if not (needed and table.device):
+        return None
+    try:
+        return load_device(table.device)
+    except DeviceError as exc:
+        raise FitError(f"the re-evaluation of the DRAM limit needs the device the rows were predicted for "
+                       f"(device_model {table.device!r}); pass it to refit(device=...): {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -220,11 +263,13 @@ class RefitResult:
 
 def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = None,
           curves: Sequence[str] = CURVE_NAMES, holdout_every: int = DEFAULT_HOLDOUT_EVERY,
-          min_fraction: float = MIN_TERM_FRACTION) -> RefitResult:
+          min_fraction: float = MIN_TERM_FRACTION, device: Device | None = None) -> RefitResult:
     """Refit ``curves`` of ``family`` on the fit rows of ``table``; evaluate on the held-out rows.
 
     A curve with fewer than 3 usable points keeps its ``base`` parameters (listed in
-    ``skipped``). ``base`` defaults to the family's file in ``fits/``.
+    ``skipped``). ``base`` defaults to the family's file in ``fits/``. ``device``: the device
+    of the DRAM bandwidth in the re-evaluation (:func:`reevaluate`); default the table's
+    ``device_model``.
     """
     unknown = [c for c in curves if c not in CURVE_NAMES]
     if unknown:
@@ -247,11 +292,12 @@ def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = No
         if name not in curves:
             skipped[name] = "not requested"
     new = replace(old, family=family, source="", packaged=False, **{n: r.curve for n, r in fitted.items()})
-    kernel, device = table.kernel, table.device
+    spec = device if device is not None else _table_device(table)
+    kernel, name = table.kernel, table.device
     return RefitResult(family=family, curves=new, base=old, fitted=fitted, skipped=skipped,
                        fit_rows=len(fit_rows), held_out_rows=len(held), holdout_every=holdout_every,
-                       before=accuracy_report(_with_curves(held, old), kernel, device),
-                       after=accuracy_report(_with_curves(held, new), kernel, device))
+                       before=accuracy_report(_with_curves(held, old, spec), kernel, name),
+                       after=accuracy_report(_with_curves(held, new, spec), kernel, name))
 
 
 def write_refit(result: RefitResult, path: str | Path, source: str, device: str = "",

@@ -49,7 +49,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "pred_l2_load_compulsory_bytes_per_lup", "pred_l2_load_bytes_per_lup", "pred_l2_store_bytes_per_lup",
     "pred_dram_load_compulsory_bytes_per_lup", "pred_dram_store_compulsory_bytes_per_lup",
     "pred_dram_load_bytes_per_lup", "pred_dram_store_bytes_per_lup",
-    "pred_blocks_per_sm", "pred_l1_oversubscription", "pred_l2_oversubscription",
+    "pred_blocks_per_sm", "pred_dram_resident_threads", "pred_registers",
+    "pred_l1_oversubscription", "pred_l2_oversubscription",
     "pred_l2_redundant_load_bytes_per_lup", "pred_l2_redundant_store_bytes_per_lup",
     "pred_dram_capacity_miss_bytes_per_lup", "pred_dram_partial_store_read_bytes_per_lup",
     *(f"pred_{d}_{q}" for d in _DIMS for q in ("overlap_bytes_per_lup", "hit_rate", "oversubscription")),
@@ -177,6 +178,15 @@ def _layer_columns(layers: Mapping[str, Mapping[str, float]]) -> dict[str, float
     return out
 
 
+def _resident_threads(record: Mapping[str, Any]) -> float:
+    """Threads resident at once (blocks of one wave x threads per block), the input of the
+    occupancy-dependent DRAM bandwidth (:mod:`warpspeed.perf.occupancy_bandwidth`); NaN when
+    the record lacks the wave or the block."""
+    if "wave_blocks" not in record or "block" not in record:
+        return math.nan
+    return float(int(record["wave_blocks"]) * math.prod(int(b) for b in record["block"]))
+
+
 def predicted_columns(record: Mapping[str, Any], lups: int) -> dict[str, Any]:
     """Predicted columns from a :func:`prediction_record` (per lup and launch totals)."""
     r = record
@@ -195,6 +205,8 @@ def predicted_columns(record: Mapping[str, Any], lups: int) -> dict[str, Any]:
         "pred_dram_load_bytes_per_lup": float(r["dram_load_bytes_per_lup"]),
         "pred_dram_store_bytes_per_lup": float(r["dram_store_bytes_per_lup"]),
         "pred_blocks_per_sm": r.get("blocks_per_sm", ""),
+        "pred_dram_resident_threads": _resident_threads(r),
+        "pred_registers": float(r.get("registers", math.nan)),
         "pred_l1_oversubscription": float(r.get("l1_oversubscription", math.nan)),
         "pred_l2_oversubscription": float(terms.get("l2_oversubscription", math.nan)),
         "pred_l2_redundant_load_bytes_per_lup": float(terms.get("l2_redundant_load_bytes_per_lup", math.nan)),

@@ -24,11 +24,15 @@ Modules, in the order the data flows:
   layer volumes and oversubscription factors;
 * :mod:`~warpspeed.memory.wave.model`: :class:`WaveModel`, which picks the counter per field;
 * :mod:`~warpspeed.memory.wave.average`: the classes' volumes with their weights and averages
-  over the grid.
+  over the grid;
+* :mod:`~warpspeed.memory.wave.exact`: the full waves in classes of provably equal counts, for
+  the exact average over every full wave (``WaveModel.grid_volumes(..., exact=True)``; one
+  evaluation per distinct wave, so not the default of the predictor).
 """
 
 from warpspeed.memory.wave.average import AveragedFieldVolumes, GridWaveVolumes, WaveClassVolumes, weighted_mean
 from warpspeed.memory.wave.classes import WaveClass, wave_classes
+from warpspeed.memory.wave.exact import exact_wave_classes
 from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
 from warpspeed.memory.wave.model import ADDRESS_SPACES, AddressSpace, WaveModel, wave_volumes
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes
@@ -36,5 +40,5 @@ from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, Wav
 __all__ = [
     "ADDRESS_SPACES", "AddressSpace", "AveragedFieldVolumes", "DIMENSIONS", "FieldLineCounts",
     "FieldWaveVolumes", "GridWaveVolumes", "PerDim", "WaveClass", "WaveClassVolumes", "WaveModel",
-    "WaveVolumes", "wave_classes", "wave_volumes", "weighted_mean",
+    "WaveVolumes", "exact_wave_classes", "wave_classes", "wave_volumes", "weighted_mean",
 ]

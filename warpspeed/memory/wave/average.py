@@ -1,8 +1,9 @@
 """Wave volumes averaged over the full waves of the grid.
 
 :meth:`warpspeed.memory.wave.WaveModel.grid_volumes` evaluates one representative wave per class
-(:mod:`warpspeed.memory.wave.classes`); :class:`GridWaveVolumes` holds them with their weights
-and averages them:
+(:mod:`warpspeed.memory.wave.classes`, or with ``exact=True`` one wave per class of equal waves,
+:mod:`warpspeed.memory.wave.exact`); :class:`GridWaveVolumes` holds them with their weights and
+averages them:
 
 * per-lattice-update volumes (compulsory loads and stores, overlaps) are weighted by the
   class's lattice updates, ``waves x lups of the representative``: the average is the total

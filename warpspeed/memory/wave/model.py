@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 import islpy as isl
+import numpy as np
 
 from warpspeed.errors import DeviceError, KernelError, LaunchError
 from warpspeed.hardware.device import Device
@@ -24,6 +25,7 @@ from warpspeed.memory.addresses import CompiledKernel
 from warpspeed.memory.wave.box_counts import FieldStacks, box_field_counts, field_stacks
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
+from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
 from warpspeed.memory.wave.geometry import WaveCells, wave_cells
 from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
@@ -117,10 +119,46 @@ class WaveModel:
                            previous_lups=cells.previous_lups, address_space=self.address_space,
                            granularity_bytes=gran, l2_effective_bytes=device.l2_effective_bytes)
 
-    def grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None = None) -> GridWaveVolumes:
-        """The volumes of every class of full waves of the grid, with the class weights
-        (:mod:`warpspeed.memory.wave.classes`): one wave evaluation per class, at most two."""
-        classes = wave_classes(info.launch.grid, info.wave.blocks)
+    def shift_invariance(self, granularity_bytes: int) -> ShiftInvariance:
+        """Which shifts of the cells move every field's lines rigidly (so that footprint counts
+        do not change; :mod:`warpspeed.memory.wave.exact`): every access must be box-preserving
+        and read z (for shifts by block planes), respectively y (for shifts by block rows), only
+        as ``coordinate + c`` in a non-contiguous index."""
+        planes: bool = True
+        spread: int | None = 0
+        for fm in self.field_maps:
+            stacks = self._field_stacks(fm, granularity_bytes)
+            if stacks is None:
+                return ShiftInvariance(planes=False, row_spread_cells=None)
+            maps = stacks.both  # a shift axis has scale = line = 1; constants read no dimension
+            rigid = (maps.scale == 1) & (maps.line == 1)
+            planes = planes and not np.any((maps.dims == 2) & ~rigid)
+            if spread is not None and np.any((maps.dims == 1) & ~rigid):
+                spread = None
+            elif spread is not None:
+                offsets = maps.offset[(maps.dims == 1) & rigid]
+                if offsets.size:
+                    spread = max(spread, int(offsets.max() - offsets.min()))
+        return ShiftInvariance(planes=planes, row_spread_cells=spread)
+
+    def plane_shift_invariant(self, granularity_bytes: int) -> bool:
+        """True when a shift of the cells by whole block planes leaves every count unchanged
+        (:meth:`shift_invariance`)."""
+        return self.shift_invariance(granularity_bytes).planes
+
+    def grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None = None,
+                     exact: bool = False) -> GridWaveVolumes:
+        """The volumes of every class of full waves of the grid, with the class weights: by
+        default the representative classes of :mod:`warpspeed.memory.wave.classes` (one wave
+        evaluation per class, at most three); with ``exact`` the classes of equal waves of
+        :mod:`warpspeed.memory.wave.exact`, whose averages are those over every full wave (one
+        evaluation per distinct wave, up to one per full wave)."""
+        if exact:
+            gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+            _check_granularity(gran, "granularity_bytes")
+            classes = exact_wave_classes(info.launch, info.wave.blocks, self.shift_invariance(gran))
+        else:
+            classes = wave_classes(info.launch.grid, info.wave.blocks)
         return GridWaveVolumes(tuple(
             WaveClassVolumes(c, self.volumes(info, device, granularity_bytes, first_block=c.first_block))
             for c in classes
