@@ -74,6 +74,17 @@ def _number(table: Mapping, key: str, device: str) -> float:
     return float(value)
 
 
+def _latencies_ns(device: "Device", table: Mapping) -> tuple:
+    """Pointer-chase L1, L2, DRAM latencies (ns): the device's, or those of the device named by
+    ``latencies_from`` (a part measured with the same SM and L2)."""
+    source = device
+    if table.get("latencies_from"):
+        from warpspeed.hardware.device import load_device
+
+        source = load_device(table["latencies_from"])
+    return source.l1_latency_ns, source.l2_latency_ns, source.dram_latency_ns
+
+
 def _launch_constant(table: Mapping, device: "Device") -> float:
     """``kll_k`` in cycles: given, or the launch overhead fitted to the stored small-kernel
     measurements of ``launch_overhead_part`` (:mod:`warpspeed.interval.launch_fit`) x the clock."""
@@ -99,11 +110,12 @@ def interval_params(device: "Device") -> IntervalParams:
     n = {k: _number(table, k, device.name) for k in REQUIRED_KEYS}
     if all(k in table for k in LATENCY_KEYS):
         l1, l2, dram = (_number(table, k, device.name) for k in LATENCY_KEYS)
-    elif None not in (device.l1_latency_ns, device.l2_latency_ns, device.dram_latency_ns):
+    elif None not in _latencies_ns(device, table):
         f = device.clock_ghz
-        l1 = device.l1_latency_ns * f
-        l2 = (device.l2_latency_ns - device.l1_latency_ns) * f
-        dram = (device.dram_latency_ns - device.l2_latency_ns) * f
+        l1_ns, l2_ns, dram_ns = _latencies_ns(device, table)
+        l1 = l1_ns * f
+        l2 = (l2_ns - l1_ns) * f
+        dram = (dram_ns - l2_ns) * f
     else:
         raise IntervalParameterError(
             f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
