@@ -116,7 +116,7 @@ class PointError:
 class DatasetAccuracy:
     """The model against one stored dataset.
 
-    group: "L1", "DRAM" or "L2"; name: what is compared; unit: unit of the compared values;
+    group: "L1", "DRAM", "L2" or "Power"; name: what is compared; unit: unit of the compared values;
     sources: (path, commit) of each gpu-benches file behind the dataset; note: what the points are;
     mape_bound_percent / worst_bound_percent: the stated bounds [%].
     """
@@ -272,5 +272,8 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
 
 
 def public_accuracy() -> tuple[DatasetAccuracy, ...]:
-    """Every dataset: L1 (gpu-strides), DRAM (gpu-stream), L2 (gpu-l2-cache), in that order."""
-    return strides_datasets() + stream_datasets() + l2_datasets()
+    """Every dataset: L1 (gpu-strides), DRAM (gpu-stream), L2 (gpu-l2-cache), power
+    (gpu-roofline), in that order."""
+    from warpspeed.validation.public_power import power_datasets
+
+    return strides_datasets() + stream_datasets() + l2_datasets() + power_datasets()

@@ -37,6 +37,12 @@ _GROUPS = {
            "plateau and the onset of its fall; the comparison is with the L2 bandwidth and effective L2 "
            "capacity that the device files (`warpspeed/hardware/devices/*.toml`) hold for the devices "
            "measured as that part."),
+    "Power": ("Power: board power of a streaming kernel with growing arithmetic intensity (gpu-roofline)",
+              "Each file gives, for every GPU of a node, the board power, SM clock and achieved GFLOP/s of a float "
+              "streaming kernel whose inner loop of fused multiply-adds grows from 0 to several hundred. The "
+              "model is the power model (`warpspeed/power/`) with the built-in family of the part's device, at "
+              "each run's clock and measured rate; the families were fitted to these runs "
+              "(`warpspeed power-fit`, `docs/power.md`), so the errors are in-sample."),
 }
 
 _INTRO = """\
@@ -70,6 +76,8 @@ _NOT_VALIDATED = """\
   and each device's DRAM curve to its "fitted" stream kernel; those errors say how well the
   model's form fits, not how it predicts. The data-pipe rule has no fitted constant, and the
   "not fitted" stream kernels were left out of the fit.
+* **Power in-sample only.** The power families were fitted to the gpu-roofline runs they are
+  compared with here; no other public power measurement was used.
 * **Held-out measurements.** The gpu-benches repository also holds gpu-strides measurements of
   the H200, A40 and MI210 and a gpu-roofline measurement of the H200. They are kept for an
   independent validation of the L1 model and the roofline and were not opened, neither to build
