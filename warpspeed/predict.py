@@ -156,11 +156,12 @@ class Prediction:
             "fields": fields,
         }
 
-    def trace(self) -> dict:
-        """The per-kernel trace of this configuration (:func:`warpspeed.trace.build_trace`)."""
+    def trace(self, registers_source: str | None = None) -> dict:
+        """The per-kernel trace of this configuration (:func:`warpspeed.trace.build_trace`;
+        ``registers_source``: where the kernel's register count came from, if known)."""
         from warpspeed.trace import build_trace
 
-        return build_trace(self)
+        return build_trace(self, registers_source=registers_source)
 
     def rank_row(self, config: "Config") -> "RankRow":
         from warpspeed.rank import RankRow

@@ -51,7 +51,7 @@ def gemm_trace(device_name: str) -> dict:
                    "lups": SIZE * SIZE, "flops": {"adds": 0, "muls": 0, "fmas": SIZE, "divs": 0, "flops_per_lup": 2 * SIZE},
                    "fields": [{"name": "c", "element_bytes": 4, "loads_per_lup": 0, "stores_per_lup": 1}]},
         "device": {"name": device.name, "vendor": device.vendor, "architecture": device.architecture,
-                   "sms": device.sms, "clock_mhz": device.clock_ghz * 1000, "warp_size": device.warp_size},
+                   "sms": device.sms, "clock_mhz": device.clock_mhz, "warp_size": device.warp_size},
         "launch": {"block": [32 * WARPS_PER_BLOCK, 1, 1], "fold": [1, 1, 1], "grid": [SIZE // 16 // WARPS_PER_BLOCK, SIZE // 16, 1],
                    "blocks": blocks, "threads_per_block": 32 * WARPS_PER_BLOCK, "warps_per_block": WARPS_PER_BLOCK,
                    "cells_per_thread": 1, "blocks_per_sm": 8, "occupancy_limiter": "assumed",

@@ -219,6 +219,5 @@ def _write_traces(ranking, resolved, device, curves, path: str) -> None:
             fold = tuple(row.config.fold)
             if fold not in predictors:
                 predictors[fold] = Predictor(resolved[fold].kernel, device, curves)
-            document = predictors[fold].predict(row.config.block, fold).trace()
-            document["launch"]["registers_source"] = resolved[fold].registers_source
+            document = predictors[fold].predict(row.config.block, fold).trace(resolved[fold].registers_source)
             handle.write(json.dumps(document) + "\n")

@@ -29,8 +29,7 @@ def trace(kernel_name: str, domain: str | None, device_name: str, dtype: str | N
     folding = _triple(fold, "--fold")
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     prediction = Predictor(resolved.kernel, device).predict(_triple(block, "--block"), folding)
-    document = prediction.trace()
-    document["launch"]["registers_source"] = resolved.registers_source
+    document = prediction.trace(registers_source=resolved.registers_source)
     validate_trace(document)
     text = json.dumps(document, indent=1)
     if out_path is None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.text import read_text
@@ -18,3 +20,13 @@ def read_toml(path: Path | Traversable, what: str, error: type[WarpspeedError]) 
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{what} {str(path)!r} is not valid TOML: {exc}") from None
+
+
+def table_number(table: Mapping, key: str, where: str, error: type[WarpspeedError], positive: bool = False) -> float:
+    """``table[key]`` as a float: a finite number >= 0 (> 0 with ``positive``), else ``error``
+    naming ``where`` (e.g. ``"device 'A100' [power]"``), the key and the value."""
+    value = table.get(key)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not number or value < 0 or (positive and value == 0):
+        raise error(f"{where}: {key} must be a number {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)

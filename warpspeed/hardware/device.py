@@ -20,6 +20,8 @@ from warpspeed.files.toml import read_toml
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
+#: Megahertz per gigahertz.
+MHZ_PER_GHZ = 1000.0
 #: Fields that are not scalars and are checked by the code that reads them.
 _TABLE_FIELDS = ("tables",)
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
@@ -128,6 +130,11 @@ class Device:
     def has_dram_curve(self) -> bool:
         """True when the file gives the calibrated achievable-DRAM-bandwidth curve."""
         return self.dram_curve_peak_gb_s is not None
+
+    @property
+    def clock_mhz(self) -> float:
+        """The SM clock in MHz (``clock_ghz`` x 1000)."""
+        return self.clock_ghz * MHZ_PER_GHZ
 
     @property
     def max_block_dims(self) -> tuple[int, int, int]:

@@ -24,11 +24,10 @@ from typing import Sequence
 from warpspeed.interval.latency import COMPUTE_UNITS, LONG, SHORT, WAIT
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval
+from warpspeed.trace.build import SECTOR_BYTES
 
 #: L1 wavefronts the L1 serves per cycle (the data pipe: 128 B per cycle).
 L1_WAVEFRONTS_PER_CYCLE = 1.0
-#: Bytes per sector on the NoC and to DRAM.
-SECTOR_BYTES = 32
 #: Bytes per second per GB/s.
 GB = 1e9
 #: The stack entries of one batch.

@@ -11,11 +11,11 @@ device's sustained L2 bandwidth and the sub-cores its register partitions.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.toml import table_number
 from warpspeed.interval.launch_fit import PARTS, fit_launch
 
 if TYPE_CHECKING:
@@ -68,10 +68,7 @@ class IntervalParams:
 
 
 def _number(table: Mapping, key: str, device: str) -> float:
-    value = table.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise IntervalParameterError(f"device {device!r}: [interval] {key} must be a number >= 0, got {value!r}")
-    return float(value)
+    return table_number(table, key, f"device {device!r} [interval]", IntervalParameterError)
 
 
 def _latencies_ns(device: "Device", table: Mapping) -> tuple:

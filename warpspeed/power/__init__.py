@@ -24,7 +24,7 @@ def breakdown(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float 
     (default: the device's clock), throttled to the board's power limit."""
     params = params if params is not None else power_params(prediction.device_spec)
     return board_power(activity(prediction.trace()), params, time.lups_per_s, prediction.roofline.limits,
-                       prediction.device_spec.clock_ghz * 1e3, clock_mhz)
+                       prediction.device_spec.clock_mhz, clock_mhz)
 
 
 def estimate(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float | None = None) -> "EnergyEstimate":

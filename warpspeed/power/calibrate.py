@@ -137,8 +137,8 @@ def design(device: "Device", runs: Sequence[Run], v_min_rel: float = 0.0, measur
         if measured_rate and run.gflop_s is not None:
             r = run.gflop_s * 1e9 / roofline_benchmark(run.its).flops.flops
         else:
-            r = rate_at_clock(rate, limits, run.clock_mhz, device.clock_ghz * 1e3)
-        s = max(run.clock_mhz / (device.clock_ghz * 1e3), v_min_rel)
+            r = rate_at_clock(rate, limits, run.clock_mhz, device.clock_mhz)
+        s = max(run.clock_mhz / (device.clock_mhz), v_min_rel)
         cached = (VOLTA_L2_SECTOR_J * act.l2_sectors + VOLTA_L1_SECTOR_J * act.l1_sectors) / VOLTA_DRAM_SECTOR_J
         rows.append([r * act.lane_ops * s * s, r * (act.dram_sectors + cached * s * s), s, 1.0])
     return np.array(rows)

@@ -29,9 +29,8 @@ from typing import Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.power.params import PowerParams
+from warpspeed.trace.build import SECTOR_BYTES
 
-#: Bytes per sector at every level.
-SECTOR_BYTES = 32
 #: Roofline limits that scale with the SM clock (the DRAM limit does not).
 CLOCKED_LIMITS = ("fp", "l1", "l2")
 #: Bisection steps for the throttled clock (relative resolution 2^-40).

@@ -17,14 +17,13 @@ the reference clock at which the family's energies hold. A family file
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.toml import read_toml
+from warpspeed.files.toml import read_toml, table_number
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -61,12 +60,8 @@ class PowerParams:
     provenance: Mapping[str, Any]
 
 
-def _positive(table: Mapping, key: str, where: str, allow_zero: bool = True) -> float:
-    value = table.get(key)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise PowerParameterError(f"{where}: {key} must be a number >= 0, got {value!r}")
-    return float(value)
+def _number(table: Mapping, key: str, where: str, positive: bool = False) -> float:
+    return table_number(table, key, where, PowerParameterError, positive)
 
 
 def load_family(name: str, path: str | Path | None = None) -> dict:
@@ -86,11 +81,11 @@ def params_from(device: "Device", table: Mapping, family: Mapping, family_name: 
     dyn, static, clock = family.get("dynamic", {}), family.get("static", {}), family.get("clock", {})
     return PowerParams(
         device=device.name, family=family_name, sms=device.sms,
-        reference_clock_mhz=_positive(table, "reference_clock_mhz", f"device {device.name!r} [power]", False),
-        power_limit_w=_positive(table, "power_limit_w", f"device {device.name!r} [power]", False),
-        **{k: _positive(dyn, k, where) for k in DYNAMIC_KEYS},
-        **{k: _positive(static, k, where) for k in STATIC_KEYS},
-        v_min_rel=_positive(clock, "v_min_rel", where), provenance=dict(family.get("provenance", {})))
+        reference_clock_mhz=_number(table, "reference_clock_mhz", f"device {device.name!r} [power]", True),
+        power_limit_w=_number(table, "power_limit_w", f"device {device.name!r} [power]", True),
+        **{k: _number(dyn, k, where) for k in DYNAMIC_KEYS},
+        **{k: _number(static, k, where) for k in STATIC_KEYS},
+        v_min_rel=_number(clock, "v_min_rel", where), provenance=dict(family.get("provenance", {})))
 
 
 def power_params(device: "Device", family_path: str | Path | None = None) -> PowerParams:

@@ -32,11 +32,9 @@ if TYPE_CHECKING:
 #: Name and version of the trace format.
 TRACE_FORMAT = "warpspeed-trace"
 TRACE_VERSION = 1
-#: Sector size the sector counts use, bytes (the L1 <-> L2 transfer unit of every NVIDIA GPU
+#: Sector size the trace's sector counts use, bytes (the L1 <-> L2 transfer unit of every NVIDIA GPU
 #: since Maxwell; Ernst et al., JPDC 2023, section 4.3).
 SECTOR_BYTES = 32
-#: Megahertz per gigahertz.
-MHZ_PER_GHZ = 1000.0
 
 
 def _ratio(num: float, den: float) -> float:
@@ -103,10 +101,13 @@ def _memory(prediction: "Prediction", stream: InstructionStream) -> dict:
     return {"mapping": "per_field" if mapped else "uniform", "fields": fields, "totals": totals}
 
 
-def build_trace(prediction: "Prediction", stream: InstructionStream | None = None) -> dict:
+def build_trace(prediction: "Prediction", stream: InstructionStream | None = None,
+                registers_source: str | None = None) -> dict:
     """The trace of ``prediction`` (a JSON-ready dict; see the module docstring and
     ``docs/trace.md``). ``stream``: the instructions to record instead of
-    :func:`instruction_stream`'s."""
+    :func:`instruction_stream`'s; ``registers_source``: where the kernel's register count came
+    from (``ptxas``, ``estimate``, ``given``), when the caller knows (default: ``kernel``, or
+    ``assumed`` when the launch used the default count)."""
     kernel, device, info = prediction.kernel_spec, prediction.device_spec, prediction.launch
     launch, occ = info.launch, info.occupancy
     stream = stream if stream is not None else instruction_stream(prediction)
@@ -131,7 +132,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
                        for f in kernel.fields],
         },
         "device": {"name": device.name, "vendor": device.vendor, "architecture": device.architecture,
-                   "sms": device.sms, "clock_mhz": device.clock_ghz * MHZ_PER_GHZ, "warp_size": device.warp_size},
+                   "sms": device.sms, "clock_mhz": device.clock_mhz, "warp_size": device.warp_size},
         "launch": {
             "block": list(launch.block), "fold": list(launch.fold), "grid": list(launch.grid),
             "blocks": launch.total_blocks, "threads_per_block": launch.threads_per_block,
@@ -139,7 +140,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             "blocks_per_sm": occ.blocks_per_sm, "occupancy_limiter": occ.limiter,
             "active_sms": min(device.sms, launch.total_blocks), "waves": info.wave.count,
             "wave_blocks": info.wave.blocks, "registers_per_thread": occ.registers_per_thread,
-            "registers_source": "assumed" if occ.registers_estimated else "kernel",
+            "registers_source": "assumed" if occ.registers_estimated else registers_source or "kernel",
             "shared_bytes_per_block": kernel.shared_bytes_per_block,
             "full_warps": warps.full_warps, "guard_warps": warps.guard_warps,
             "valid_threads": warps.valid_threads, "active_lanes_per_warp": warps.active_lanes_per_warp,
