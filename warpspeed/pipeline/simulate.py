@@ -1,0 +1,223 @@
+"""Event-driven simulation of thread blocks (groups of warps) on one SM.
+
+Algorithm 1 of Cornelis, Lemeire: "The Pipeline Performance Model: A Generic Executable
+Performance Model for GPUs", PDP 2019, section III.D: every pipeline of the SM issues one ready
+instruction, then waits its issue latency lambda; an instruction completes Lambda after its
+issue; a group (thread block) leaves the SM when every node of every warp has completed, and
+the next waiting group takes its place. Times are SM cycles (floats).
+
+The choices the paper leaves open, as made here:
+
+- **ready**: every predecessor of the node in the same warp has completed; a barrier node is
+  ready when every warp of its group has completed the predecessors of its own copy;
+- **simultaneous events**: completions before issues (this reproduces the paper's Eq. 1;
+  ``completions_first=False`` gives the other order), completions at one time in warp and
+  program order;
+- **which ready instruction issues**: the oldest resident group, then the lowest warp, then
+  program order;
+- **idle pipelines**: the paper's pipeline that finds nothing ready tries again one cycle later
+  (``poll=True``, the default), so after an idle spell it issues at ``t_free + k`` for the first
+  whole k at which something is ready; the simulation jumps straight there instead of stepping
+  cycle by cycle. ``poll=False`` issues at the very time an instruction becomes ready;
+- **when a store completes**: a store no node reads completes at issue + lambda ("the warp is
+  considered complete as soon as the final memory request has been issued", Fig. 1); every
+  other node at issue + Lambda (:meth:`warpspeed.pipeline.graph.Graph.completion_delays`);
+- **groups**: ``min(M, N)`` groups start at time 0, the others wait and enter in launch order,
+  one each time a resident group completes; no cap on the instructions all pipelines issue in
+  one cycle together (the paper's simulator has none).
+
+**Steady state**: with many groups the completions become periodic. After at least
+``min_groups`` completions (default 4 M), once the mean spacing of the last M completions
+equals that of the M before it within ``tolerance``, the time is extrapolated:
+``t = t_k + (N - k) * spacing`` (k completions so far at t_k).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.pipeline.graph import Graph
+
+#: Relative agreement of two successive mean completion spacings that counts as periodic.
+STEADY_TOLERANCE = 1e-3
+#: Completions (in units of resident groups M) simulated before the steady-state check starts.
+STEADY_MIN_ROUNDS = 4
+#: Float slack when deciding whether an event falls exactly on a polling instant (cycles).
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What one SM did.
+
+    ``cycles``: time until the last group completed (extrapolated when ``extrapolated``);
+    ``completions``: the simulated group completion times in order; ``busy``: per pipeline, the
+    fraction of the simulated time it was issuing (sum of lambda over the time simulated);
+    ``issued``: warp instructions simulated.
+    """
+
+    cycles: float
+    groups: int
+    resident: int
+    warps_per_group: int
+    completions: tuple[float, ...]
+    extrapolated: bool
+    busy: Mapping[str, float]
+    issued: int
+
+    @property
+    def limiter(self) -> str:
+        """The busiest pipeline."""
+        return max(self.busy, key=lambda p: self.busy[p]) if self.busy else ""
+
+
+def groups_per_sm(total_groups: int, sms: int) -> int:
+    """N = ceil(N_total / P): the groups the busiest SM runs (all groups take about the same time)."""
+    if total_groups <= 0 or sms <= 0:
+        raise WarpspeedError(f"need at least one group and one SM, got {total_groups} groups on {sms} SMs")
+    return -(-total_groups // sms)
+
+
+def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, poll: bool = True,
+             completions_first: bool = True, steady_state: bool = True,
+             min_groups: int | None = None, tolerance: float = STEADY_TOLERANCE) -> SimulationResult:
+    """Simulate ``groups`` groups of ``warps_per_group`` warps, at most ``resident`` at a time,
+    each warp running ``graph``, on one SM (see the module docstring for the rules)."""
+    if warps_per_group < 1 or groups < 1 or resident < 1:
+        raise WarpspeedError(f"need at least one warp per group, one group and one resident group; got "
+                             f"{warps_per_group}, {groups}, {resident}")
+    nodes = graph.nodes
+    n, W = len(nodes), warps_per_group
+    pipelines = graph.pipelines
+    pindex = {p: k for k, p in enumerate(pipelines)}
+    pipe = [pindex[node.pipeline] for node in nodes]
+    lam = [node.issue for node in nodes]
+    delay = graph.completion_delays()
+    succ = graph.successors()
+    npred = [len(node.inputs) for node in nodes]
+    roots = [i for i in range(n) if npred[i] == 0]
+    barrier = [node.kind == "barrier" for node in nodes]
+    num_p = len(pipelines)
+
+    ready: list[list[int]] = [[] for _ in range(num_p)]
+    t_free = [0.0] * num_p
+    next_issue = [math.inf] * num_p
+    busy = [0.0] * num_p
+    events: list[tuple[float, int]] = []
+    remaining: dict[int, list[int]] = {}
+    warp_left: dict[int, int] = {}
+    group_left: dict[int, int] = {}
+    arrivals: dict[tuple[int, int], int] = {}
+    completions: list[float] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
+    resident = min(resident, groups)
+    min_groups = STEADY_MIN_ROUNDS * resident if min_groups is None else min_groups
+
+    def make_ready(key: int, t: float) -> None:
+        p = pipe[key % n]
+        queue = ready[p]
+        if not queue:
+            tf = t_free[p]
+            if t < tf or (t == tf and completions_first):
+                next_issue[p] = tf
+            elif not poll:
+                next_issue[p] = t
+            else:
+                k = math.ceil(t - tf - _EPS)
+                if not completions_first and abs(t - tf - round(t - tf)) < _EPS:
+                    k = round(t - tf) + 1  # the poll at exactly t came before the completion
+                next_issue[p] = tf + k
+        heappush(queue, key)
+
+    def node_ready(warp: int, i: int, t: float) -> None:
+        if barrier[i]:
+            group = warp // W
+            count = arrivals.get((group, i), 0) + 1
+            if count < W:
+                arrivals[(group, i)] = count
+                return
+            arrivals.pop((group, i), None)
+            for w in range(group * W, group * W + W):
+                make_ready(w * n + i, t)
+            return
+        make_ready(warp * n + i, t)
+
+    def start_group(group: int, t: float) -> None:
+        group_left[group] = W
+        for warp in range(group * W, group * W + W):
+            remaining[warp] = npred.copy()
+            warp_left[warp] = n
+            for i in roots:
+                node_ready(warp, i, t)
+
+    for g in range(resident):
+        start_group(g, 0.0)
+    for q in range(num_p):  # every pipeline's first issue event is at time 0, after the groups start
+        if ready[q]:
+            next_issue[q] = 0.0
+    started, issued, t = resident, 0, 0.0
+    extrapolated = False
+    while True:
+        ti, p = math.inf, -1
+        for q in range(num_p):
+            if next_issue[q] < ti:
+                ti, p = next_issue[q], q
+        tc = events[0][0] if events else math.inf
+        if tc == math.inf and ti == math.inf:
+            break
+        if tc < ti or (tc == ti and completions_first):
+            t, key = heappop(events)
+            warp, i = divmod(key, n)
+            rem = remaining[warp]
+            for s in succ[i]:
+                rem[s] -= 1
+                if rem[s] == 0:
+                    node_ready(warp, s, t)
+            warp_left[warp] -= 1
+            if warp_left[warp]:
+                continue
+            del remaining[warp], warp_left[warp]
+            group = warp // W
+            group_left[group] -= 1
+            if group_left[group]:
+                continue
+            del group_left[group]
+            completions.append(t)
+            k = len(completions)
+            if (steady_state and k >= max(min_groups, 2 * resident + 1) and k < groups
+                    and _periodic(completions, resident, tolerance)):
+                spacing = (completions[-1] - completions[-1 - resident]) / resident
+                t = completions[-1] + (groups - k) * spacing
+                extrapolated = True
+                break
+            if started < groups:
+                start_group(started, t)
+                started += 1
+        else:
+            queue = ready[p]
+            key = heappop(queue)
+            i = key % n
+            t = ti
+            t_free[p] = ti + lam[i]
+            busy[p] += lam[i]
+            heappush(events, (ti + delay[i], key))
+            next_issue[p] = t_free[p] if queue else math.inf
+            issued += 1
+    simulated = completions[-1] if completions else t
+    span = max(simulated, _EPS)
+    return SimulationResult(cycles=t, groups=groups, resident=resident, warps_per_group=W,
+                            completions=tuple(completions), extrapolated=extrapolated,
+                            busy={pipelines[q]: busy[q] / span for q in range(num_p)}, issued=issued)
+
+
+def _periodic(completions: list[float], resident: int, tolerance: float) -> bool:
+    """Whether the mean spacing of the last ``resident`` completions equals that of the
+    ``resident`` before them within ``tolerance`` (relative)."""
+    m = resident
+    last = completions[-1] - completions[-1 - m]
+    before = completions[-1 - m] - completions[-1 - 2 * m]
+    return abs(last - before) <= tolerance * max(abs(before), _EPS)
