@@ -92,6 +92,15 @@ def _explanation(sim: SimulationResult, floor_binds: bool, limiter: str) -> str:
     return f"the {sim.limiter} pipeline ({100 * busy:.0f} % busy)"
 
 
+def sub_partitions(prediction: "Prediction", pipelines: str) -> int:
+    """The processing blocks simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
+    gcd(warps per block, the device's SM sub-partitions) for split-pipeline architectures
+    (Volta and later), 1 for the paper's shared pipelines."""
+    if pipelines != "split":
+        return 1
+    return math.gcd(prediction.launch.occupancy.warps_per_block, prediction.device_spec.register_partitions)
+
+
 def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
              **simulation: Any) -> ModelEstimate:
     """The pipeline model's :class:`~warpspeed.models.ModelEstimate` of ``prediction``.
@@ -105,6 +114,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
     graph, memory = build_graph(prediction, source)
     occ = info.occupancy
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
+    simulation.setdefault("sub_partitions", sub_partitions(prediction, _latency_table(device.architecture).pipelines))
     sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll,
                    steady_state=steady_state, **simulation)
     clock_hz = device.clock_ghz * GHZ
@@ -130,7 +140,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
                   "nodes_per_pipeline": {p: sum(1 for n in graph.nodes if n.pipeline == p) for p in graph.pipelines},
                   "edges": sum(len(n.inputs) for n in graph.nodes), "latencies": device.architecture},
         "launch": {"groups_per_sm": groups, "resident_groups": sim.resident, "warps_per_group": sim.warps_per_group,
-                   "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
+                   "sub_partitions": simulation["sub_partitions"], "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
                    "instructions_simulated": sim.issued},
         "memory": memory,
     }

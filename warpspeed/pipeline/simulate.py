@@ -24,10 +24,16 @@ The choices the paper leaves open, as made here:
   other node at issue + Lambda (:meth:`warpspeed.pipeline.graph.Graph.completion_delays`);
 - **groups**: ``min(M, N)`` groups start at time 0, the others wait and enter in launch order,
   one each time a resident group completes; no cap on the instructions all pipelines issue in
-  one cycle together (the paper's simulator has none).
+  one cycle together (the paper's simulator has none);
+- **sub-partitions** (option, ``sub_partitions = s``): an SM of Volta or later is s processing
+  blocks, each with its own warp scheduler and 1/s of the SM's lanes, and a block's warps are
+  spread over them in turn (NVIDIA Volta, Ampere and Hopper architecture whitepapers, "SM
+  architecture"). With s dividing the warps per group, the s processing blocks run the same
+  work, so one is simulated: W / s warps per group, every lambda times s. s = 1 is the paper's
+  SM with pipelines shared by all its warps.
 
 **Steady state**: with many groups the completions become periodic. After at least
-``min_groups`` completions (default 4 M), once the mean spacing of the last M completions
+``min_groups`` completions (default 2 M + 1, the fewest the check needs), once the mean spacing of the last M completions
 equals that of the M before it within ``tolerance``, the time is extrapolated:
 ``t = t_k + (N - k) * spacing`` (k completions so far at t_k).
 """
@@ -45,7 +51,7 @@ from warpspeed.pipeline.graph import Graph
 #: Relative agreement of two successive mean completion spacings that counts as periodic.
 STEADY_TOLERANCE = 1e-3
 #: Completions (in units of resident groups M) simulated before the steady-state check starts.
-STEADY_MIN_ROUNDS = 4
+STEADY_MIN_ROUNDS = 2
 #: Float slack when deciding whether an event falls exactly on a polling instant (cycles).
 _EPS = 1e-9
 
@@ -84,18 +90,21 @@ def groups_per_sm(total_groups: int, sms: int) -> int:
 
 def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, poll: bool = True,
              completions_first: bool = True, steady_state: bool = True,
-             min_groups: int | None = None, tolerance: float = STEADY_TOLERANCE) -> SimulationResult:
+             min_groups: int | None = None, tolerance: float = STEADY_TOLERANCE,
+             sub_partitions: int = 1) -> SimulationResult:
     """Simulate ``groups`` groups of ``warps_per_group`` warps, at most ``resident`` at a time,
     each warp running ``graph``, on one SM (see the module docstring for the rules)."""
     if warps_per_group < 1 or groups < 1 or resident < 1:
         raise WarpspeedError(f"need at least one warp per group, one group and one resident group; got "
                              f"{warps_per_group}, {groups}, {resident}")
+    if sub_partitions < 1 or warps_per_group % sub_partitions:
+        raise WarpspeedError(f"sub_partitions must divide the {warps_per_group} warps per group, got {sub_partitions}")
     nodes = graph.nodes
-    n, W = len(nodes), warps_per_group
+    n, W = len(nodes), warps_per_group // sub_partitions
     pipelines = graph.pipelines
     pindex = {p: k for k, p in enumerate(pipelines)}
     pipe = [pindex[node.pipeline] for node in nodes]
-    lam = [node.issue for node in nodes]
+    lam = [node.issue * sub_partitions for node in nodes]
     delay = graph.completion_delays()
     succ = graph.successors()
     npred = [len(node.inputs) for node in nodes]
@@ -117,34 +126,33 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     resident = min(resident, groups)
     min_groups = STEADY_MIN_ROUNDS * resident if min_groups is None else min_groups
 
-    def make_ready(key: int, t: float) -> None:
-        p = pipe[key % n]
-        queue = ready[p]
-        if not queue:
-            tf = t_free[p]
-            if t < tf or (t == tf and completions_first):
-                next_issue[p] = tf
-            elif not poll:
-                next_issue[p] = t
-            else:
-                k = math.ceil(t - tf - _EPS)
-                if not completions_first and abs(t - tf - round(t - tf)) < _EPS:
-                    k = round(t - tf) + 1  # the poll at exactly t came before the completion
-                next_issue[p] = tf + k
-        heappush(queue, key)
+    def wake(q: int, t: float) -> float:
+        """When pipeline q, idle since t_free[q], issues an instruction that became ready at t."""
+        tf = t_free[q]
+        if t < tf or (t == tf and completions_first):
+            return tf
+        if not poll:
+            return t
+        k = math.ceil(t - tf - _EPS)
+        if not completions_first and abs(t - tf - round(t - tf)) < _EPS:
+            k = round(t - tf) + 1  # the poll at exactly t came before the completion
+        return tf + k
 
-    def node_ready(warp: int, i: int, t: float) -> None:
-        if barrier[i]:
-            group = warp // W
-            count = arrivals.get((group, i), 0) + 1
-            if count < W:
-                arrivals[(group, i)] = count
-                return
-            arrivals.pop((group, i), None)
-            for w in range(group * W, group * W + W):
-                make_ready(w * n + i, t)
+    def make_ready(key: int, t: float) -> None:
+        q = pipe[key % n]
+        if not ready[q]:
+            next_issue[q] = wake(q, t)
+        heappush(ready[q], key)
+
+    def barrier_ready(warp: int, i: int, t: float) -> None:
+        group = warp // W
+        count = arrivals.get((group, i), 0) + 1
+        if count < W:
+            arrivals[(group, i)] = count
             return
-        make_ready(warp * n + i, t)
+        arrivals.pop((group, i), None)
+        for w in range(group * W, group * W + W):
+            make_ready(w * n + i, t)
 
     def start_group(group: int, t: float) -> None:
         group_left[group] = W
@@ -152,7 +160,10 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             remaining[warp] = npred.copy()
             warp_left[warp] = n
             for i in roots:
-                node_ready(warp, i, t)
+                if barrier[i]:
+                    barrier_ready(warp, i, t)
+                else:
+                    make_ready(warp * n + i, t)
 
     for g in range(resident):
         start_group(g, 0.0)
@@ -160,30 +171,46 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         if ready[q]:
             next_issue[q] = 0.0
     started, issued, t = resident, 0, 0.0
-    extrapolated = False
-    while True:
+    extrapolated = finished = False
+    while not finished:
         ti, p = math.inf, -1
         for q in range(num_p):
             if next_issue[q] < ti:
                 ti, p = next_issue[q], q
-        tc = events[0][0] if events else math.inf
-        if tc == math.inf and ti == math.inf:
-            break
-        if tc < ti or (tc == ti and completions_first):
+        rescan = False
+        # completions due before the next issue (at the same time too, completions first)
+        while events and (events[0][0] < ti or (completions_first and events[0][0] == ti)):
             t, key = heappop(events)
-            warp, i = divmod(key, n)
+            warp = key // n
+            i = key - warp * n
             rem = remaining[warp]
+            base = warp * n
             for s in succ[i]:
                 rem[s] -= 1
-                if rem[s] == 0:
-                    node_ready(warp, s, t)
+                if rem[s]:
+                    continue
+                if barrier[s]:
+                    barrier_ready(warp, s, t)
+                    rescan = True
+                    continue
+                q = pipe[s]
+                queue = ready[q]
+                if not queue:
+                    nx = next_issue[q] = wake(q, t)
+                    if nx < ti or (nx == ti and q < p):
+                        ti, p = nx, q
+                heappush(queue, base + s)
             warp_left[warp] -= 1
             if warp_left[warp]:
+                if rescan:
+                    break
                 continue
             del remaining[warp], warp_left[warp]
             group = warp // W
             group_left[group] -= 1
             if group_left[group]:
+                if rescan:
+                    break
                 continue
             del group_left[group]
             completions.append(t)
@@ -192,12 +219,17 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                     and _periodic(completions, resident, tolerance)):
                 spacing = (completions[-1] - completions[-1 - resident]) / resident
                 t = completions[-1] + (groups - k) * spacing
-                extrapolated = True
+                extrapolated = finished = True
                 break
             if started < groups:
                 start_group(started, t)
                 started += 1
+            break  # a new group may issue earlier than ti
         else:
+            if rescan:
+                continue
+            if p < 0:
+                break  # nothing ready and nothing in flight: every group has completed
             queue = ready[p]
             key = heappop(queue)
             i = key % n
@@ -209,7 +241,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             issued += 1
     simulated = completions[-1] if completions else t
     span = max(simulated, _EPS)
-    return SimulationResult(cycles=t, groups=groups, resident=resident, warps_per_group=W,
+    return SimulationResult(cycles=t, groups=groups, resident=resident, warps_per_group=warps_per_group,
                             completions=tuple(completions), extrapolated=extrapolated,
                             busy={pipelines[q]: busy[q] / span for q in range(num_p)}, issued=issued)
 
