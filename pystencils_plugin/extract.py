@@ -180,7 +180,20 @@ def _kernel_code(kernel_function: Any, source: str) -> KernelCode:
     hip = "HIP" in str(getattr(kernel_function, "target", "")).upper()
     return KernelCode(language="hip" if hip else "cuda",
                       source=source if hip else standalone_cuda_source(kernel_function, source), generator="pystencils",
-                      generator_version=_pystencils_version(), include_dirs=include)
+                      generator_version=_pystencils_version(), include_dirs=include,
+                      operations=pipeline_operations(kernel_function))
+
+
+def pipeline_operations(kernel_function: Any) -> tuple:
+    """The pipeline model's operations of the kernel (:mod:`pystencils_plugin.graph`), or none
+    when its graph builder does not model a construct (the model then derives the graph from the
+    kernel description)."""
+    from pystencils_plugin.graph import kernel_operations
+
+    try:
+        return kernel_operations(kernel_function)
+    except UnsupportedKernelError:
+        return ()
 
 
 def _pystencils_version() -> str | None:
