@@ -14,7 +14,10 @@ The choices the paper leaves open, as made here:
   ``completions_first=False`` gives the other order), completions at one time in warp and
   program order;
 - **which ready instruction issues**: the oldest resident group, then the lowest warp, then
-  program order;
+  program order (``selection="oldest"``). A warp that is ready again before the pipeline has
+  served the higher warps goes first, so beyond Lambda / lambda warps the highest warps wait
+  until the lowest finish. ``selection="fifo"`` issues in the order the instructions became
+  ready (a loose round robin over the warps), with which Eq. 1 holds for every warp count;
 - **idle pipelines**: the paper's pipeline that finds nothing ready tries again one cycle later
   (``poll=True``, the default), so after an idle spell it issues at ``t_free + k`` for the first
   whole k at which something is ready; the simulation jumps straight there instead of stepping
@@ -32,16 +35,19 @@ The choices the paper leaves open, as made here:
   work, so one is simulated: W / s warps per group, every lambda times s. s = 1 is the paper's
   SM with pipelines shared by all its warps.
 
-**Steady state**: with many groups the completions become periodic. After at least
-``min_groups`` completions (default 2 M + 1, the fewest the check needs), once the mean spacing of the last M completions
-equals that of the M before it within ``tolerance``, the time is extrapolated:
-``t = t_k + (N - k) * spacing`` (k completions so far at t_k).
+**Steady state**: with many groups the completions become periodic with period M (one
+replacement of every resident group). Once the last M completions each lie the same time P
+after the completion M before them (within ``tolerance``, relative), the rest is extrapolated
+by whole periods: with j the simulated completion whose distance to N is a multiple of M,
+``t = t_j + (N - j) / M * P``. The check needs 3 M - 1 completions (``min_groups`` may ask for
+more).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -50,8 +56,8 @@ from warpspeed.pipeline.graph import Graph
 
 #: Relative agreement of two successive mean completion spacings that counts as periodic.
 STEADY_TOLERANCE = 1e-3
-#: Completions (in units of resident groups M) simulated before the steady-state check starts.
-STEADY_MIN_ROUNDS = 2
+#: Rules for which ready instruction a pipeline issues (see the module docstring).
+SELECTIONS = ("oldest", "fifo")
 #: Float slack when deciding whether an event falls exactly on a polling instant (cycles).
 _EPS = 1e-9
 
@@ -91,12 +97,14 @@ def groups_per_sm(total_groups: int, sms: int) -> int:
 def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, poll: bool = True,
              completions_first: bool = True, steady_state: bool = True,
              min_groups: int | None = None, tolerance: float = STEADY_TOLERANCE,
-             sub_partitions: int = 1) -> SimulationResult:
+             sub_partitions: int = 1, selection: str = "oldest") -> SimulationResult:
     """Simulate ``groups`` groups of ``warps_per_group`` warps, at most ``resident`` at a time,
     each warp running ``graph``, on one SM (see the module docstring for the rules)."""
     if warps_per_group < 1 or groups < 1 or resident < 1:
         raise WarpspeedError(f"need at least one warp per group, one group and one resident group; got "
                              f"{warps_per_group}, {groups}, {resident}")
+    if selection not in SELECTIONS:
+        raise WarpspeedError(f"unknown issue selection {selection!r}; choose one of {', '.join(SELECTIONS)}")
     if sub_partitions < 1 or warps_per_group % sub_partitions:
         raise WarpspeedError(f"sub_partitions must divide the {warps_per_group} warps per group, got {sub_partitions}")
     nodes = graph.nodes
@@ -112,7 +120,9 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     barrier = [node.kind == "barrier" for node in nodes]
     num_p = len(pipelines)
 
-    ready: list[list[int]] = [[] for _ in range(num_p)]
+    fifo = selection == "fifo"
+    ready: list = [deque() if fifo else [] for _ in range(num_p)]
+    push, pop = (deque.append, deque.popleft) if fifo else (heapq.heappush, heapq.heappop)
     t_free = [0.0] * num_p
     next_issue = [math.inf] * num_p
     busy = [0.0] * num_p
@@ -124,7 +134,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     completions: list[float] = []
     heappush, heappop = heapq.heappush, heapq.heappop
     resident = min(resident, groups)
-    min_groups = STEADY_MIN_ROUNDS * resident if min_groups is None else min_groups
+    min_groups = max(3 * resident - 1, min_groups or 0)
 
     def wake(q: int, t: float) -> float:
         """When pipeline q, idle since t_free[q], issues an instruction that became ready at t."""
@@ -142,7 +152,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         q = pipe[key % n]
         if not ready[q]:
             next_issue[q] = wake(q, t)
-        heappush(ready[q], key)
+        push(ready[q], key)
 
     def barrier_ready(warp: int, i: int, t: float) -> None:
         group = warp // W
@@ -199,7 +209,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                     nx = next_issue[q] = wake(q, t)
                     if nx < ti or (nx == ti and q < p):
                         ti, p = nx, q
-                heappush(queue, base + s)
+                push(queue, base + s)
             warp_left[warp] -= 1
             if warp_left[warp]:
                 if rescan:
@@ -215,12 +225,13 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             del group_left[group]
             completions.append(t)
             k = len(completions)
-            if (steady_state and k >= max(min_groups, 2 * resident + 1) and k < groups
-                    and _periodic(completions, resident, tolerance)):
-                spacing = (completions[-1] - completions[-1 - resident]) / resident
-                t = completions[-1] + (groups - k) * spacing
-                extrapolated = finished = True
-                break
+            if steady_state and k >= min_groups and k < groups:
+                period = _period(completions, resident, tolerance)
+                if period is not None:
+                    j = k - (k - groups) % resident  # (groups - j) is a multiple of resident
+                    t = completions[j - 1] + (groups - j) // resident * period
+                    extrapolated = finished = True
+                    break
             if started < groups:
                 start_group(started, t)
                 started += 1
@@ -231,7 +242,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             if p < 0:
                 break  # nothing ready and nothing in flight: every group has completed
             queue = ready[p]
-            key = heappop(queue)
+            key = pop(queue)
             i = key % n
             t = ti
             t_free[p] = ti + lam[i]
@@ -239,17 +250,18 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             heappush(events, (ti + delay[i], key))
             next_issue[p] = t_free[p] if queue else math.inf
             issued += 1
-    simulated = completions[-1] if completions else t
-    span = max(simulated, _EPS)
+    span = max(completions[-1] if completions else t, *t_free, _EPS)  # the time simulated
     return SimulationResult(cycles=t, groups=groups, resident=resident, warps_per_group=warps_per_group,
                             completions=tuple(completions), extrapolated=extrapolated,
                             busy={pipelines[q]: busy[q] / span for q in range(num_p)}, issued=issued)
 
 
-def _periodic(completions: list[float], resident: int, tolerance: float) -> bool:
-    """Whether the mean spacing of the last ``resident`` completions equals that of the
-    ``resident`` before them within ``tolerance`` (relative)."""
+def _period(completions: list[float], resident: int, tolerance: float) -> float | None:
+    """P if each of the last ``resident`` completions lies P after the completion ``resident``
+    before it (within ``tolerance``, relative), else None."""
     m = resident
-    last = completions[-1] - completions[-1 - m]
-    before = completions[-1 - m] - completions[-1 - 2 * m]
-    return abs(last - before) <= tolerance * max(abs(before), _EPS)
+    period = completions[-1] - completions[-1 - m]
+    for i in range(2, m + 1):
+        if abs(completions[-i] - completions[-i - m] - period) > tolerance * max(period, _EPS):
+            return None
+    return period
