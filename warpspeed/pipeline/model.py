@@ -29,6 +29,8 @@ from warpspeed.models import GHZ, ModelEstimate
 from warpspeed.pipeline.graph import GLOBAL_MEMORY_KINDS, Graph, Operation, check_operations, operations_from_stream
 from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
 from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulate
+from warpspeed.trace.instructions import InstructionStream
+from warpspeed.trace.warps import warp_counts
 
 if TYPE_CHECKING:
     from warpspeed.predict import Prediction
@@ -41,8 +43,9 @@ CRITICAL_PATH_ROWS = 64
 _latency_table = lru_cache(maxsize=None)(load_latencies)
 
 
-def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Operation, ...], str]:
-    """The operations of one thread of ``prediction``'s kernel and where they came from.
+def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Operation, ...], str, int]:
+    """The operations of one thread of ``prediction``'s kernel, where they came from, and how
+    many of them (from the start) a warp whose threads all fail the bounds guard runs.
 
     ``"auto"``: the source-level operations the kernel carries (``KernelCode.operations``,
     attached by its generator) if any, else the stream derived from the description;
@@ -55,7 +58,9 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
     kernel, fold = prediction.kernel_spec, tuple(prediction.launch.launch.fold)
     attached = tuple(getattr(kernel.code, "operations", ()) or ())
     if source in ("auto", "ast") and attached:
-        return check_operations(attached), "ast"
+        ops = check_operations(attached)
+        compares = [i for i, op in enumerate(ops) if op.kind == "compare"]
+        return ops, "ast", (compares[-1] + 1 if compares else len(ops))
     if source == "ast":
         raise WarpspeedError(f"kernel {kernel.name!r} carries no source-level operations (only kernels from "
                              "the pystencils plugin do); use source 'derived' or 'sass'")
@@ -65,24 +70,27 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
         stream = instruction_stream(prediction)
     else:
         stream = derived_stream(kernel, fold)
-    return _stream_operations(stream), stream.source
+    return _stream_operations(stream) + (stream.source,)
 
 
 @lru_cache(maxsize=64)
-def _stream_operations(stream) -> tuple[Operation, ...]:
-    return operations_from_stream(stream)
+def _stream_operations(stream: InstructionStream) -> tuple[tuple[Operation, ...], int]:
+    prologue = InstructionStream(stream.source, stream.instructions[:stream.guard_exit_instructions], 0)
+    guard = sum(1 for ins in prologue.instructions if ins.fu != "control")
+    return operations_from_stream(stream), guard
 
 
-def build_graph(prediction: "Prediction", source: str = "auto") -> tuple[Graph, dict]:
-    """The graph with latencies of this launch and the memory latencies' details."""
+def build_graph(prediction: "Prediction", source: str = "auto") -> tuple[Graph, dict, int]:
+    """The graph with latencies of this launch, the memory latencies' details and the guard
+    prologue's length (nodes)."""
     device = prediction.device_spec
-    ops, origin = operations(prediction, source)
+    ops, origin, prologue = operations(prediction, source)
     table = _latency_table(device.architecture)
     memory_nodes = sum(1 for op in ops if op.kind in GLOBAL_MEMORY_KINDS)
     memory = memory_latency(prediction, table, memory_nodes)
     graph = attach_latencies(ops, table, device, memory, origin)
     return graph, {"pipeline": memory.pipeline, "issue_cycles": memory.issue,
-                   "completion_cycles": memory.completion, **memory.details}
+                   "completion_cycles": memory.completion, **memory.details}, prologue
 
 
 def _explanation(sim: SimulationResult, floor_binds: bool, limiter: str) -> str:
@@ -92,13 +100,20 @@ def _explanation(sim: SimulationResult, floor_binds: bool, limiter: str) -> str:
     return f"the {sim.limiter} pipeline ({100 * busy:.0f} % busy)"
 
 
-def sub_partitions(prediction: "Prediction", pipelines: str) -> int:
+def guard_warps_per_block(prediction: "Prediction") -> int:
+    """Warps per block whose threads all fail the bounds guard, averaged over the grid and
+    rounded (:func:`warpspeed.trace.warps.warp_counts` counts them exactly per block kind)."""
+    launch = prediction.launch.launch
+    counts = warp_counts(launch, prediction.device_spec.warp_size)
+    return round(counts.guard_warps / launch.total_blocks)
+
+
+def sub_partitions(warps: int, guard_warps: int, partitions: int, pipelines: str) -> int:
     """The processing blocks simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
-    gcd(warps per block, the device's SM sub-partitions) for split-pipeline architectures
-    (Volta and later), 1 for the paper's shared pipelines."""
-    if pipelines != "split":
-        return 1
-    return math.gcd(prediction.launch.occupancy.warps_per_block, prediction.device_spec.register_partitions)
+    for split-pipeline architectures (Volta and later) the largest number dividing the SM's
+    sub-partitions, the warps per block and the guard-only warps per block; 1 for the paper's
+    shared pipelines."""
+    return math.gcd(warps, guard_warps, partitions) if pipelines == "split" else 1
 
 
 def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
@@ -111,12 +126,14 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
     as simulated and the memory latencies. Further keyword options go to
     :func:`warpspeed.pipeline.simulate.simulate`."""
     device, info = prediction.device_spec, prediction.launch
-    graph, memory = build_graph(prediction, source)
+    graph, memory, prologue = build_graph(prediction, source)
     occ = info.occupancy
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
-    simulation.setdefault("sub_partitions", sub_partitions(prediction, _latency_table(device.architecture).pipelines))
-    sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll,
-                   steady_state=steady_state, **simulation)
+    guard = guard_warps_per_block(prediction)
+    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, guard, device.register_partitions,
+                                                           _latency_table(device.architecture).pipelines))
+    sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll, steady_state=steady_state,
+                   guard_warps=guard, guard_nodes=prologue, **simulation)
     clock_hz = device.clock_ghz * GHZ
     lups = math.prod(info.launch.domain)
     roofline_rate = prediction.lups_per_s
@@ -140,6 +157,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
                   "nodes_per_pipeline": {p: sum(1 for n in graph.nodes if n.pipeline == p) for p in graph.pipelines},
                   "edges": sum(len(n.inputs) for n in graph.nodes), "latencies": device.architecture},
         "launch": {"groups_per_sm": groups, "resident_groups": sim.resident, "warps_per_group": sim.warps_per_group,
+                   "guard_warps_per_group": guard, "guard_prologue_nodes": prologue,
                    "sub_partitions": simulation["sub_partitions"], "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
                    "instructions_simulated": sim.issued},
         "memory": memory,

@@ -97,9 +97,14 @@ def groups_per_sm(total_groups: int, sms: int) -> int:
 def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, poll: bool = True,
              completions_first: bool = True, steady_state: bool = True,
              min_groups: int | None = None, tolerance: float = STEADY_TOLERANCE,
-             sub_partitions: int = 1, selection: str = "oldest") -> SimulationResult:
+             sub_partitions: int = 1, selection: str = "oldest", guard_warps: int = 0,
+             guard_nodes: int = 0) -> SimulationResult:
     """Simulate ``groups`` groups of ``warps_per_group`` warps, at most ``resident`` at a time,
-    each warp running ``graph``, on one SM (see the module docstring for the rules)."""
+    each warp running ``graph``, on one SM (see the module docstring for the rules).
+
+    ``guard_warps``: the last warps of every group fail the bounds guard for all their threads
+    and run only the graph's first ``guard_nodes`` nodes (the guard's prologue) before exiting.
+    With sub-partitions both counts are per SM and must be divisible by ``sub_partitions``."""
     if warps_per_group < 1 or groups < 1 or resident < 1:
         raise WarpspeedError(f"need at least one warp per group, one group and one resident group; got "
                              f"{warps_per_group}, {groups}, {resident}")
@@ -107,14 +112,20 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         raise WarpspeedError(f"unknown issue selection {selection!r}; choose one of {', '.join(SELECTIONS)}")
     if sub_partitions < 1 or warps_per_group % sub_partitions:
         raise WarpspeedError(f"sub_partitions must divide the {warps_per_group} warps per group, got {sub_partitions}")
+    if (guard_warps and not 0 < guard_nodes <= len(graph.nodes)) or not 0 <= guard_warps <= warps_per_group \
+            or guard_warps % sub_partitions:
+        raise WarpspeedError(f"guard warps ({guard_warps} of {warps_per_group}, divisible by {sub_partitions}) "
+                             f"need a prologue of 1 to {len(graph.nodes)} nodes, got {guard_nodes}")
     nodes = graph.nodes
     n, W = len(nodes), warps_per_group // sub_partitions
+    full_warps = W - guard_warps // sub_partitions  # warps of a group that run the whole graph
     pipelines = graph.pipelines
     pindex = {p: k for k, p in enumerate(pipelines)}
     pipe = [pindex[node.pipeline] for node in nodes]
     lam = [node.issue * sub_partitions for node in nodes]
     delay = graph.completion_delays()
     succ = graph.successors()
+    succ_guard = [tuple(x for x in row if x < guard_nodes) for row in succ]  # a guard warp's prologue
     npred = [len(node.inputs) for node in nodes]
     roots = [i for i in range(n) if npred[i] == 0]
     barrier = [node.kind == "barrier" for node in nodes]
@@ -168,8 +179,9 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         group_left[group] = W
         for warp in range(group * W, group * W + W):
             remaining[warp] = npred.copy()
-            warp_left[warp] = n
-            for i in roots:
+            full = warp - group * W < full_warps
+            warp_left[warp] = n if full else guard_nodes
+            for i in roots if full else (r for r in roots if r < guard_nodes):
                 if barrier[i]:
                     barrier_ready(warp, i, t)
                 else:
@@ -195,7 +207,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             i = key - warp * n
             rem = remaining[warp]
             base = warp * n
-            for s in succ[i]:
+            for s in (succ[i] if warp % W < full_warps else succ_guard[i]):
                 rem[s] -= 1
                 if rem[s]:
                     continue
