@@ -70,7 +70,8 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
         stream = instruction_stream(prediction)
     else:
         stream = derived_stream(kernel, fold)
-    return _stream_operations(stream) + (stream.source,)
+    ops, guard = _stream_operations(stream)
+    return ops, stream.source, guard
 
 
 @lru_cache(maxsize=64)
