@@ -48,7 +48,8 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
     many of them (from the start) a warp whose threads all fail the bounds guard runs.
 
     ``"auto"``: the source-level operations the kernel carries (``KernelCode.operations``,
-    attached by its generator) if any, else the stream derived from the description;
+    attached by its generator) if any and if they were generated for this launch's folding
+    (stores = stores per cell x cells per thread), else the stream derived from the description;
     ``"ast"``: the attached operations or an error; ``"sass"``: the compiled SASS (derived when
     nothing can be compiled); ``"derived"``: the stream derived from the description."""
     from warpspeed.trace.derived import derived_stream
@@ -57,6 +58,12 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
         raise WarpspeedError(f"unknown pipeline graph source {source!r}; choose one of {', '.join(SOURCES)}")
     kernel, fold = prediction.kernel_spec, tuple(prediction.launch.launch.fold)
     attached = tuple(getattr(kernel.code, "operations", ()) or ())
+    cells = prediction.launch.launch.cells_per_thread
+    if attached and sum(1 for op in attached if op.kind == "store") != len(kernel.stores) * cells:
+        if source == "ast":
+            raise WarpspeedError(f"kernel {kernel.name!r}: its source-level operations were generated for another "
+                                 f"folding than this launch's {cells} cells per thread")
+        attached = ()  # code of another folding: derive the graph from the description instead
     if source in ("auto", "ast") and attached:
         ops = check_operations(attached)
         compares = [i for i, op in enumerate(ops) if op.kind == "compare"]
@@ -109,12 +116,11 @@ def guard_warps_per_block(prediction: "Prediction") -> int:
     return round(counts.guard_warps / launch.total_blocks)
 
 
-def sub_partitions(warps: int, guard_warps: int, partitions: int, pipelines: str) -> int:
-    """The processing blocks simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
-    for split-pipeline architectures (Volta and later) the largest number dividing the SM's
-    sub-partitions, the warps per block and the guard-only warps per block; 1 for the paper's
-    shared pipelines."""
-    return math.gcd(warps, guard_warps, partitions) if pipelines == "split" else 1
+def sub_partitions(warps: int, partitions: int, pipelines: str) -> int:
+    """The processing blocks of an SM simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
+    for split-pipeline architectures (Volta and later) the largest number dividing both the SM's
+    sub-partitions and the warps per block; 1 for the paper's shared pipelines."""
+    return math.gcd(warps, partitions) if pipelines == "split" else 1
 
 
 def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
@@ -131,7 +137,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
     occ = info.occupancy
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
     guard = guard_warps_per_block(prediction)
-    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, guard, device.register_partitions,
+    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, device.register_partitions,
                                                            _latency_table(device.architecture).pipelines))
     sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll, steady_state=steady_state,
                    guard_warps=guard, guard_nodes=prologue, **simulation)
