@@ -116,11 +116,12 @@ def guard_warps_per_block(prediction: "Prediction") -> int:
     return round(counts.guard_warps / launch.total_blocks)
 
 
-def sub_partitions(warps: int, partitions: int, pipelines: str) -> int:
+def sub_partitions(warps: int, guard_warps: int, partitions: int, pipelines: str) -> int:
     """The processing blocks of an SM simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
-    for split-pipeline architectures (Volta and later) the largest number dividing both the SM's
-    sub-partitions and the warps per block; 1 for the paper's shared pipelines."""
-    return math.gcd(warps, partitions) if pipelines == "split" else 1
+    for split-pipeline architectures (Volta and later) the largest number dividing the SM's
+    sub-partitions, the warps per block and the guard-only warps per block, so that every
+    processing block gets the same work; 1 for the paper's shared pipelines."""
+    return math.gcd(warps, guard_warps, partitions) if pipelines == "split" else 1
 
 
 def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
@@ -137,7 +138,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
     occ = info.occupancy
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
     guard = guard_warps_per_block(prediction)
-    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, device.register_partitions,
+    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, guard, device.register_partitions,
                                                            _latency_table(device.architecture).pipelines))
     sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll, steady_state=steady_state,
                    guard_warps=guard, guard_nodes=prologue, **simulation)
