@@ -135,7 +135,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     next_issue = [math.inf] * num_p
     busy = [0.0] * num_p
     events: list[tuple[float, int]] = []
-    remaining: dict[int, list[int]] = {}
+    remaining: dict[int, tuple[list[int], list]] = {}
     warp_left: dict[int, int] = {}
     group_left: dict[int, int] = {}
     arrivals: dict[tuple[int, int], int] = {}
@@ -175,8 +175,9 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     def start_group(group: int, t: float) -> None:
         group_left[group] = W
         for warp in range(group * W, group * W + W):
-            remaining[warp] = npred.copy()
             full = warp - group * W < full_warps
+            # per warp: predecessors left per node, and the successor lists it follows
+            remaining[warp] = (npred.copy(), succ if full else succ_guard)
             warp_left[warp] = n if full else guard_nodes
             for i in roots if full else (r for r in roots if r < guard_nodes):
                 if barrier[i]:
@@ -202,9 +203,9 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             t, key = heappop(events)
             warp = key // n
             i = key - warp * n
-            rem = remaining[warp]
+            rem, follow = remaining[warp]
             base = warp * n
-            for s in (succ[i] if warp % W < full_warps else succ_guard[i]):
+            for s in follow[i]:
                 rem[s] -= 1
                 if rem[s]:
                     continue
@@ -219,8 +220,8 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                     if nx < ti or (nx == ti and q < p):
                         ti, p = nx, q
                 push(queue, base + s)
-            warp_left[warp] -= 1
-            if warp_left[warp]:
+            left = warp_left[warp] = warp_left[warp] - 1
+            if left:
                 if rescan:
                     break
                 continue
