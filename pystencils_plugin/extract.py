@@ -60,7 +60,7 @@ from pystencils_plugin.indices import AXES
 from pystencils_plugin.registers import register_count, standalone_cuda_source
 from pystencils_plugin.unfold import AccessItem, unfold
 from pystencils_plugin.walker import KernelWalker
-from warpspeed.errors import KernelError, UnsupportedKernelError
+from warpspeed.errors import KernelError, UnsupportedKernelError, WarpspeedError
 from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode, load, store
 
 #: Register source labels of :attr:`ExtractedKernel.registers_source`.
@@ -192,7 +192,8 @@ def pipeline_operations(kernel_function: Any) -> tuple:
 
     try:
         return kernel_operations(kernel_function)
-    except UnsupportedKernelError:
+    except (WarpspeedError, AttributeError, TypeError, ValueError):
+        # an AST shape the graph builder does not know must not stop the extraction: the graph is optional
         return ()
 
 
