@@ -60,7 +60,7 @@ from pystencils_plugin.indices import AXES
 from pystencils_plugin.registers import register_count, standalone_cuda_source
 from pystencils_plugin.unfold import AccessItem, unfold
 from pystencils_plugin.walker import KernelWalker
-from warpspeed.errors import KernelError, UnsupportedKernelError
+from warpspeed.errors import KernelError, UnsupportedKernelError, WarpspeedError
 from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode, load, store
 
 #: Register source labels of :attr:`ExtractedKernel.registers_source`.
@@ -180,7 +180,21 @@ def _kernel_code(kernel_function: Any, source: str) -> KernelCode:
     hip = "HIP" in str(getattr(kernel_function, "target", "")).upper()
     return KernelCode(language="hip" if hip else "cuda",
                       source=source if hip else standalone_cuda_source(kernel_function, source), generator="pystencils",
-                      generator_version=_pystencils_version(), include_dirs=include)
+                      generator_version=_pystencils_version(), include_dirs=include,
+                      operations=pipeline_operations(kernel_function))
+
+
+def pipeline_operations(kernel_function: Any) -> tuple:
+    """The pipeline model's operations of the kernel (:mod:`pystencils_plugin.graph`), or none
+    when its graph builder does not model a construct (the model then derives the graph from the
+    kernel description)."""
+    from pystencils_plugin.graph import kernel_operations
+
+    try:
+        return kernel_operations(kernel_function)
+    except (WarpspeedError, AttributeError, TypeError, ValueError):
+        # an AST shape the graph builder does not know must not stop the extraction: the graph is optional
+        return ()
 
 
 def _pystencils_version() -> str | None:

@@ -138,6 +138,10 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     if estimate is not None:
         console.print(f"{model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
                       f"dominated by {estimate.explanation}")
+        if model == "pipeline":
+            from warpspeed.cli.pipeline_render import render_pipeline
+
+            render_pipeline(console, estimate.details)
     if "power" in d:
         pw = d["power"]
         console.print(f"power: {pw['watts']:.0f} W at {pw['clock_mhz']:.0f} MHz"

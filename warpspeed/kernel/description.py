@@ -211,7 +211,10 @@ class KernelCode:
     """The kernel's source as its code generator emitted it (used to compile it for SASS).
 
     ``language``: ``"cuda"`` or ``"hip"``; ``include_dirs``: directories the source's headers
-    need; ``generator`` / ``generator_version``: e.g. ``"pystencils"``, ``"2.0"``.
+    need; ``generator`` / ``generator_version``: e.g. ``"pystencils"``, ``"2.0"``;
+    ``operations``: one thread's source-level operations for the pipeline model
+    (:class:`warpspeed.pipeline.graph.Operation` records in program order; empty when the
+    generator supplies none).
     """
 
     language: str
@@ -219,6 +222,7 @@ class KernelCode:
     generator: str | None = None
     generator_version: str | None = None
     include_dirs: tuple[str, ...] = ()
+    operations: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,174 @@
+"""``estimate(prediction)``: the pipeline model's time for one launch configuration.
+
+1. the instruction dependence graph of one warp (:mod:`warpspeed.pipeline.graph`) from the
+   kernel's source-level operations when its generator attached them (the pystencils plugin
+   does), else from the instruction stream derived from the kernel description, or (``source=
+   "sass"``) from the compiled SASS when nvcc is available;
+2. latencies per node (:mod:`warpspeed.pipeline.latency`), the global memory nodes' from this
+   launch's predicted volumes and the device's bandwidths;
+3. the busiest SM: N = ceil(blocks / SMs) thread blocks, M = blocks per SM resident at once,
+   simulated event by event (:mod:`warpspeed.pipeline.simulate`);
+4. **never faster than the bandwidth bound**: cycles = max(simulated cycles, the roofline's time x
+   clock); the excess is reported as ``bandwidth_floor_cycles``. The memory pipeline already runs
+   at the roofline's memory limit, so the floor only binds where the SMs' share of the grid is
+   uneven in the roofline's favour or a limiter is not simulated.
+
+Cornelis, Lemeire: "The Pipeline Performance Model: A Generic Executable Performance Model for
+GPUs", 27th Euromicro International Conference on Parallel, Distributed and Network-Based
+Processing (PDP), 2019.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.models import GHZ, ModelEstimate
+from warpspeed.pipeline.graph import GLOBAL_MEMORY_KINDS, Graph, Operation, check_operations, operations_from_stream
+from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
+from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulate
+from warpspeed.trace.instructions import InstructionStream
+from warpspeed.trace.warps import warp_counts
+
+if TYPE_CHECKING:
+    from warpspeed.predict import Prediction
+
+#: Graph sources ``estimate`` accepts.
+SOURCES = ("auto", "ast", "sass", "derived")
+#: Critical-path rows reported in ``details`` (the longest paths of big kernels are long).
+CRITICAL_PATH_ROWS = 64
+
+_latency_table = lru_cache(maxsize=None)(load_latencies)
+
+
+def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Operation, ...], str, int]:
+    """The operations of one thread of ``prediction``'s kernel, where they came from, and how
+    many of them (from the start) a warp whose threads all fail the bounds guard runs.
+
+    ``"auto"``: the source-level operations the kernel carries (``KernelCode.operations``,
+    attached by its generator) if any and if they were generated for this launch's folding
+    (stores = stores per cell x cells per thread), else the stream derived from the description;
+    ``"ast"``: the attached operations or an error; ``"sass"``: the compiled SASS (derived when
+    nothing can be compiled); ``"derived"``: the stream derived from the description."""
+    from warpspeed.trace.derived import derived_stream
+
+    if source not in SOURCES:
+        raise WarpspeedError(f"unknown pipeline graph source {source!r}; choose one of {', '.join(SOURCES)}")
+    kernel, fold = prediction.kernel_spec, tuple(prediction.launch.launch.fold)
+    attached = tuple(getattr(kernel.code, "operations", ()) or ())
+    cells = prediction.launch.launch.cells_per_thread
+    if attached and sum(1 for op in attached if op.kind == "store") != len(kernel.stores) * cells:
+        if source == "ast":
+            raise WarpspeedError(f"kernel {kernel.name!r}: its source-level operations were generated for another "
+                                 f"folding than this launch's {cells} cells per thread")
+        attached = ()  # code of another folding: derive the graph from the description instead
+    if source in ("auto", "ast") and attached:
+        ops = check_operations(attached)
+        compares = [i for i, op in enumerate(ops) if op.kind == "compare"]
+        return ops, "ast", (compares[-1] + 1 if compares else len(ops))
+    if source == "ast":
+        raise WarpspeedError(f"kernel {kernel.name!r} carries no source-level operations (only kernels from "
+                             "the pystencils plugin do); use source 'derived' or 'sass'")
+    if source == "sass":
+        from warpspeed.trace.build import instruction_stream
+
+        stream = instruction_stream(prediction)
+    else:
+        stream = derived_stream(kernel, fold)
+    ops, guard = _stream_operations(stream)
+    return ops, stream.source, guard
+
+
+@lru_cache(maxsize=64)
+def _stream_operations(stream: InstructionStream) -> tuple[tuple[Operation, ...], int]:
+    prologue = InstructionStream(stream.source, stream.instructions[:stream.guard_exit_instructions], 0)
+    guard = sum(1 for ins in prologue.instructions if ins.fu != "control")
+    return operations_from_stream(stream), guard
+
+
+def build_graph(prediction: "Prediction", source: str = "auto") -> tuple[Graph, dict, int]:
+    """The graph with latencies of this launch, the memory latencies' details and the guard
+    prologue's length (nodes)."""
+    device = prediction.device_spec
+    ops, origin, prologue = operations(prediction, source)
+    table = _latency_table(device.architecture)
+    memory_nodes = sum(1 for op in ops if op.kind in GLOBAL_MEMORY_KINDS)
+    memory = memory_latency(prediction, table, memory_nodes)
+    graph = attach_latencies(ops, table, device, memory, origin)
+    return graph, {"pipeline": memory.pipeline, "issue_cycles": memory.issue,
+                   "completion_cycles": memory.completion, **memory.details}, prologue
+
+
+def _explanation(sim: SimulationResult, floor_binds: bool, limiter: str) -> str:
+    if floor_binds:
+        return f"the {limiter} bandwidth bound"
+    busy = sim.busy.get(sim.limiter, 0.0)
+    return f"the {sim.limiter} pipeline ({100 * busy:.0f} % busy)"
+
+
+def guard_warps_per_block(prediction: "Prediction") -> int:
+    """Warps per block whose threads all fail the bounds guard, averaged over the grid and
+    rounded (:func:`warpspeed.trace.warps.warp_counts` counts them exactly per block kind)."""
+    launch = prediction.launch.launch
+    counts = warp_counts(launch, prediction.device_spec.warp_size)
+    return round(counts.guard_warps / launch.total_blocks)
+
+
+def sub_partitions(warps: int, guard_warps: int, partitions: int, pipelines: str) -> int:
+    """The processing blocks of an SM simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
+    for split-pipeline architectures (Volta and later) the largest number dividing the SM's
+    sub-partitions, the warps per block and the guard-only warps per block, so that every
+    processing block gets the same work; 1 for the paper's shared pipelines."""
+    return math.gcd(warps, guard_warps, partitions) if pipelines == "split" else 1
+
+
+def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
+             **simulation: Any) -> ModelEstimate:
+    """The pipeline model's :class:`~warpspeed.models.ModelEstimate` of ``prediction``.
+
+    ``details``: ``cycles``, ``lups_per_s``, ``simulated_cycles``, ``bandwidth_floor_cycles``,
+    ``critical_path`` ([{instruction, pipeline, cycles}] of one warp's longest dependence chain),
+    ``critical_path_cycles``, ``pipeline_busy`` (fraction per pipeline), ``limiter``, the launch
+    as simulated and the memory latencies. Further keyword options go to
+    :func:`warpspeed.pipeline.simulate.simulate`."""
+    device, info = prediction.device_spec, prediction.launch
+    graph, memory, prologue = build_graph(prediction, source)
+    occ = info.occupancy
+    groups = groups_per_sm(info.launch.total_blocks, device.sms)
+    guard = guard_warps_per_block(prediction)
+    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, guard, device.register_partitions,
+                                                           _latency_table(device.architecture).pipelines))
+    sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll, steady_state=steady_state,
+                   guard_warps=guard, guard_nodes=prologue, **simulation)
+    clock_hz = device.clock_ghz * GHZ
+    lups = math.prod(info.launch.domain)
+    roofline_rate = prediction.lups_per_s
+    floor = lups / roofline_rate * clock_hz if roofline_rate > 0 and math.isfinite(roofline_rate) else 0.0
+    cycles = max(sim.cycles, floor)
+    seconds = cycles / clock_hz
+    rate = lups / seconds if seconds > 0 else math.inf
+    path = graph.critical_path()
+    details = {
+        "cycles": cycles,
+        "lups_per_s": rate,
+        "simulated_cycles": sim.cycles,
+        "bandwidth_floor_cycles": max(0.0, floor - sim.cycles),
+        "limiter": sim.limiter,
+        "roofline_limiter": prediction.limiter,
+        "pipeline_busy": dict(sim.busy),
+        "critical_path_cycles": sum(c for _, c in path),
+        "critical_path": [{"instruction": node.label, "pipeline": node.pipeline, "cycles": c}
+                          for node, c in path[:CRITICAL_PATH_ROWS]],
+        "graph": {"source": graph.source, "nodes": len(graph.nodes),
+                  "nodes_per_pipeline": {p: sum(1 for n in graph.nodes if n.pipeline == p) for p in graph.pipelines},
+                  "edges": sum(len(n.inputs) for n in graph.nodes), "latencies": device.architecture},
+        "launch": {"groups_per_sm": groups, "resident_groups": sim.resident, "warps_per_group": sim.warps_per_group,
+                   "guard_warps_per_group": guard, "guard_prologue_nodes": prologue,
+                   "sub_partitions": simulation["sub_partitions"], "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
+                   "instructions_simulated": sim.issued},
+        "memory": memory,
+    }
+    return ModelEstimate("pipeline", rate, seconds, cycles, _explanation(sim, cycles > sim.cycles, prediction.limiter),
+                         details)
