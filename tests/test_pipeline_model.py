@@ -190,3 +190,24 @@ def test_cli_predict_pipeline():
     result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--device", "V100-PCIe-32GB", "--block", "32,8,2",
                                  "--model", "pipeline"])
     assert result.exit_code == 2 and "error: no pipeline-model latencies" in result.output
+
+
+def test_cli_pipeline_out_document(tmp_path):
+    """The 7-point stencil on 256^3 with 32x8x4 blocks on the A100: 8 x 32 x 64 = 16384 blocks,
+    ceil(16384 / 108) = 152 on the busiest SM, 32 warps each; the graph has the kinds counted by
+    hand in test_ast_graph_of_the_7_point_stencil_by_hand (3 index, 3 compare, 7 loads, 1 mul,
+    6 fma, 1 store), source-level, so not issued in program order; every edge runs forward."""
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(cli, ["predict", "--kernel", "star3d-r1", "--model", "pipeline",
+                                      "--pipeline-out", str(out)])
+    assert result.exit_code == 0, result.output
+    d = json.loads(out.read_text())
+    assert (d["format"], d["version"], d["source"], d["in_order"]) == ("warpspeed-pipeline", 1, "ast", False)
+    kinds = [n["op"] for n in d["nodes"]]
+    assert {k: kinds.count(k) for k in set(kinds)} == {"index": 3, "compare": 3, "load": 7, "mul": 1, "fma": 6,
+                                                       "store": 1}
+    assert all(a < b for a, b in d["edges"])
+    assert d["launch"]["total_blocks"] == 16384 and d["launch"]["blocks_per_sm"] == 152
+    assert d["launch"]["warps_per_block"] == 32 and d["launch"]["sms"] == 108
+    result = CliRunner().invoke(cli, ["predict", "--kernel", "star3d-r1", "--pipeline-out", str(out)])
+    assert result.exit_code == 2 and "add --model pipeline" in result.output

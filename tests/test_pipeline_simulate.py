@@ -229,3 +229,28 @@ def test_poll_versus_event_driven_issue():
     assert simulate(graph, 1, 1, 1).cycles == pytest.approx(7.25)
     assert simulate(graph, 1, 1, 1, poll=False).cycles == pytest.approx(7.1)
     assert math.isclose(simulate(chain(100, 1, 18), 1, 1, 1, poll=False).cycles, 1800)
+
+
+def _three_nodes(in_order: bool) -> Graph:
+    """A (x, 1, 10) -> B (x, 1, 10), and C (y, 1, 10) independent of both, in program order A, B, C."""
+    nodes = (Node(0, "add", "A", "x", 1, 10, ()), Node(1, "add", "B", "x", 1, 10, (0,)),
+             Node(2, "mul", "C", "y", 1, 10, ()))
+    return Graph(nodes, "test", in_order=in_order)
+
+
+def test_program_order_issue_of_machine_code():
+    """Data dependences only: A and C issue at 0, B at 10 (A's result), the warp ends at 20.
+    In program order (one instruction per warp per cycle): A at 0, B at 10, C not before B has
+    issued, at 11, so the warp ends at 21."""
+    assert simulate(_three_nodes(False), 1, 1, 1).cycles == 20
+    assert simulate(_three_nodes(True), 1, 1, 1).cycles == 21
+
+
+def test_program_order_of_independent_nodes_on_two_pipelines():
+    """Two independent nodes on two pipelines: together at 0 without order (done at 10), one cycle
+    apart in order (done at 11); two warps in order: warp 1's first node takes pipeline x at 1
+    (x is busy for lambda = 1 after warp 0's A), its second node issues at 2, done at 12."""
+    nodes = (Node(0, "add", "A", "x", 1, 10, ()), Node(1, "mul", "C", "y", 1, 10, ()))
+    assert simulate(Graph(nodes, "test"), 1, 1, 1).cycles == 10
+    assert simulate(Graph(nodes, "test", in_order=True), 1, 1, 1).cycles == 11
+    assert simulate(Graph(nodes, "test", in_order=True), 2, 1, 1).cycles == 12

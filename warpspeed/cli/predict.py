@@ -48,10 +48,18 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @clock_option
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
               help="With --model interval: draw the CPI stack as a stacked bar (format from the suffix).")
+@click.option("--pipeline-graph", "graph_source", type=click.Choice(["auto", "ast", "sass", "derived"]),
+              default="auto", show_default=True,
+              help="With --model pipeline: the instruction graph from the generator's source-level operations "
+                   "(ast), the compiled SASS (sass, needs nvcc; issued in program order), the stream derived "
+                   "from the kernel description (derived), or ast when the kernel carries it (auto).")
+@click.option("--pipeline-out", "pipeline_out", type=OutputFile("pipeline graph"), default=None,
+              help="With --model pipeline: write the graph, its latencies and the launch as JSON "
+                   "(warpspeed-pipeline v1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
             address_space: str, curves_path: str | None, exact_waves: bool, model: str, clock_mhz: float | None,
-            plot_path: str | None, as_json: bool) -> None:
+            plot_path: str | None, graph_source: str, pipeline_out: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
@@ -77,7 +85,7 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     if model != "roofline":
         from warpspeed.models import estimate_time
 
-        estimate = estimate_time(model, p)
+        estimate = estimate_time(model, p, **({"source": graph_source} if model == "pipeline" else {}))
         d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
                     **estimate.details}
     if "power" in device.tables:
@@ -87,6 +95,13 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
         d["power"] = dict(energy.details)
     elif clock_mhz is not None:
         raise click.UsageError(f"--clock-mhz sets the power model's clock; {device.name} has no power parameters")
+    if (graph_source != "auto" or pipeline_out) and model != "pipeline":
+        raise click.UsageError("--pipeline-graph and --pipeline-out belong to the pipeline model: add --model pipeline")
+    if pipeline_out:
+        from warpspeed.pipeline.document import pipeline_document
+
+        with open(pipeline_out, "w", encoding="utf-8") as out:
+            json.dump(pipeline_document(p, graph_source), out, indent=1)
     if plot_path:
         if model != "interval":
             raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")

@@ -115,11 +115,15 @@ class Node:
 class Graph:
     """An instruction dependence graph with latencies: the nodes of one warp in program order.
 
-    ``source``: where the operations came from (``"ast"``, ``"sass"`` or ``"derived"``).
+    ``source``: where the operations came from (``"ast"``, ``"sass"`` or ``"derived"``);
+    ``in_order``: a warp issues the nodes in program order (machine code: the hardware issues a
+    warp's instructions in order, so the simulator adds an issue edge from each node to the next);
+    a source-level graph leaves the order to the compiler and only keeps the data dependences.
     """
 
     nodes: tuple[Node, ...]
     source: str
+    in_order: bool = False
 
     @property
     def pipelines(self) -> tuple[str, ...]:

@@ -184,6 +184,10 @@ def fixed_memory_latency(table: LatencyTable) -> MemoryLatency:
         raise LatencyError(f"{table.architecture}.toml: [memory] has no fixed issue/completion") from None
 
 
+#: Graph sources that are machine code, issued in program order by the hardware.
+IN_ORDER_SOURCES = frozenset(("sass",))
+
+
 def attach_latencies(operations: tuple[Operation, ...], table: LatencyTable, device: "Device",
                      memory: MemoryLatency, source: str) -> Graph:
     """The :class:`Graph` of ``operations`` with each node's pipeline and latencies. A division
@@ -199,4 +203,4 @@ def attach_latencies(operations: tuple[Operation, ...], table: LatencyTable, dev
             if op.kind == "div":
                 completion += table.unit("sfu").completion
         nodes.append(Node(i, op.kind, op.label or op.kind, pipeline, issue, completion, op.inputs, op.field))
-    return Graph(tuple(nodes), source)
+    return Graph(tuple(nodes), source, in_order=source in IN_ORDER_SOURCES)

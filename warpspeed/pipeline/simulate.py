@@ -9,7 +9,9 @@ the next waiting group takes its place. Times are SM cycles (floats).
 The choices the paper leaves open, as made here:
 
 - **ready**: every predecessor of the node in the same warp has completed; a barrier node is
-  ready when every warp of its group has completed the predecessors of its own copy;
+  ready when every warp of its group has completed the predecessors of its own copy; in a graph
+  that issues in program order (``Graph.in_order``, machine code), also the warp's previous node
+  has issued at least :data:`ISSUE_GAP_CYCLES` before;
 - **simultaneous events**: completions before issues (this reproduces the paper's Eq. 1;
   ``completions_first=False`` gives the other order), completions at one time in warp and
   program order;
@@ -58,6 +60,10 @@ from warpspeed.pipeline.graph import Graph
 STEADY_TOLERANCE = 2e-3
 #: Rules for which ready instruction a pipeline issues (see the module docstring).
 SELECTIONS = ("oldest", "fifo")
+#: Cycles between two instructions of one warp issued in program order: a warp scheduler
+#: dispatches at most one instruction per clock (NVIDIA Volta, Ampere and Hopper architecture
+#: whitepapers, "SM architecture": "each warp scheduler ... dispatches one warp instruction per clock").
+ISSUE_GAP_CYCLES = 1.0
 #: Float slack when deciding whether an event falls exactly on a polling instant (cycles).
 _EPS = 1e-9
 
@@ -124,6 +130,9 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     succ = graph.successors()
     succ_guard = [tuple(x for x in row if x < guard_nodes) for row in succ]  # a guard warp's prologue
     npred = [len(node.inputs) for node in nodes]
+    in_order = graph.in_order
+    if in_order:  # the issue edge from the previous node in program order
+        npred = [c + (i > 0) for i, c in enumerate(npred)]
     roots = [i for i in range(n) if npred[i] == 0]
     barrier = [node.kind == "barrier" for node in nodes]
     num_p = len(pipelines)
@@ -201,6 +210,25 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         # completions due before the next issue (at the same time too, completions first)
         while events and (events[0][0] < ti or (completions_first and events[0][0] == ti)):
             t, key = heappop(events)
+            if key < 0:  # the warp's previous node issued: its next node in program order may follow
+                key = -key - 1
+                warp = key // n
+                s = key - warp * n + 1
+                rem = remaining[warp][0]
+                rem[s] -= 1
+                if rem[s]:
+                    continue
+                if barrier[s]:
+                    barrier_ready(warp, s, t)
+                    break
+                q = pipe[s]
+                queue = ready[q]
+                if not queue:
+                    nx = next_issue[q] = wake(q, t)
+                    if nx < ti or (nx == ti and q < p):
+                        ti, p = nx, q
+                push(queue, key + 1)
+                continue
             warp = key // n
             i = key - warp * n
             rem, follow = remaining[warp]
@@ -258,6 +286,8 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             t_free[p] = ti + lam[i]
             busy[p] += lam[i]
             heappush(events, (ti + delay[i], key))
+            if in_order and i + 1 < (n if (key // n) % W < full_warps else guard_nodes):
+                heappush(events, (ti + ISSUE_GAP_CYCLES, -key - 1))
             next_issue[p] = t_free[p] if queue else math.inf
             issued += 1
     span = max(completions[-1] if completions else t, *t_free, _EPS)  # the time simulated
