@@ -18,6 +18,7 @@ from warpspeed.models import estimate_time
 from warpspeed.pipeline import build_graph, estimate, simulate
 from warpspeed.pipeline.graph import operations_from_stream
 from warpspeed.pipeline.latency import MemoryLatency, attach_latencies, load_latencies
+from warpspeed.pipeline.model import guard_shares
 from warpspeed.predict import Predictor
 from warpspeed.sass import full_warp_stream, parse_listing
 
@@ -211,3 +212,18 @@ def test_cli_pipeline_out_document(tmp_path):
     assert d["launch"]["warps_per_block"] == 32 and d["launch"]["sms"] == 108
     result = CliRunner().invoke(cli, ["predict", "--kernel", "star3d-r1", "--pipeline-out", str(out)])
     assert result.exit_code == 2 and "add --model pipeline" in result.output
+
+
+def test_kinds_of_blocks_of_a_partial_grid(a100):
+    """640 = 2.5 x 256: 256x1x4 blocks on 640x64x64 form 3 blocks along x. Two of three are interior
+    (32 full warps, every processing block 8 full warps: no guard-only warp). The last has threads
+    512..767 along x, so in each of its 4 rows of 8 warps, warps 4-7 lie outside: warp i goes to
+    processing block i mod 4, which holds warps j, j+4, ..., j+28 and of them the 4 in the first half
+    of a row, so it is simulated with 8 - 4 = 4 guard-only warps per processing block, 16 per block."""
+    kernel = resolve_kernel("star3d-r1", domain=(640, 64, 64), device=a100)
+    p = Predictor(kernel, a100).predict((256, 1, 4), (1, 1, 1))
+    shares = guard_shares(p, 4)
+    assert [guard for _, guard in shares] == [0, 16]
+    assert [share for share, _ in shares] == pytest.approx([2 / 3, 1 / 3])
+    assert estimate(p).details["launch"]["block_kinds"] == [{"share": pytest.approx(2 / 3), "guard_warps": 0},
+                                                           {"share": pytest.approx(1 / 3), "guard_warps": 16}]

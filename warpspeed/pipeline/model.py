@@ -30,7 +30,7 @@ from warpspeed.pipeline.graph import GLOBAL_MEMORY_KINDS, Graph, Operation, chec
 from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
 from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulate
 from warpspeed.trace.instructions import InstructionStream
-from warpspeed.trace.warps import warp_counts
+from warpspeed.trace.warps import block_kinds
 
 if TYPE_CHECKING:
     from warpspeed.predict import Prediction
@@ -108,20 +108,28 @@ def _explanation(sim: SimulationResult, floor_binds: bool, limiter: str) -> str:
     return f"the {sim.limiter} pipeline ({100 * busy:.0f} % busy)"
 
 
-def guard_warps_per_block(prediction: "Prediction") -> int:
-    """Warps per block whose threads all fail the bounds guard, averaged over the grid and
-    rounded (:func:`warpspeed.trace.warps.warp_counts` counts them exactly per block kind)."""
-    launch = prediction.launch.launch
-    counts = warp_counts(launch, prediction.device_spec.warp_size)
-    return round(counts.guard_warps / launch.total_blocks)
-
-
-def sub_partitions(warps: int, guard_warps: int, partitions: int, pipelines: str) -> int:
+def sub_partitions(warps: int, partitions: int, pipelines: str) -> int:
     """The processing blocks of an SM simulated as one (:func:`~warpspeed.pipeline.simulate.simulate`):
     for split-pipeline architectures (Volta and later) the largest number dividing the SM's
-    sub-partitions, the warps per block and the guard-only warps per block, so that every
-    processing block gets the same work; 1 for the paper's shared pipelines."""
-    return math.gcd(warps, guard_warps, partitions) if pipelines == "split" else 1
+    sub-partitions and the warps per block; 1 for the paper's shared pipelines."""
+    return math.gcd(warps, partitions) if pipelines == "split" else 1
+
+
+def guard_shares(prediction: "Prediction", partitions: int) -> tuple[tuple[float, int], ...]:
+    """``(share of the grid's blocks, guard-only warps to simulate)`` per kind of block.
+
+    The blocks of a grid differ only in which warps fail the bounds guard for all their threads
+    (:func:`warpspeed.trace.warps.block_kinds`, exact). A block's warps go to the ``partitions``
+    processing blocks in turn (warp i to processing block i mod s) and the block completes with
+    its slowest one, so each kind is simulated with the processing block holding the most full
+    warps: guard = warps - s x that count. Kinds with equal counts are merged."""
+    launch = prediction.launch.launch
+    shares: dict[int, float] = {}
+    for kind in block_kinds(launch, prediction.device_spec.warp_size):
+        busiest = max(sum(kind.full[j::partitions]) for j in range(partitions))
+        guard = len(kind.full) - partitions * busiest
+        shares[guard] = shares.get(guard, 0.0) + kind.count / launch.total_blocks
+    return tuple(sorted(((share, guard) for guard, share in shares.items()), reverse=True))
 
 
 def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
@@ -132,29 +140,36 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
     ``critical_path`` ([{instruction, pipeline, cycles}] of one warp's longest dependence chain),
     ``critical_path_cycles``, ``pipeline_busy`` (fraction per pipeline), ``limiter``, the launch
     as simulated and the memory latencies. Further keyword options go to
-    :func:`warpspeed.pipeline.simulate.simulate`."""
+    :func:`warpspeed.pipeline.simulate.simulate`.
+
+    Grids whose blocks differ in their guard-only warps (a last, partial block along a
+    dimension) are simulated once per kind of block, each kind's time for the busiest SM's N
+    blocks weighted by its share of the grid."""
     device, info = prediction.device_spec, prediction.launch
     graph, memory, prologue = build_graph(prediction, source)
     occ = info.occupancy
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
-    guard = guard_warps_per_block(prediction)
-    simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, guard, device.register_partitions,
-                                                           _latency_table(device.architecture).pipelines))
-    sim = simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll, steady_state=steady_state,
-                   guard_warps=guard, guard_nodes=prologue, **simulation)
+    s = simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, device.register_partitions,
+                                                               _latency_table(device.architecture).pipelines))
+    kinds = guard_shares(prediction, s)
+    runs = [(share, guard, simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll,
+                                    steady_state=steady_state, guard_warps=guard, guard_nodes=prologue,
+                                    **simulation)) for share, guard in kinds]
+    share, guard, sim = runs[0]  # the most common kind: its pipelines, completions and launch are reported
+    simulated = sum(share * run.cycles for share, _, run in runs)
     clock_hz = device.clock_ghz * GHZ
     lups = math.prod(info.launch.domain)
     roofline_rate = prediction.lups_per_s
     floor = lups / roofline_rate * clock_hz if roofline_rate > 0 and math.isfinite(roofline_rate) else 0.0
-    cycles = max(sim.cycles, floor)
+    cycles = max(simulated, floor)
     seconds = cycles / clock_hz
     rate = lups / seconds if seconds > 0 else math.inf
     path = graph.critical_path()
     details = {
         "cycles": cycles,
         "lups_per_s": rate,
-        "simulated_cycles": sim.cycles,
-        "bandwidth_floor_cycles": max(0.0, floor - sim.cycles),
+        "simulated_cycles": simulated,
+        "bandwidth_floor_cycles": max(0.0, floor - simulated),
         "limiter": sim.limiter,
         "roofline_limiter": prediction.limiter,
         "pipeline_busy": dict(sim.busy),
@@ -166,9 +181,10 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
                   "edges": sum(len(n.inputs) for n in graph.nodes), "latencies": device.architecture},
         "launch": {"groups_per_sm": groups, "resident_groups": sim.resident, "warps_per_group": sim.warps_per_group,
                    "guard_warps_per_group": guard, "guard_prologue_nodes": prologue,
-                   "sub_partitions": simulation["sub_partitions"], "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
-                   "instructions_simulated": sim.issued},
+                   "block_kinds": [{"share": k_share, "guard_warps": k_guard} for k_share, k_guard in kinds],
+                   "sub_partitions": s, "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
+                   "instructions_simulated": sum(run.issued for _, _, run in runs)},
         "memory": memory,
     }
-    return ModelEstimate("pipeline", rate, seconds, cycles, _explanation(sim, cycles > sim.cycles, prediction.limiter),
+    return ModelEstimate("pipeline", rate, seconds, cycles, _explanation(sim, cycles > simulated, prediction.limiter),
                          details)

@@ -224,7 +224,8 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                 q = pipe[s]
                 queue = ready[q]
                 if not queue:
-                    nx = next_issue[q] = wake(q, t)
+                    tf = t_free[q]  # wake(q, t), its common case inline
+                    nx = next_issue[q] = tf if t < tf or (t == tf and completions_first) else wake(q, t)
                     if nx < ti or (nx == ti and q < p):
                         ti, p = nx, q
                 push(queue, key + 1)
@@ -244,7 +245,8 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                 q = pipe[s]
                 queue = ready[q]
                 if not queue:
-                    nx = next_issue[q] = wake(q, t)
+                    tf = t_free[q]  # wake(q, t), its common case inline
+                    nx = next_issue[q] = tf if t < tf or (t == tf and completions_first) else wake(q, t)
                     if nx < ti or (nx == ti and q < p):
                         ti, p = nx, q
                 push(queue, base + s)

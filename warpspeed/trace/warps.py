@@ -42,23 +42,41 @@ def _valid_threads_along(n_threads: int, fold: int, extent: int, block_start: in
     return first_cell < extent
 
 
-def warp_counts(launch: Launch, warp_size: int) -> WarpCounts:
-    """Exact full and guard-only warps and valid threads of ``launch`` (threads are linearised
-    x fastest, ``warp_size`` consecutive threads form a warp, as CUDA and HIP do)."""
+@dataclass(frozen=True)
+class BlockKind:
+    """Blocks of a launch that cover the domain alike: ``count`` of them, and per warp of the
+    block whether it is full (at least one valid thread); ``valid_threads`` per block."""
+
+    count: int
+    full: tuple[bool, ...]
+    valid_threads: int
+
+
+def block_kinds(launch: Launch, warp_size: int) -> tuple[BlockKind, ...]:
+    """The at most 8 kinds of blocks of ``launch`` (interior or last along each dimension),
+    enumerated thread by thread (threads are linearised x fastest, ``warp_size`` consecutive
+    threads form a warp, as CUDA and HIP do)."""
     per_block_warps = math.ceil(launch.threads_per_block / warp_size)
-    full = valid = 0
-    kinds = []
+    per_dim = []
     for d in range(3):
         b, g = launch.block[d], launch.grid[d]
         # (count of blocks, validity mask along d): interior blocks and the last block
         last = _valid_threads_along(b, launch.fold[d], launch.domain[d], (g - 1) * b)
-        kinds.append([(g - 1, np.ones(b, dtype=bool)), (1, last)] if g > 1 else [(1, last)])
-    for (nx, mx), (ny, my), (nz, mz) in itertools.product(*kinds):
-        count = nx * ny * nz
+        per_dim.append([(g - 1, np.ones(b, dtype=bool)), (1, last)] if g > 1 else [(1, last)])
+    kinds = []
+    for (nx, mx), (ny, my), (nz, mz) in itertools.product(*per_dim):
         mask = (mz[:, None, None] & my[None, :, None] & mx[None, None, :]).ravel()
         padded = np.zeros(per_block_warps * warp_size, dtype=bool)
         padded[: mask.size] = mask
-        full += count * int(padded.reshape(per_block_warps, warp_size).any(axis=1).sum())
-        valid += count * int(mask.sum())
-    total = per_block_warps * launch.total_blocks
+        full = padded.reshape(per_block_warps, warp_size).any(axis=1)
+        kinds.append(BlockKind(nx * ny * nz, tuple(bool(f) for f in full), int(mask.sum())))
+    return tuple(kinds)
+
+
+def warp_counts(launch: Launch, warp_size: int) -> WarpCounts:
+    """Exact full and guard-only warps and valid threads of ``launch`` (:func:`block_kinds`)."""
+    kinds = block_kinds(launch, warp_size)
+    full = sum(k.count * sum(k.full) for k in kinds)
+    valid = sum(k.count * k.valid_threads for k in kinds)
+    total = math.ceil(launch.threads_per_block / warp_size) * launch.total_blocks
     return WarpCounts(full_warps=full, guard_warps=total - full, valid_threads=valid)
