@@ -18,6 +18,7 @@ the reference clock at which the family's energies hold. A family file
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -68,6 +69,12 @@ def load_family(name: str, path: str | Path | None = None) -> dict:
     """The family file ``name`` (built in) or the file at ``path``."""
     if path is not None:
         return read_toml(Path(path), "power family file", PowerParameterError)
+    return _builtin_family(name)
+
+
+@lru_cache(maxsize=None)
+def _builtin_family(name: str) -> dict:
+    """A built-in family file, read once (the package's files do not change while it runs)."""
     resource = resources.files(FAMILY_PACKAGE) / f"{name}.toml"
     if not resource.is_file():
         known = sorted(p.name[:-5] for p in resources.files(FAMILY_PACKAGE).iterdir() if p.name.endswith(".toml"))

@@ -41,12 +41,16 @@ def device_arch(device: "Device") -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
 def sass_available() -> bool:
-    """Whether nvcc and cuobjdump are installed."""
+    """Whether nvcc and cuobjdump are installed (looked up once per process)."""
     return find_tool("nvcc") is not None and find_tool("cuobjdump") is not None
 
 
+@lru_cache(maxsize=CACHE_SIZE)
 def _map_fields(stream: InstructionStream, kernel: "Kernel", fold: tuple[int, int, int]) -> InstructionStream:
+    """``stream`` with each global memory instruction labelled with its field, in the order of the
+    kernel description's accesses (unchanged when the counts differ)."""
     derived = derived_stream(kernel, fold)
     order = {kind: [i.field for i in derived.instructions if i.space == "global" and i.is_store == kind]
              for kind in (False, True)}

@@ -147,7 +147,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
         },
         "instructions": {
             "source": stream.source, "arch": stream.arch, "compiler": stream.compiler,
-            "stream": [i.as_dict() for i in stream.instructions],
+            "stream": [dict(r) for r in stream.records],
             "full_path_instructions": stream.full_path_instructions,
             "guard_exit_instructions": stream.guard_exit_instructions,
             "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),

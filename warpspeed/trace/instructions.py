@@ -24,6 +24,7 @@ control   BRA EXIT RET CALL BSSY BSYNC NOP WARPSYNC YIELD JMP
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
+from functools import cached_property
 
 #: Opcode -> functional unit (see the module docstring for the source). Opcodes not listed
 #: fall back to :data:`DEFAULT_FU`; uniform-datapath opcodes (U*) to ``int``.
@@ -117,24 +118,51 @@ class InstructionStream:
     arch: str | None = None
     compiler: str | None = None
 
+    def __hash__(self) -> int:  # computed once: streams key the caches of every consumer
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.source, self.instructions, self.guard_exit_instructions, self.arch, self.compiler))
+
     @property
     def full_path_instructions(self) -> int:
         return len(self.instructions)
 
-    def mix(self) -> dict[str, int]:
-        """Instructions per functional unit over the full path."""
+    @cached_property
+    def _mix(self) -> dict[str, int]:
         counts = dict.fromkeys(FUNCTIONAL_UNITS, 0)
         for ins in self.instructions:
             counts[ins.fu] = counts.get(ins.fu, 0) + 1
         return counts
 
-    def opcode_counts(self) -> dict[str, int]:
+    @cached_property
+    def _opcodes(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for ins in self.instructions:
             counts[ins.opcode] = counts.get(ins.opcode, 0) + 1
         return counts
 
+    @cached_property
+    def _memory(self) -> dict[tuple[str | None, bool], int]:
+        counts: dict[tuple[str | None, bool], int] = {}
+        for i in self.instructions:
+            if i.space == "global":
+                counts[(i.field, i.is_store)] = counts.get((i.field, i.is_store), 0) + 1
+        return counts
+
+    @cached_property
+    def records(self) -> tuple[dict, ...]:
+        """The instructions as JSON-ready dicts (computed once per stream; do not modify)."""
+        return tuple(i.as_dict() for i in self.instructions)
+
+    def mix(self) -> dict[str, int]:
+        """Instructions per functional unit over the full path."""
+        return dict(self._mix)
+
+    def opcode_counts(self) -> dict[str, int]:
+        return dict(self._opcodes)
+
     def memory_instructions(self, field_name: str, stores: bool) -> int:
         """Global memory instructions of ``field_name`` (loads or stores) per thread."""
-        return sum(1 for i in self.instructions
-                   if i.space == "global" and i.field == field_name and i.is_store == stores)
+        return self._memory.get((field_name, stores), 0)

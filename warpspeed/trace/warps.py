@@ -69,7 +69,7 @@ def block_kinds(launch: Launch, warp_size: int) -> tuple[BlockKind, ...]:
         padded = np.zeros(per_block_warps * warp_size, dtype=bool)
         padded[: mask.size] = mask
         full = padded.reshape(per_block_warps, warp_size).any(axis=1)
-        kinds.append(BlockKind(nx * ny * nz, tuple(bool(f) for f in full), int(mask.sum())))
+        kinds.append(BlockKind(nx * ny * nz, tuple(full.tolist()), int(mask.sum())))
     return tuple(kinds)
 
 
