@@ -8,24 +8,27 @@ import numpy as np
 import pytest
 
 from warpspeed.hardware.device import load_device
-from warpspeed.power import activity, board_power, power_at, power_params
-from warpspeed.power.calibrate import Run, design, fit_family, read_runs
+from warpspeed.errors import WarpspeedError
+from warpspeed.power import activity, board_power, power_at, power_params, static_category, static_power
+from warpspeed.power.calibrate import Run, clock_power_fit, design, fit_family, read_runs
 from warpspeed.power.model import Activity, active_sms
-from warpspeed.power.params import PowerParameterError, PowerParams
+from warpspeed.power.params import CORE_COMPONENTS, PowerParameterError, PowerParams
 
+ZERO_CORE = dict.fromkeys(CORE_COMPONENTS, 0.0)
 PARAMS = PowerParams(device="test", family="test", sms=100, reference_clock_mhz=1000.0, power_limit_w=400.0,
-                     lane_op_j=10e-12, dram_sector_j=2e-9, l2_sector_j=1e-9, l1_sector_j=0.2e-9,
-                     first_lane_w=20.0, add_lane_w=1.0, idle_sm_w=0.5, constant_w=30.0, v_min_rel=0.0,
-                     provenance={})
-ACT = Activity(lane_ops=50.0, l1_sectors=4.0, l2_sectors=2.0, dram_sectors=0.5, active_lanes=32.0, active_sms=100.0)
+                     core_j={**ZERO_CORE, "fp64": 10e-12}, dram_sector_j=2e-9, l2_sector_j=1e-9, l1_sector_j=0.2e-9,
+                     static_w={"int_fp_dp": (20.0, 1.0)}, static_model="linear", idle_sm_w=0.5, constant_w=30.0,
+                     v_min_rel=0.0, provenance={})
+ACT = Activity(core={**ZERO_CORE, "fp64": 50.0}, l1_sectors=4.0, l2_sectors=2.0, dram_sectors=0.5, active_lanes=32.0,
+               active_sms=100.0, category="int_fp_dp")
 
 
 def test_power_by_hand():
-    """R = 1e11 lups/s at the reference clock: compute 1e11 x 50 x 10 pJ = 50 W; L1 1e11 x 4 x 0.2 nJ
+    """R = 1e11 lups/s at the reference clock: FP64 1e11 x 50 x 10 pJ = 50 W; L1 1e11 x 4 x 0.2 nJ
     = 80 W; L2 1e11 x 2 x 1 nJ = 200 W; DRAM 1e11 x 0.5 x 2 nJ = 100 W; static 20 + 31 x 1 = 51 W;
     no idle SM; constant 30 W: 511 W."""
     b = power_at(ACT, PARAMS, 1e11, 1000.0)
-    assert b.components == pytest.approx({"compute": 50, "l1": 80, "l2": 200, "dram": 100, "static": 51,
+    assert b.components == pytest.approx({**ZERO_CORE, "fp64": 50, "l1": 80, "l2": 200, "dram": 100, "static": 51,
                                           "idle_sm": 0, "constant": 30})
     assert b.watts == pytest.approx(511) and b.lups_per_joule == pytest.approx(1e11 / 511)
 
@@ -37,11 +40,101 @@ def test_half_the_clock_by_hand():
 
 
 def test_idle_sms_draw_idle_power_only():
-    """A grid that occupies 40 of 100 SMs: static x 0.4 = 20.4 W, 60 idle SMs x 0.5 W = 30 W."""
+    """A grid that occupies 40 of 100 SMs: static x 0.4 = 20.4 W, 60 idle SMs x 0.5 W = 30 W. With
+    no SM active the board draws its constant power only."""
     b = power_at(replace(ACT, active_sms=40.0), PARAMS, 1e11, 1000.0)
     assert b.components["static"] == pytest.approx(20.4) and b.components["idle_sm"] == pytest.approx(30.0)
     idle = power_at(replace(ACT, active_sms=0.0), PARAMS, 1e-30, 1000.0)
-    assert idle.watts == pytest.approx(30.0 + 100 * 0.5)
+    assert idle.watts == pytest.approx(30.0)
+
+
+def test_volta_static_floor_by_hand():
+    """AccelWattch's Quadro GV100 values (artifact), linear model, int+FP+DP at 32 lanes: 80 SMs
+    19.10017723 + 31 x 0.726863055 = 41.6329 W; 40 SMs half of it, 20.8165 W, and 40 idle SMs x
+    0.28279166 = 11.3117 W; with the constant 32.32522272 W at 80 SMs 73.9582 W. The geometric-mean
+    category at 32 lanes: 17.21745077 + 31 x 0.650630555 = 37.3870 W. No SM active: 32.3252 W."""
+    v100 = power_params(load_device("V100-PCIe-32GB"))  # 80 SMs, the family's reference clock
+    act = Activity(core=dict(ZERO_CORE), l1_sectors=0, l2_sectors=0, dram_sectors=0, active_lanes=32.0,
+                   active_sms=80.0, category="int_fp_dp")
+    f = v100.reference_clock_mhz
+    assert power_at(act, v100, 1.0, f).components["static"] == pytest.approx(41.6329, abs=1e-4)
+    half = power_at(replace(act, active_sms=40.0), v100, 1.0, f).components
+    assert half["static"] == pytest.approx(20.8165, abs=1e-4) and half["idle_sm"] == pytest.approx(11.3117, abs=1e-4)
+    assert power_at(act, v100, 1e-30, f).watts == pytest.approx(73.9582, abs=1e-4)
+    assert static_power(v100, "geomean", 32) == pytest.approx(37.3870, abs=1e-4)
+    assert power_at(replace(act, active_sms=0.0), v100, 1e-30, f).watts == pytest.approx(32.3252, abs=1e-4)
+
+
+@pytest.mark.parametrize("lanes, half_warp, linear", [(16, 40.0, 24.516), (17, 25.0, None), (24, 32.0, None),
+                                                      (32, 40.0, 40.0), (1, 10.0, 10.0)])
+def test_half_warp_and_linear_static(lanes, half_warp, linear):
+    """First lane 10 W, 32 lanes 40 W (add 30 / 31 per lane). Half-warp model (eq 5, add_hw = 30 / 15
+    = 2): y <= 16: 10 + 2 (y - 1), so 40 at 16; y > 16: 10 + 2 (y / 2 - 1): 25 at 17, 32 at 24, 40 at 32.
+    Linear (eq 4): 10 + 15 x 30 / 31 = 24.516 at 16."""
+    params = replace(PARAMS, static_w={"int_fp": (10.0, 30.0 / 31)})
+    assert static_power(replace(params, static_model="half_warp"), "int_fp", lanes) == pytest.approx(half_warp)
+    if linear is not None:
+        assert static_power(params, "int_fp", lanes) == pytest.approx(linear, abs=1e-3)
+
+
+def test_energy_per_lup_by_hand_and_ranking():
+    """Per lup: 25 FP64 lanes at 20 pJ, 10 integer lanes at 2 pJ, 35/32 warp instructions at 100 pJ,
+    2 L1 sectors at 50 pJ, 36 B of L2 (1.125 sectors at 640 pJ = 20 pJ/B), 24.2 B of DRAM (0.75625
+    sectors at 1600 pJ = 50 pJ/B): 500 + 20 + 109.375 + 100 + 720 + 1210 = 2659.375 pJ. With a 100 W
+    floor (constant) at R = 5e10: + 2000 pJ = 4659.375 pJ/lup, 232.97 W, 214.62 Mlup/J.
+    Configuration B moves 17.5 B of DRAM (875 pJ) but runs at 4e10: 2324.375 + 2500 = 4824.375 pJ:
+    A, with more traffic, needs less energy per update."""
+    params = replace(PARAMS, core_j={**ZERO_CORE, "fp64": 20e-12, "int": 2e-12, "issue": 100e-12},
+                     l1_sector_j=50e-12, l2_sector_j=640e-12, dram_sector_j=1600e-12, static_w={"int_fp_dp": (0.0, 0.0)},
+                     idle_sm_w=0.0, constant_w=100.0)
+    a = Activity(core={**ZERO_CORE, "fp64": 25.0, "int": 10.0, "issue": 35 / 32}, l1_sectors=2.0,
+                 l2_sectors=36 / 32, dram_sectors=24.2 / 32, active_lanes=32.0, active_sms=100.0, category="int_fp_dp")
+    pa = power_at(a, params, 5e10, 1000.0)
+    assert 1e12 / pa.lups_per_joule == pytest.approx(4659.375)
+    assert pa.watts == pytest.approx(232.96875) and pa.lups_per_joule / 1e6 == pytest.approx(214.62, abs=0.01)
+    pb = power_at(replace(a, dram_sectors=17.5 / 32), params, 4e10, 1000.0)
+    assert 1e12 / pb.lups_per_joule == pytest.approx(4824.375)
+    assert pa.lups_per_joule > pb.lups_per_joule
+
+
+def test_dvfs_energy_by_hand():
+    """E_dyn 2 nJ/lup of core energy, static 40 W, constant 30 W, R = 5e10 held: at 0.8 of the
+    reference clock 2 x 0.64 + (40 x 0.8 + 30) / 5e10 = 1.28 + 1.24 = 2.52 nJ; at 1.0 2 + 1.4 = 3.40 nJ."""
+    params = replace(PARAMS, core_j={**ZERO_CORE, "fp64": 2e-9}, static_w={"int_fp_dp": (40.0, 0.0)}, idle_sm_w=0.0)
+    act = replace(ACT, core={**ZERO_CORE, "fp64": 1.0}, l1_sectors=0, l2_sectors=0, dram_sectors=0)
+    assert 1e9 / power_at(act, params, 5e10, 800.0).lups_per_joule == pytest.approx(2.52)
+    assert 1e9 / power_at(act, params, 5e10, 1000.0).lups_per_joule == pytest.approx(3.40)
+
+
+@pytest.mark.parametrize("used, category", [
+    ({}, "light"), ({"int": 3}, "int_add"), ({"int_mul": 2}, "int_mul"), ({"int": 3, "int_mul": 2}, "int"),
+    ({"int": 1, "fp32": 4}, "int_fp"), ({"int_mul": 1, "fp32": 4}, "int_fp"),
+    ({"int": 1, "fp32": 4, "fp64": 2}, "int_fp_dp"), ({"int": 1, "fp32": 4, "sfu": 1}, "int_fp_sfu"),
+    ({"int": 1, "fp32": 4, "tensor_fma": 64}, "int_fp_tensor"), ({"int": 1, "fp64": 25}, "geomean"),
+    ({"fp32": 4}, "geomean"), ({"int": 1, "fp32": 1, "fp64": 1, "sfu": 1}, "geomean"),
+])
+def test_static_category(used, category):
+    """AccelWattch's categories by the units a kernel uses; an FP64 stencil (integer + FP64, no FP32)
+    and any other mix take the geometric mean."""
+    assert static_category(used) == category
+
+
+def test_clock_fit_recovers_eq3():
+    """P = 2 f^3 + 10 f + 30 at 0.6, 0.9, 1.2, 1.5 GHz (36.432, 40.458, 45.456, 51.75 W): (2, 10, 30)."""
+    beta, tau, constant = clock_power_fit([0.6, 0.9, 1.2, 1.5], [36.432, 40.458, 45.456, 51.75])
+    assert (beta, tau, constant) == pytest.approx((2.0, 10.0, 30.0))
+    with pytest.raises(WarpspeedError, match="at least 3"):
+        clock_power_fit([1.0, 1.2], [10.0, 12.0])
+
+
+def test_every_family_file_parses():
+    """Every built-in family loads for the devices that name it; the Volta anchors are the artifact's."""
+    for name in ("A100-SXM4-40GB", "A40", "L40", "V100-PCIe-32GB", "H100-SXM5-80GB", "H100-PCIe-80GB", "H200"):
+        p = power_params(load_device(name))
+        assert p.power_limit_w > 0 and set(p.core_j) == set(CORE_COMPONENTS)
+    v = power_params(load_device("V100-PCIe-32GB"))
+    assert v.static_w["int_fp"] == pytest.approx((18.6179906, 0.645228013))
+    assert v.idle_sm_w == pytest.approx(0.28279166) and v.constant_w == pytest.approx(32.32522272)
 
 
 def test_active_sms_by_hand():
@@ -74,14 +167,14 @@ def test_memory_bound_rate_holds_at_lower_clocks():
 
 
 def test_fit_recovers_known_parameters(a100):
-    """Synthetic runs from known energies (8 pJ per lane op, 1.5 nJ per sector, 60 W static, 40 W
+    """Synthetic runs from known energies (8 pJ per FP32 FMA lane, 1.5 nJ per sector, 60 W static, 40 W
     constant) over inner loops and two clocks; the fit returns them."""
     runs = [Run(its, f, 0.0, None) for its in (0, 8, 24, 56, 120, 400) for f in (1410.0, 1100.0)]
     a = design(a100, runs)
     truth = np.array([8e-12, 1.5e-9, 60.0, 40.0])
     runs = [replace(r, watts=float(w)) for r, w in zip(runs, a @ truth)]
     fit = fit_family(a100, runs, "synthetic")
-    assert fit.family["dynamic"]["lane_op_j"] == pytest.approx(8e-12, rel=1e-3)
+    assert fit.family["dynamic"]["fp32_lane_j"] == pytest.approx(8e-12, rel=1e-3)
     assert fit.family["dynamic"]["dram_sector_j"] == pytest.approx(1.5e-9, rel=1e-3)
     assert fit.family["static"]["constant_w"] == pytest.approx(40.0, rel=1e-3)
     assert fit.max_error < 1e-3
@@ -109,17 +202,46 @@ def test_a100_shape_memory_bound_balance_fp_bound(a100):
 
 
 def test_trace_activity(a100):
+    """The derived stream of the 7-point stencil folded twice in y (counted in test_trace): 44
+    instructions per thread for 2 cells, so 44 / (2 x 32) warp instructions per lup; of them 12 DFMA
+    and 2 DMUL, 7 FP64 lane operations per lup."""
     from warpspeed.kernel.builtin import star_stencil
     from warpspeed.predict import predict
 
     p = predict(star_stencil(3, 1, (256, 128, 64)), a100, (32, 8, 4), (1, 2, 1))
     act = activity(p.trace())
     assert act.dram_sectors == pytest.approx((p.dram.load_bytes_per_lup + p.dram.store_bytes_per_lup) / 32)
-    assert act.lane_ops == pytest.approx(44 / 2)  # the derived stream: 44 instructions for 2 cells
+    assert act.core["issue"] == pytest.approx(44 / (2 * 32))
+    assert act.core["fp64"] == pytest.approx(14 / 2)
     # 8 x 8 x 16 = 1024 blocks, 2 per SM: 4 waves of 216 on 108 SMs, then 160 blocks on 80 SMs
     assert act.active_lanes == 32 and math.isclose(act.active_sms, (4 * 108 + 80) / 5)
 
 
 def test_devices_without_power_parameters_say_so():
-    with pytest.raises(PowerParameterError, match="no power-model parameters for V100"):
-        power_params(load_device("V100-PCIe-32GB"))
+    with pytest.raises(PowerParameterError, match="no power-model parameters for MI210.*devices with them: A100"):
+        power_params(load_device("MI210"))
+
+
+def test_daxpy_sass_activity(tmp_path):
+    """``y[i] = a * x[i] + y[i]`` in double, compiled for sm_80: per thread one DFMA (one FP64 lane
+    operation), two 8 B global loads and one 8 B store. The DFMA reads x[i] and y[i] from registers
+    and ``a`` from the constant bank: 3 register operands of 64 bits, 6 register accesses. Each
+    global access moves one 8 B value (2 registers) and reads a 64-bit address (2): 12 more."""
+    from warpspeed.sass import compile as sass_compile
+    from warpspeed.sass import full_warp_stream, parse_listing
+    from warpspeed.sass.toolchain import find_tool
+    from warpspeed.trace.activity import _register_accesses, thread_activity
+
+    if find_tool("nvcc") is None or find_tool("cuobjdump") is None:
+        pytest.skip("nvcc/cuobjdump not installed (pip install 'warpspeed[cuda]')")
+    source = ('extern "C" __global__ void daxpy(int n, double a, const double *__restrict__ x, double *y) {\n'
+              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * x[i] + y[i];\n}\n")
+    listing, _ = sass_compile.compile_sass(source, "sm_80", cache=tmp_path)
+    stream = full_warp_stream(parse_listing(listing))
+    ops = stream.opcode_counts()
+    assert (ops.get("DFMA"), ops.get("LDG"), ops.get("STG")) == (1, 2, 1)
+    act = thread_activity(stream)
+    assert act.fp64 == 1 and act.issue == len(stream.instructions)
+    dfma = next(i for i in stream.instructions if i.opcode == "DFMA")
+    assert _register_accesses(dfma) == 6
+    assert sum(_register_accesses(i) for i in stream.instructions if i.opcode in ("LDG", "STG")) == 12

@@ -29,7 +29,7 @@ def power_fit(data: str, device_name: str, family: str, out_path: str | None) ->
     path = write_family(result, out_path or f"{family}.toml", family)
     d = result.family["dynamic"]
     click.echo(f"{path}: {len(result.runs)} runs, mean |error| {100 * result.mape:.2f} %, largest "
-               f"{100 * result.max_error:.2f} %; {d['lane_op_j'] * 1e12:.2f} pJ per lane operation, "
+               f"{100 * result.max_error:.2f} %; {d['fp32_lane_j'] * 1e12:.2f} pJ per FP32 FMA lane, "
                f"{d['dram_sector_j'] * 1e9:.2f} nJ per DRAM sector")
 
 

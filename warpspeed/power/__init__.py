@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warpspeed.power.model import Activity, PowerBreakdown, activity, board_power, power_at, rate_at_clock
+from warpspeed.power.model import (
+    Activity,
+    PowerBreakdown,
+    activity,
+    board_power,
+    power_at,
+    rate_at_clock,
+    static_category,
+    static_power,
+)
 from warpspeed.power.params import PowerParameterError, PowerParams, power_params
 
 if TYPE_CHECKING:
@@ -19,11 +28,12 @@ if TYPE_CHECKING:
 
 
 def breakdown(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float | None = None,
-              params: PowerParams | None = None) -> PowerBreakdown:
+              params: PowerParams | None = None, act: Activity | None = None) -> PowerBreakdown:
     """Watts by component for ``prediction`` at the rate ``time`` predicts, at ``clock_mhz``
     (default: the device's clock), throttled to the board's power limit."""
     params = params if params is not None else power_params(prediction.device_spec)
-    return board_power(activity(prediction.trace()), params, time.lups_per_s, prediction.roofline.limits,
+    act = act if act is not None else activity(prediction.trace())
+    return board_power(act, params, time.lups_per_s, prediction.roofline.limits,
                        prediction.device_spec.clock_mhz, clock_mhz)
 
 
@@ -32,9 +42,10 @@ def estimate(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float |
     from warpspeed.models import EnergyEstimate
 
     params = power_params(prediction.device_spec)
-    b = breakdown(prediction, time, clock_mhz, params)
-    return EnergyEstimate(b.watts, b.clock_mhz, b.lups_per_s, b.lups_per_joule, b.as_dict(params))
+    act = activity(prediction.trace())
+    b = breakdown(prediction, time, clock_mhz, params, act)
+    return EnergyEstimate(b.watts, b.clock_mhz, b.lups_per_s, b.lups_per_joule, b.as_dict(params, act.category))
 
 
 __all__ = ["Activity", "PowerBreakdown", "PowerParameterError", "PowerParams", "activity", "board_power",
-           "breakdown", "estimate", "power_at", "power_params", "rate_at_clock"]
+           "breakdown", "estimate", "power_at", "power_params", "rate_at_clock", "static_category", "static_power"]

@@ -3,24 +3,24 @@
 The public measurements (gpu-benches ``gpu-roofline``: a float streaming kernel whose inner loop
 of fused multiply-adds grows, at full occupancy, board power and SM clock per run) exercise two
 kinds of activity, FP32 instructions and DRAM streaming, plus the floor. The fit therefore
-determines three numbers, with everything else tied to them by AccelWattch's published Volta
-values (Kandiah et al., MICRO 2021, and its artifact's ``accelwattch_sass_sim.xml`` for the
-Quadro GV100 as quoted in the model's documentation):
+determines three numbers; everything else is tied to them by AccelWattch's published Volta values
+(Kandiah et al., MICRO 2021, and its artifact: the ``volta-gv100`` family) and by the core-energy
+priors (``priors.toml``):
 
-- ``lane_op_j``: energy per lane operation (every instruction a thread issues);
+- ``fp32_lane_j``: energy of one FP32 FMA lane; every core component's energy is this times its
+  prior ratio (:func:`warpspeed.power.params.core_ratios`), so the column is
+  ``R sum_c n_c ratio_c s^2``;
 - ``dram_sector_j``: energy per 32 B DRAM sector; the L2 and L1 sector energies follow with the
-  Volta ratios 0.85 / 1.52 and 0.20 / 1.52 (DRAM+MC 1.52 nJ, L2+NoC 0.85 nJ, L1 0.20 nJ per sector,
-  derived from the artifact's hardware profile);
-- ``floor_w``: static plus constant power with all SMs active and 32 lanes per warp, split as on
-  Volta: constant 32.33 W of 70.95 W (constant + int/FP static at 32 lanes: 18.62 + 31 x 0.645 W);
-  the static part split into first lane and further lanes likewise; idle power per SM from Volta's
-  0.283 W x this device's SMs' share (not exercised: the benchmark fills every SM).
+  Volta ratios (L2+NoC / DRAM+MC and L1 / DRAM+MC per sector);
+- ``floor_w``: static plus constant power with all SMs active at the benchmark's category and
+  lanes, split as on Volta: constant : static(int+FP, 32 lanes); the static part split into first
+  lane and further lanes likewise; idle power per SM in Volta's proportion to static.
 
-Model per run: ``P = R (n_op e_op s^2 + (n_DRAM + (0.85 n_L2 + 0.20 n_L1) / 1.52 s^2) e_DRAM) +
-floor (q + (1 - q) s)`` with ``s = f / f_ref`` and ``q`` the constant share. The rate ``R`` is
-warpspeed's prediction of the benchmark (:mod:`warpspeed.power.benchmark`) at the run's clock.
-The three unknowns are found by bounded linear least squares of the relative errors
-(``scipy.optimize.lsq_linear``, unknowns >= 0).
+Model per run: ``P = R (sum_c n_c ratio_c e_fp32 s^2 + (n_DRAM + (e_L2 n_L2 + e_L1 n_L1) / e_DRAM s^2)
+e_DRAM) + floor (q + (1 - q) s)`` with ``s = f / f_ref`` and ``q`` the constant share. The rate
+``R`` is the run's measured rate, or warpspeed's prediction of the benchmark
+(:mod:`warpspeed.power.benchmark`) at the run's clock. The three unknowns are found by bounded
+linear least squares of the relative errors (``scipy.optimize.lsq_linear``, unknowns >= 0).
 """
 
 from __future__ import annotations
@@ -35,22 +35,39 @@ from scipy.optimize import lsq_linear
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
-from warpspeed.power.model import SECTOR_BYTES, activity, rate_at_clock
+from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock
+from warpspeed.power.params import BASE_CATEGORY, CATEGORY_FAMILY, category_ratios, core_ratios, load_family
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
-#: Volta (Quadro GV100, 80 SMs) anchors of AccelWattch, watts and joules (see the module docstring).
-VOLTA_CONSTANT_W = 32.32522272
-VOLTA_STATIC_FIRST_W = 18.6179906  # int+FP category, first lane
-VOLTA_STATIC_ADD_W = 0.645228013  # int+FP category, each further lane
-VOLTA_IDLE_SM_W = 0.28279166
-VOLTA_SMS = 80
-VOLTA_DRAM_SECTOR_J = 1.52e-9
-VOLTA_L2_SECTOR_J = 0.85e-9
-VOLTA_L1_SECTOR_J = 0.20e-9
-#: Lanes per warp.
-WARP_LANES = 32
+
+@dataclass(frozen=True)
+class Anchors:
+    """AccelWattch's Volta values the fit ties the unfitted parameters to (watts, joules)."""
+
+    constant_w: float
+    first_lane_w: float  # int+FP static, first lane
+    add_lane_w: float  # int+FP static, each further lane
+    idle_sm_w: float
+    sms: int
+    dram_sector_j: float
+    l2_sector_j: float
+    l1_sector_j: float
+
+    @property
+    def static_32_w(self) -> float:
+        return self.first_lane_w + (WARP_LANES - 1) * self.add_lane_w
+
+
+def volta_anchors() -> Anchors:
+    """The anchors from the ``volta-gv100`` family file."""
+    family = load_family(CATEGORY_FAMILY)
+    st, dyn = family["static"], family["dynamic"]
+    return Anchors(st["constant_w"], st["first_lane_w"], st["add_lane_w"], st["idle_sm_w"], int(st["reference_sms"]),
+                   dyn["dram_sector_j"], dyn["l2_sector_j"], dyn["l1_sector_j"])
+
+
 #: Weight of the row tying the static : constant split to Volta's (weak: 1 % of one run's weight).
 RIDGE_WEIGHT = 0.01
 #: Voltage floors tried (supply voltage relative to the reference clock's): 0 (voltage follows the
@@ -112,8 +129,8 @@ def read_runs(path: str | Path) -> list[Run]:
 
 
 def _constant_share() -> float:
-    static = VOLTA_STATIC_FIRST_W + (WARP_LANES - 1) * VOLTA_STATIC_ADD_W
-    return VOLTA_CONSTANT_W / (VOLTA_CONSTANT_W + static)
+    volta = volta_anchors()
+    return volta.constant_w / (volta.constant_w + volta.static_32_w)
 
 
 def _predicted(device: "Device", its_values) -> dict[int, tuple]:
@@ -127,10 +144,20 @@ def _predicted(device: "Device", its_values) -> dict[int, tuple]:
     return out
 
 
+def _static_share(category: str, lanes: float) -> float:
+    """Static power of ``category`` at ``lanes`` relative to int+FP at 32 lanes (linear model)."""
+    volta, ratios = volta_anchors(), category_ratios()
+    rf, ra = ratios[category]
+    return (rf * volta.first_lane_w + ra * volta.add_lane_w * (lanes - 1)) / volta.static_32_w
+
+
 def design(device: "Device", runs: Sequence[Run], v_min_rel: float = 0.0, measured_rate: bool = True,
            predicted: dict[int, tuple] | None = None) -> np.ndarray:
-    """The runs' columns ``[lane ops/s, weighted DRAM sectors/s, static factor s, 1]`` (see the module docstring)."""
+    """The runs' columns ``[FP32-lane-weighted core activity/s, weighted DRAM sectors/s, static
+    factor s, 1]`` (see the module docstring); the static column is in units of the int+FP static
+    power at 32 lanes."""
     cache = predicted if predicted is not None else _predicted(device, (r.its for r in runs))
+    volta, ratios = volta_anchors(), core_ratios()
     rows = []
     for run in runs:
         act, rate, limits = cache[run.its]
@@ -139,8 +166,10 @@ def design(device: "Device", runs: Sequence[Run], v_min_rel: float = 0.0, measur
         else:
             r = rate_at_clock(rate, limits, run.clock_mhz, device.clock_mhz)
         s = max(run.clock_mhz / (device.clock_mhz), v_min_rel)
-        cached = (VOLTA_L2_SECTOR_J * act.l2_sectors + VOLTA_L1_SECTOR_J * act.l1_sectors) / VOLTA_DRAM_SECTOR_J
-        rows.append([r * act.lane_ops * s * s, r * (act.dram_sectors + cached * s * s), s, 1.0])
+        cached = (volta.l2_sector_j * act.l2_sectors + volta.l1_sector_j * act.l1_sectors) / volta.dram_sector_j
+        core = sum(n * ratios[c] for c, n in act.core.items())
+        rows.append([r * core * s * s, r * (act.dram_sectors + cached * s * s),
+                     s * _static_share(act.category, act.active_lanes), 1.0])
     return np.array(rows)
 
 
@@ -155,7 +184,7 @@ def _solve(a: np.ndarray, watts: np.ndarray):
 
 
 def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
-    """Fit ``lane_op_j``, ``dram_sector_j``, the floor and the voltage floor ``v_min_rel`` of
+    """Fit ``fp32_lane_j``, ``dram_sector_j``, the floor and the voltage floor ``v_min_rel`` of
     ``device``'s family to ``runs`` (the voltage floor by a scan of :data:`V_MIN_CANDIDATES`, the
     rest by least squares for each)."""
     watts = np.array([r.watts for r in runs])
@@ -167,22 +196,24 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
         if best is None or solution.cost < best[2].cost - 1e-12:
             best = (v_min, a, solution)
     v_min, a, solution = best
-    e_op, e_dram, static, constant = (float(x) for x in solution.x)
+    e_fp32, e_dram, static, constant = (float(x) for x in solution.x)
     errors = tuple(float(e) for e in (a @ solution.x - watts) / watts)
-    volta_static = VOLTA_STATIC_FIRST_W + (WARP_LANES - 1) * VOLTA_STATIC_ADD_W
+    volta = volta_anchors()
     family = {
-        "dynamic": {"lane_op_j": e_op, "dram_sector_j": e_dram,
-                    "l2_sector_j": e_dram * VOLTA_L2_SECTOR_J / VOLTA_DRAM_SECTOR_J,
-                    "l1_sector_j": e_dram * VOLTA_L1_SECTOR_J / VOLTA_DRAM_SECTOR_J},
-        "static": {"first_lane_w": static * VOLTA_STATIC_FIRST_W / volta_static,
-                   "add_lane_w": static * VOLTA_STATIC_ADD_W / volta_static,
-                   "idle_sm_w": VOLTA_IDLE_SM_W * static / volta_static * VOLTA_SMS / device.sms,
-                   "constant_w": constant},
+        "dynamic": {"fp32_lane_j": e_fp32, "dram_sector_j": e_dram,
+                    "l2_sector_j": e_dram * volta.l2_sector_j / volta.dram_sector_j,
+                    "l1_sector_j": e_dram * volta.l1_sector_j / volta.dram_sector_j},
+        "static": {"model": "linear",
+                   "first_lane_w": static * volta.first_lane_w / volta.static_32_w,
+                   "add_lane_w": static * volta.add_lane_w / volta.static_32_w,
+                   "idle_sm_w": volta.idle_sm_w * static / volta.static_32_w * volta.sms / device.sms,
+                   "constant_w": constant, "reference_sms": device.sms},
         "clock": {"v_min_rel": v_min},
         "provenance": {"status": "calibrated", "device": device.name, "data": source, "runs": len(runs),
                        "method": "bounded linear least squares of relative errors (scipy.optimize.lsq_linear); "
-                                 "lane_op_j, dram_sector_j and the floor fitted, the rest tied to AccelWattch's "
-                                 "Volta values (warpspeed.power.calibrate)",
+                                 f"fp32_lane_j, dram_sector_j and the floor ({BASE_CATEGORY} static at 32 lanes plus constant) "
+                                 "fitted; core ratios from priors.toml, the rest tied to AccelWattch's Volta values "
+                                 "(warpspeed.power.calibrate)",
                        "mape": float(np.mean(np.abs(errors))), "max_error": float(np.max(np.abs(errors))),
                        "sector_bytes": SECTOR_BYTES},
     }
@@ -200,3 +231,17 @@ def write_family(result: FitResult, path: str | Path, name: str) -> Path:
               "# Energies in joules, powers in watts; see warpspeed.power.params for the keys.\n")
     p.write_text(header + tomli_w.dumps(result.family))
     return p
+
+
+def clock_power_fit(clocks_ghz: Sequence[float], watts: Sequence[float]) -> tuple[float, float, float]:
+    """AccelWattch's eq 3 fitted to board power measured at several locked clocks of one kernel:
+    ``P(f) = beta f^3 + tau f + P_const`` (voltage proportional to the clock), by linear least
+    squares (``numpy.linalg.lstsq``). Returns ``(beta, tau, P_const)`` in W/GHz^3, W/GHz and W; the
+    intercept is the constant power the family files hold."""
+    f = np.asarray(clocks_ghz, dtype=float)
+    p = np.asarray(watts, dtype=float)
+    if f.shape != p.shape or f.size < 3:
+        raise WarpspeedError(f"the clock fit needs at least 3 (clock, watts) pairs, got {f.size} clocks and {p.size} powers")
+    solution, *_ = np.linalg.lstsq(np.column_stack([f ** 3, f, np.ones_like(f)]), p, rcond=None)
+    beta, tau, constant = (float(x) for x in solution)
+    return beta, tau, constant

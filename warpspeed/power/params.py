@@ -1,17 +1,24 @@
-"""Power-model parameters: the device's ``[power]`` table and its family's energy file.
+"""Power-model parameters: the device's ``[power]`` table, its family's energy file and the priors.
 
 A device file's ``[power]`` table names the family file (``family``), the board power limit and
-the reference clock at which the family's energies hold. A family file
+the reference clock at which the family's energies hold; it may set the board's constant power
+(``constant_w``) where the family's does not fit the board. A family file
 (``warpspeed/power/families/<family>.toml``) holds, each with its provenance:
 
-- ``[dynamic]``: ``lane_op_j`` (one lane of any compute instruction, issue and register access
-  included), ``dram_sector_j``, ``l2_sector_j``, ``l1_sector_j`` (a 32 B sector at each level);
-- ``[static]``: ``first_lane_w`` and ``add_lane_w`` (chip-wide static power of the active SMs for
-  one active lane per warp and for each further lane, AccelWattch's linear model, eq 4),
-  ``idle_sm_w`` per SM without blocks, ``constant_w`` (board power that depends on nothing);
+- ``[dynamic]``: ``fp32_lane_j``, the energy of one lane of an FP32 fused multiply-add, which
+  scales every core component by the ratios of :data:`PRIORS_FILE` (instruction issue, integer,
+  integer multiply, FP32, FP64, special function, tensor multiply-add, register-file access);
+  ``l1_sector_j``, ``l2_sector_j``, ``dram_sector_j``: a 32 B sector at each level (L2 with the
+  network on chip);
+- ``[static]``: ``first_lane_w`` and ``add_lane_w``, the chip-wide static power of
+  ``reference_sms`` active SMs running integer and FP32 instructions with one active lane per
+  warp and for each further lane (AccelWattch's eqs 4 and 5; ``model = "linear"`` or
+  ``"half_warp"``); ``idle_sm_w`` per SM without blocks; ``constant_w``. Kernels that use other
+  units get the static power of their category (:func:`static_category`) by AccelWattch's Volta
+  ratios between the categories (the ``volta-gv100`` family);
 - ``[clock]``: ``v_min_rel``, the lowest supply voltage relative to the reference (voltage
   follows the clock down to it);
-- ``[provenance]``: where the numbers come from (``status``: paper, derived, calibrated,
+- ``[provenance]``: where the numbers come from (``status``: artifact, derived, calibrated,
   scaled-prior) and, for calibrated files, the data and the fit's errors.
 """
 
@@ -29,11 +36,24 @@ from warpspeed.files.toml import read_toml, table_number
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
-#: Package holding the family files.
+#: Package holding the family files and the priors.
 FAMILY_PACKAGE = "warpspeed.power.families"
+#: Core-energy ratios to an FP32 FMA lane, with their sources.
+PRIORS_FILE = "priors.toml"
+#: The family whose static categories (AccelWattch's artifact, Volta) give the ratios between categories.
+CATEGORY_FAMILY = "volta-gv100"
+#: Core components, in the order of the priors file and the breakdown.
+CORE_COMPONENTS = ("issue", "int", "int_mul", "fp32", "fp64", "sfu", "tensor_fma", "register_access")
 #: Keys of each family-file table.
-DYNAMIC_KEYS = ("lane_op_j", "dram_sector_j", "l2_sector_j", "l1_sector_j")
-STATIC_KEYS = ("first_lane_w", "add_lane_w", "idle_sm_w", "constant_w")
+DYNAMIC_KEYS = ("fp32_lane_j", "dram_sector_j", "l2_sector_j", "l1_sector_j")
+STATIC_KEYS = ("first_lane_w", "add_lane_w", "idle_sm_w", "constant_w", "reference_sms")
+#: Static models (eq 4: linear in the active lanes; eq 5: per half-warp).
+STATIC_MODELS = ("linear", "half_warp")
+#: The category the families' ``[static]`` first/add lane values are given for.
+BASE_CATEGORY = "int_fp"
+#: Static categories of AccelWattch (its artifact's names, see the ``volta-gv100`` family).
+STATIC_CATEGORIES = ("int_add", "int_mul", "int", "int_fp", "int_fp_dp", "int_fp_sfu", "int_fp_tex",
+                     "int_fp_tensor", "light", "geomean")
 
 
 class PowerParameterError(WarpspeedError):
@@ -42,19 +62,24 @@ class PowerParameterError(WarpspeedError):
 
 @dataclass(frozen=True)
 class PowerParams:
-    """A device's power model. Energies in joules, powers in watts, clocks in MHz."""
+    """A device's power model. Energies in joules, powers in watts, clocks in MHz.
+
+    ``core_j``: energy per activity of each core component (:data:`CORE_COMPONENTS`; per warp
+    instruction for ``issue``, per lane operation, tensor multiply-add or 32-bit register access
+    for the others); ``static_w``: (first lane, each further lane) chip-wide static power of all
+    the device's SMs, per static category; ``idle_sm_w`` per idle SM."""
 
     device: str
     family: str
     sms: int
     reference_clock_mhz: float
     power_limit_w: float
-    lane_op_j: float
+    core_j: Mapping[str, float]
     dram_sector_j: float
     l2_sector_j: float
     l1_sector_j: float
-    first_lane_w: float
-    add_lane_w: float
+    static_w: Mapping[str, tuple[float, float]]
+    static_model: str
     idle_sm_w: float
     constant_w: float
     v_min_rel: float
@@ -69,29 +94,64 @@ def load_family(name: str, path: str | Path | None = None) -> dict:
     """The family file ``name`` (built in) or the file at ``path``."""
     if path is not None:
         return read_toml(Path(path), "power family file", PowerParameterError)
-    return _builtin_family(name)
+    return _builtin(name)
 
 
 @lru_cache(maxsize=None)
-def _builtin_family(name: str) -> dict:
-    """A built-in family file, read once (the package's files do not change while it runs)."""
+def _builtin(name: str) -> dict:
+    """A built-in family (or the priors) file, read once (the package's files do not change
+    while it runs)."""
     resource = resources.files(FAMILY_PACKAGE) / f"{name}.toml"
     if not resource.is_file():
-        known = sorted(p.name[:-5] for p in resources.files(FAMILY_PACKAGE).iterdir() if p.name.endswith(".toml"))
+        known = sorted(p.name[:-5] for p in resources.files(FAMILY_PACKAGE).iterdir()
+                       if p.name.endswith(".toml") and p.name != PRIORS_FILE)
         raise PowerParameterError(f"unknown power family {name!r}; built-in families: {', '.join(known)}")
     return read_toml(resource, "power family file", PowerParameterError)
+
+
+def core_ratios() -> dict[str, float]:
+    """Energy per activity of each core component relative to one FP32 FMA lane (:data:`PRIORS_FILE`)."""
+    table = _builtin(PRIORS_FILE[:-5]).get("core_ratios", {})
+    return {c: _number(table, c, f"{PRIORS_FILE} [core_ratios]") for c in CORE_COMPONENTS}
+
+
+def category_ratios() -> dict[str, tuple[float, float]]:
+    """Per static category, (first lane, further lane) relative to :data:`BASE_CATEGORY`'s, from
+    AccelWattch's Volta values (the ``volta-gv100`` family's ``[static_categories]``)."""
+    table = _builtin(CATEGORY_FAMILY).get("static_categories", {})
+    where = f"power family {CATEGORY_FAMILY!r} [static_categories]"
+    values = {}
+    for c in STATIC_CATEGORIES:
+        row = table.get(c)
+        if not isinstance(row, Mapping):
+            raise PowerParameterError(f"{where}: missing category {c!r}")
+        values[c] = (_number(row, "first_lane_w", f"{where}.{c}"), _number(row, "add_lane_w", f"{where}.{c}"))
+    base_first, base_add = values[BASE_CATEGORY]
+    return {c: (first / base_first, add / base_add if base_add else 0.0) for c, (first, add) in values.items()}
 
 
 def params_from(device: "Device", table: Mapping, family: Mapping, family_name: str) -> PowerParams:
     """Combine a device's ``[power]`` table and a family document."""
     where = f"power family {family_name!r}"
+    dev_where = f"device {device.name!r} [power]"
     dyn, static, clock = family.get("dynamic", {}), family.get("static", {}), family.get("clock", {})
+    model = static.get("model", "linear")
+    if model not in STATIC_MODELS:
+        raise PowerParameterError(f"{where}: static model must be one of {', '.join(STATIC_MODELS)}, got {model!r}")
+    energies = {k: _number(dyn, k, where) for k in DYNAMIC_KEYS}
+    fixed = {k: _number(static, k, where, positive=(k == "reference_sms")) for k in STATIC_KEYS}
+    scale = device.sms / fixed["reference_sms"]  # chip-wide static of this device's SMs
+    first, add = fixed["first_lane_w"] * scale, fixed["add_lane_w"] * scale
+    constant = _number(table, "constant_w", dev_where) if "constant_w" in table else fixed["constant_w"]
     return PowerParams(
         device=device.name, family=family_name, sms=device.sms,
-        reference_clock_mhz=_number(table, "reference_clock_mhz", f"device {device.name!r} [power]", True),
-        power_limit_w=_number(table, "power_limit_w", f"device {device.name!r} [power]", True),
-        **{k: _number(dyn, k, where) for k in DYNAMIC_KEYS},
-        **{k: _number(static, k, where) for k in STATIC_KEYS},
+        reference_clock_mhz=_number(table, "reference_clock_mhz", dev_where, True),
+        power_limit_w=_number(table, "power_limit_w", dev_where, True),
+        core_j={c: r * energies["fp32_lane_j"] for c, r in core_ratios().items()},
+        dram_sector_j=energies["dram_sector_j"], l2_sector_j=energies["l2_sector_j"],
+        l1_sector_j=energies["l1_sector_j"],
+        static_w={c: (first * rf, add * ra) for c, (rf, ra) in category_ratios().items()}, static_model=model,
+        idle_sm_w=fixed["idle_sm_w"], constant_w=constant,
         v_min_rel=_number(clock, "v_min_rel", where), provenance=dict(family.get("provenance", {})))
 
 
@@ -101,8 +161,16 @@ def power_params(device: "Device", family_path: str | Path | None = None) -> Pow
     if not table:
         raise PowerParameterError(
             f"no power-model parameters for {device.name} (its device file has no [power] table); devices with "
-            "them: A100, A40, L40, L40S")
+            f"them: {', '.join(devices_with_power())}")
     name = table.get("family")
     if not isinstance(name, str):
         raise PowerParameterError(f"device {device.name!r}: [power] family must name a family file")
     return params_from(device, table, load_family(name, family_path), name)
+
+
+@lru_cache(maxsize=1)
+def devices_with_power() -> tuple[str, ...]:
+    """Built-in devices whose files have a ``[power]`` table."""
+    from warpspeed.hardware.device import all_devices
+
+    return tuple(d.name for d in all_devices() if "power" in d.tables)

@@ -151,6 +151,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             "full_path_instructions": stream.full_path_instructions,
             "guard_exit_instructions": stream.guard_exit_instructions,
             "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),
+            "activity_per_thread": stream.activity.as_dict(),
         },
         "memory": _memory(prediction, stream),
         "roofline": {"lups_per_s": json_safe(prediction.lups_per_s), "limiter": prediction.limiter,

@@ -156,6 +156,13 @@ class InstructionStream:
         """The instructions as JSON-ready dicts (computed once per stream; do not modify)."""
         return tuple(i.as_dict() for i in self.instructions)
 
+    @cached_property
+    def activity(self):
+        """Per-thread counts for the power model (:func:`warpspeed.trace.activity.thread_activity`)."""
+        from warpspeed.trace.activity import thread_activity
+
+        return thread_activity(self)
+
     def mix(self) -> dict[str, int]:
         """Instructions per functional unit over the full path."""
         return dict(self._mix)

@@ -16,6 +16,7 @@ import numpy as np
 from warpspeed.hardware.device import load_device
 from warpspeed.power import power_params
 from warpspeed.power.calibrate import WARP_LANES, design, read_runs
+from warpspeed.power.params import BASE_CATEGORY
 from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, source_of
 
 #: Calibration files and the device each was measured on.
@@ -34,7 +35,8 @@ def power_datasets() -> tuple[DatasetAccuracy, ...]:
         runs = read_runs(path)
         device = load_device(device_name)
         p = power_params(device)
-        theta = np.array([p.lane_op_j, p.dram_sector_j, p.first_lane_w + (WARP_LANES - 1) * p.add_lane_w, p.constant_w])
+        first, add = p.static_w[BASE_CATEGORY]
+        theta = np.array([p.core_j["fp32"], p.dram_sector_j, first + (WARP_LANES - 1) * add, p.constant_w])
         watts = design(device, runs, p.v_min_rel) @ theta
         points = [PointError(f"{r.its} FMAs, {r.clock_mhz:.0f} MHz, run {i}", float(w), r.watts)
                   for i, (r, w) in enumerate(zip(runs, watts))]
