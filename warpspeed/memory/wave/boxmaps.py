@@ -128,6 +128,15 @@ class MapStack:
     line: np.ndarray
     offset_hi: np.ndarray
 
+    @property
+    def _bounds_offset(self) -> np.ndarray:
+        """``(maps, targets, 2)``: the offsets of the low and the high bound."""
+        cached = self.__dict__.get("_bounds")
+        if cached is None:
+            cached = np.stack((self.offset, self.offset_hi), axis=-1)
+            object.__setattr__(self, "_bounds", cached)
+        return cached
+
     @classmethod
     def of(cls, maps: Sequence[BoxMap], targets: int) -> "MapStack":
         """One row per map."""
@@ -164,8 +173,7 @@ class MapStack:
         if n == 0 or self.dims.shape[0] == 0:
             return np.zeros((0, self.targets, 2), dtype=np.int64)
         picked = boxes[:, self.dims, :]  # (n, maps, targets, 2)
-        offset = np.stack((self.offset, self.offset_hi), axis=-1)
-        out = np.floor_divide(offset + self.scale[..., None] * picked, self.line[..., None])
+        out = np.floor_divide(self._bounds_offset + self.scale[..., None] * picked, self.line[..., None])
         return out.transpose(1, 0, 2, 3).reshape(-1, self.targets, 2)
 
 
