@@ -205,7 +205,8 @@ class Predictor:
 
     Builds the compiled kernel, the wave model and the capacity curves once. ``exact_waves``:
     average the DRAM volumes over every full wave (:mod:`warpspeed.memory.wave.exact`; up to one
-    wave evaluation per full wave) instead of the representative classes.
+    wave evaluation per full wave, the default of ``warpspeed predict``) instead of the
+    representative classes (the default here and of ``warpspeed rank``).
     """
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,

@@ -130,12 +130,14 @@ class Ranking:
 @dataclass(frozen=True)
 class Scoring:
     """What a ranking predicts and orders by: the time ``model`` (:data:`warpspeed.models.TIME_MODELS`),
-    the ``objective`` (:data:`warpspeed.models.OBJECTIVES`) and the SM clock for the power model
-    (MHz; None: the device's)."""
+    the ``objective`` (:data:`warpspeed.models.OBJECTIVES`), the SM clock for the power model
+    (MHz; None: the device's) and ``exact_waves``: DRAM volumes averaged over every full wave
+    instead of the representative wave classes (:class:`warpspeed.predict.Predictor`)."""
 
     model: str = "roofline"
     objective: str = "time"
     clock_mhz: float | None = None
+    exact_waves: bool = False
 
     def __post_init__(self) -> None:
         require_model(self.model)
@@ -167,7 +169,7 @@ def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = ROOF
 def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
                   curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> list[RankRow]:
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
-    predictor = Predictor(kernel, device, curves)
+    predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
     return [_predict_one(predictor, c, scoring) for c in configs]
 
 
@@ -196,7 +198,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
             with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
-        predictor = Predictor(kernel, device, curves)
+        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
         rows: list[RankRow] = []
         for config in configs:
             rows.append(_predict_one(predictor, config, scoring))

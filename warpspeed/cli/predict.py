@@ -41,9 +41,9 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
                    "about row wrap-around and alignment, slower).")
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
-@click.option("--exact-waves", is_flag=True,
-              help="Average the DRAM volumes over every full wave exactly (slower) instead of one "
-                   "representative wave per class of waves.")
+@click.option("--classes", is_flag=True,
+              help="Average the DRAM volumes over the representative wave classes (as `rank` does) instead "
+                   "of over every full wave of the grid.")
 @model_option
 @clock_option
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
@@ -58,7 +58,7 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
                    "(warpspeed-pipeline v1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
-            address_space: str, curves_path: str | None, exact_waves: bool, model: str, clock_mhz: float | None,
+            address_space: str, curves_path: str | None, classes: bool, model: str, clock_mhz: float | None,
             plot_path: str | None, graph_source: str, pipeline_out: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
@@ -71,7 +71,7 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     curves = load_curves(path=curves_path) if curves_path else None
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
-                          exact_waves=exact_waves)
+                          exact_waves=not classes)
     try:
         p = predictor.predict(_triple(block, "--block"), folding)
     except LaunchError as exc:

@@ -63,6 +63,9 @@ RANK_COLUMNS = (
 @click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
               help="Capacity-curve file (fits/*.toml) instead of the device family's.")
 @model_option
+@click.option("--exact-waves", is_flag=True,
+              help="Average the DRAM volumes over every full wave of the grid (exact, slower) instead of "
+                   "the representative wave classes.")
 @click.option("--objective", type=click.Choice(["time", "energy", "edp"]), default="time", show_default=True,
               help="Rank by lattice updates per second (time), per joule (energy) or by the "
                    "energy-delay product (edp).")
@@ -72,7 +75,7 @@ RANK_COLUMNS = (
                    "warpspeed-trace document per line, in ranking order).")
 def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
          jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None,
-         model: str, objective: str, clock_mhz: float | None, traces_path: str | None) -> None:
+         model: str, exact_waves: bool, objective: str, clock_mhz: float | None, traces_path: str | None) -> None:
     """Rank launch configurations (blocks x foldings) by predicted performance.
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
@@ -104,7 +107,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     executor = _executor_arg(jobs)
     try:
         ranking = rank_per_fold(kernels, device, blocks, executor=executor, progress=progress, curves=curves,
-                                scoring=Scoring(model, objective, clock_mhz))
+                                scoring=Scoring(model, objective, clock_mhz, exact_waves))
     finally:
         progress.close()
         if executor not in (None, "auto"):

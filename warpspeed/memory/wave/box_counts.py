@@ -39,8 +39,8 @@ class FieldStacks:
 
 def field_stacks(loads: Sequence[BoxMap], stores: Sequence[BoxMap], targets: int) -> FieldStacks:
     """The :class:`FieldStacks` of a field's load and store box maps (``targets`` coordinates)."""
-    return FieldStacks(MapStack.of(loads, targets), MapStack.of(stores, targets),
-                       MapStack.of([*loads, *stores], targets))
+    return FieldStacks(MapStack.covering(loads, targets), MapStack.covering(stores, targets),
+                       MapStack.covering([*loads, *stores], targets))
 
 
 def box_field_counts(stacks: FieldStacks, wave: Sequence[Box],

@@ -65,7 +65,7 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
     if dims == 0:
         return BoxGrid(masks={n: np.zeros((), dtype=bool) for n in sets}, weights=np.zeros((), dtype=np.int64))
     arrays = [a.reshape(-1, dims, 2) for a in arrays]
-    everything = np.concatenate([a for a in arrays if a.size])
+    everything = np.concatenate(arrays)
     bounds = []
     cells = 1
     for d in range(dims):
@@ -79,13 +79,17 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
     for d, b in enumerate(bounds):
         w = np.diff(b) if b.size > 1 else np.ones(1, dtype=np.int64)
         weights = weights * w.reshape([-1 if i == d else 1 for i in range(dims)])
+    sizes = [a.shape[0] for a in arrays]
+    ends = np.cumsum(sizes)[:-1]
+    lo_all = [np.split(np.searchsorted(bounds[d], everything[:, d, 0]), ends) for d in range(dims)]
+    hi_all = [np.split(np.searchsorted(bounds[d], everything[:, d, 1] + 1), ends) for d in range(dims)]
     masks = {}
-    for name, boxes in zip(sets, arrays):
+    for k, (name, boxes) in enumerate(zip(sets, arrays)):
         if boxes.size == 0:
             masks[name] = np.zeros(shape, dtype=bool)
             continue
-        lo = [np.searchsorted(bounds[d], boxes[:, d, 0]) for d in range(dims)]
-        hi = [np.searchsorted(bounds[d], boxes[:, d, 1] + 1) for d in range(dims)]
+        lo = [lo_all[d][k] for d in range(dims)]
+        hi = [hi_all[d][k] for d in range(dims)]
         if boxes.shape[0] <= PAINT_MAX_BOXES:
             masks[name] = _painted(shape, lo, hi)
             continue

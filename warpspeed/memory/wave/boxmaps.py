@@ -115,7 +115,10 @@ class MapStack:
     """Several box maps with the same number of target coordinates, as arrays ``(maps, targets)``.
 
     Every axis is evaluated as ``floor((offset + scale * cell[dim]) / line)``: a shift has
-    ``scale = line = 1``, a constant ``scale = 0``. Build once per field, apply to many box sets.
+    ``scale = line = 1``, a constant ``scale = 0``. A row may stand for a run of maps that
+    differ only in the offset of one target (:meth:`covering`): its low bound uses ``offset``,
+    its high bound ``offset_hi`` (equal to ``offset`` for a single map). Build once per field,
+    apply to many box sets.
     """
 
     targets: int
@@ -123,9 +126,20 @@ class MapStack:
     offset: np.ndarray
     scale: np.ndarray
     line: np.ndarray
+    offset_hi: np.ndarray
+
+    @property
+    def _bounds_offset(self) -> np.ndarray:
+        """``(maps, targets, 2)``: the offsets of the low and the high bound."""
+        cached = self.__dict__.get("_bounds")
+        if cached is None:
+            cached = np.stack((self.offset, self.offset_hi), axis=-1)
+            object.__setattr__(self, "_bounds", cached)
+        return cached
 
     @classmethod
     def of(cls, maps: Sequence[BoxMap], targets: int) -> "MapStack":
+        """One row per map."""
         shape = (len(maps), targets)
         dims, offset = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
         scale, line = np.ones(shape, dtype=np.int64), np.ones(shape, dtype=np.int64)
@@ -137,13 +151,71 @@ class MapStack:
                     scale[i, t] = 0
                 elif axis.kind == "line":
                     scale[i, t], line[i, t] = axis.scale, axis.line
-        return cls(targets, dims, offset, scale, line)
+        return cls(targets, dims, offset, scale, line, offset.copy())
+
+    @classmethod
+    def covering(cls, maps: Sequence[BoxMap], targets: int) -> "MapStack":
+        """Fewer rows with the same union of images as :meth:`of` (module :func:`covering_runs`):
+        the 25 loads of a range-4 star stencil become 3 rows, one line per axis."""
+        points = cls.of(maps, targets)
+        runs = covering_runs(points)
+        index = np.array([r[0] for r in runs], dtype=np.int64).reshape(-1)
+        offset, offset_hi = points.offset[index].copy(), points.offset[index].copy()
+        for row, (_, target, low, high) in enumerate(runs):
+            if target >= 0:
+                offset[row, target], offset_hi[row, target] = low, high
+        return cls(targets, points.dims[index], offset, points.scale[index], points.line[index], offset_hi)
 
     def image(self, boxes: np.ndarray) -> np.ndarray:
-        """Images of cell boxes ``(n, 3, 2)`` under every map: ``(maps * n, targets, 2)``."""
+        """Union-preserving images of cell boxes ``(n, 3, 2)`` under every row:
+        ``(rows * n, targets, 2)``."""
         n = boxes.shape[0]
         if n == 0 or self.dims.shape[0] == 0:
             return np.zeros((0, self.targets, 2), dtype=np.int64)
         picked = boxes[:, self.dims, :]  # (n, maps, targets, 2)
-        out = np.floor_divide(self.offset[..., None] + self.scale[..., None] * picked, self.line[..., None])
+        out = np.floor_divide(self._bounds_offset + self.scale[..., None] * picked, self.line[..., None])
         return out.transpose(1, 0, 2, 3).reshape(-1, self.targets, 2)
+
+
+def covering_runs(points: MapStack) -> list[tuple[int, int, int, int]]:
+    """Rows ``(map, target, low, high)`` whose images cover exactly the union of the images of
+    the single maps of ``points``: map ``map`` with the offset of ``target`` running over
+    ``low .. high`` (``target = -1``: the map alone).
+
+    Maps that agree in everything but the offset of one target, with offsets whose gaps are at
+    most the axis's ``line`` (1 for a shift or a constant), have images that overlap or touch
+    along that target for every non-empty box (an axis value grows by at most 1 when its offset
+    grows by at most ``line``, as ``scale <= line``), so their union is one box from the first
+    map's low bound to the last map's high bound. Runs are picked greedily, longest first, until
+    every map is covered; the union stays the same because every run consists of the maps.
+    """
+    count, targets = points.offset.shape
+    candidates: list[tuple[int, int, int, int, tuple[int, ...]]] = []  # (-size, target, low, high, members)
+    for t in range(targets):
+        keys: dict[tuple, list[int]] = {}
+        for i in range(count):
+            key = (points.dims[i].tobytes(), points.scale[i].tobytes(), points.line[i].tobytes(),
+                   np.delete(points.offset[i], t).tobytes())
+            keys.setdefault(key, []).append(i)
+        for members in keys.values():
+            gap = int(points.line[members[0], t])
+            members.sort(key=lambda i: int(points.offset[i, t]))
+            run = [members[0]]
+            for i in members[1:]:
+                if int(points.offset[i, t]) - int(points.offset[run[-1], t]) <= gap:
+                    run.append(i)
+                else:
+                    candidates.append((-len(run), t, run[0], run[-1], tuple(run)))
+                    run = [i]
+            candidates.append((-len(run), t, run[0], run[-1], tuple(run)))
+    covered: set[int] = set()
+    rows = []
+    for _, t, first, last, members in sorted(candidates):
+        if covered.issuperset(members):
+            continue
+        covered.update(members)
+        if len(members) == 1:
+            rows.append((first, -1, 0, 0))
+        else:
+            rows.append((first, t, int(points.offset[first, t]), int(points.offset[last, t])))
+    return rows

@@ -56,9 +56,10 @@ Cost
     boundaries and in the first plane differ from plane to plane: for the 168 configurations of
     the 25-point stencil's paper space on 640 x 512 x 512 there are 17 689 classes (105 per
     configuration on average, up to 664) against 454 representative wave classes in
-    :mod:`warpspeed.memory.wave.classes`, so this path is for single predictions and for
-    measuring how far the representative classes are from the exact average, not for ranking
-    large configuration spaces.
+    :mod:`warpspeed.memory.wave.classes`, and the number grows with the domain (2 378 for
+    blocks of 1 x 64 x 16 threads on 2048^3). So this path is the default for single
+    predictions (``warpspeed predict``) and an option for ranking (``warpspeed rank
+    --exact-waves``); ``benchmarks/README.md`` has the measured times.
 """
 
 from __future__ import annotations

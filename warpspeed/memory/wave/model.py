@@ -136,7 +136,8 @@ class WaveModel:
             if spread is not None and np.any((maps.dims == 1) & ~rigid):
                 spread = None
             elif spread is not None:
-                offsets = maps.offset[(maps.dims == 1) & rigid]
+                reads_y = (maps.dims == 1) & rigid
+                offsets = np.concatenate((maps.offset[reads_y], maps.offset_hi[reads_y]))
                 if offsets.size:
                     spread = max(spread, int(offsets.max() - offsets.min()))
         return ShiftInvariance(planes=planes, row_spread_cells=spread)
