@@ -60,10 +60,11 @@ def gemm_trace(device_name: str) -> dict:
                    "shared_bytes_per_block": 0, "full_warps": tiles, "guard_warps": 0, "valid_threads": 32 * tiles,
                    "active_lanes_per_warp": 32.0},
         "instructions": {"source": "sass", "arch": arch, "compiler": compiler,
-                         "stream": [i.as_dict() for i in stream.instructions],
+                         "stream": [dict(r) for r in stream.records],
                          "full_path_instructions": stream.full_path_instructions,
                          "guard_exit_instructions": stream.guard_exit_instructions,
-                         "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts()},
+                         "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),
+                         "activity_per_thread": stream.activity.as_dict()},
         "memory": {"mapping": "uniform", "fields": {}, "totals": memory},
         "roofline": {"lups_per_s": None, "limiter": "fp", "limits": {}, "dram_bandwidth_gb_s": device.dram_bandwidth_gb_s},
     }
