@@ -245,3 +245,27 @@ def test_daxpy_sass_activity(tmp_path):
     dfma = next(i for i in stream.instructions if i.opcode == "DFMA")
     assert _register_accesses(dfma) == 6
     assert sum(_register_accesses(i) for i in stream.instructions if i.opcode in ("LDG", "STG")) == 12
+
+
+def test_voltage_frequency_table():
+    """A table (500 MHz, 0.7), (1000 MHz, 1.0): at 750 MHz V = 0.85 by interpolation, clamped beyond
+    its ends; without a table V follows the clock down to the floor. A malformed table is one line."""
+    from warpspeed.power.model import voltage_ratio
+    from warpspeed.power.params import params_from
+
+    table = ((500.0, 0.7), (1000.0, 1.0))
+    assert voltage_ratio(750.0, 1000.0, 0.0, table) == pytest.approx(0.85)
+    assert voltage_ratio(300.0, 1000.0, 0.0, table) == pytest.approx(0.7)
+    assert voltage_ratio(300.0, 1000.0, 0.5) == pytest.approx(0.5) and voltage_ratio(800.0, 1000.0, 0.5) == 0.8
+    # static 51 W x 0.85 and FP64 50 W x 0.85^2 at the same rate
+    b = power_at(ACT, replace(PARAMS, vf_table=table), 1e11, 750.0)
+    assert b.components["static"] == pytest.approx(51 * 0.85) and b.components["fp64"] == pytest.approx(50 * 0.85**2)
+    device = load_device("A100-SXM4-40GB")
+    family = {"dynamic": {"fp32_lane_j": 1e-12, "dram_sector_j": 1e-9, "l2_sector_j": 1e-9, "l1_sector_j": 1e-10},
+              "static": {"first_lane_w": 1, "add_lane_w": 0.1, "idle_sm_w": 0.1, "constant_w": 30, "reference_sms": 108},
+              "clock": {"v_min_rel": 0, "vf_table": [[1000, 1.0], [500, 0.7]]}}
+    with pytest.raises(PowerParameterError, match="vf_table clocks must increase"):
+        params_from(device, device.tables["power"], family, "t")
+    family["clock"]["vf_table"] = [[500, "x"]]
+    with pytest.raises(PowerParameterError, match=r"\[MHz, relative voltage\] pairs"):
+        params_from(device, device.tables["power"], family, "t")

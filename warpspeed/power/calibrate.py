@@ -35,7 +35,7 @@ from scipy.optimize import lsq_linear
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
-from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock
+from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
 from warpspeed.power.params import BASE_CATEGORY, CATEGORY_FAMILY, category_ratios, core_ratios, load_family
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def design(device: "Device", runs: Sequence[Run], v_min_rel: float = 0.0, measur
             r = run.gflop_s * 1e9 / roofline_benchmark(run.its).flops.flops
         else:
             r = rate_at_clock(rate, limits, run.clock_mhz, device.clock_mhz)
-        s = max(run.clock_mhz / (device.clock_mhz), v_min_rel)
+        s = voltage_ratio(run.clock_mhz, device.clock_mhz, v_min_rel)
         cached = (volta.l2_sector_j * act.l2_sectors + volta.l1_sector_j * act.l1_sectors) / volta.dram_sector_j
         core = sum(n * ratios[c] for c, n in act.core.items())
         rows.append([r * core * s * s, r * (act.dram_sectors + cached * s * s),

@@ -20,7 +20,7 @@ update (lup) an activity vector, and the rate R (lups/s) of the time model.
   ``P_idle``; with no SM active the board draws ``P_const`` only); ``cat`` = the static category
   of the units the kernel uses (:func:`static_category`);
 - clock (eqs 2, 3): the supply voltage follows the clock, ``s = V / V_ref = max(f / f_ref,
-  v_min_rel)``; core energies scale with ``s^2``, static and idle power with ``s``, DRAM energy and
+  v_min_rel)``, or the family's voltage-frequency table where it has one (:func:`voltage_ratio`); core energies scale with ``s^2``, static and idle power with ``s``, DRAM energy and
   constant power not at all. The rate follows the roofline: the FP, L1 and L2 limits scale with the
   clock, the DRAM limit does not (:func:`rate_at_clock`);
 - power limit: above the board's limit the clock is lowered until the power equals the limit
@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
+
+import numpy as np
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.power.params import CORE_COMPONENTS, PowerParams
@@ -166,9 +168,20 @@ def rate_at_clock(rate: float, limits: Mapping[str, float], clock_mhz: float, ba
     return rate * moved / base
 
 
+def voltage_ratio(clock_mhz: float, reference_mhz: float, v_min_rel: float,
+                  table: Sequence[tuple[float, float]] = ()) -> float:
+    """Supply voltage at ``clock_mhz`` relative to the reference clock's: interpolated in the
+    family's voltage-frequency table ((MHz, relative voltage) points; clamped at its ends) when it
+    has one, else proportional to the clock down to ``v_min_rel`` (AccelWattch eq 3: V ~ f)."""
+    if table:
+        clocks, volts = zip(*table)
+        return float(np.interp(clock_mhz, clocks, volts))
+    return max(clock_mhz / reference_mhz, v_min_rel)
+
+
 def power_at(act: Activity, params: PowerParams, rate: float, clock_mhz: float) -> PowerBreakdown:
     """Watts by component at ``clock_mhz`` for ``rate`` lups/s (no power limit applied)."""
-    s = max(clock_mhz / params.reference_clock_mhz, params.v_min_rel)
+    s = voltage_ratio(clock_mhz, params.reference_clock_mhz, params.v_min_rel, params.vf_table)
     n = params.sms
     k = min(act.active_sms, n)
     static = static_power(params, act.category, act.active_lanes) * (k / n) * s if k > 0 else 0.0

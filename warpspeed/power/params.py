@@ -17,7 +17,9 @@ the reference clock at which the family's energies hold; it may set the board's 
   units get the static power of their category (:func:`static_category`) by AccelWattch's Volta
   ratios between the categories (the ``volta-gv100`` family);
 - ``[clock]``: ``v_min_rel``, the lowest supply voltage relative to the reference (voltage
-  follows the clock down to it);
+  follows the clock down to it), or ``vf_table``, a measured voltage-frequency table of
+  ``[MHz, voltage relative to the reference]`` pairs in increasing clock order, which replaces
+  the rule;
 - ``[provenance]``: where the numbers come from (``status``: artifact, derived, calibrated,
   scaled-prior) and, for calibrated files, the data and the fit's errors.
 """
@@ -84,6 +86,7 @@ class PowerParams:
     constant_w: float
     v_min_rel: float
     provenance: Mapping[str, Any]
+    vf_table: tuple[tuple[float, float], ...] = ()
 
 
 def _number(table: Mapping, key: str, where: str, positive: bool = False) -> float:
@@ -152,7 +155,23 @@ def params_from(device: "Device", table: Mapping, family: Mapping, family_name: 
         l1_sector_j=energies["l1_sector_j"],
         static_w={c: (first * rf, add * ra) for c, (rf, ra) in category_ratios().items()}, static_model=model,
         idle_sm_w=fixed["idle_sm_w"], constant_w=constant,
-        v_min_rel=_number(clock, "v_min_rel", where), provenance=dict(family.get("provenance", {})))
+        v_min_rel=_number(clock, "v_min_rel", where), provenance=dict(family.get("provenance", {})),
+        vf_table=_vf_table(clock.get("vf_table", ()), where))
+
+
+def _vf_table(rows: Any, where: str) -> tuple[tuple[float, float], ...]:
+    """A ``[clock] vf_table``: pairs of positive numbers, clocks increasing, else a one-line error."""
+    table = []
+    for row in rows if isinstance(rows, list) else [rows] if rows else []:
+        ok = (isinstance(row, list) and len(row) == 2
+              and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in row))
+        if not ok:
+            raise PowerParameterError(f"{where}: [clock] vf_table rows must be [MHz, relative voltage] pairs of "
+                                      f"positive numbers, got {row!r}")
+        table.append((float(row[0]), float(row[1])))
+    if any(b[0] <= a[0] for a, b in zip(table, table[1:])):
+        raise PowerParameterError(f"{where}: [clock] vf_table clocks must increase")
+    return tuple(table)
 
 
 def power_params(device: "Device", family_path: str | Path | None = None) -> PowerParams:
