@@ -210,31 +210,14 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         # completions due before the next issue (at the same time too, completions first)
         while events and (events[0][0] < ti or (completions_first and events[0][0] == ti)):
             t, key = heappop(events)
-            if key < 0:  # the warp's previous node issued: its next node in program order may follow
+            issue_edge = key < 0  # the warp's previous node issued: its next node in program order may follow
+            if issue_edge:
                 key = -key - 1
-                warp = key // n
-                s = key - warp * n + 1
-                rem = remaining[warp][0]
-                rem[s] -= 1
-                if rem[s]:
-                    continue
-                if barrier[s]:
-                    barrier_ready(warp, s, t)
-                    break
-                q = pipe[s]
-                queue = ready[q]
-                if not queue:
-                    tf = t_free[q]  # wake(q, t), its common case inline
-                    nx = next_issue[q] = tf if t < tf or (t == tf and completions_first) else wake(q, t)
-                    if nx < ti or (nx == ti and q < p):
-                        ti, p = nx, q
-                push(queue, key + 1)
-                continue
             warp = key // n
             i = key - warp * n
             rem, follow = remaining[warp]
             base = warp * n
-            for s in follow[i]:
+            for s in (i + 1,) if issue_edge else follow[i]:
                 rem[s] -= 1
                 if rem[s]:
                     continue
@@ -250,6 +233,10 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                     if nx < ti or (nx == ti and q < p):
                         ti, p = nx, q
                 push(queue, base + s)
+            if issue_edge:
+                if rescan:
+                    break
+                continue
             left = warp_left[warp] = warp_left[warp] - 1
             if left:
                 if rescan:
