@@ -23,6 +23,7 @@ Stages (Ernst et al., JPDC 2023):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.files.jsonsafe import json_safe
@@ -158,10 +159,18 @@ class Prediction:
 
     def trace(self, registers_source: str | None = None) -> dict:
         """The per-kernel trace of this configuration (:func:`warpspeed.trace.build_trace`;
-        ``registers_source``: where the kernel's register count came from, if known)."""
+        ``registers_source``: where the kernel's register count came from, if known). A new
+        document on every call: the caller may change it."""
         from warpspeed.trace import build_trace
 
         return build_trace(self, registers_source=registers_source)
+
+    @cached_property
+    def model_trace(self) -> dict:
+        """The trace the models beyond the roofline read (interval, power), built once per
+        prediction and shared by them; read it, do not change it (:meth:`trace` gives a copy
+        of one's own)."""
+        return self.trace()
 
     def rank_row(self, config: "Config") -> "RankRow":
         from warpspeed.rank import RankRow

@@ -24,7 +24,7 @@ def estimate(prediction: "Prediction", **options: Any) -> "ModelEstimate":
     from warpspeed.models import ModelEstimate
 
     params = interval_params(prediction.device_spec)
-    result = interval_model(prediction.trace(), params, **options)
+    result = interval_model(prediction.model_trace, params, **options)
     return ModelEstimate("interval", result.lups_per_s, result.seconds, result.cycles, result.explanation,
                          result.as_dict())
 

@@ -21,6 +21,9 @@ from warpspeed.hardware.device import Device
 
 #: Names of the four limiters, in report order.
 LIMITERS = ("fp", "l1", "l2", "dram")
+#: Limiters that scale with the SM clock: FP and L1 count SM cycles; the L2 is taken to run in
+#: the SM clock domain too (an assumption: its clock is not documented); DRAM does not scale.
+CLOCKED_LIMITS = ("fp", "l1", "l2")
 
 _GIGA = 1e9  # GHz -> Hz and GB/s -> B/s
 
@@ -59,6 +62,12 @@ class Roofline:
         """Predicted GFLOP/s (0 when the kernel has no flop counts)."""
         rate = self.lups_per_s
         return rate * self.flops_per_lup / _GIGA if math.isfinite(rate) else 0.0
+
+
+def limits_at_clock(limits: dict[str, float], scale: float) -> dict[str, float]:
+    """``limits`` (lups/s) with the SM clock multiplied by ``scale``: :data:`CLOCKED_LIMITS` scale,
+    the others stay."""
+    return {k: v * scale if k in CLOCKED_LIMITS else v for k, v in limits.items()}
 
 
 def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flops_per_lup: float,

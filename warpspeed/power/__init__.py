@@ -32,7 +32,7 @@ def breakdown(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float 
     """Watts by component for ``prediction`` at the rate ``time`` predicts, at ``clock_mhz``
     (default: the device's clock), throttled to the board's power limit."""
     params = params if params is not None else power_params(prediction.device_spec)
-    act = act if act is not None else activity(prediction.trace())
+    act = act if act is not None else activity(prediction.model_trace)
     return board_power(act, params, time.lups_per_s, prediction.roofline.limits,
                        prediction.device_spec.clock_mhz, clock_mhz)
 
@@ -42,7 +42,7 @@ def estimate(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float |
     from warpspeed.models import EnergyEstimate
 
     params = power_params(prediction.device_spec)
-    act = activity(prediction.trace())
+    act = activity(prediction.model_trace)
     b = breakdown(prediction, time, clock_mhz, params, act)
     return EnergyEstimate(b.watts, b.clock_mhz, b.lups_per_s, b.lups_per_joule, b.as_dict(params, act.category))
 

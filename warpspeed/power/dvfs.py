@@ -36,7 +36,7 @@ def sweep(prediction: "Prediction", time: "ModelEstimate", clocks_mhz: Sequence[
     params = power_params(prediction.device_spec)
     base = prediction.device_spec.clock_mhz
     clocks = clocks_mhz if clocks_mhz is not None else [base * f for f in DEFAULT_FRACTIONS]
-    act = activity(prediction.trace())
+    act = activity(prediction.model_trace)
     return ClockSweep(tuple(board_power(act, params, time.lups_per_s, prediction.roofline.limits, base, f)
                             for f in clocks))
 

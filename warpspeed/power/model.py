@@ -36,11 +36,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.perf.roofline import limits_at_clock
 from warpspeed.power.params import CORE_COMPONENTS, PowerParams
 from warpspeed.trace.build import SECTOR_BYTES
 
-#: Roofline limits that scale with the SM clock (the DRAM limit does not).
-CLOCKED_LIMITS = ("fp", "l1", "l2")
 #: Bisection steps for the throttled clock (relative resolution 2^-40).
 BISECTION_STEPS = 40
 #: Lowest clock the throttle search considers, relative to the requested clock.
@@ -159,13 +158,11 @@ def activity(trace: Mapping) -> Activity:
 
 def rate_at_clock(rate: float, limits: Mapping[str, float], clock_mhz: float, base_mhz: float) -> float:
     """``rate`` (lups/s at ``base_mhz``) at ``clock_mhz``: scaled by how the roofline's minimum moves
-    when its FP, L1 and L2 limits scale with the clock."""
-    if not limits:
+    when its clocked limits scale with the clock (:func:`warpspeed.perf.roofline.limits_at_clock`)."""
+    valid = {k: v for k, v in limits.items() if v is not None}
+    if not valid:
         return rate
-    scale = clock_mhz / base_mhz
-    moved = min(v * scale if k in CLOCKED_LIMITS else v for k, v in limits.items() if v is not None)
-    base = min(v for v in limits.values() if v is not None)
-    return rate * moved / base
+    return rate * min(limits_at_clock(valid, clock_mhz / base_mhz).values()) / min(valid.values())
 
 
 def voltage_ratio(clock_mhz: float, reference_mhz: float, v_min_rel: float,
