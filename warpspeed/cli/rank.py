@@ -118,7 +118,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     if csv_path:
         _write_rank_csv(ranking, csv_path)
     if traces_path:
-        _write_traces(ranking, resolved, device, curves, traces_path)
+        _write_traces(ranking, resolved, device, curves, traces_path, exact_waves)
     if plot_path:
         from warpspeed.plots import plot_ranking
 
@@ -210,8 +210,9 @@ def _write_rank_csv(ranking, path: str) -> None:
     write_table_csv(path, ("rank", *CSV_COLUMNS), records)
 
 
-def _write_traces(ranking, resolved, device, curves, path: str) -> None:
-    """One trace per successfully predicted row, in ranking order, as JSON Lines."""
+def _write_traces(ranking, resolved, device, curves, path: str, exact_waves: bool) -> None:
+    """One trace per successfully predicted row, in ranking order, as JSON Lines (predicted as
+    the ranking predicted it: the same curves and wave averaging)."""
     from warpspeed.predict import Predictor
 
     predictors = {}
@@ -221,6 +222,6 @@ def _write_traces(ranking, resolved, device, curves, path: str) -> None:
                 continue
             fold = tuple(row.config.fold)
             if fold not in predictors:
-                predictors[fold] = Predictor(resolved[fold].kernel, device, curves)
+                predictors[fold] = Predictor(resolved[fold].kernel, device, curves, exact_waves=exact_waves)
             document = predictors[fold].predict(row.config.block, fold).trace(resolved[fold].registers_source)
             handle.write(json.dumps(document) + "\n")
