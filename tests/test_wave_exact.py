@@ -83,6 +83,21 @@ def test_the_representative_classes_are_not_exact():
     assert np.max(np.abs(np.array(tuple(approx.overlap_bytes_per_lup)) / truth - 1)) > 1e-3
 
 
+def test_exact_budget_falls_back_to_the_classes():
+    """With fewer evaluations allowed than the grid has distinct waves the classes are taken (and
+    said so); with enough, or no budget, the exact average over every wave."""
+    device, kernel, info = _setup(*GRIDS[0])
+    every = all_waves(kernel, info)
+    model = WaveModel(compile_kernel(kernel))
+    distinct = len(model.grid_volumes(info, device, exact=True).classes)
+    short = model.grid_volumes(info, device, exact=True, exact_budget=distinct - 1)
+    assert short.method == "classes" and len(short.classes) <= 3
+    for budget in (distinct, None):
+        grid = model.grid_volumes(info, device, exact=True, exact_budget=budget)
+        assert grid.method == "exact"
+        assert grid.compulsory_load_bytes_per_lup == pytest.approx(every["load"] * SECTOR / every["lups"], rel=1e-9)
+
+
 def test_shift_invariance_by_kernel():
     """Stencils and LBM streaming (x fastest, y and z shifted outer indices) are invariant under
     shifts by block planes and rows; the spread of the y offsets is 8 cells for the range-4 star

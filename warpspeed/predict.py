@@ -114,6 +114,7 @@ class Prediction:
             "registers_estimated": launch.occupancy.registers_estimated,
             "wave_blocks": launch.wave.blocks,
             "waves": launch.wave.count,
+            "wave_average": self.wave.method,
             "wave_classes": [
                 {"plane_crossings": c.wave_class.crossings, "row_crossings": c.wave_class.row_crossings,
                  "waves": c.wave_class.waves, "first_block": c.wave_class.first_block}
@@ -214,13 +215,17 @@ class Predictor:
 
     Builds the compiled kernel, the wave model and the capacity curves once. ``exact_waves``:
     average the DRAM volumes over every full wave (:mod:`warpspeed.memory.wave.exact`; up to one
-    wave evaluation per full wave, the default of ``warpspeed predict``) instead of the
-    representative classes (the default here and of ``warpspeed rank``).
+    wave evaluation per full wave) instead of the representative classes (the default here and
+    of ``warpspeed rank``); ``exact_budget``: with ``exact_waves``, the most wave evaluations to
+    spend, beyond which the classes are used (``warpspeed predict`` sets
+    :data:`~warpspeed.memory.wave.exact.PREDICT_EXACT_BUDGET`; ``Prediction.wave.method`` says
+    which average was taken).
     """
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
-                 address_space: str = "nd", exact_waves: bool = False) -> None:
+                 address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None) -> None:
         self.exact_waves = exact_waves
+        self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = load_device(device) if isinstance(device, str) else device
         self.compiled: CompiledKernel = compile_kernel(kernel)
@@ -243,7 +248,7 @@ class Predictor:
         }
         l2_load = sum(l2_per_field.values())
 
-        wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves)
+        wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves, exact_budget=self.exact_budget)
         dram = dram_volumes(wave, l2_per_field, {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()},
                             device, curves)
 

@@ -26,6 +26,9 @@ LAYER_COLUMNS = (Column("dim"), Column("overlap\nB/lup"), Column("hit\nrate"), C
                  Column("cached\nMiB"), Column("oversub-\nscription"))
 LIMIT_COLUMNS = (Column("FP"), Column("L1"), Column("L2"), Column("DRAM"), Column("limiter"), Column("prediction"),
                  Column("two-limiter"))
+#: How the DRAM volumes were averaged over the waves, as the table output says it.
+WAVE_AVERAGES = {"exact": "average over every full wave",
+                 "classes": "representative wave classes (--exact-waves for every wave)"}
 #: What the two-limiter column of the roofline table means.
 TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP peak and DRAM bandwidth over the "
                     "compulsory DRAM volume (no cache effects), its limiter in parentheses.")
@@ -44,6 +47,9 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @click.option("--classes", is_flag=True,
               help="Average the DRAM volumes over the representative wave classes (as `rank` does) instead "
                    "of over every full wave of the grid.")
+@click.option("--exact-waves", is_flag=True,
+              help="Average over every full wave however many distinct waves the grid has (by default "
+                   "grids with more than a few hundred distinct waves get the representative classes).")
 @model_option
 @clock_option
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
@@ -58,20 +64,23 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
                    "(warpspeed-pipeline v1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
-            address_space: str, curves_path: str | None, classes: bool, model: str, clock_mhz: float | None,
+            address_space: str, curves_path: str | None, classes: bool, exact_waves: bool, model: str, clock_mhz: float | None,
             plot_path: str | None, graph_source: str, pipeline_out: str | None, as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
     and DRAM bandwidth with the compulsory DRAM volume only (no cache effects)."""
     from warpspeed.memory.capacity import load_curves
+    from warpspeed.memory.wave.exact import PREDICT_EXACT_BUDGET
     from warpspeed.predict import Predictor
 
     folding = _triple(fold, "--fold")
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     curves = load_curves(path=curves_path) if curves_path else None
+    if classes and exact_waves:
+        raise click.UsageError("--classes and --exact-waves exclude each other")
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
-                          exact_waves=not classes)
+                          exact_waves=not classes, exact_budget=None if exact_waves else PREDICT_EXACT_BUDGET)
     try:
         p = predictor.predict(_triple(block, "--block"), folding)
     except LaunchError as exc:
@@ -117,7 +126,8 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
                   f"{tuple(d['fold'])}, domain {tuple(d['domain'])}, grid {tuple(d['grid'])}")
     console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}); "
                   f"{registers_text(d['registers'], resolved.registers_source)}; "
-                  f"wave {d['wave_blocks']} blocks, {d['waves']} waves")
+                  f"wave {d['wave_blocks']} blocks, {d['waves']} waves "
+                  f"(DRAM volumes: {WAVE_AVERAGES[d['wave_average']]})")
     console.print(f"DRAM bandwidth: {d['dram_bandwidth_gb_s']:.0f} GB/s achievable with "
                   f"{d['dram_bytes_in_flight'] / 2**20:.2f} MiB in flight "
                   f"({d['dram_bytes_in_flight_per_thread']:.0f} B per thread"

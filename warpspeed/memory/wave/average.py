@@ -58,9 +58,13 @@ class AveragedFieldVolumes:
 
 @dataclass(frozen=True)
 class GridWaveVolumes:
-    """The classes of full waves of a grid with their representative volumes, and averages."""
+    """The classes of full waves of a grid with their representative volumes, and averages.
+
+    ``method``: ``"exact"`` when the classes hold waves of equal counts (the averages are those
+    over every full wave), ``"classes"`` for the representative classes."""
 
     classes: tuple[WaveClassVolumes, ...]
+    method: str = "classes"
 
     def __post_init__(self) -> None:
         if not self.classes:

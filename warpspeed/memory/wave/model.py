@@ -148,22 +148,25 @@ class WaveModel:
         return self.shift_invariance(granularity_bytes).planes
 
     def grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None = None,
-                     exact: bool = False) -> GridWaveVolumes:
+                     exact: bool = False, exact_budget: int | None = None) -> GridWaveVolumes:
         """The volumes of every class of full waves of the grid, with the class weights: by
         default the representative classes of :mod:`warpspeed.memory.wave.classes` (one wave
         evaluation per class, at most three); with ``exact`` the classes of equal waves of
         :mod:`warpspeed.memory.wave.exact`, whose averages are those over every full wave (one
-        evaluation per distinct wave, up to one per full wave)."""
+        evaluation per distinct wave, up to one per full wave). ``exact_budget``: the most wave
+        evaluations the exact average may take; a grid with more distinct waves gets the
+        representative classes (``GridWaveVolumes.method`` says which)."""
+        classes, method = wave_classes(info.launch.grid, info.wave.blocks), "classes"
         if exact:
             gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
             _check_granularity(gran, "granularity_bytes")
-            classes = exact_wave_classes(info.launch, info.wave.blocks, self.shift_invariance(gran))
-        else:
-            classes = wave_classes(info.launch.grid, info.wave.blocks)
+            distinct = exact_wave_classes(info.launch, info.wave.blocks, self.shift_invariance(gran))
+            if exact_budget is None or len(distinct) <= exact_budget:
+                classes, method = distinct, "exact"
         return GridWaveVolumes(tuple(
             WaveClassVolumes(c, self.volumes(info, device, granularity_bytes, first_block=c.first_block))
             for c in classes
-        ))
+        ), method)
 
     def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
         """One field's line counts: box unions when possible, else ISL."""
