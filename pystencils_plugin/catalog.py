@@ -14,7 +14,7 @@ results are memoised per (workload, domain, precision, fold, target, architectur
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -93,7 +93,23 @@ class PystencilsKernels:
     def resolve(self, name: str, domain: Sequence[int] | None, *, fold: tuple[int, int, int],
                 device: "Device | None", dtype: str | None) -> ResolvedKernel:
         extracted = extract_for(name, domain, fold=fold, device=device, dtype=dtype)
-        return ResolvedKernel(extracted.kernel, extracted.registers_source, extracted.registers_detail)
+        kernel, detail = extracted.kernel, extracted.registers_detail
+        cap = hip_register_cap(device) if is_amd(device) else None
+        if cap is not None and kernel.registers is not None and kernel.registers > cap:
+            detail = (f"{detail}; capped at {cap}: HIP compiles kernels for work-groups of up to 1024 threads by "
+                      "default, and the AMDGPU backend limits the VGPRs so that such a work-group fits a compute unit")
+            kernel = replace(kernel, registers=cap)
+        return ResolvedKernel(kernel, extracted.registers_source, detail)
+
+
+def hip_register_cap(device: "Device") -> int:
+    """The most VGPRs per thread of a HIP kernel with the default launch bound: the AMDGPU
+    backend sizes registers for the maximum flat work-group size, 1024 threads unless the kernel
+    says otherwise (LLVM AMDGPU backend documentation, AMDGPUUsage: ``amdgpu-flat-work-group-size``,
+    default "1,1024" for HIP), so that one work-group fits a compute unit's register file:
+    registers per CU / threads, rounded down to the allocation granule per lane."""
+    granule = max(1, device.register_alloc_unit // device.warp_size)
+    return device.registers_per_sm // device.max_threads_per_block // granule * granule
 
 
 #: The object the entry point loads.

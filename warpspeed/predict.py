@@ -30,11 +30,14 @@ from warpspeed.files.jsonsafe import json_safe
 from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
+from warpspeed.hardware.caches import DEFAULT_DISPATCH, cache_levels
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import DramVolumes, dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import L1Cycles, l1_cycles
+from warpspeed.memory.levels import LevelTraffic, level_traffic, memory_side_dram, shader_array_compulsory
+from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
@@ -68,6 +71,8 @@ class Prediction:
     #: pipeline and power models and the trace read beyond the volumes).
     kernel_spec: Kernel = field(repr=False, compare=False)
     device_spec: Device = field(repr=False, compare=False)
+    #: Traffic and limit of every cache level, from the SIMDs outwards (:mod:`warpspeed.memory.levels`).
+    levels: tuple[LevelTraffic, ...] = ()
 
     @property
     def clock_ghz(self) -> float:
@@ -114,6 +119,7 @@ class Prediction:
             "registers_estimated": launch.occupancy.registers_estimated,
             "wave_blocks": launch.wave.blocks,
             "waves": launch.wave.count,
+            "cache_levels": [level.as_dict() for level in self.levels],
             "wave_average": self.wave.method,
             "wave_classes": [
                 {"plane_crossings": c.wave_class.crossings, "row_crossings": c.wave_class.row_crossings,
@@ -231,6 +237,8 @@ class Predictor:
         self.compiled: CompiledKernel = compile_kernel(kernel)
         self.curves = curves if curves is not None else curves_for_device(self.device)
         self.wave_model = WaveModel(self.compiled, address_space=address_space)
+        self.levels = cache_levels(self.device)
+        self.levels_by_scope = {level.scope: level for level in self.levels}
 
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
@@ -249,22 +257,51 @@ class Predictor:
         l2_load = sum(l2_per_field.values())
 
         wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves, exact_budget=self.exact_budget)
-        dram = dram_volumes(wave, l2_per_field, {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()},
-                            device, curves)
+        stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
+        l2_requests, gl1_limit = self._shader_array(info, fp, l2_per_field, m_l1_curve=curves)
+        dram_l2 = dram_volumes(wave, l2_requests, stores, device, curves)
+        mall = self.levels_by_scope.get("memory_side")
+        dram = memory_side_dram(wave, l2_requests, stores, device, curves, mall.bytes) if mall else dram_l2
 
         fp_instr = kernel.flops.instructions
         dram_bytes = dram.load_bytes_per_lup + dram.store_bytes_per_lup
         launch = info.launch
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
                                         launch.cells_per_thread, info.occupancy.registers_per_thread)
+        extra = {}
+        if "shader_array" in self.levels_by_scope and gl1_limit is not None:
+            extra["gl1"] = gl1_limit
+        mall_limit = bandwidth_limit(mall, dram_l2.load_bytes_per_lup + dram_l2.store_bytes_per_lup)
+        if mall_limit is not None:
+            extra["mall"] = mall_limit
         roof = four_limiter(device, kernel.dtype, fp_instr, kernel.flops.flops, l1.cycles_per_lup,
-                            l2_load + fp.l2_store_bytes_per_lup, dram_bytes, dram_bw.achievable_gb_s)
+                            sum(l2_requests.values()) + fp.l2_store_bytes_per_lup, dram_bytes,
+                            dram_bw.achievable_gb_s, extra)
+        levels = level_traffic(self.levels, l2_load, fp.l2_store_bytes_per_lup, roof.l1_lups_per_s,
+                               sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,
+                               gl1_limit, dram_l2, roof.l2_lups_per_s, dram)
         two = two_limiter(device, kernel.dtype, fp_instr,
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
         return Prediction(kernel=kernel.name, device=device.name, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          kernel_spec=kernel, device_spec=device)
+                          kernel_spec=kernel, device_spec=device, levels=levels)
+
+    def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
+                      m_l1_curve: CapacityCurves) -> tuple[dict[str, float], float | None]:
+        """The L2 requests per field behind a shader-array level (``l2_per_field`` without one)
+        and that level's bandwidth limit (:mod:`warpspeed.memory.levels.traffic`)."""
+        gl1 = self.levels_by_scope.get("shader_array")
+        if gl1 is None:
+            return l2_per_field, None
+        limit = bandwidth_limit(gl1, sum(l2_per_field.values()))
+        shared = shader_array_compulsory(self.wave_model, info.launch, info.wave.first_block, info.wave.blocks,
+                                         gl1.instances, gl1.dispatch or DEFAULT_DISPATCH, gl1.line_bytes)
+        if shared is None:
+            return l2_per_field, limit
+        compulsory, blocks = shared
+        miss = float(m_l1_curve.l1_load.miss_rate(l1_oversubscription(fp.l1_alloc_bytes_per_block * blocks, gl1.bytes)))
+        return {n: l2_load_bytes_per_lup(compulsory[n], v, miss) for n, v in l2_per_field.items()}, limit
 
 
 def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,

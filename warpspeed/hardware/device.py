@@ -76,8 +76,8 @@ class Device:
     fp64_lanes_per_sm: int  # FP64 results per clock per SM (an FMA is one)
     fp16_lanes_per_sm: int  # FP16 (non-tensor, non-matrix) results per clock per SM
     source: str = ""  # file the device was loaded from
-    #: The file's other top-level tables (``[interval]``, ...): parameters of the models beyond
-    #: the roofline, each read and checked by its model.
+    #: The file's other top-level tables and arrays of tables (``[interval]``, ``[[cache]]``, ...):
+    #: parameters of the models beyond the roofline, each read and checked by its model.
     tables: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     # achievable DRAM bandwidth against bytes in flight (smooth Little's-law curve, fitted to
     # streaming measurements): peak B [GB/s], effective latency L [ns], smoothness p (>= 1)
@@ -171,7 +171,8 @@ def _parse_device(data: dict, origin: str) -> Device:
     if missing:
         raise DeviceError(f"{origin}: missing key(s) {', '.join(missing)}")
     try:
-        tables = {k: v for k, v in data.items() if k != "device" and isinstance(v, dict)} if "device" in data else {}
+        tables = ({k: v for k, v in data.items() if k != "device" and isinstance(v, (dict, list))}
+                  if "device" in data else {})
         return Device(**device, source=origin, tables=tables)
     except TypeError as exc:  # pragma: no cover - guarded by the key checks above
         raise DeviceError(f"{origin}: {exc}") from None

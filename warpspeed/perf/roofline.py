@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 from warpspeed.hardware.device import Device
 
 #: Names of the four limiters, in report order.
 LIMITERS = ("fp", "l1", "l2", "dram")
-#: Limiters that scale with the SM clock: FP and L1 count SM cycles; the L2 is taken to run in
-#: the SM clock domain too (an assumption: its clock is not documented); DRAM does not scale.
-CLOCKED_LIMITS = ("fp", "l1", "l2")
+#: Limiters that scale with the SM clock: FP and L1 count SM cycles; the L2 and RDNA's graphics
+#: L1 are taken to run in the SM clock domain too (an assumption: their clocks are not
+#: documented); DRAM and a memory-side cache do not scale.
+CLOCKED_LIMITS = ("fp", "l1", "l2", "gl1")
 
 _GIGA = 1e9  # GHz -> Hz and GB/s -> B/s
 
@@ -42,11 +44,13 @@ class Roofline:
     dram_lups_per_s: float
     flops_per_lup: float
     dram_bandwidth_gb_s: float  # the DRAM bandwidth the DRAM limit was computed with [GB/s]
+    #: Limits of further cache levels (:mod:`warpspeed.memory.levels`), by level, after L2.
+    extra: tuple[tuple[str, float], ...] = ()
 
     @property
     def limits(self) -> dict[str, float]:
-        return {"fp": self.fp_lups_per_s, "l1": self.l1_lups_per_s,
-                "l2": self.l2_lups_per_s, "dram": self.dram_lups_per_s}
+        base = {"fp": self.fp_lups_per_s, "l1": self.l1_lups_per_s, "l2": self.l2_lups_per_s}
+        return {**base, **dict(self.extra), "dram": self.dram_lups_per_s}
 
     @property
     def lups_per_s(self) -> float:
@@ -55,7 +59,7 @@ class Roofline:
     @property
     def limiter(self) -> str:
         limits = self.limits
-        return min(LIMITERS, key=lambda k: limits[k])
+        return min(limits, key=lambda k: limits[k])
 
     @property
     def gflops(self) -> float:
@@ -72,11 +76,13 @@ def limits_at_clock(limits: dict[str, float], scale: float) -> dict[str, float]:
 
 def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flops_per_lup: float,
                  l1_cycles_per_lup: float, l2_bytes_per_lup: float, dram_bytes_per_lup: float,
-                 dram_bandwidth_gb_s: float | None = None) -> Roofline:
+                 dram_bandwidth_gb_s: float | None = None,
+                 extra_limits: Mapping[str, float] | None = None) -> Roofline:
     """The four limiters of the model (see the module docstring). Volumes in bytes per lup.
 
     ``dram_bandwidth_gb_s``: the achievable DRAM bandwidth of the launch [GB/s]; ``None`` uses the
-    device's sustained ``dram_bandwidth_gb_s``.
+    device's sustained ``dram_bandwidth_gb_s``; ``extra_limits``: lups/s of further cache levels
+    (``gl1``, ``mall``: :mod:`warpspeed.memory.levels`), which join the minimum.
     """
     clock_hz = device.clock_ghz * _GIGA
     dram_gb_s = device.dram_bandwidth_gb_s if dram_bandwidth_gb_s is None else dram_bandwidth_gb_s
@@ -88,6 +94,7 @@ def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flo
         dram_lups_per_s=_rate(dram_gb_s * _GIGA, dram_bytes_per_lup),
         flops_per_lup=flops_per_lup,
         dram_bandwidth_gb_s=dram_gb_s,
+        extra=tuple((extra_limits or {}).items()),
     )
 
 

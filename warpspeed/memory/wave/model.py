@@ -12,21 +12,21 @@ launch's representative wave); :meth:`WaveModel.grid_volumes` every class of wav
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Sequence
 
 import islpy as isl
 import numpy as np
 
 from warpspeed.errors import DeviceError, KernelError, LaunchError
 from warpspeed.hardware.device import Device
-from warpspeed.launch.geometry import LaunchInfo
+from warpspeed.launch.geometry import Launch, LaunchInfo
 from warpspeed.memory.wave.average import GridWaveVolumes, WaveClassVolumes
 from warpspeed.memory.addresses import CompiledKernel
 from warpspeed.memory.wave.box_counts import FieldStacks, box_field_counts, field_stacks
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
-from warpspeed.memory.wave.geometry import WaveCells, wave_cells
+from warpspeed.memory.wave.geometry import WaveCells, box_cells, cell_boxes, linear_range_boxes, wave_cells
 from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
 
@@ -167,6 +167,22 @@ class WaveModel:
             WaveClassVolumes(c, self.volumes(info, device, granularity_bytes, first_block=c.first_block))
             for c in classes
         ), method)
+
+    def group_load_lines(self, launch: Launch, ranges: Sequence[tuple[int, int]],
+                         line_bytes: int) -> tuple[dict[str, int], int] | None:
+        """Distinct lines of ``line_bytes`` each field loads for the blocks of the inclusive
+        linear block ranges ``ranges`` together, and the group's lattice updates; None when a
+        field's accesses are not box maps (the exact box unions need them)."""
+        _check_granularity(line_bytes, "line_bytes")
+        cells = cell_boxes(launch, [b for first, last in ranges for b in linear_range_boxes(first, last, launch.grid)])
+        lines = {}
+        for fm in self.field_maps:
+            stacks = self._field_stacks(fm, line_bytes)
+            counts = None if stacks is None else box_field_counts(stacks, cells, {})
+            if counts is None:
+                return None
+            lines[fm.field] = counts.load
+        return lines, box_cells(cells)
 
     def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
         """One field's line counts: box unions when possible, else ISL."""
