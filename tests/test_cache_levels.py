@@ -1,0 +1,141 @@
+"""Cache levels as data and the traffic of the levels beyond the first and the L2 (AMD).
+
+Numbers are derived by hand in the docstrings or counted by brute force over every thread of
+the blocks involved (the enumeration helpers of test_wave)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from test_wave import encode, enumerate_cells, line_rows
+from warpspeed.errors import DeviceError
+from warpspeed.hardware.caches import cache_levels
+from warpspeed.hardware.device import load_device
+from warpspeed.kernel.builtin import star_stencil
+from warpspeed.kernel.description import X, Field, FlopCounts, Kernel, load, store
+from warpspeed.launch.geometry import analyze_launch
+from warpspeed.memory.addresses import compile_kernel
+from warpspeed.memory.levels import shader_array_compulsory, shader_array_ranges
+from warpspeed.memory.wave import WaveModel
+from warpspeed.predict import Predictor
+
+LINE = 128
+
+
+def test_nvidia_levels_are_the_base_fields():
+    a100 = load_device("A100-SXM4-40GB")
+    levels = cache_levels(a100)
+    assert [(lv.name, lv.scope) for lv in levels] == [("L1", "cu"), ("L2", "device")]
+    assert (levels[0].bytes, levels[0].instances, levels[1].bytes) == (a100.l1_bytes, a100.sms, a100.l2_bytes)
+    assert levels[1].bandwidth_gb_s == a100.l2_bandwidth_gb_s
+
+
+@pytest.mark.parametrize("device, names", [
+    ("W6800", ["L0", "GL1", "L2", "MALL"]), ("RX6900XT", ["L0", "GL1", "L2", "MALL"]),
+    ("RX5500XT", ["L0", "GL1", "L2"]), ("MI300X", ["L1", "L2", "MALL"]), ("MI210", ["L1", "L2"]),
+])
+def test_amd_hierarchies(device, names):
+    """RDNA: L0 per CU, graphics L1 per shader array (8 on Navi 21, 2 on Navi 14), L2, and on RDNA 2
+    the 128 MiB Infinity Cache; CDNA 3: vector L1, L2, 256 MiB Infinity Cache; CDNA 2: L1, L2."""
+    levels = cache_levels(load_device(device))
+    assert [lv.name for lv in levels] == names
+    gl1 = next((lv for lv in levels if lv.scope == "shader_array"), None)
+    if gl1 is not None:
+        assert gl1.bytes == 128 * 1024 and gl1.instances == (2 if device == "RX5500XT" else 8)
+        assert gl1.dispatch == "round_robin" and gl1.write == "evict"
+    mall = next((lv for lv in levels if lv.scope == "memory_side"), None)
+    if mall is not None:
+        assert mall.bytes == (256 if device == "MI300X" else 128) * 2**20
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"name": "X", "scope": "shader_array", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "evict",
+      "instances": 2, "colour": 1}, "unknown key"),
+    ({"name": "X", "scope": "cu", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "evict", "instances": 2},
+     "scope must be one of shader_array, memory_side"),
+    ({"name": "X", "scope": "shader_array", "bytes": 0, "line_bytes": 128, "fill_bytes": 128, "write": "evict",
+      "instances": 2}, "bytes must be a positive integer"),
+    ({"name": "X", "scope": "shader_array", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "evict",
+      "instances": 2, "dispatch": "random"}, "dispatch must be one of round_robin, contiguous"),
+    ({"name": "X", "scope": "memory_side", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "later",
+      "instances": 1}, "write must be one of through, evict, back"),
+])
+def test_bad_cache_tables_name_the_key(table, message):
+    device = dataclasses.replace(load_device("W6800"), tables={"cache": [table]})
+    with pytest.raises(DeviceError, match=message):
+        cache_levels(device)
+
+
+def test_shader_array_ranges_by_hand():
+    """8 blocks from block 10 on 2 arrays: round robin gives array 0 blocks 10, 12, 14, 16; contiguous
+    gives array 0 blocks 10-13 and array 1 blocks 14-17."""
+    assert shader_array_ranges(10, 8, 2, "round_robin") == [(10, 10), (12, 12), (14, 14), (16, 16)]
+    assert shader_array_ranges(10, 8, 2, "contiguous") == [(10, 13)]
+    assert shader_array_ranges(10, 8, 2, "contiguous", array=1) == [(14, 17)]
+
+
+def _three_point(cells: int) -> Kernel:
+    src, dst = Field("src", 8, (cells + 2,)), Field("dst", 8, (cells,))
+    return Kernel(name="three_point", fields=(src, dst), domain=(cells, 1, 1),
+                  accesses=(load("src", X), load("src", X + 1), load("src", X + 2), store("dst", X)),
+                  flops=FlopCounts(adds=2), dtype="float64")
+
+
+@pytest.mark.parametrize("dispatch, expected", [("contiguous", 10.0), ("round_robin", 12.0)])
+def test_shader_array_sharing_by_hand(dispatch, expected):
+    """1-D three-point double stencil on 128 cells, 4 blocks of 32 threads on 2 shader arrays.
+    Cell x reads src[x .. x + 2], bytes 8x .. 8x + 23, 128 B lines. Contiguous: array 0 holds
+    blocks 0 and 1 (x 0..63: bytes 0..527, lines 0..4): 5 lines for 64 updates, 10 B/lup. Round
+    robin: blocks 0 and 2, x 0..31 (bytes 0..271, lines 0..2) and x 64..95 (bytes 512..783, lines
+    4..6): 6 lines, 12 B/lup. The first level's own compulsory volume is per block: 3 lines for 32
+    updates, 12 B/lup, so contiguous dispatch saves the halo lines the two blocks share."""
+    kernel = _three_point(128)
+    device = load_device("W6800")
+    info = analyze_launch(kernel, device, (32, 1, 1))
+    assert info.launch.grid == (4, 1, 1)
+    got, blocks = shader_array_compulsory(WaveModel(compile_kernel(kernel)), info.launch, 0, 4, 2, dispatch, LINE)
+    assert blocks == 2 and got["src"] == pytest.approx(expected) and got["dst"] == 0
+
+
+@pytest.mark.parametrize("dispatch", ["round_robin", "contiguous"])
+@pytest.mark.parametrize("block", [(16, 4, 2), (8, 8, 1)])
+def test_shader_array_footprint_against_enumeration(dispatch, block):
+    """The lines the blocks of one shader array load together, against the union over every
+    thread's addresses of those blocks (7-point stencil, a wave of 24 blocks on 3 arrays)."""
+    kernel = star_stencil(3, 1, (40, 24, 12))
+    device = load_device("W6800")
+    launch = analyze_launch(kernel, device, block).launch
+    model = WaveModel(compile_kernel(kernel))
+    first = 5
+    ranges = shader_array_ranges(first, 24, 3, dispatch)
+    lines, lups = model.group_load_lines(launch, ranges, LINE)
+    cells = np.concatenate([enumerate_cells(launch, a, b - a + 1) for a, b in ranges])
+    assert lups == len(cells)
+    for field in kernel.fields:
+        (rows,) = encode(line_rows(kernel, field, cells, ("load",), "nd", LINE))
+        assert lines[field.name] == len(np.unique(rows))
+
+
+def test_levels_of_a_prediction():
+    """W6800, 7-point stencil: L0 loads what the four-limiter model's first level requests; the
+    graphics L1 requests at most that (it shares lines between blocks and keeps some of the
+    rest); the L2's traffic is the wave model's misses; behind the Infinity Cache DRAM sees at
+    most the L2's misses; the L2 limit is its bandwidth over the graphics L1's loads and the
+    stores; the shader array and Infinity Cache have no bandwidth in the file: not modelled."""
+    device = load_device("W6800")
+    p = Predictor(star_stencil(3, 1, (256, 128, 64)), device).predict((32, 4, 2))
+    levels = {lv.name: lv for lv in p.levels}
+    assert list(levels) == ["L0", "GL1", "L2", "MALL"]
+    assert levels["L0"].load_bytes_per_lup == pytest.approx(p.l2_load_bytes_per_lup)
+    assert levels["GL1"].load_bytes_per_lup <= levels["L0"].load_bytes_per_lup
+    assert levels["GL1"].store_bytes_per_lup == levels["L0"].store_bytes_per_lup  # write-evict: stores go on
+    assert levels["MALL"].load_bytes_per_lup <= levels["L2"].load_bytes_per_lup
+    assert levels["MALL"].load_bytes_per_lup == pytest.approx(p.dram.load_bytes_per_lup)
+    served = levels["GL1"].load_bytes_per_lup + levels["L0"].store_bytes_per_lup
+    assert p.roofline.l2_lups_per_s == pytest.approx(device.l2_bandwidth_gb_s * 1e9 / served)
+    assert levels["GL1"].lups_per_s is None and levels["MALL"].lups_per_s is None
+    assert set(p.roofline.limits) == {"fp", "l1", "l2", "dram"}
+    assert p.to_dict()["cache_levels"][1]["name"] == "GL1"
