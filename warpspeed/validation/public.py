@@ -272,8 +272,9 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
 
 
 def public_accuracy() -> tuple[DatasetAccuracy, ...]:
-    """Every dataset: L1 (gpu-strides), DRAM (gpu-stream), L2 (gpu-l2-cache), power
-    (gpu-roofline), in that order."""
+    """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), DRAM (gpu-stream), L2 (gpu-l2-cache),
+    power (gpu-roofline), in that order."""
     from warpspeed.validation.public_power import power_datasets
+    from warpspeed.validation.public_rdna import rdna_strides_datasets
 
-    return strides_datasets() + stream_datasets() + l2_datasets() + power_datasets()
+    return strides_datasets() + rdna_strides_datasets() + stream_datasets() + l2_datasets() + power_datasets()
