@@ -139,3 +139,18 @@ def test_levels_of_a_prediction():
     assert levels["GL1"].lups_per_s is None and levels["MALL"].lups_per_s is None
     assert set(p.roofline.limits) == {"fp", "l1", "l2", "dram"}
     assert p.to_dict()["cache_levels"][1]["name"] == "GL1"
+
+
+def test_first_level_lines_against_nvidia_sectors_by_hand():
+    """2-D 5-point double stencil, block 32 x 4, rows 128 B-aligned (field base at 120 B, so that the
+    first interior cell starts a line, and rows of 256 doubles). The L0 fetches whole 128 B lines:
+    the 4 rows of the block touch lines -1..2 (x from -1 to 32: 4 lines each), the rows above and
+    below 2 lines each: 20 lines x 128 B / 128 updates = 20 B/lup. The A100 fetches 32 B sectors:
+    10 per block row (bytes -8..263) and 8 per halo row: 56 x 32 / 128 = 14 B/lup."""
+    kernel = star_stencil(2, 1, (254, 16))
+    kernel = dataclasses.replace(kernel, fields=tuple(dataclasses.replace(f, alignment_bytes=120)
+                                                      for f in kernel.fields))
+    rdna = Predictor(kernel, load_device("W6800")).predict((32, 4, 1))
+    nvidia = Predictor(kernel, load_device("A100-SXM4-40GB")).predict((32, 4, 1))
+    assert rdna.footprint.per_field["src"].l2_load_bytes_per_lup == pytest.approx(20.0)
+    assert nvidia.footprint.per_field["src"].l2_load_bytes_per_lup == pytest.approx(14.0)

@@ -26,6 +26,11 @@ LAYER_COLUMNS = (Column("dim"), Column("overlap\nB/lup"), Column("hit\nrate"), C
                  Column("cached\nMiB"), Column("oversub-\nscription"))
 LIMIT_COLUMNS = (Column("FP"), Column("L1"), Column("L2"), Column("DRAM"), Column("limiter"), Column("prediction"),
                  Column("two-limiter"))
+LEVEL_COLUMNS = (Column("level", justify="left"), Column("shared by", justify="left"), Column("load"),
+                 Column("store"), Column("limit\nGlup/s"))
+#: What the cache-level table's limit column means.
+LEVEL_NOTE = ("limit: what the bandwidth of the level's inner neighbour traffic allows (the first level: its "
+              "cycles); not modelled: the device file gives no bandwidth for the level.")
 #: How the DRAM volumes were averaged over the waves, as the table output says it.
 WAVE_AVERAGES = {"exact": "average over every full wave",
                  "classes": "representative wave classes (--exact-waves for every wave)"}
@@ -154,6 +159,13 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
                glups(d["lups_per_s"]), f"{glups(d['two_limiter']['lups_per_s'])} ({d['two_limiter']['limiter']})"]]
     table, _ = fitted_table(console, LIMIT_COLUMNS, limits)
     print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
+    if len(d["cache_levels"]) > 2:  # further levels than the first and the L2 (docs/amd.md)
+        levels = [[lv["name"], lv["scope"], fmt(lv["load_bytes_per_lup"]), fmt(lv["store_bytes_per_lup"]),
+                   glups(lv["lups_per_s"]) if lv["lups_per_s"] is not None else "not modelled"]
+                  for lv in d["cache_levels"]]
+        table, _ = fitted_table(console, LEVEL_COLUMNS, levels)
+        print_fitted(console, table, "cache levels: bytes per lup each loads from and stores to the next level",
+                     [LEVEL_NOTE])
     if d["gflops"]:
         console.print(f"{d['gflops']:.0f} GFLOP/s predicted")
     if model == "interval":
