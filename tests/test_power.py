@@ -269,3 +269,26 @@ def test_voltage_frequency_table():
     family["clock"]["vf_table"] = [[500, "x"]]
     with pytest.raises(PowerParameterError, match=r"\[MHz, relative voltage\] pairs"):
         params_from(device, device.tables["power"], family, "t")
+
+
+def test_idle_sm_power_eqs_6_to_8():
+    """Constant 30 W. Benchmark 1: 190 W on 80 SMs (2 W per active SM), 130 W on 40: 130 - 30 - 80 =
+    20 W for 40 idle SMs, 0.5 W each. Benchmark 2: 270 W on 80 (3 W per SM), 130 W on 20: 40 W for 60
+    idle SMs, 0.6667 W. Geometric mean 0.57735 W."""
+    from warpspeed.power.solve import idle_sm_power
+
+    assert idle_sm_power(30.0, [(190.0, 80, 130.0, 40), (270.0, 80, 130.0, 20)]) == pytest.approx(0.57735, abs=1e-5)
+    with pytest.raises(WarpspeedError, match="fewer than all"):
+        idle_sm_power(30.0, [(190.0, 80, 130.0, 80)])
+
+
+def test_constrained_energies_eqs_13_14():
+    """Two benchmarks, each one unit at 1e9 activities/s, dynamic 2 W (ALU) and 1 W (FPU):
+    unconstrained 2 and 1 nJ; with E_ALU <= E_FPU both 1.5 nJ (the mean); weighted by 1 / P (relative
+    errors) both e with (e - 2)/4 + (e - 1) = 0, e = 1.2 nJ."""
+    from warpspeed.power.solve import constrained_energies
+
+    a, b = np.diag([1e9, 1e9]), np.array([2.0, 1.0])
+    assert constrained_energies(a, b) * 1e9 == pytest.approx([2.0, 1.0], abs=1e-6)
+    assert constrained_energies(a, b, order=[(0, 1)]) * 1e9 == pytest.approx([1.5, 1.5], abs=1e-5)
+    assert constrained_energies(a, b, order=[(0, 1)], relative=True) * 1e9 == pytest.approx([1.2, 1.2], abs=1e-5)
