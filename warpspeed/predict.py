@@ -63,7 +63,7 @@ class Prediction:
     l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
     l2_load_per_field: dict[str, float]
     wave: GridWaveVolumes  # the classes of full waves and their averages
-    dram: DramVolumes  # averaged over the full waves
+    dram: DramVolumes  # what reaches DRAM (behind a memory-side cache if any), averaged over the full waves
     roofline: Roofline
     two_limiter: TwoLimiter
     dram_bandwidth: DramBandwidth
@@ -258,7 +258,7 @@ class Predictor:
 
         wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves, exact_budget=self.exact_budget)
         stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
-        l2_requests, gl1_limit = self._shader_array(info, fp, l2_per_field, m_l1_curve=curves)
+        l2_requests, gl1_limit = self._shader_array(info, fp, l2_per_field, curves)
         dram_l2 = dram_volumes(wave, l2_requests, stores, device, curves)
         mall = self.levels_by_scope.get("memory_side")
         dram = memory_side_dram(wave, l2_requests, stores, device, curves, mall.bytes) if mall else dram_l2
@@ -269,7 +269,7 @@ class Predictor:
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
                                         launch.cells_per_thread, info.occupancy.registers_per_thread)
         extra = {}
-        if "shader_array" in self.levels_by_scope and gl1_limit is not None:
+        if gl1_limit is not None:
             extra["gl1"] = gl1_limit
         mall_limit = bandwidth_limit(mall, dram_l2.load_bytes_per_lup + dram_l2.store_bytes_per_lup)
         if mall_limit is not None:
@@ -288,7 +288,7 @@ class Predictor:
                           kernel_spec=kernel, device_spec=device, levels=levels)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
-                      m_l1_curve: CapacityCurves) -> tuple[dict[str, float], float | None]:
+                      curves: CapacityCurves) -> tuple[dict[str, float], float | None]:
         """The L2 requests per field behind a shader-array level (``l2_per_field`` without one)
         and that level's bandwidth limit (:mod:`warpspeed.memory.levels.traffic`)."""
         gl1 = self.levels_by_scope.get("shader_array")
@@ -300,7 +300,7 @@ class Predictor:
         if shared is None:
             return l2_per_field, limit
         compulsory, blocks = shared
-        miss = float(m_l1_curve.l1_load.miss_rate(l1_oversubscription(fp.l1_alloc_bytes_per_block * blocks, gl1.bytes)))
+        miss = float(curves.l1_load.miss_rate(l1_oversubscription(fp.l1_alloc_bytes_per_block * blocks, gl1.bytes)))
         return {n: l2_load_bytes_per_lup(compulsory[n], v, miss) for n, v in l2_per_field.items()}, limit
 
 
