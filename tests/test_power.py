@@ -1,6 +1,7 @@
 """The power model: hand-derived powers, invariants, the calibration on public measurements."""
 
 import math
+from json import loads as json_loads
 from dataclasses import replace
 from pathlib import Path
 
@@ -292,3 +293,26 @@ def test_constrained_energies_eqs_13_14():
     assert constrained_energies(a, b) * 1e9 == pytest.approx([2.0, 1.0], abs=1e-6)
     assert constrained_energies(a, b, order=[(0, 1)]) * 1e9 == pytest.approx([1.5, 1.5], abs=1e-5)
     assert constrained_energies(a, b, order=[(0, 1)], relative=True) * 1e9 == pytest.approx([1.2, 1.2], abs=1e-5)
+
+
+def test_dvfs_command_reports_the_requested_and_the_throttled_clock():
+    """`warpspeed dvfs --json` sweeps 30 % to 100 % of the A100's 1410 MHz in steps of 5 % (423,
+    493.5, ..., 1410 MHz). A point the 400 W board limit throttles runs below the clock asked for,
+    at 400 W; the others run at it; the best clock is the point with the most lups per joule."""
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    result = CliRunner().invoke(main, ["dvfs", "--kernel", "star3d-r4", "--domain", "320,256,256", "--block", "8,4,32",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    d = json_loads(result.output)
+    points = d["points"]
+    assert points[-1]["throttled"] and not points[0]["throttled"]  # the 25-point stencil's power exceeds 400 W at 1410
+    assert [p["requested_mhz"] for p in points] == pytest.approx([1410 * (0.30 + 0.05 * k) for k in range(15)])
+    for p in points:
+        if p["throttled"]:
+            assert p["clock_mhz"] < p["requested_mhz"] and p["watts"] == pytest.approx(400.0, rel=1e-6)
+        else:
+            assert p["clock_mhz"] == pytest.approx(p["requested_mhz"]) and p["watts"] < 400.0
+    assert d["best_clock_mhz"] == max(points, key=lambda p: p["lups_per_joule"])["clock_mhz"]

@@ -67,14 +67,15 @@ def dvfs(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     if as_json:
         click.echo(json.dumps({"kernel": prediction.kernel, "device": device.name, "model": model,
                                "best_clock_mhz": best.clock_mhz,
-                               "points": [{"clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s, "watts": p.watts,
-                                           "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}
-                                          for p in result.points]}, indent=2))
+                               "points": [{"requested_mhz": asked, "clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s,
+                                           "watts": p.watts, "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}
+                                          for p, asked in zip(result.points, result.requested_mhz)]}, indent=2))
         return
     console = make_console()
     rows = [[f"{p.clock_mhz:.0f}", f"{p.lups_per_s / 1e9:.2f}", f"{p.watts:.0f}", f"{p.lups_per_joule / 1e6:.1f}",
-             f"{1e12 / p.lups_per_joule:.0f}", ("best " if p is best else "") + ("throttled" if p.throttled else "")]
-            for p in result.points]
+             f"{1e12 / p.lups_per_joule:.0f}",
+             ("best " if p is best else "") + (f"throttled from {asked:.0f}" if p.throttled else "")]
+            for p, asked in zip(result.points, result.requested_mhz)]
     table, _ = fitted_table(console, DVFS_COLUMNS, rows)
     print_fitted(console, table, f"{prediction.kernel} on {device.name}: clock sweep ({model} model)",
                  [f"most lattice updates per joule at {best.clock_mhz:.0f} MHz: {best.lups_per_joule / 1e6:.1f} Mlup/J, "

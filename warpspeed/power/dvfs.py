@@ -19,9 +19,13 @@ DEFAULT_FRACTIONS = tuple(np.round(np.linspace(0.3, 1.0, 15), 4))
 
 @dataclass(frozen=True)
 class ClockSweep:
-    """Power breakdowns at increasing clocks and the clock of the most lups per joule."""
+    """Power breakdowns at increasing clocks and the clock of the most lups per joule.
+
+    ``requested_mhz[i]`` is the clock asked for at point ``i``; ``points[i].clock_mhz`` is the
+    clock it runs at, lower where the board power limit throttles it."""
 
     points: tuple[PowerBreakdown, ...]
+    requested_mhz: tuple[float, ...]
 
     @property
     def best(self) -> PowerBreakdown:
@@ -38,7 +42,7 @@ def sweep(prediction: "Prediction", time: "ModelEstimate", clocks_mhz: Sequence[
     clocks = clocks_mhz if clocks_mhz is not None else [base * f for f in DEFAULT_FRACTIONS]
     act = activity(prediction.model_trace)
     return ClockSweep(tuple(board_power(act, params, time.lups_per_s, prediction.roofline.limits, base, f)
-                            for f in clocks))
+                            for f in clocks), tuple(float(f) for f in clocks))
 
 
 def sweep_figure(curves: dict[str, ClockSweep], title: str = ""):
