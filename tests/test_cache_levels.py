@@ -14,7 +14,7 @@ from test_wave import encode, enumerate_cells, line_rows
 from warpspeed.errors import DeviceError
 from warpspeed.hardware.caches import cache_levels
 from warpspeed.hardware.device import load_device
-from warpspeed.kernel.builtin import star_stencil
+from warpspeed.kernel.builtin import copy_kernel, star_stencil
 from warpspeed.kernel.description import X, Field, FlopCounts, Kernel, load, store
 from warpspeed.launch.geometry import analyze_launch
 from warpspeed.memory.addresses import compile_kernel
@@ -154,3 +154,18 @@ def test_first_level_lines_against_nvidia_sectors_by_hand():
     nvidia = Predictor(kernel, load_device("A100-SXM4-40GB")).predict((32, 4, 1))
     assert rdna.footprint.per_field["src"].l2_load_bytes_per_lup == pytest.approx(20.0)
     assert nvidia.footprint.per_field["src"].l2_load_bytes_per_lup == pytest.approx(14.0)
+
+
+@pytest.mark.parametrize("device_name", ["RX5500XT", "W6800"])
+def test_double_copy_on_rdna_by_hand(device_name):
+    """A double copy reads and writes 8 B per update once, with no reuse: every level, the Infinity
+    Cache included, moves 8 B + 8 B per update, so the L2 limit is the L2 bandwidth / 16 B and the DRAM
+    limit the sustained DRAM bandwidth / 16 B (W6800: 456 GB/s -> 28.5 Glup/s; RX 5500 XT: 199.5 GB/s
+    -> 12.47 Glup/s; full occupancy, where the occupancy curve reaches the sustained bandwidth to
+    within 0.1 %)."""
+    device = load_device(device_name)
+    p = Predictor(copy_kernel((512, 512, 256)), device).predict((256, 1, 1))
+    for level in p.levels:
+        assert (level.load_bytes_per_lup, level.store_bytes_per_lup) == pytest.approx((8.0, 8.0)), level.name
+    assert p.roofline.l2_lups_per_s == pytest.approx(device.l2_bandwidth_gb_s * 1e9 / 16)
+    assert p.roofline.limits["dram"] == pytest.approx(device.dram_bandwidth_gb_s * 1e9 / 16, rel=1e-3)
