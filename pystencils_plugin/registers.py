@@ -35,7 +35,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
+from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, compile_target, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
 
 
 #: Seconds before an nvcc compile is abandoned (then the estimate is used).
@@ -128,6 +128,8 @@ def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
     nvcc_path = nvcc or find_nvcc()
     if nvcc_path is None:
         return None, "nvcc not found on PATH or in the nvidia-cuda-nvcc wheel (pip install 'warpspeed[cuda]')"
+    requested = arch
+    arch, substitute = compile_target(nvcc_path, arch)
     include = _pystencils_include()
     with tempfile.TemporaryDirectory(prefix="warpspeed_regs_") as tmp:
         cu = os.path.join(tmp, "kernel.cu")
@@ -150,7 +152,10 @@ def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
     found = _PTXAS_RE.findall(output)
     if not found:
         return None, "ptxas printed no 'Used N registers' line"
-    return max(int(n) for n in found), f"ptxas ({os.path.basename(nvcc_path)} -arch={arch} --resource-usage)"
+    detail = f"ptxas ({os.path.basename(nvcc_path)} -arch={arch} --resource-usage)"
+    if substitute:
+        detail += f" for {requested}: {substitute}"
+    return max(int(n) for n in found), detail
 
 
 def register_count(kernel_function: Any, arch: str = DEFAULT_ARCH, *, compile: bool = True,

@@ -101,3 +101,27 @@ def test_compile_cache_compiles_once(tmp_path, monkeypatch):
     monkeypatch.setattr(sass_compile.subprocess, "run", no_subprocess)
     second, _ = sass_compile.compile_sass(source, "sm_80", cache=tmp_path)
     assert second == first
+
+
+def _fake_nvcc(tmp_path, listing: str, code: int = 0) -> str:
+    """An executable that answers ``--list-gpu-arch`` with ``listing`` and exit status ``code``."""
+    path = tmp_path / "nvcc"
+    path.write_text(f"#!/bin/sh\nprintf '{listing}'\nexit {code}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_compile_target_takes_the_nearest_architecture_of_the_same_generation(tmp_path):
+    """CUDA 13 lists compute_75 and up: sm_70 (Volta) is compiled as sm_75 (Turing, compute capability
+    7.x) and says so; sm_80 stays; sm_60 has no 6.x left and stays (the compile then fails and says
+    why); an nvcc that cannot list its architectures is asked for the requested one."""
+    from warpspeed.sass.toolchain import compile_target
+
+    nvcc = _fake_nvcc(tmp_path, "compute_75\\ncompute_80\\ncompute_86\\ncompute_90\\ncompute_100\\n")
+    target, note = compile_target(nvcc, "sm_70")
+    assert target == "sm_75" and "no sm_70" in note and "sm_75" in note
+    assert compile_target(nvcc, "sm_80") == ("sm_80", "")
+    assert compile_target(nvcc, "sm_60") == ("sm_60", "")
+    old = tmp_path / "old"
+    old.mkdir()
+    assert compile_target(_fake_nvcc(old, "", 1), "sm_70") == ("sm_70", "")

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.sass.toolchain import find_tool
+from warpspeed.sass.toolchain import compile_target, find_tool
 
 #: Seconds before a compile or a disassembly is abandoned.
 TIMEOUT_S = 120.0
@@ -75,7 +75,8 @@ def compile_sass(source: str, arch: str, include_dirs: tuple[str, ...] = (),
     if nvcc is None or cuobjdump is None:
         raise CompileError("SASS needs nvcc and cuobjdump (pip install 'warpspeed[cuda]')")
     version = compiler_version(nvcc)
-    return _cached_sass(source, arch, include_dirs, str(cache or cache_dir()), nvcc, cuobjdump, version), version
+    target, _ = compile_target(nvcc, arch)
+    return _cached_sass(source, target, include_dirs, str(cache or cache_dir()), nvcc, cuobjdump, version), version
 
 
 @lru_cache(maxsize=256)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+from functools import lru_cache
 
 #: Directories of the CUDA wheels' executables inside the ``nvidia`` namespace package.
 WHEEL_BIN_DIRS = ("cu13/bin", "cuda_nvcc/bin", "cuda_cuobjdump/bin")
@@ -70,3 +72,43 @@ def cuda_arch(device: str) -> str:
         f"unknown GPU architecture {device!r}; use sm_XX or one of {', '.join(sorted(ARCHITECTURES))}"
     )
 
+
+
+#: Seconds ``nvcc --list-gpu-arch`` may take.
+LIST_ARCH_TIMEOUT_S = 30.0
+_LISTED_RE = re.compile(r"compute_(\d+)")
+
+
+@lru_cache(maxsize=8)
+def supported_capabilities(nvcc: str) -> tuple[int, ...]:
+    """Compute capabilities (75, 80, ...) that ``nvcc`` compiles for, from ``nvcc --list-gpu-arch``;
+    empty when it cannot say (an older nvcc without the option)."""
+    try:
+        proc = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True,
+                              timeout=LIST_ARCH_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if proc.returncode != 0:
+        return ()
+    return tuple(sorted({int(n) for n in _LISTED_RE.findall(proc.stdout)}))
+
+
+def compile_target(nvcc: str, arch: str) -> tuple[str, str]:
+    """``(target, note)``: the ``-arch`` to compile for ``arch`` (``"sm_70"``) with ``nvcc``.
+
+    ``arch`` itself when nvcc supports it (or cannot list what it supports). Otherwise the lowest
+    architecture it supports of the same major compute capability, with a note saying so: CUDA 13
+    dropped sm_70 (Volta), and sm_75 (Turing) is the nearest architecture of the same generation,
+    with the same register file and instruction set family. Unchanged when there is none."""
+    match = _ARCH_RE.match(arch)
+    listed = supported_capabilities(nvcc)
+    if match is None or not listed:
+        return arch, ""
+    wanted = int(match.group(2))
+    if wanted in listed:
+        return arch, ""
+    same_major = [cc for cc in listed if cc // 10 == wanted // 10 and cc > wanted]
+    if not same_major:
+        return arch, ""
+    target = f"sm_{same_major[0]}"
+    return target, f"this nvcc has no {arch}; compiled for {target}, the nearest of the same generation"
