@@ -173,10 +173,22 @@ def test_errors_name_what_is_allowed(a100, star_r4):
     with pytest.raises(WarpspeedError, match="carries no source-level operations"):
         estimate(copy, source="ast")
     assert estimate(copy).details["graph"]["source"] == "derived"
+    mi100 = load_device("MI100")
+    pm = Predictor(resolve_kernel("star3d-r1", device=mi100), mi100).predict((64, 4, 2), (1, 1, 1))
+    with pytest.raises(WarpspeedError, match="no pipeline-model latencies for architecture 'cdna1'; available: "):
+        estimate(pm)
+
+
+def test_volta_latencies():
+    """V100: the 7-point stencil's critical path charges 8 cycles per dependent FP64 instruction and 4
+    per integer one (Accel-Sim's GV100 configuration: DP add/mul/mad 8, INT add/mul 4), twice the
+    A100's FP64 latency of 4."""
     v100 = load_device("V100-PCIe-32GB")
-    pv = Predictor(resolve_kernel("star3d-r1", device=v100), v100).predict((32, 8, 4), (1, 1, 1))
-    with pytest.raises(WarpspeedError, match="no pipeline-model latencies for architecture 'volta'; available: "):
-        estimate(pv)
+    p = Predictor(resolve_kernel("star3d-r1", device=v100), v100).predict((32, 8, 4), (1, 1, 1))
+    details = estimate(p).details
+    assert details["graph"]["latencies"] == "volta"
+    cycles = {(step["pipeline"], step["cycles"]) for step in details["critical_path"] if step["pipeline"] != "global"}
+    assert cycles == {("fp64", 8.0), ("int", 4.0)}
 
 
 def test_cli_predict_pipeline():
@@ -188,7 +200,7 @@ def test_cli_predict_pipeline():
     result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--model", "pipeline"])
     assert result.exit_code == 0, result.output
     assert "critical path" in result.output and "load src" in result.output
-    result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--device", "V100-PCIe-32GB", "--block", "32,8,2",
+    result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--device", "MI210", "--block", "64,4,2",
                                  "--model", "pipeline"])
     assert result.exit_code == 2 and "error: no pipeline-model latencies" in result.output
 
