@@ -73,7 +73,6 @@ def cuda_arch(device: str) -> str:
     )
 
 
-
 #: Seconds ``nvcc --list-gpu-arch`` may take.
 LIST_ARCH_TIMEOUT_S = 30.0
 _LISTED_RE = re.compile(r"compute_(\d+)")
