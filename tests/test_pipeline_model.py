@@ -179,6 +179,19 @@ def test_errors_name_what_is_allowed(a100, star_r4):
         estimate(pm)
 
 
+def test_latency_files_based_on_ampere():
+    """The Volta file replaces the FP64 row (8 cycles) and keeps the A100's other rows and memory
+    latencies; the Hopper and Ada files are the A100's values throughout."""
+    from warpspeed.pipeline.latency import load_latencies
+
+    ampere, volta = load_latencies("ampere"), load_latencies("volta")
+    assert volta.unit("fp64").completion == 8.0 and ampere.unit("fp64").completion == 4.0
+    assert volta.unit("sfu") == ampere.unit("sfu") and volta.memory == ampere.memory
+    for name in ("hopper", "ada"):
+        table = load_latencies(name)
+        assert (table.architecture, table.units, table.memory) == (name, ampere.units, ampere.memory)
+
+
 def test_volta_latencies():
     """V100: the 7-point stencil's critical path charges 8 cycles per dependent FP64 instruction and 4
     per integer one (Accel-Sim's GV100 configuration: DP add/mul/mad 8, INT add/mul 4), twice the

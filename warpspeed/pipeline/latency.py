@@ -86,6 +86,21 @@ def architectures() -> list[str]:
     return sorted(p.name[:-len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
 
 
+def _latency_data(architecture: str, known: list[str], derived: tuple[str, ...] = ()) -> dict:
+    """The tables of ``architecture``'s latency file. A file whose ``[latencies]`` names
+    ``based_on = "<architecture>"`` holds only what differs: its units and memory keys replace
+    those of the base file, everything else is the base's."""
+    data = read_toml(resources.files(_PACKAGE) / f"{architecture}.toml", "latency file", LatencyError)
+    base = data.get("latencies", {}).get("based_on")
+    if base is None:
+        return data
+    if base not in known or base in derived or base == architecture:
+        raise LatencyError(f"{architecture}.toml: based_on must name another architecture's file without a cycle; "
+                           f"available: {', '.join(known)}")
+    merged = _latency_data(base, known, (*derived, architecture))
+    return {table: {**merged.get(table, {}), **data.get(table, {})} for table in ("latencies", "units", "memory")}
+
+
 def load_latencies(architecture: str) -> LatencyTable:
     """The latency table of ``architecture`` (e.g. ``"ampere"``), or a one-line error naming
     the architectures that have one."""
@@ -93,7 +108,7 @@ def load_latencies(architecture: str) -> LatencyTable:
     if architecture not in known:
         raise LatencyError(f"no pipeline-model latencies for architecture {architecture!r}; "
                            f"available: {', '.join(known)}")
-    data = read_toml(resources.files(_PACKAGE) / f"{architecture}.toml", "latency file", LatencyError)
+    data = _latency_data(architecture, known)
     units = {}
     for name, row in data.get("units", {}).items():
         issue = row.get("issue")
