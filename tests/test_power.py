@@ -1,7 +1,7 @@
 """The power model: hand-derived powers, invariants, the calibration on public measurements."""
 
+import json
 import math
-from json import loads as json_loads
 from dataclasses import replace
 from pathlib import Path
 
@@ -306,7 +306,7 @@ def test_dvfs_command_reports_the_requested_and_the_throttled_clock():
     result = CliRunner().invoke(main, ["dvfs", "--kernel", "star3d-r4", "--domain", "320,256,256", "--block", "8,4,32",
                                        "--json"])
     assert result.exit_code == 0, result.output
-    d = json_loads(result.output)
+    d = json.loads(result.output)
     points = d["points"]
     assert points[-1]["throttled"] and not points[0]["throttled"]  # the 25-point stencil's power exceeds 400 W at 1410
     assert [p["requested_mhz"] for p in points] == pytest.approx([1410 * (0.30 + 0.05 * k) for k in range(15)])
