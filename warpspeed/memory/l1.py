@@ -15,7 +15,8 @@ wavefront per cycle each; the slower stage sets the instruction's cost:
 * **Tag stage.** It looks up the ``l1_line_bytes`` (128 B) lines of the instruction; an
   instruction whose valid lanes touch ``L`` distinct lines costs
   ``max(1, TAG_OVERHEAD_WAVEFRONTS + TAG_WAVEFRONTS_PER_LINE * L)`` wavefronts (about one
-  wavefront per 3.6 lines).
+  wavefront per 3.6 lines), and on NVIDIA families whose load/store units compute fewer tags per
+  cycle than a warp has threads at least ``ceil(active lanes / lanes_per_cycle)``.
 
 Cycles of an instruction = ``max(data-pipe wavefronts, tag-stage wavefronts)``.
 
@@ -32,9 +33,33 @@ over those rows: MAPE 5.4 %, worst row -26 % (double, stride 53: 9.42 predicted,
 measured); the former rule (16 banks of 8 B, addresses more than 1024 B apart never share a
 wavefront, no tag stage) was 28 % off, worst +248 % (1-wide float columns: 32 against 9.2). The
 spread of the tag counter among instructions that touch 32 lines (8 to 13.5 wavefronts,
-depending on the stride) is not modelled. NVIDIA's Nsight Compute Kernel Profiling Guide
-describes the same L1TEX stages (tag stage ``t``, data stage ``d``) and 128 B lines / 32 B
-sectors from Volta to Hopper, so the constants apply to every NVIDIA device without refitting.
+depending on the stride) is not modelled.
+
+NVIDIA families (``[l1_pipeline] family`` of the device file, :data:`NVIDIA_L1_FAMILIES`; without
+the entry an NVIDIA device is ``ampere-ga100``). What is documented, what is fitted:
+
+* data pipe, all families: 32 banks of 4 B (documented: CUDA C++ Programming Guide, "Shared
+  Memory", compute capability 5.x and later), reproduced exactly by the A100 counter;
+* tag-stage constants, all families: fitted on the A100 (GA100) only. They are kept for
+  Volta, Hopper and the GA102/AD102 parts because NVIDIA describes one L1TEX design from Volta on:
+  the Nsight Compute Kernel Profiling Guide gives the same L1TEX stages (tag stage ``t``, data
+  stage ``d``), 128 B lines and 32 B sectors from Volta to Hopper, and an NVIDIA engineer states
+  that "on GV100+ the L1TEX tag stage can resolve 4 sets x 4 sectors per cycle" (NVIDIA Developer
+  Forums, "How does the LSU (Load/Store Unit) execute Load/Store instructions in the Ampere
+  architecture?", 2023): at best 4 lines per cycle, close to the fit's 3.6;
+* threads per cycle into the tag stage (documented): one per LD/ST unit, 8 per SM partition on
+  GV100, GA100 and GH100 (SM diagrams of NVIDIA's Tesla V100, A100 and H100 architecture
+  whitepapers) = 32, a full warp (no limit); 4 per partition on GA102 and AD102 (SM diagram of
+  the NVIDIA Ampere GA102 GPU Architecture whitepaper, 2020; "four Load/Store units" per
+  partition, NVIDIA Ada GPU Architecture whitepaper, 2022) = 16, so a full warp instruction
+  costs at least 2 cycles. Measured: gpu-cache (gpu-benches, 4-byte loads, one block of 256
+  threads per SM) sustains 64.0 B per cycle and SM on the A40 and the L40
+  (``fits/data/public/gpu-cache/``), against 125 B on the A100 (gpu-strides, float, stride 1);
+  with 16-byte loads an RTX 4090 (AD102) reaches 121 B per cycle and SM (Luo, Fan, Li, Du, Wang,
+  Chu: "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture", IEEE IPDPS 2024,
+  Table V), so the data pipe keeps its 128 B per cycle and only the thread rate halves (the
+  GA102 whitepaper states 128 bytes per clock and SM). No gpu-strides measurement of a GA102 or
+  AD102 part was used: the A40 rows of gpu-benches are held out for validation.
 
 AMD devices take their first level's pipeline from the ``[l1_pipeline]`` table of their file.
 RDNA's L0 (``gpu-strides/rdna2.txt``, an RX 6900 XT; ``fits/data/public/gpu-strides/rdna2.csv``)
@@ -71,27 +96,59 @@ _SENTINEL = np.iinfo(np.int64).max
 TAG_OVERHEAD_WAVEFRONTS = 0.46
 TAG_WAVEFRONTS_PER_LINE = 0.28
 
+#: Threads per cycle whose tags the load/store pipeline computes, one per load/store unit of the
+#: SM: 8 LD/ST units in each of the 4 SM partitions of GV100, GA100 and GH100 (SM diagrams of the
+#: NVIDIA Tesla V100, A100 Tensor Core and H100 Tensor Core GPU Architecture whitepapers) ...
+LSU_LANES_PER_CYCLE_DATACENTER = 32
+#: ... and 4 in each partition of GA102 and AD102 (SM diagram of the NVIDIA Ampere GA102 GPU
+#: Architecture whitepaper, 2020; "four Load/Store units" per partition, NVIDIA Ada GPU
+#: Architecture whitepaper, 2022). Measured: gpu-cache (gpu-benches, 4-byte loads) sustains
+#: 64.0 B per cycle and SM on the A40 and the L40, against 125 B on the A100 (gpu-strides, float,
+#: stride 1: 1.02 cycles per 128 B warp load) -- see the module docstring.
+LSU_LANES_PER_CYCLE_CONSUMER = 16
+
 
 @dataclass(frozen=True)
 class TagStage:
-    """Tag-stage cost of one warp instruction: ``max(1, overhead + per_line * lines)`` wavefronts."""
+    """Tag-stage cost of one warp instruction: ``max(1, overhead + per_line * lines)`` wavefronts,
+    and at least ``ceil(active lanes / lanes_per_cycle)`` where the load/store pipeline feeds the
+    tag stage fewer threads per cycle than a warp has (``None``: no such limit)."""
 
     overhead_wavefronts: float
     wavefronts_per_line: float
+    lanes_per_cycle: int | None = None
 
-    def wavefronts(self, lines: np.ndarray) -> np.ndarray:
-        """Wavefronts for arrays of distinct-line counts (0 lines: no instruction, 0 wavefronts)."""
+    def wavefronts(self, lines: np.ndarray, lanes: np.ndarray | None = None) -> np.ndarray:
+        """Wavefronts for arrays of distinct-line counts (0 lines: no instruction, 0 wavefronts)
+        and, where ``lanes_per_cycle`` is set, the matching active-lane counts."""
         cost = np.maximum(1.0, self.overhead_wavefronts + self.wavefronts_per_line * lines)
+        if self.lanes_per_cycle is not None and lanes is not None:
+            cost = np.maximum(cost, np.ceil(lanes / self.lanes_per_cycle))
         return np.where(lines > 0, cost, 0.0)
 
 
-#: The tag stage of NVIDIA's L1TEX unit (Volta to Hopper).
-NVIDIA_TAG_STAGE = TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE)
+#: The tag stage of NVIDIA's L1TEX unit as fitted on the A100 (GA100).
+NVIDIA_TAG_STAGE = TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, LSU_LANES_PER_CYCLE_DATACENTER)
+
+#: NVIDIA first-level families (the ``family`` of a device file's ``[l1_pipeline]`` table) and
+#: their tag stage. The tag constants are the A100 fit in every family: NVIDIA describes one
+#: L1TEX tag stage "on GV100+" (4 sets x 4 sectors per cycle; module docstring); the families
+#: differ in the load/store units that feed it.
+NVIDIA_L1_FAMILIES: dict[str, TagStage] = {
+    "volta-gv100": NVIDIA_TAG_STAGE,
+    "ampere-ga100": NVIDIA_TAG_STAGE,
+    "hopper-gh100": NVIDIA_TAG_STAGE,
+    "ampere-ga102": TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, LSU_LANES_PER_CYCLE_CONSUMER),
+    "ada-ad102": TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, LSU_LANES_PER_CYCLE_CONSUMER),
+}
+#: The family of an NVIDIA device file without a ``family`` entry: the calibrated A100's.
+DEFAULT_NVIDIA_FAMILY = "ampere-ga100"
 
 
-#: The device-file table with an AMD first level's calibrated pipeline (:func:`tag_stage_for`,
-#: :func:`data_bytes_per_cycle`).
+#: The device-file table with an AMD first level's calibrated pipeline and an NVIDIA device's
+#: first-level ``family`` (:func:`tag_stage_for`, :func:`data_bytes_per_cycle`).
 PIPELINE_TABLE = "l1_pipeline"
+FAMILY_KEY = "family"
 
 
 def _pipeline_number(device: Device, key: str) -> float | None:
@@ -101,12 +158,25 @@ def _pipeline_number(device: Device, key: str) -> float | None:
     return table_number(table, key, f"device {device.name!r} [{PIPELINE_TABLE}]", DeviceError, positive=True)
 
 
+def nvidia_family(device: Device) -> str:
+    """The NVIDIA first-level family the device file names (``[l1_pipeline] family``), else
+    :data:`DEFAULT_NVIDIA_FAMILY`; :class:`DeviceError` for a family not in
+    :data:`NVIDIA_L1_FAMILIES`."""
+    table = device.tables.get(PIPELINE_TABLE, {})
+    family = table.get(FAMILY_KEY, DEFAULT_NVIDIA_FAMILY) if isinstance(table, dict) else None
+    if not isinstance(family, str) or family not in NVIDIA_L1_FAMILIES:
+        raise DeviceError(f"device {device.name!r} [{PIPELINE_TABLE}]: {FAMILY_KEY} {family!r} unknown; "
+                          f"allowed: {', '.join(NVIDIA_L1_FAMILIES)}")
+    return family
+
+
 def tag_stage_for(device: Device) -> TagStage | None:
-    """The device's tag stage: NVIDIA's L1TEX constants, the ``[l1_pipeline]`` table's
-    ``tag_overhead_wavefronts`` and ``tag_wavefronts_per_line`` where an AMD device file has
-    them (fitted to that GPU's gpu-strides rows), else ``None`` (not modelled)."""
+    """The device's tag stage: NVIDIA's L1TEX constants of its family (:func:`nvidia_family`),
+    the ``[l1_pipeline]`` table's ``tag_overhead_wavefronts`` and ``tag_wavefronts_per_line``
+    where an AMD device file has them (fitted to that GPU's gpu-strides rows), else ``None``
+    (not modelled)."""
     if device.vendor == "nvidia":
-        return NVIDIA_TAG_STAGE
+        return NVIDIA_L1_FAMILIES[nvidia_family(device)]
     per_line = _pipeline_number(device, "tag_wavefronts_per_line")
     if per_line is None:
         return None
@@ -226,7 +296,7 @@ def warp_instruction_costs(addr: np.ndarray, lanes: np.ndarray, element_bytes: i
     line = device.l1_line_bytes
     ends = np.stack([a // line, (a + element_bytes - 1) // line], axis=2).reshape(a.shape[0], -1)
     lines = distinct_lines(ends, np.repeat(v, 2, axis=1))
-    return data, stage.wavefronts(lines).reshape(n, -1)
+    return data, stage.wavefronts(lines, v.sum(axis=1)).reshape(n, -1)
 
 
 def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,

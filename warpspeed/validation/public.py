@@ -4,7 +4,7 @@ The measurements are those of D. Ernst's open-source GPU microbenchmarks (reposi
 te42kyfo/gpu-benches, https://github.com/te42kyfo/gpu-benches, GPL-3.0), the benchmarks behind
 Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during Code Generation
 on Modern GPUs", Journal of Parallel and Distributed Computing, 2023. They are stored under
-``fits/data/public/`` (installed as ``warpspeed.fits`` data). Three groups of datasets:
+``fits/data/public/`` (installed as ``warpspeed.fits`` data). The groups of datasets:
 
 L1 (``gpu-strides/a100.csv``)
     per row, the L1 model's cycles per warp-level load instruction
@@ -13,6 +13,9 @@ L1 (``gpu-strides/a100.csv``)
     and ``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld``. The tag constants were fitted
     to these rows' cycles, so the cycles are an in-sample error; the data-pipe rule has no
     fitted constant.
+L1 bandwidth (``gpu-cache/*.csv``, NVIDIA parts)
+    the L1 bytes per cycle and SM of a contiguous load against each part's L1 plateau divided
+    by SMs x clock (:mod:`warpspeed.validation.public_l1`).
 DRAM bandwidth against occupancy (``gpu-stream/*.csv``)
     per measured part, the built-in device that takes its figures
     (:data:`warpspeed.perf.device_figures.MEASURED_AS`) predicts each row's bandwidth with
@@ -272,9 +275,11 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
 
 
 def public_accuracy() -> tuple[DatasetAccuracy, ...]:
-    """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), DRAM (gpu-stream), L2 (gpu-l2-cache),
-    power (gpu-roofline), in that order."""
+    """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), L1 bandwidth (gpu-cache, NVIDIA), DRAM
+    (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), in that order."""
+    from warpspeed.validation.public_l1 import l1_bandwidth_datasets
     from warpspeed.validation.public_power import power_datasets
     from warpspeed.validation.public_rdna import rdna_strides_datasets
 
-    return strides_datasets() + rdna_strides_datasets() + stream_datasets() + l2_datasets() + power_datasets()
+    return (strides_datasets() + rdna_strides_datasets() + l1_bandwidth_datasets() + stream_datasets()
+            + l2_datasets() + power_datasets())

@@ -24,7 +24,18 @@ _GROUPS = {
            "load instruction the file gives the SM cycles and two L1TEX counters. The model runs each row's "
            "loop body as a kernel (`warpspeed/validation/strides.py`) through its L1 stage "
            "(`warpspeed/memory/l1.py`): per instruction the larger of the data-pipe wavefronts (32 banks of "
-           "4 B) and the tag-stage wavefronts (`max(1, 0.46 + 0.28 L)` for `L` distinct 128 B lines)."),
+           "4 B) and the tag-stage wavefronts (`max(1, 0.46 + 0.28 L)` for `L` distinct 128 B lines, at least "
+           "two on GA102 and AD102, whose load/store units take 16 threads per cycle). The loop's 4 fused "
+           "multiply-adds per 8 loads bound the cycles from below by the device's FP rate: 0.5 cycles "
+           "per double warp load on the A100 and 4 on the RX 6900 XT (4 FP64 lanes per CU), which "
+           "no row's L1 cost undercuts, 8 on the A40 and L40 (2 FP64 lanes per SM)."),
+    "L1 bandwidth": ("L1 bandwidth per SM and cycle (gpu-cache)",
+                     "Each file gives the bandwidth of one block of 256 threads per SM re-reading, with "
+                     "contiguous loads, a buffer that fits the L1. The measured L1 bytes per cycle and SM "
+                     "are the plateau (`warpspeed/perf/sustained.py`) divided by SMs x clock of the device "
+                     "file; the model is the element size divided by the L1 cycles per thread of a "
+                     "contiguous load (`warpspeed/validation/public_l1.py`). It checks each NVIDIA "
+                     "family's data-pipe width and load/store threads per cycle."),
     "DRAM": ("DRAM: stream bandwidth against occupancy (gpu-stream)",
              "Each file gives, for increasing numbers of resident threads, the bandwidth of streaming "
              "kernels (init, read, scale, triad and, where measured, 1-D stencils). The model is each "
@@ -75,7 +86,9 @@ _NOT_VALIDATED = """\
 * **In-sample numbers.** The L1 tag-stage constants were fitted to the A100 gpu-strides cycles,
   and each device's DRAM curve to its "fitted" stream kernel; those errors say how well the
   model's form fits, not how it predicts. The data-pipe rule has no fitted constant, and the
-  "not fitted" stream kernels were left out of the fit.
+  "not fitted" stream kernels were left out of the fit. The 16 threads per cycle of the GA102
+  and AD102 load/store units are documented, but the A40 and L40 gpu-cache plateaus were the
+  evidence for applying them, so the L1 bandwidth dataset is a consistency check.
 * **Power in-sample only.** The power families were fitted to the gpu-roofline runs they are
   compared with here; no other public power measurement was used.
 * **Held-out measurements.** The gpu-benches repository also holds gpu-strides measurements of

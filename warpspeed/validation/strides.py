@@ -9,11 +9,21 @@ https://github.com/te42kyfo/gpu-benches) runs one thread block of 1024 threads w
 * ``block``: block ``(arg, 1024 / arg, 1)``,
   ``base(tx, ty) = (tx mod 64) + ((ty mod 32) + 1) * pitch`` elements.
 
+The loop body also multiplies the loads pairwise into a running sum: ``sum += A[0] * A[4]`` and
+three more, 4 fused multiply-adds per 8 loads (``gpu-strides/main.cu``; nvcc emits 8 ``LDG`` and
+4 ``FFMA`` or ``DFMA`` per iteration). They bound the cycles from below wherever the SM's FP
+rate is low: 4 FMAs x 32 lanes / 2 FP64 lanes per SM / 8 loads = 8 cycles per double warp load
+on GA102 and AD102 (CUDA C++ Programming Guide, arithmetic instruction throughput, compute
+capability 8.6 and 8.9: 2 FP64 results per clock and SM), 0.5 on the A100 (32 lanes), below
+every L1 cost there.
+
 Each row gives, per warp-level load instruction, the measured SM cycles and the L1TEX counters
 ``l1tex__data_pipe_lsu_wavefronts`` (data pipe) and
 ``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`` (tag stage). :func:`benchmark_kernel`
-writes a row's loop body as a warpspeed kernel, :func:`predict_row` runs the L1 model on it, and
-:func:`strides_accuracy` gives the mean absolute percentage error of the cycles over all rows.
+writes a row's loop body as a warpspeed kernel, :func:`predict_row` runs the L1 model on it and
+takes the larger of its cycles and the FP cycles (the roofline's L1 and FP limiters,
+:func:`warpspeed.perf.roofline.four_limiter`, on one SM), and :func:`strides_accuracy` gives the
+mean absolute percentage error of the cycles over all rows.
 """
 
 from __future__ import annotations
@@ -24,10 +34,11 @@ from pathlib import Path
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
-from warpspeed.kernel.description import Field, Kernel, load_linear
+from warpspeed.kernel.description import Field, FlopCounts, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.memory.l1 import l1_cycles
+from warpspeed.perf.roofline import four_limiter
 from warpspeed.validation.percent import mape
 
 #: Threads of the benchmark's single thread block.
@@ -35,6 +46,10 @@ BLOCK_THREADS = 1024
 #: Loads per loop iteration and their element offsets (``4 k``, ``k = 0..7``).
 LOADS_PER_ITERATION = 8
 LOAD_OFFSET_ELEMENTS = 4
+#: Fused multiply-adds per loop iteration: ``sum += A[i] * A[j]`` for four pairs of the 8 loads.
+FMAS_PER_ITERATION = 4
+#: SM clock cycles per second of a device clocked at 1 GHz.
+_HZ_PER_GHZ = 1e9
 #: ``threadIdx.x`` and ``threadIdx.y`` wrap at these values in the benchmark's address expressions.
 X_WRAP = 64
 Y_WRAP = 32
@@ -63,13 +78,16 @@ class StrideRow:
 
 @dataclass(frozen=True)
 class StridePrediction:
-    """The L1 model for one row, per warp-level load instruction: cycles, data-pipe wavefronts
-    and tag-stage wavefronts."""
+    """The model for one row, per warp-level load instruction: cycles (the larger of the L1 and
+    the FP cycles), data-pipe and tag-stage wavefronts, the L1 cycles alone and the cycles the
+    loop's FMAs need on the SM's FP units."""
 
     row: StrideRow
     cycles: float
     data_pipe_wavefronts: float
     tag_wavefronts: float
+    l1_cycles: float = 0.0
+    fp_cycles: float = 0.0
 
     @property
     def relative_error(self) -> float:
@@ -147,20 +165,27 @@ def benchmark_kernel(row: StrideRow) -> tuple[Kernel, tuple[int, int, int]]:
     accesses = tuple(load_linear("A", f"{base} + {LOAD_OFFSET_ELEMENTS * k}") for k in range(LOADS_PER_ITERATION))
     dtype = "float32" if elem == 4 else "float64"
     kernel = Kernel(f"gpu-strides {row.precision} {row.kind} {row.arg}", (Field("A", elem, (size,)),),
-                    accesses, block, dtype=dtype)
+                    accesses, block, flops=FlopCounts(fmas=FMAS_PER_ITERATION), dtype=dtype)
     return kernel, block
 
 
 def predict_row(row: StrideRow, device: Device) -> StridePrediction:
-    """The L1 model's cycles per warp-level load instruction for ``row`` on ``device``."""
+    """The model's cycles per warp-level load instruction for ``row`` on ``device``: the larger
+    of the L1 cycles and the cycles of the loop's FMAs (the L1 and FP limiters of
+    :func:`~warpspeed.perf.roofline.four_limiter` for the single SM the benchmark runs on)."""
     kernel, block = benchmark_kernel(row)
     launch = make_launch(block, (1, 1, 1), kernel.domain)
     result = l1_cycles(compile_kernel(kernel), block_cells(launch), device)
-    warp_loads_per_lup = LOADS_PER_ITERATION / device.warp_size
+    roofline = four_limiter(device, kernel.dtype, kernel.flops.instructions, kernel.flops.flops,
+                            result.cycles_per_lup, 0.0, 0.0)
+    sm_cycles_per_s = device.sms * device.clock_ghz * _HZ_PER_GHZ  # the limiters count every SM
+    cycles_per_lup = {"l1": result.cycles_per_lup, "fp": sm_cycles_per_s / roofline.fp_lups_per_s}
     lups_per_warp_load = device.warp_size / LOADS_PER_ITERATION
-    return StridePrediction(row=row, cycles=result.cycles_per_lup / warp_loads_per_lup,
+    return StridePrediction(row=row, cycles=cycles_per_lup[roofline.limiter] * lups_per_warp_load,
                             data_pipe_wavefronts=result.data_pipe_wavefronts_per_lup * lups_per_warp_load,
-                            tag_wavefronts=result.tag_wavefronts_per_lup * lups_per_warp_load)
+                            tag_wavefronts=result.tag_wavefronts_per_lup * lups_per_warp_load,
+                            l1_cycles=cycles_per_lup["l1"] * lups_per_warp_load,
+                            fp_cycles=cycles_per_lup["fp"] * lups_per_warp_load)
 
 
 def strides_accuracy(rows: tuple[StrideRow, ...], device: Device) -> StridesAccuracy:
