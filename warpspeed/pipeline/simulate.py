@@ -56,8 +56,9 @@ its turn comes round, warp k issues its i-th at (i W + k) lambda and the pipelin
 ceil(Lambda / lambda) (lambda 4, Lambda 58, 16 warps, N = 100: 11 800 instead of 6454 cycles);
 the whole-cycle retry misses it where a latency is fractional (lambda 0.25, Lambda 6, 3 warps,
 N = 100: every round takes 6.75 instead of 6 cycles, 674.75 instead of 600.5). The fairness has
-to hold across groups too: the paper fits and checks its latencies over group size x count
-combinations down to one-warp groups, where any rule that prefers older groups is oldest-first.
+to hold across groups too: the paper checks its latencies (Table II) against simulations over
+group size x count combinations with groups from 32 threads (one warp) up, and with one-warp
+groups any rule that prefers older groups is oldest-first.
 
 **Steady state**: with many groups the completions become periodic: each replacement of the
 M resident groups repeats the same pattern. With the warps served in ready order, groups that
