@@ -19,6 +19,7 @@ from warpspeed.pipeline import build_graph, estimate, simulate
 from warpspeed.pipeline.graph import operations_from_stream
 from warpspeed.pipeline.latency import MemoryLatency, attach_latencies, load_latencies
 from warpspeed.pipeline.model import guard_shares
+from warpspeed.pipeline.simulate import SELECTIONS
 from warpspeed.predict import Predictor
 from warpspeed.sass import full_warp_stream, parse_listing
 
@@ -210,6 +211,16 @@ def test_cli_predict_pipeline():
     assert result.exit_code == 0, result.output
     d = json.loads(result.output)["pipeline"]
     assert {"cycles", "lups_per_s", "critical_path", "pipeline_busy"} <= set(d)
+    assert d["rules"] == {"selection": "fifo", "issue": "event"}  # the defaults, which reproduce Eq. 1
+    result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--model", "pipeline", "--json",
+                                 "--pipeline-selection", "oldest", "--pipeline-issue", "cycle"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["pipeline"]["rules"] == {"selection": "oldest", "issue": "cycle"}
+    result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--pipeline-selection", "oldest"])
+    assert result.exit_code == 2 and "add --model pipeline" in result.output
+    result = runner.invoke(cli, ["predict", "--help"])
+    for choice in SELECTIONS:
+        assert choice in result.output
     result = runner.invoke(cli, ["predict", "--kernel", "star3d-r1", "--model", "pipeline"])
     assert result.exit_code == 0, result.output
     assert "critical path" in result.output and "load src" in result.output

@@ -8,6 +8,7 @@ from a schedule written out step by step in the test's docstring.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -17,6 +18,12 @@ from warpspeed.pipeline.calibrate import latencies_from_times
 from warpspeed.pipeline.graph import Graph, GraphError, Node, Operation, check_operations
 from warpspeed.pipeline.latency import LatencyTable, UnitLatency, attach_latencies, fixed_memory_latency, load_latencies
 from warpspeed.pipeline.simulate import groups_per_sm, simulate
+
+
+#: The grid of issue and completion latencies (cycles) the Eq. 1 tests run: Table II's values
+#: (Fermi fadd 1 / 18, cos 8 / 40, loop 4 / 58; Pascal fadd 0.25 / 6, loop 1.75 / 29) and others.
+ISSUES = (0.25, 0.5, 1, 1.75, 4, 8)
+COMPLETIONS = (4, 6, 18, 29, 58)
 
 
 def chain(n: int, issue: float, completion: float, kind: str = "add", pipeline: str = "alu") -> Graph:
@@ -30,32 +37,71 @@ def eq1(n: int, issue: float, completion: float, warps: int) -> float:
     return completion + (n * warps - 1) * issue
 
 
+def test_eq1_is_the_larger_of_two_lower_bounds():
+    """Eq. 1's two cases are the two bounds every schedule obeys (the last first-instruction issue
+    at (W - 1) lambda or later, then N Lambda; N W issues lambda apart, the last done Lambda
+    later), and the larger of them: checked on the grid the tests below simulate."""
+    for issue, completion, n, warps in itertools.product(ISSUES, COMPLETIONS, (1, 3, 20, 100), range(1, 65)):
+        bounds = (n * completion + (warps - 1) * issue, completion + (n * warps - 1) * issue)
+        assert eq1(n, issue, completion, warps) == max(bounds)
+
+
 @pytest.mark.parametrize("n, issue, completion, warps, expected", [
     (100, 1, 18, 1, 1800), (100, 1, 18, 18, 1817), (100, 1, 18, 36, 3617),
     (100, 0.25, 6, 8, 601.75), (100, 0.25, 6, 48, 1205.75), (20, 4, 58, 3, 1168),
 ])
-@pytest.mark.parametrize("selection", ["oldest", "fifo"])
-def test_eq1_one_chain_one_group(n, issue, completion, warps, expected, selection):
+@pytest.mark.parametrize("rules", [{}, {"selection": "oldest", "poll": True}], ids=["defaults", "oldest-cycle"])
+def test_eq1_spec_cases(n, issue, completion, warps, expected, rules):
+    """The specification's cases hold under the defaults and under oldest-first with polling
+    (their warp counts are below Lambda / lambda or multiples of it, and their idle spells end
+    on whole cycles)."""
     assert eq1(n, issue, completion, warps) == expected  # the table is the formula
-    result = simulate(chain(n, issue, completion), warps, 1, 1, selection=selection)
+    result = simulate(chain(n, issue, completion), warps, 1, 1, **rules)
     assert result.cycles == pytest.approx(expected, abs=1e-9)
 
 
-@pytest.mark.parametrize("issue, completion", [(0.25, 6), (1, 18), (4, 58)])
-def test_eq1_every_warp_count_with_fifo_issue(issue, completion):
-    """Issuing in ready order and as soon as ready (no polling grid), Eq. 1 holds for W = 1..64."""
-    for warps in range(1, 65):
-        result = simulate(chain(20, issue, completion), warps, 1, 1, selection="fifo", poll=False)
-        assert result.cycles == pytest.approx(eq1(20, issue, completion, warps), abs=1e-9), warps
+@pytest.mark.parametrize("issue", ISSUES)
+def test_eq1_on_a_grid_under_the_defaults(issue):
+    """Eq. 1 exactly under the default rules for lambda in ISSUES (fractional ones too),
+    Lambda in COMPLETIONS and N in 1, 3, 20 for every W = 1..64, and N = 100 at warp counts on
+    both sides of Lambda / lambda; the expected time is the closed form."""
+    for completion in COMPLETIONS:
+        for n, warp_counts in ((1, range(1, 65)), (3, range(1, 65)), (20, range(1, 65)),
+                               (100, (1, 2, 3, 5, 8, 13, 16, 17, 23, 24, 25, 33, 47, 48, 59, 64))):
+            graph = chain(n, issue, completion)
+            for warps in warp_counts:
+                result = simulate(graph, warps, 1, 1)
+                assert result.cycles == pytest.approx(eq1(n, issue, completion, warps), rel=1e-12, abs=1e-9), \
+                    (issue, completion, n, warps)
 
 
-def test_oldest_warp_first_starves_the_highest_warps():
-    """40 warps, (0.25, 6): warps 0-23 (Lambda / lambda of them) keep the pipeline busy and
-    issue first; warps 24-39 run afterwards, 16 < 24 of them, latency-bound, so the pipeline
-    idles and the time exceeds Eq. 1's 1005.75."""
-    oldest = simulate(chain(100, 0.25, 6), 40, 1, 1).cycles
-    assert simulate(chain(100, 0.25, 6), 40, 1, 1, selection="fifo").cycles == eq1(100, 0.25, 6, 40) == 1005.75
-    assert oldest > 1005.75
+@pytest.mark.parametrize("issue, completion, warps", [(4, 58, 16), (4, 58, 12), (0.25, 6, 40), (0.25, 6, 48),
+                                                      (1.75, 29, 8), (1.75, 29, 32)])
+def test_eq1_for_warps_in_groups_of_any_size(issue, completion, warps):
+    """The same W warps as W / g resident groups of g warps (one-warp groups included, as in the
+    paper's group size x count combinations) take Eq. 1's time under the defaults."""
+    graph = chain(20, issue, completion)
+    for size in (g for g in (1, 2, 4, 8, 16) if warps % g == 0):
+        groups = warps // size
+        result = simulate(graph, size, groups, groups)
+        assert result.cycles == pytest.approx(eq1(20, issue, completion, warps), abs=1e-9), size
+
+
+def test_oldest_first_starves_the_highest_warps():
+    """selection="oldest" with lambda 4, Lambda 58, 16 warps, N = 100: ceil(58 / 4) = 15 warps
+    keep the pipeline busy (15 x 4 = 60 >= 58), and at every issue one of them is ready and
+    older than warp 15. Warp 15 starts when they are done, at 15 x 100 x 4 = 6000, then runs
+    alone, latency-bound: 6000 + 100 x 58 = 11800 cycles, 83 % above Eq. 1's
+    58 + (1600 - 1) x 4 = 6454, which the default rules give. Polling changes nothing here
+    (whole cycles)."""
+    graph = chain(100, 4, 58)
+    assert eq1(100, 4, 58, 16) == 6454
+    assert simulate(graph, 16, 1, 1).cycles == 6454
+    for poll in (False, True):
+        assert simulate(graph, 16, 1, 1, selection="oldest", poll=poll).cycles == 6000 + 100 * 58
+    # (0.25, 6), 40 warps: warps 0-23 run first; the 16 others afterwards, latency-bound
+    oldest = simulate(chain(100, 0.25, 6), 40, 1, 1, selection="oldest").cycles
+    assert simulate(chain(100, 0.25, 6), 40, 1, 1).cycles == eq1(100, 0.25, 6, 40) == 1005.75
     # the first 24 warps end by 6 + (2400 - 1) x 0.25 = 605.75 at the latest; the last 16 need at
     # least their latency-bound 100 x 6 + 15 x 0.25 after starting
     assert oldest >= 600 + 100 * 6
@@ -63,42 +109,74 @@ def test_oldest_warp_first_starves_the_highest_warps():
         simulate(chain(3, 1, 1), 1, 1, 1, selection="random")
 
 
-def test_issue_before_completion_breaks_eq1():
-    """Issuing before completing at equal times costs one poll per link: 99 x 19 + 18 = 1899."""
-    assert simulate(chain(100, 1, 18), 1, 1, 1, completions_first=False).cycles == 1899
-    assert simulate(chain(100, 1, 18), 1, 1, 1).cycles == 1800
+def test_polling_rounds_fractional_latencies_up():
+    """poll=True (Algorithm 1's retry every cycle), lambda 0.25, Lambda 6, 3 warps, N = 100: the
+    warps issue at 0, 0.25, 0.5; the pipeline is free at 0.75 and finds warp 0 ready only at the
+    sixth retry, 6.75, so every round takes 6.75 cycles: the last issue is at 99 x 6.75 + 0.5 =
+    668.75, done at 674.75. Event-driven issue (the default) gives Eq. 1's 100 x 6 + 2 x 0.25 =
+    600.5."""
+    graph = chain(100, 0.25, 6)
+    assert simulate(graph, 3, 1, 1).cycles == eq1(100, 0.25, 6, 3) == 600.5
+    assert simulate(graph, 3, 1, 1, poll=True).cycles == 674.75
 
 
-def test_figure1_saxpy_one_warp():
+def test_issue_before_completion_breaks_eq1_when_polling():
+    """Polling and issuing before completing at equal times: the issue at 18 finds nothing and
+    retries at 19, one cycle lost per link: 99 x 19 + 18 = 1899. Event-driven issue does not
+    depend on the order: the pipeline issues the instruction the moment it is ready."""
+    assert simulate(chain(100, 1, 18), 1, 1, 1, completions_first=False, poll=True).cycles == 1899
+    assert simulate(chain(100, 1, 18), 1, 1, 1, poll=True).cycles == 1800
+    assert simulate(chain(100, 1, 18), 1, 1, 1, completions_first=False).cycles == 1800
+
+
+@pytest.mark.parametrize("rules", [{}, {"selection": "oldest"}, {"poll": True}], ids=["defaults", "oldest", "cycle"])
+def test_figure1_saxpy_one_warp(rules):
     """Fig. 1: i = gid; x = X[i]; y = Y[i]; z = a x + y; Y[i] = z with Lambda_index = 20, memory
-    (23, 521), fmadd (1, 18): the second load issues 23 after the first, the final store adds its
-    issue latency only: 20 + 23 + 521 + 18 + 23 = 605."""
+    (23, 521), fmadd (1, 18). The index issues at 0 and completes at 20; the loads issue at 20
+    and 43 (lambda_mem apart), y completes at 43 + 521 = 564; the fmadd issues at 564 and
+    completes at 582; the store issues at 582 (the memory pipeline has been free since 66) and,
+    being the final request, completes lambda_mem later: 20 + 23 + 521 + 18 + 23 = 605. One warp
+    has no competitor and whole-cycle latencies, so every rule gives it."""
     nodes = (Node(0, "index", "i = gid", "alu", 1, 20, ()),
              Node(1, "load", "x = X[i]", "global", 23, 521, (0,)),
              Node(2, "load", "y = Y[i]", "global", 23, 521, (0,)),
              Node(3, "fma", "z = a x + y", "alu", 1, 18, (1, 2)),
              Node(4, "store", "Y[i] = z", "global", 23, 521, (0, 3)))
     graph = Graph(nodes, "test")
-    assert simulate(graph, 1, 1, 1).cycles == 605
+    assert simulate(graph, 1, 1, 1, **rules).cycles == 20 + 23 + 521 + 18 + 23 == 605
     assert sum(c for _, c in graph.critical_path()) == 20 + 521 + 18 + 23  # without the second load's wait
 
 
-def test_group_replacement():
-    """Chain of 10 (1, 18), 2 warps per group, 2 resident, 4 groups: warp k of the first four
-    issues node j at 18 j + k, so groups 0 and 1 end at 180 + 1 and 180 + 3; groups 2 and 3
-    enter then and end 181 + 181 = 362 and 183 + 181 = 364."""
-    result = simulate(chain(10, 1, 18), 2, 4, 2, steady_state=False)
+@pytest.mark.parametrize("rules", [{}, {"selection": "oldest", "poll": True}], ids=["defaults", "oldest-cycle"])
+def test_group_replacement(rules):
+    """Chain of 10 (1, 18), 2 warps per group, 2 resident, 4 groups. The four resident warps
+    (4 < 18 = Lambda / lambda) are ready in turn: warp k issues node j at 18 j + k (every warp is
+    the only one ready at its instant, so the rules agree), so groups 0 and 1 end at 162 + 1 + 18
+    = 181 and 183. Group 2 enters at 181, its warps issue node j at 181 + 18 j and 182 + 18 j,
+    group 3 (entering at 183) at 183 + 18 j and 184 + 18 j: no two want the pipeline at once, so
+    they end at 181 + 181 = 362 and 183 + 181 = 364."""
+    result = simulate(chain(10, 1, 18), 2, 4, 2, steady_state=False, **rules)
     assert result.completions == (181, 183, 362, 364)
     assert result.cycles == 364
 
 
-def test_saturated_memory_pipeline():
-    """3 independent loads (4, 500) per warp, 8 warps per group, 20 groups. With 8 resident the
-    pipeline never idles: the last of 480 issues is at 479 x 4, done 500 later. With 2 resident
-    each slot takes 24 x 4 - 4 + 500 = 592 per group; the second slot starts 96 later."""
+@pytest.mark.parametrize("rules", [{}, {"selection": "oldest", "poll": True}], ids=["defaults", "oldest-cycle"])
+def test_saturated_memory_pipeline(rules):
+    """3 independent loads (4, 500) per warp, 8 warps per group (24 loads, 96 cycles of issue),
+    20 groups.
+
+    8 resident: the 192 loads of groups 0-7 are ready at 0; ready order is group order, so group
+    g issues in [96 g, 96 g + 92] and completes at 96 g + 592. Group g + 8 enters then, and its
+    loads are due at 96 (g + 8) = 96 g + 768 >= 96 g + 592: they are ready before their turn,
+    so the pipeline never idles and the last of 480 issues is at 479 x 4, done 500 later: 2416.
+
+    2 resident: groups 0 and 1 issue in [0, 92] and [96, 188] and complete at 592 and 688; each
+    successor enters as its slot frees and finds the pipeline idle (the other slot's loads were
+    issued long before), so each slot takes 92 + 500 = 592 per group and the second slot runs 96
+    behind: group 19, the tenth of slot 1, completes at 96 + 10 x 592 = 6016."""
     loads = Graph(tuple(Node(i, "load", "ld", "global", 4, 500, ()) for i in range(3)), "test")
-    assert simulate(loads, 8, 20, 8, steady_state=False).cycles == (20 * 8 * 3 - 1) * 4 + 500 == 2416
-    assert simulate(loads, 8, 20, 2, steady_state=False).cycles == 96 + 10 * 592 == 6016
+    assert simulate(loads, 8, 20, 8, steady_state=False, **rules).cycles == (20 * 8 * 3 - 1) * 4 + 500 == 2416
+    assert simulate(loads, 8, 20, 2, steady_state=False, **rules).cycles == 96 + 10 * 592 == 6016
 
 
 def test_groups_per_sm():
@@ -113,21 +191,43 @@ def test_latencies_recovered_from_eq1():
     warps = list(range(1, 65))
     issue, completion = latencies_from_times(warps, [eq1(100, 0.25, 6, w) for w in warps], 100)
     assert (issue, completion) == (0.25, 6)
-    assert simulate(chain(100, issue, completion), 64, 1, 1, selection="fifo").cycles == eq1(100, 0.25, 6, 64)
+    assert simulate(chain(100, issue, completion), 64, 1, 1).cycles == eq1(100, 0.25, 6, 64)
 
 
-def test_steady_state_extrapolation_matches_full_simulation():
-    """N = 50 groups: the extrapolated time is within 0.5 % of the simulation of every group."""
+@pytest.mark.parametrize("rules", [{}, {"selection": "oldest", "poll": True}], ids=["defaults", "oldest-cycle"])
+def test_steady_state_skip_matches_full_simulation(rules):
+    """N = 50 groups: skipping whole steady-state cycles gives the time, the busy fractions and
+    the instruction count of the simulation of every group."""
     graph = Graph((Node(0, "index", "i", "alu", 1, 18, ()), Node(1, "load", "x", "global", 4, 500, (0,)),
                    Node(2, "load", "y", "global", 4, 500, (0,)), Node(3, "fma", "z", "alu", 1, 18, (1, 2)),
                    Node(4, "store", "y", "global", 4, 500, (3,))), "test")
-    for resident in (1, 2, 3, 8):
-        full = simulate(graph, 4, 50, resident, steady_state=False)
-        fast = simulate(graph, 4, 50, resident)
+    for resident in (1, 2, 3, 4, 8):
+        full = simulate(graph, 4, 50, resident, steady_state=False, **rules)
+        fast = simulate(graph, 4, 50, resident, **rules)
         assert not full.extrapolated and len(full.completions) == 50
-        assert fast.cycles == pytest.approx(full.cycles, rel=5e-3)
-        if resident < 8:  # with 8 resident the completions are not periodic before the end
+        assert fast.cycles == pytest.approx(full.cycles, rel=1e-12)
+        assert fast.issued == full.issued == 50 * 4 * 5
+        assert fast.busy == pytest.approx(full.busy, rel=1e-12)
+        if resident <= 3:  # with more resident the completions are not periodic before the end
             assert fast.extrapolated and len(fast.completions) < 50
+
+
+def test_steady_state_cycles_other_than_the_resident_count():
+    """Warps served in ready order, 4 resident groups of 8 warps with 3 independent loads
+    (6, 165) each: groups that start together stay in step and the completions repeat every 3,
+    not every 4. Skipping those cycles still gives the full simulation's time."""
+    graph = Graph((Node(0, "index", "i", "alu", 1, 18, ()),
+                   *(Node(k, "load", "ld", "global", 6, 165, (0,)) for k in (1, 2, 3)),
+                   Node(4, "add", "s", "alu", 1, 18, (1, 2, 3)), Node(5, "store", "st", "global", 6, 165, (4,))),
+                  "test")
+    full = simulate(graph, 8, 120, 4, steady_state=False)
+    c = full.completions
+    steps = [c[i] - c[i - 3] for i in range(20, 100)]
+    assert max(steps) - min(steps) < 1e-6 * max(steps)  # the cycle of 3 completions
+    assert max(c[i] - c[i - 4] for i in range(20, 100)) > 1.01 * min(c[i] - c[i - 4] for i in range(20, 100))
+    fast = simulate(graph, 8, 120, 4)
+    assert fast.extrapolated and len(fast.completions) < 30
+    assert fast.cycles == pytest.approx(full.cycles, rel=1e-12)
 
 
 def test_fewer_resident_groups_never_faster():
@@ -222,13 +322,14 @@ def test_operations_must_refer_to_earlier_operations():
 
 
 def test_poll_versus_event_driven_issue():
-    """After an idle spell the paper's pipeline re-checks once per cycle: with lambda = 0.25 and a
-    result ready at 6.1 the next issue is at 0.25 + 6 = 6.25 (polling) or 6.1 (event-driven)."""
+    """After an idle spell the paper's pipeline as printed re-checks once per cycle: with lambda =
+    0.25 and a result ready at 6.1 the next issue is at 0.25 + 6 = 6.25 (polling) or 6.1
+    (event-driven, the default); the second node completes 1 later."""
     nodes = (Node(0, "add", "a", "alu", 0.25, 6.1, ()), Node(1, "add", "b", "alu", 0.25, 1, (0,)))
     graph = Graph(nodes, "test")
-    assert simulate(graph, 1, 1, 1).cycles == pytest.approx(7.25)
-    assert simulate(graph, 1, 1, 1, poll=False).cycles == pytest.approx(7.1)
-    assert math.isclose(simulate(chain(100, 1, 18), 1, 1, 1, poll=False).cycles, 1800)
+    assert simulate(graph, 1, 1, 1, poll=True).cycles == pytest.approx(7.25)
+    assert simulate(graph, 1, 1, 1).cycles == pytest.approx(7.1)
+    assert math.isclose(simulate(chain(100, 1, 18), 1, 1, 1, poll=True).cycles, 1800)
 
 
 def _three_nodes(in_order: bool) -> Graph:

@@ -64,13 +64,25 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
               help="With --model pipeline: the instruction graph from the generator's source-level operations "
                    "(ast), the compiled SASS (sass, needs nvcc; issued in program order), the stream derived "
                    "from the kernel description (derived), or ast when the kernel carries it (auto).")
+@click.option("--pipeline-selection", "selection", type=click.Choice(["fifo", "oldest"]), default="fifo",
+              show_default=True,
+              help="With --model pipeline: which ready instruction a pipeline issues. fifo: the one ready "
+                   "first, so warps take turns (a round robin on dependence chains; reproduces the paper's "
+                   "Eq. 1 for every warp count). oldest: oldest block, then lowest warp, a strict priority "
+                   "like a greedy-then-oldest (GTO) warp scheduler, which staggers the resident blocks.")
+@click.option("--pipeline-issue", "issue", type=click.Choice(["event", "cycle"]), default="event",
+              show_default=True,
+              help="With --model pipeline: when an idle pipeline issues. event: the moment an instruction "
+                   "is ready (fractional times; reproduces Eq. 1). cycle: the paper's Algorithm 1 as "
+                   "printed, a retry every cycle, like a scheduler deciding on clock edges only.")
 @click.option("--pipeline-out", "pipeline_out", type=OutputFile("pipeline graph"), default=None,
               help="With --model pipeline: write the graph, its latencies and the launch as JSON "
                    "(warpspeed-pipeline v1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
             address_space: str, curves_path: str | None, classes: bool, exact_waves: bool, model: str, clock_mhz: float | None,
-            plot_path: str | None, graph_source: str, pipeline_out: str | None, as_json: bool) -> None:
+            plot_path: str | None, graph_source: str, selection: str, issue: str, pipeline_out: str | None,
+            as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
@@ -99,7 +111,8 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     if model != "roofline":
         from warpspeed.models import estimate_time
 
-        estimate = estimate_time(model, p, **({"source": graph_source} if model == "pipeline" else {}))
+        options = {"source": graph_source, "selection": selection, "poll": issue == "cycle"}
+        estimate = estimate_time(model, p, **(options if model == "pipeline" else {}))
         d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
                     **estimate.details}
     if "power" in device.tables:
@@ -109,8 +122,9 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
         d["power"] = dict(energy.details)
     elif clock_mhz is not None:
         raise click.UsageError(f"--clock-mhz sets the power model's clock; {device.name} has no power parameters")
-    if (graph_source != "auto" or pipeline_out) and model != "pipeline":
-        raise click.UsageError("--pipeline-graph and --pipeline-out belong to the pipeline model: add --model pipeline")
+    if (graph_source != "auto" or pipeline_out or selection != "fifo" or issue != "event") and model != "pipeline":
+        raise click.UsageError("--pipeline-graph, --pipeline-selection, --pipeline-issue and --pipeline-out belong "
+                               "to the pipeline model: add --model pipeline")
     if pipeline_out:
         from warpspeed.pipeline.document import pipeline_document
 

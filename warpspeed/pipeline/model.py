@@ -28,7 +28,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.models import GHZ, ModelEstimate
 from warpspeed.pipeline.graph import GLOBAL_MEMORY_KINDS, Graph, Operation, check_operations, operations_from_stream
 from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
-from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulate
+from warpspeed.pipeline.simulate import DEFAULT_SELECTION, SimulationResult, groups_per_sm, simulate
 from warpspeed.trace.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds
 
@@ -132,15 +132,17 @@ def guard_shares(prediction: "Prediction", partitions: int) -> tuple[tuple[float
     return tuple(sorted(((share, guard) for guard, share in shares.items()), reverse=True))
 
 
-def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, steady_state: bool = True,
+def estimate(prediction: "Prediction", source: str = "auto", poll: bool = False, steady_state: bool = True,
              **simulation: Any) -> ModelEstimate:
     """The pipeline model's :class:`~warpspeed.models.ModelEstimate` of ``prediction``.
 
     ``details``: ``cycles``, ``lups_per_s``, ``simulated_cycles``, ``bandwidth_floor_cycles``,
     ``critical_path`` ([{instruction, pipeline, cycles}] of one warp's longest dependence chain),
     ``critical_path_cycles``, ``pipeline_busy`` (fraction per pipeline), ``limiter``, the launch
-    as simulated and the memory latencies. Further keyword options go to
-    :func:`warpspeed.pipeline.simulate.simulate`.
+    as simulated, the memory latencies and ``rules`` (``selection``; ``issue``: ``event`` or
+    ``cycle`` for polling). ``poll`` and further keyword options (``selection``,
+    ``completions_first``, ``sub_partitions``, ...) go to :func:`warpspeed.pipeline.simulate.simulate`;
+    its defaults (event-driven issue, warps served in ready order) reproduce the paper's Eq. 1.
 
     Grids whose blocks differ in their guard-only warps (a last, partial block along a
     dimension) are simulated once per kind of block, each kind's time for the busiest SM's N
@@ -151,6 +153,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
     s = simulation.setdefault("sub_partitions", sub_partitions(occ.warps_per_block, device.register_partitions,
                                                                _latency_table(device.architecture).pipelines))
+    selection = simulation.setdefault("selection", DEFAULT_SELECTION)
     kinds = guard_shares(prediction, s)
     runs = [(share, guard, simulate(graph, occ.warps_per_block, groups, occ.blocks_per_sm, poll=poll,
                                     steady_state=steady_state, guard_warps=guard, guard_nodes=prologue,
@@ -184,6 +187,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = True, 
                    "block_kinds": [{"share": k_share, "guard_warps": k_guard} for k_share, k_guard in kinds],
                    "sub_partitions": s, "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
                    "instructions_simulated": sum(run.issued for _, _, run in runs)},
+        "rules": {"selection": selection, "issue": "cycle" if poll else "event"},
         "memory": memory,
     }
     return ModelEstimate("pipeline", rate, seconds, cycles, _explanation(sim, cycles > simulated, prediction.limiter),

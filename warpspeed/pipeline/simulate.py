@@ -15,15 +15,21 @@ The choices the paper leaves open, as made here:
 - **simultaneous events**: completions before issues (this reproduces the paper's Eq. 1;
   ``completions_first=False`` gives the other order), completions at one time in warp and
   program order;
-- **which ready instruction issues**: the oldest resident group, then the lowest warp, then
-  program order (``selection="oldest"``). A warp that is ready again before the pipeline has
-  served the higher warps goes first, so beyond Lambda / lambda warps the highest warps wait
-  until the lowest finish. ``selection="fifo"`` issues in the order the instructions became
-  ready (a loose round robin over the warps), with which Eq. 1 holds for every warp count;
-- **idle pipelines**: the paper's pipeline that finds nothing ready tries again one cycle later
-  (``poll=True``, the default), so after an idle spell it issues at ``t_free + k`` for the first
-  whole k at which something is ready; the simulation jumps straight there instead of stepping
-  cycle by cycle. ``poll=False`` issues at the very time an instruction becomes ready;
+- **when an idle pipeline issues** (default: event-driven, ``poll=False``): at the very time an
+  instruction becomes ready, a fractional time where a latency is fractional. ``poll=True`` is
+  Algorithm 1 as printed: a pipeline that finds nothing ready tries again one cycle later, so
+  after an idle spell it issues at ``t_free + k`` for the first whole k at which something is
+  ready (the simulation jumps straight there instead of stepping cycle by cycle). That models
+  a scheduler deciding on clock edges only, and agrees with Eq. 1 only where lambda and Lambda
+  are whole cycles;
+- **which ready instruction issues** (default: ``selection="fifo"``): the one that became ready
+  first (completions at one time in warp and program order), so the warps take turns: on
+  dependence chains this is a round robin over the warps. ``selection="oldest"``: the oldest
+  resident group, then the lowest warp, then program order, a strict priority that, on warps
+  that stall after every instruction, acts like a greedy-then-oldest (GTO) warp scheduler
+  (Rogers, O'Connor, Aamodt: "Cache-Conscious Wavefront Scheduling", MICRO 2012): the lowest
+  ceil(Lambda / lambda) warps keep a pipeline busy and the others wait until those finish, so it
+  staggers the resident groups;
 - **when a store completes**: a store no node reads completes at issue + lambda ("the warp is
   considered complete as soon as the final memory request has been issued", Fig. 1); every
   other node at issue + Lambda (:meth:`warpspeed.pipeline.graph.Graph.completion_delays`);
@@ -37,12 +43,33 @@ The choices the paper leaves open, as made here:
   work, so one is simulated: W / s warps per group, every lambda times s. s = 1 is the paper's
   SM with pipelines shared by all its warps.
 
-**Steady state**: with many groups the completions become periodic with period M (one
-replacement of every resident group). Once the last M completions each lie the same time P
-after the completion M before them (within ``tolerance``, relative), the rest is extrapolated
-by whole periods: with j the simulated completion whose distance to N is a multiple of M,
-``t = t_j + (N - j) / M * P``. The check needs 3 M - 1 completions (``min_groups`` may ask for
-more).
+**Why the defaults.** For W warps each running N dependent instructions on one pipeline, every
+schedule obeys two bounds: the W first instructions are W issues at least lambda apart, so the
+last of them starts at (W - 1) lambda or later and its chain needs N Lambda more; and the N W
+issues are at least lambda apart, the last completing Lambda after its issue. Eq. 1 is the
+larger of the two, t = max(N Lambda + (W - 1) lambda, Lambda + (N W - 1) lambda) (they cross at
+W = Lambda / lambda), so a rule reproduces Eq. 1 exactly when it attains the bound. Issuing in
+ready order at the ready time does: with W lambda < Lambda, warp k issues its i-th instruction at
+i Lambda + k lambda (the first bound); with W lambda >= Lambda every warp is ready again before
+its turn comes round, warp k issues its i-th at (i W + k) lambda and the pipeline never idles
+(the second). Oldest-first misses it beyond Lambda / lambda warps unless W is a multiple of
+ceil(Lambda / lambda) (lambda 4, Lambda 58, 16 warps, N = 100: 11 800 instead of 6454 cycles);
+the whole-cycle retry misses it where a latency is fractional (lambda 0.25, Lambda 6, 3 warps,
+N = 100: every round takes 6.75 instead of 6 cycles, 674.75 instead of 600.5). The fairness has
+to hold across groups too: the paper checks its latencies (Table II) against simulations over
+group size x count combinations with groups from 32 threads (one warp) up, and with one-warp
+groups any rule that prefers older groups is oldest-first.
+
+**Steady state**: with many groups the completions become periodic: each replacement of the
+M resident groups repeats the same pattern. With the warps served in ready order, groups that
+started together stay in step, and the cycle is often M - 1 completions long rather than M
+(the 25-point stencil's 4-warp blocks with 8 resident per A100 SM repeat every 7). Once, for
+the smallest L from 1 to 4 M, each of the last max(L, M) completions lies the same time P
+after the completion L before it (within ``tolerance``, relative), the simulation skips whole
+cycles, as many as groups wait: it moves every pending event and pipeline time P later per
+cycle and counts L more groups as started and completed (their instructions and busy time
+too). It then simulates the fewer than L groups still waiting and the drain at the end. The
+check needs at least 3 M - 1 completions (``min_groups`` may ask for more).
 """
 
 from __future__ import annotations
@@ -58,8 +85,12 @@ from warpspeed.pipeline.graph import Graph
 
 #: Relative agreement of two successive mean completion spacings that counts as periodic.
 STEADY_TOLERANCE = 2e-3
+#: Longest cycle of group completions the steady-state check looks for, in resident groups.
+MAX_LAG_PER_RESIDENT = 4
 #: Rules for which ready instruction a pipeline issues (see the module docstring).
-SELECTIONS = ("oldest", "fifo")
+SELECTIONS = ("fifo", "oldest")
+#: The default rule: warps served in the order their instructions became ready (reproduces Eq. 1).
+DEFAULT_SELECTION = "fifo"
 #: Cycles between two instructions of one warp issued in program order: a warp scheduler
 #: dispatches at most one instruction per clock (NVIDIA Volta, Ampere and Hopper architecture
 #: whitepapers, "SM architecture": "each warp scheduler ... dispatches one warp instruction per clock").
@@ -72,8 +103,9 @@ _EPS = 1e-9
 class SimulationResult:
     """What one SM did.
 
-    ``cycles``: time until the last group completed (extrapolated when ``extrapolated``);
-    ``completions``: the simulated group completion times in order; ``busy``: per pipeline, the
+    ``cycles``: time until the last group completed; ``extrapolated``: whole cycles of the steady
+    state were skipped rather than simulated; ``completions``: the simulated group completion
+    times in order (after a skip, shifted by the skipped time); ``busy``: per pipeline, the
     fraction of the simulated time it was issuing (sum of lambda over the time simulated);
     ``issued``: warp instructions simulated.
     """
@@ -100,10 +132,10 @@ def groups_per_sm(total_groups: int, sms: int) -> int:
     return -(-total_groups // sms)
 
 
-def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, poll: bool = True,
+def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, poll: bool = False,
              completions_first: bool = True, steady_state: bool = True,
              min_groups: int | None = None, tolerance: float = STEADY_TOLERANCE,
-             sub_partitions: int = 1, selection: str = "oldest", guard_warps: int = 0,
+             sub_partitions: int = 1, selection: str = DEFAULT_SELECTION, guard_warps: int = 0,
              guard_nodes: int = 0) -> SimulationResult:
     """Simulate ``groups`` groups of ``warps_per_group`` warps, at most ``resident`` at a time,
     each warp running ``graph``, on one SM (see the module docstring for the rules).
@@ -199,9 +231,10 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     for q in range(num_p):  # every pipeline's first issue event is at time 0, after the groups start
         if ready[q]:
             next_issue[q] = 0.0
-    started, issued, t = resident, 0, 0.0
-    extrapolated = finished = False
-    while not finished:
+    started, issued, t, done = resident, 0, 0.0, 0
+    history: list[tuple[int, tuple[float, ...]]] = []  # issued and busy at each simulated completion
+    extrapolated = False
+    while True:
         ti, p = math.inf, -1
         for q in range(num_p):
             if next_issue[q] < ti:
@@ -251,14 +284,28 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                 continue
             del group_left[group]
             completions.append(t)
-            k = len(completions)
-            if steady_state and k >= min_groups and k < groups:
-                period = _period(completions, resident, tolerance)
-                if period is not None:
-                    j = k - (k - groups) % resident  # (groups - j) is a multiple of resident
-                    t = completions[j - 1] + (groups - j) // resident * period
-                    extrapolated = finished = True
-                    break
+            done += 1
+            if steady_state and not extrapolated:
+                history.append((issued, tuple(busy)))
+                if done >= min_groups and started < groups:
+                    found = _period(completions, resident, tolerance)
+                    if found is not None and (groups - started) // found[0] > 0:
+                        # skip the steady state's whole cycles; simulate the rest and the drain
+                        lag, period = found
+                        cycles = (groups - started) // lag
+                        shift = cycles * period
+                        then_issued, then_busy = history[-1 - lag]
+                        issued += cycles * (issued - then_issued)
+                        for q in range(num_p):
+                            busy[q] += cycles * (busy[q] - then_busy[q])
+                            t_free[q] += shift
+                            next_issue[q] += shift
+                        events[:] = [(e + shift, key) for e, key in events]
+                        heapq.heapify(events)
+                        t += shift
+                        started += cycles * lag
+                        done += cycles * lag
+                        extrapolated = True
             if started < groups:
                 start_group(started, t)
                 started += 1
@@ -285,12 +332,20 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                             busy={pipelines[q]: busy[q] / span for q in range(num_p)}, issued=issued)
 
 
-def _period(completions: list[float], resident: int, tolerance: float) -> float | None:
-    """P if each of the last ``resident`` completions lies P after the completion ``resident``
-    before it (within ``tolerance``, relative), else None."""
-    m = resident
-    period = completions[-1] - completions[-1 - m]
-    for i in range(2, m + 1):
-        if abs(completions[-i] - completions[-i - m] - period) > tolerance * max(period, _EPS):
-            return None
-    return period
+def _period(completions: list[float], resident: int, tolerance: float) -> tuple[int, float] | None:
+    """``(L, P)`` for the smallest lag L (1 to :data:`MAX_LAG_PER_RESIDENT` x ``resident``) at
+    which each of the last max(L, ``resident``) completions lies the same time P after the
+    completion L before it (within ``tolerance``, relative), else None."""
+    m, k = resident, len(completions)
+    for lag in range(1, min(MAX_LAG_PER_RESIDENT * m, k - m) + 1):
+        checks = max(lag, m)
+        if checks + lag > k:
+            break
+        period = completions[-1] - completions[-1 - lag]
+        slack = tolerance * max(period, _EPS)
+        for i in range(2, checks + 1):
+            if abs(completions[-i] - completions[-i - lag] - period) > slack:
+                break
+        else:
+            return lag, period
+    return None
