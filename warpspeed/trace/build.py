@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.trace.derived import derived_stream
 from warpspeed.trace.instructions import InstructionStream
-from warpspeed.trace.warps import warp_counts
+from warpspeed.trace.warps import block_kinds, warp_counts
 
 if TYPE_CHECKING:
     from warpspeed.predict import Prediction
@@ -144,6 +144,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             "shared_bytes_per_block": kernel.shared_bytes_per_block,
             "full_warps": warps.full_warps, "guard_warps": warps.guard_warps,
             "valid_threads": warps.valid_threads, "active_lanes_per_warp": warps.active_lanes_per_warp,
+            "block_kinds": [k.as_dict() for k in block_kinds(launch, device.warp_size)],
         },
         "instructions": {
             "source": stream.source, "arch": stream.arch, "compiler": stream.compiler,
