@@ -353,3 +353,23 @@ def test_l1_term_charges_the_roofline_wavefronts(a100, a100p):
     s = batch_stack(intervals, 64, a100p, active_sms=108, dram_bandwidth_gb_s=1381.0)
     demand = 64 * mem["totals"]["l1_cycles_per_lup"] * lups_per_warp
     assert s["selected"] + s["stall_lg_throttle"] >= demand - 1e-6
+
+
+def test_sms_combine_by_hand():
+    """Two SMs whose work is 1000 and 3000 cycles (all issue), the costliest batch 500: the mean
+    2000 + 500 = 2500 is below the slowest SM, so the kernel takes 2500 (blocks go to whichever SM
+    frees a slot); with 1000 and 2400 the slowest SM, 2400, is within the bound and taken."""
+    import numpy as np
+
+    from warpspeed.interval.model import combine_sms
+    from warpspeed.interval.multiwarp import BATCH_KEYS
+
+    def rows(*selected):
+        out = np.zeros((len(selected), len(BATCH_KEYS)))
+        out[:, 0] = selected
+        return out
+
+    c = combine_sms(rows(1000, 3000), np.zeros(2), np.array([2.0, 6.0]), rows(500, 250))
+    assert (c.work.sum(), c.blocks, c.rule) == (2500, 4.0, "SM mean + one batch")
+    c = combine_sms(rows(1000, 2400), np.zeros(2), np.array([2.0, 5.0]), rows(500, 250))
+    assert (c.work.sum(), c.blocks, c.rule) == (2400, 5.0, "slowest SM")

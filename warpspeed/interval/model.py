@@ -24,7 +24,9 @@ gives them (:func:`~warpspeed.interval.multiwarp.batch_stack`). Per SM:
   plus the last block's single-warp time ``T_warp`` (:mod:`warpspeed.interval.launch_fit`: the
   dispatch overlaps the blocks' work on measured GPUs).
 
-The kernel takes as long as its slowest SM, whose stack is reported.
+The kernel takes as long as its slowest SM, whose stack is reported, but never longer than the
+mean over the SMs (eq 3) plus one batch (:func:`combine_sms`: the GPU hands blocks to SMs as they
+free a slot, which evens out SMs dealt unequal blocks).
 
 **Never faster than the bandwidth bound.** The contention term is a queueing delay, not a
 bandwidth ceiling, so on its own the model can beat the DRAM, L2 or L1 bandwidth (see
@@ -108,6 +110,34 @@ def launch_latency(blocks: np.ndarray, work_cycles: np.ndarray, warp_cycles: flo
     return params.kll_k + np.maximum(0.0, dispatch - work_cycles)
 
 
+@dataclass(frozen=True)
+class Combined:
+    """The kernel's SM-level cycles: ``work`` by :data:`BATCH_KEYS`, ``idle`` (ID), ``blocks`` the
+    SM receives, and the ``rule`` that combined the SMs."""
+
+    work: np.ndarray
+    idle: float
+    blocks: float
+    rule: str
+
+
+def combine_sms(per_sm: np.ndarray, idle: np.ndarray, blocks: np.ndarray, per_composition: np.ndarray) -> Combined:
+    """The kernel's cycles from the SMs' (``per_sm[s]`` by :data:`BATCH_KEYS`, ``idle[s]``,
+    ``blocks[s]``): the slowest SM of the round-robin dealing, but never more than the mean over
+    the SMs (eq 3) plus the costliest batch. The GPU hands a block to whichever SM frees a slot,
+    so an SM dealt lighter blocks takes more of them and the SMs finish within about one batch of
+    each other (Graham's bound for list scheduling: mean load + the largest job); with alike
+    blocks the slowest SM (one more block than others) is below that bound and exact."""
+    totals = per_sm.sum(axis=1) + idle
+    slowest = int(np.argmax(totals))
+    largest = int(np.argmax(per_composition.sum(axis=1)))
+    balanced = totals.mean() + per_composition[largest].sum()
+    if totals[slowest] <= balanced:
+        return Combined(per_sm[slowest], float(idle[slowest]), float(blocks[slowest]), "slowest SM")
+    return Combined(per_sm.mean(axis=0) + per_composition[largest], float(idle.mean()), float(blocks.mean()),
+                    "SM mean + one batch")
+
+
 def _batch_stacks(dealing: Dealing, full: list[Interval], guard: list[Interval], params: IntervalParams,
                   dram_bw: float, policy: str, dram_writes: bool) -> np.ndarray:
     """Cycles of each of the dealing's batch compositions, by :data:`BATCH_KEYS` (rows)."""
@@ -141,13 +171,14 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
     selected = per_sm[:, BATCH_KEYS.index("selected")]
     idle = distribution_idle(dealing.sub_core_instructions, selected, params.issue_rate)
     work = per_sm.sum(axis=1) + idle
-    kll = launch_latency(dealing.blocks, work, sum(k.instructions + k.stall for k in full), params)
-    slowest = int(np.argmax(work + kll))
+    combined = combine_sms(per_sm, idle, dealing.blocks.astype(float), per_composition)
+    kll = launch_latency(np.array([combined.blocks]), np.array([combined.work.sum() + combined.idle]),
+                         sum(k.instructions + k.stall for k in full), params)
     stack = dict.fromkeys(STACK_KEYS, 0.0)
-    for key, value in zip(BATCH_KEYS, per_sm[slowest]):
+    for key, value in zip(BATCH_KEYS, combined.work):
         stack[key] = float(value)
-    stack["stall_imc_miss_no_instruction"] = float(kll[slowest])
-    stack["idle"] = float(idle[slowest])
+    stack["stall_imc_miss_no_instruction"] = float(kll[0])
+    stack["idle"] = float(combined.idle)
     cycles = sum(stack.values())
     lups = trace["kernel"]["lups"]
     roof = trace["roofline"]["lups_per_s"]
@@ -159,6 +190,7 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
             stack[FLOOR_ENTRY.get(trace["roofline"]["limiter"], "stall_long_scoreboard")] += floor_cycles
             cycles = bound
     seconds = cycles / (params.clock_ghz * GB)
+    slowest = int(np.argmax(work))
     counts = dealing.batch_counts[slowest]
     common = int(np.argmax(counts))
     full_warps, guard_warps = dealing.compositions[common]
@@ -168,4 +200,4 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
                           batches=int(counts.sum()), warps_per_batch=full_warps + guard_warps,
                           full_warps_per_batch=full_warps, guard_warps_per_batch=guard_warps,
                           options={"policy": policy, "dram_writes": dram_writes, "floor": floor,
-                                   "sm_combine": "max", "sub_core_mapping": "warp index in block mod sub-cores"})
+                                   "sm_combine": combined.rule, "sub_core_mapping": "warp index in block mod sub-cores"})
