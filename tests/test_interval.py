@@ -221,7 +221,8 @@ def test_batch_with_guard_warps_by_hand(a100p):
 
 def _brute_dealing(launch, sms, blocks_per_sm, i_full, i_guard, warp=32, sub_cores=4):
     """Every block by its index: thread-by-thread full/guard warps, SM ``b mod P``, batch
-    ``(b div P) div M``; per SM the Counter of batch compositions and per sub-core instructions."""
+    ``(b div P) div M`` at position ``(b div P) mod M`` (its warps in SM slots from position x
+    warps per block); per SM the Counter of batch compositions and per sub-core instructions."""
     import collections
 
     import numpy as np
@@ -245,7 +246,7 @@ def _brute_dealing(launch, sms, blocks_per_sm, i_full, i_guard, warp=32, sub_cor
         batches[key][0] += sum(full)
         batches[key][1] += warps - sum(full)
         for w, f in enumerate(full):
-            sub_core[s, w % sub_cores] += i_full if f else i_guard
+            sub_core[s, ((j % blocks_per_sm) * warps + w) % sub_cores] += i_full if f else i_guard
     per_sm = [collections.Counter() for _ in range(active)]
     for (s, _), comp in batches.items():
         per_sm[s][tuple(comp)] += 1
@@ -256,6 +257,7 @@ def _brute_dealing(launch, sms, blocks_per_sm, i_full, i_guard, warp=32, sub_cor
     ((32, 4, 2), (1, 2, 1), (40, 13, 5), 5, 3),     # ragged in x, y (folded) and z
     ((8, 4, 4), (1, 1, 2), (20, 9, 7), 7, 2),       # warps span rows and planes
     ((1, 64, 1), (1, 1, 1), (3, 40, 2), 4, 2),      # half of the last block's warps guard-only
+    ((32, 3, 1), (1, 1, 1), (64, 8, 3), 3, 3),      # 3-warp blocks: slots shift by 3 per position
 ])
 def test_dealing_equals_enumeration(block, fold, domain, sms, per_sm):
     import collections
@@ -277,17 +279,17 @@ def test_dealing_equals_enumeration(block, fold, domain, sms, per_sm):
 def test_distribution_idle_by_hand(a100p):
     """ID (eq 29) = the busiest sub-core's instructions / IR - the issue cycles charged (S_selected).
 
-    3-warp blocks, 2 resident on one SM, 1000 instructions, no stall: warp w on sub-core w mod 4
-    gives [2000, 2000, 2000, 0]; the issue term charges 1000 x 6 / 4 = 1500 per sub-core
-    (eq 9), the busiest needs 2000: ID = 500. (AMALI's hand case with the representative's
-    sub-core as the reference gives 0 here, as the representative sits on a busiest sub-core; but
-    then the issue term's 1500 undercounts that sub-core by 500.) 4-warp blocks whose last warp
-    is guard-only (100 instructions): [2000, 2000, 2000, 200], issue (6 x 1000 + 2 x 100) / 4 =
+    3-warp blocks, 2 resident on one SM, 1000 instructions, no stall: SM warp slots 0-2 and 3-5,
+    sub-core = slot mod 4: [2000, 2000, 1000, 1000]; the issue term charges 1000 x 6 / 4 = 1500
+    per sub-core (eq 9), the busiest needs 2000: ID = 500. (AMALI's reference, the
+    representative's sub-core, gives 0 with the representative on sub-core 0 or 1 and 1000 on 2
+    or 3; the issue term already charged 1500 of either.) 4-warp blocks whose last warp is
+    guard-only (100 instructions): [2000, 2000, 2000, 200], issue (6 x 1000 + 2 x 100) / 4 =
     1550, ID = 450. 8-warp blocks: [4000] x 4 = 8000 x 2 / 4: ID 0."""
     full3 = [{"count": 1, "last": [False, True, True], "full": [True] * 3},
              {"count": 1, "last": [True, True, True], "full": [True] * 3}]
     d = deal_blocks((2, 1, 1), full3, 3, 2, 1, 4, 1000, 100)
-    assert d.sub_core_instructions.tolist() == [[2000, 2000, 2000, 0]] and d.compositions == ((6, 0),)
+    assert d.sub_core_instructions.tolist() == [[2000, 2000, 1000, 1000]] and d.compositions == ((6, 0),)
     one = Interval(instructions=1000, guard=Demand(instructions=100))
     s = batch_stack([one], 6, a100p, active_sms=1, dram_bandwidth_gb_s=1940.0)
     assert s["selected"] == 1500

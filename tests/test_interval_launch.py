@@ -125,3 +125,23 @@ def test_launch_latency_by_hand(a100):
     assert (p.kll_k, p.block_dispatch_cycles) == pytest.approx((k, d), rel=1e-4)
     kll = launch_latency([1000, 10], [50_000.0, 50_000.0], 900.0, p)
     assert kll.tolist() == pytest.approx([k + 1000 * d + 900 - 50_000, k], rel=1e-4)
+
+
+@pytest.mark.parametrize("threads, tolerance", [(4, 0.03), (8, 0.03), (16, 0.03), (32, 0.03), (64, 0.03),
+                                                (128, 0.10), (1024, 0.10)])
+def test_interval_model_reproduces_the_largest_launches(threads, tolerance):
+    """The interval model on the built-in copy kernel (one 8 B load and store per element, as the
+    benchmark's scale kernel) over 24,470,157 elements (392 MB, far outside the fitted 4 MiB) on
+    the A100 80 GB, against the measured GB/s of that row: blocks of 4 to 64 threads are
+    dispatch-bound (86, 173, 344, 686, 1363 GB/s: within 3 %), 128 and 1024 threads DRAM-bound
+    (1713 and 1707 GB/s: within 10 %)."""
+    from warpspeed.interval import interval_model
+    from warpspeed.kernel.builtin import builtin_kernel
+    from warpspeed.predict import predict
+
+    n = 24_470_157
+    row = next(r for r in measured_rows("a100-80") if r.elements == n and r.block_threads == threads)
+    device = load_device("A100-SXM4-80GB")
+    trace = predict(builtin_kernel("copy", domain=(n, 1, 1)), device, (threads, 1, 1), (1, 1, 1)).trace()
+    result = interval_model(trace, interval_params(device))
+    assert result.lups_per_s * 16 == pytest.approx(row.volume / row.seconds, rel=tolerance)

@@ -3,15 +3,20 @@
 AMALI section 4.7 (with GCoM's code for what it leaves open): blocks are dealt round robin to
 ``P_act = min(SMs, blocks)`` SMs in block-index order (block ``b`` to SM ``b mod P_act``, the
 ``j``-th block of an SM is block ``j P_act + s``); an SM runs its blocks in batches of ``M``
-resident blocks, in order. Warp ``w`` of a block runs on sub-core ``w mod n_sc`` (AMALI section
-4.3, ``sub_core_id = warp_id % 4``, with the warp's index in its block).
+resident blocks, in order. A warp runs on sub-core ``warp_id mod n_sc`` (AMALI section 4.3,
+``sub_core_id = warp_id % 4``, after Z. Jia, M. Maggioni, B. Staiger, D. P. Scarpazza,
+"Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", arXiv:1804.06826, 2018),
+``warp_id`` being the warp's slot on the SM (what AMALI's NVBit traces record): the ``i``-th
+resident block of a batch holds slots ``i w_b`` to ``i w_b + w_b - 1``, so warp ``w`` of it runs
+on sub-core ``(i w_b + w) mod n_sc``. Blocks of a multiple of ``n_sc`` warps put warp ``w`` on
+sub-core ``w mod n_sc``; one-warp blocks spread over the sub-cores.
 
 A block's warps are *full* (at least one thread inside the domain: they issue the full path,
 ``I_full`` instructions) or *guard-only* (every thread fails the bounds guard: they issue the
 guard-exit path, ``I_guard``). Which warps of a block are which depends only on whether the block
 is the last one along x, y and z: the trace's ``launch.block_kinds`` give the full-warp mask of
 each such kind, and the block index gives its kind. Everything here is exact for that dealing,
-by enumerating the grid's blocks (numpy, a few ms per 100,000 blocks).
+enumerating the blocks whose kind has guard-only warps (usually a small part of the grid).
 """
 
 from __future__ import annotations
@@ -102,15 +107,24 @@ def deal_blocks(grid: Sequence[int], kinds: Sequence[Mapping], warps_per_block: 
     # batch (t, s): blocks t M .. t M + M - 1 of SM s
     in_batch = np.clip(blocks[None, :] - np.arange(slots)[:, None] * blocks_per_sm, 0, blocks_per_sm)
     guard = np.zeros((slots, active), dtype=np.int64)
-    kind_counts = np.zeros((active, KIND_CODES), dtype=np.int64)
+    # blocks per SM, kind and slot offset class ((position in batch x w_b) mod n_sc)
+    offset_of_position = (np.arange(blocks_per_sm) * warps_per_block) % sub_cores
+    kind_counts = np.zeros((active, KIND_CODES, sub_cores), dtype=np.int64)
     for code in range(1, KIND_CODES):
         if not known[code] or full_of[code] == warps_per_block:
             continue  # absent, or every warp full: its batches and sub-cores are an interior block's
         index = _blocks_of_kind(code, grid)
         s_of, j_of = index % active, index // active
         np.add.at(guard, (j_of // blocks_per_sm, s_of), warps_per_block - int(full_of[code]))
-        kind_counts[:, code] = np.bincount(s_of, minlength=active)
-    kind_counts[:, 0] = blocks - kind_counts.sum(axis=1)  # the rest: blocks whose warps are all full
+        offset = offset_of_position[j_of % blocks_per_sm]
+        kind_counts[:, code, :] = np.bincount(s_of * sub_cores + offset,
+                                              minlength=active * sub_cores).reshape(active, sub_cores)
+    whole, rest = np.divmod(blocks, blocks_per_sm)
+    per_position = whole[:, None] + (np.arange(blocks_per_sm)[None, :] < rest[:, None])  # (SMs, M)
+    all_blocks = np.zeros((active, sub_cores), dtype=np.int64)
+    for c in range(sub_cores):
+        all_blocks[:, c] = per_position[:, offset_of_position == c].sum(axis=1)
+    kind_counts[:, 0, :] = all_blocks - kind_counts.sum(axis=1)  # the rest: blocks whose warps are all full
     sub_core_of[0] = _all_full(warps_per_block, sub_cores, full_instructions)
     used = in_batch > 0
     key = (in_batch * warps_per_block - guard) * width + guard
@@ -120,7 +134,17 @@ def deal_blocks(grid: Sequence[int], kinds: Sequence[Mapping], warps_per_block: 
     present_keys = np.flatnonzero(counts.any(axis=0))
     return Dealing(active_sms=active, compositions=tuple((int(k // width), int(k % width)) for k in present_keys),
                    batch_counts=counts[:, present_keys], blocks=blocks,
-                   sub_core_instructions=kind_counts @ sub_core_of)
+                   sub_core_instructions=_sub_core_instructions(kind_counts, sub_core_of))
+
+
+def _sub_core_instructions(kind_counts: np.ndarray, sub_core_of: np.ndarray) -> np.ndarray:
+    """Instructions per SM and sub-core: each kind's per-sub-core instructions (warp ``w`` on
+    sub-core ``w mod n_sc``) shifted by the slot offset of the blocks' batch positions."""
+    sub_cores = sub_core_of.shape[1]
+    out = np.zeros((kind_counts.shape[0], sub_cores))
+    for offset in range(sub_cores):
+        out += kind_counts[:, :, offset] @ np.roll(sub_core_of, offset, axis=1)
+    return out
 
 
 def _all_full(warps_per_block: int, sub_cores: int, full_instructions: int) -> np.ndarray:

@@ -200,4 +200,4 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
                           batches=int(counts.sum()), warps_per_batch=full_warps + guard_warps,
                           full_warps_per_batch=full_warps, guard_warps_per_batch=guard_warps,
                           options={"policy": policy, "dram_writes": dram_writes, "floor": floor,
-                                   "sm_combine": combined.rule, "sub_core_mapping": "warp index in block mod sub-cores"})
+                                   "sm_combine": combined.rule, "sub_core_mapping": "SM warp slot mod sub-cores"})
