@@ -10,7 +10,7 @@ costs show in those rows, and they add differently:
   (2.6 us on the A100, 2.4 us on the H200, 1.6 us on the L40 at 64 KiB);
 - a **per-block dispatch time** ``d`` per SM: blocks of 1 to 4 warps reach a plateau of exactly
   ``SMs / d`` blocks per second however large N grows and wherever the data lie (L2 or DRAM),
-  doubling with the block size (A100: 86, 172, 344, 686, 1363 GB/s for 4 to 64 threads). The
+  doubling with the block size (A100: 86, 173, 344, 686, 1363 GB/s for 4 to 64 threads). The
   dispatch **overlaps** the blocks' memory traffic: the time is the larger of the two, not their
   sum (64-thread blocks on the A100 run at 1363 GB/s, the dispatch rate, not the 760 GB/s a sum
   with the 1700 GB/s of DRAM would give).
@@ -43,8 +43,6 @@ BYTES_PER_ELEMENT = 16
 MAX_FIT_BYTES = 4 * 2**20
 #: Measured parts fitted and the device file of each (SMs, L2 bandwidth, latencies).
 PART_DEVICES = {"a100-80": "A100-SXM4-80GB", "h200": "H200", "l40": "L40"}
-#: Measured parts stored for checking the fitted dispatch time on a GPU it was not fitted on.
-CHECK_PART_DEVICES = {"a40": "A40"}
 #: The stored fit, relative to the installed ``warpspeed.fits`` data.
 FIT_FILE = "kernel-launch.toml"
 #: Starting point of the fit: dispatch time (ns) and overhead (us).
@@ -84,6 +82,13 @@ def _csv_path(part: str):
     return resources.files("warpspeed.fits") / "data" / "public" / "gpu-small-kernels" / f"{part}.csv"
 
 
+def source_line(part: str) -> str:
+    """Where ``part``'s measurements come from: its file's ``# source:`` line (repository, file, commit)."""
+    with _csv_path(part).open() as handle:
+        line = next(line for line in handle if line.startswith("# source:"))
+    return line.split(":", 1)[1].strip()
+
+
 def measured_rows(part: str) -> list[Row]:
     """Every stored measurement of ``part`` (the block sizes of the columns are the file's
     ``# block_threads:`` line)."""
@@ -102,11 +107,11 @@ def measured_rows(part: str) -> list[Row]:
 
 
 def part_device(part: str) -> PartDevice:
-    """The figures of ``part``'s device file (:data:`PART_DEVICES`, :data:`CHECK_PART_DEVICES`)."""
+    """The figures of ``part``'s device file (:data:`PART_DEVICES`)."""
     from warpspeed.hardware.device import load_device
     from warpspeed.interval.params import memory_latencies
 
-    device = load_device({**PART_DEVICES, **CHECK_PART_DEVICES}[part])
+    device = load_device(PART_DEVICES[part])
     l1, l2, _ = memory_latencies(device)
     return PartDevice(device.sms, device.l2_bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
 
@@ -185,14 +190,16 @@ def fit_file_text(fit: LaunchFit | None = None) -> str:
         "# d: block dispatch time per block and SM (one value for every part); k: per-launch overhead;",
         "# T_rt = 2 (L1 + L2 latency): one dependent load and store from the L2. Fitted by",
         "# scipy.optimize.least_squares on log(predicted / measured time) over the rows up to",
-        f"# {MAX_FIT_BYTES // 2**20} MiB. Errors: relative, predicted vs measured time per launch, over the fitted rows.",
+        f"# {MAX_FIT_BYTES // 2**20} MiB. Errors: relative, predicted vs measured time per launch, over the fitted",
+        "# rows.",
         "# Written by warpspeed.interval.launch_fit.fit_file_text(); a test checks this file equals it.",
         "",
         f"block_dispatch_ns = {r(fit.block_dispatch_s * 1e9)}",
         "",
     ]
     for p in fit.parts.values():
-        lines += [f'[parts."{p.part}"]', f'device = "{p.device}"', f"overhead_us = {r(p.overhead_s * 1e6)}",
+        lines += [f'[parts."{p.part}"]', f'device = "{p.device}"', f'source = "{source_line(p.part)}"',
+                  f"overhead_us = {r(p.overhead_s * 1e6)}",
                   f"rows = {p.rows}", f"rms_rel_error = {r(p.rms_rel_error)}", f"max_rel_error = {r(p.max_rel_error)}",
                   ""]
     return "\n".join(lines)
