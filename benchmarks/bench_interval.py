@@ -10,8 +10,9 @@ after imports and generation:
 - "trace": ``Prediction.trace()`` on top (the SASS stream cached in memory);
 - "interval": ``warpspeed.interval.estimate`` on top (trace included).
 
-Then the comparison of the two rankings (Spearman's rank correlation, the configurations whose
-rank moves most, and how many the interval model puts at the bandwidth bound).
+Then the comparison of the two rankings (Spearman's rank correlation, the range of the interval
+model's rate over the roofline's, the configurations whose rank moves most, and how many the
+interval model puts at the bandwidth bound).
 
 Run: python benchmarks/bench_interval.py
 """
@@ -68,7 +69,11 @@ def main() -> None:
     r_int = [e.lups_per_s for e in estimates]
     rho = spearmanr(r_roof, r_int).statistic
     floored = sum(1 for e in estimates if e.details["bandwidth_floor_cycles"] > 0)
-    print(f"Spearman (roofline vs interval): {rho:.3f}; at the bandwidth bound: {floored} of {n}")
+    ratios = sorted(i / r for i, r in zip(r_int, r_roof))
+    guarded = sum(1 for p in predictions if p.trace()["launch"]["guard_warps"] > 0)
+    print(f"Spearman (roofline vs interval): {rho:.3f}; interval / roofline {ratios[0]:.3f} to {ratios[-1]:.3f} "
+          f"(median {ratios[n // 2]:.3f}); at the bandwidth bound: {floored} of {n}; with guard-only warps: "
+          f"{guarded} of {n}")
     order_roof = sorted(range(n), key=lambda i: -r_roof[i])
     order_int = sorted(range(n), key=lambda i: -r_int[i])
     pos_roof = {i: k for k, i in enumerate(order_roof)}

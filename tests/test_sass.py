@@ -75,6 +75,22 @@ def test_memory_widths_and_mma_shapes():
     assert hmma.fu == "tensor" and hmma.tensor_shape == (16, 8, 16)
 
 
+@pytest.mark.parametrize("line, shape", [
+    # PTX mma.sync shapes m16n8k32, m8n8k16, m16n8k64 as cuobjdump prints them for sm_80
+    ("IMMA.16832.S8.S8 R8, R4.ROW, R16.COL, RZ", (16, 8, 32)),
+    ("IMMA.8816.S8.S8 R8, R4.ROW, R16.COL, R8", (8, 8, 16)),
+    ("IMMA.16864.S4.S4 R8, R4.ROW, R16.COL, R8", (16, 8, 64)),
+    # sm_90a: DMMA with x, the warpgroup MMAs (wgmma m64n128k16, m64n8k32)
+    ("DMMA.16x8x16 R8, R16, R32, R8", (16, 8, 16)),
+    ("HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT, gsb0", (64, 128, 16)),
+    ("IGMMA.64x8x32.S8.S8 R24, gdesc[UR4], RZ, !UPT, gsb0", (64, 8, 32)),
+    ("QGMMA.64x8x32.F32.E4M3.E4M3 R24, gdesc[UR4], RZ, !UPT, gsb0", (64, 8, 32)),
+])
+def test_mma_shapes_of_every_spelling(line, shape):
+    ins = parse_instruction(0, line)
+    assert ins.fu == "tensor" and ins.tensor_shape == shape
+
+
 def test_not_a_listing_is_one_line_error():
     from warpspeed.sass import SassError
 

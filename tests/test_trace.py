@@ -58,6 +58,18 @@ def test_warp_counts_by_hand():
     assert c.active_lanes_per_warp == 20
 
 
+def test_block_kinds_by_hand():
+    """Block 32x4x1 over 40x6x1 cells (grid 2x2, see test_warp_counts_by_hand): interior (0,0) 4
+    full warps; last along x (1,0) 4 full (8 lanes each); last along y (0,1) and (1,1): rows 0-1
+    full, 2-3 guard-only. z has one block, the last."""
+    from warpspeed.trace.warps import block_kinds
+
+    kinds = {k.last: (k.count, k.full) for k in block_kinds(make_launch((32, 4, 1), (1, 1, 1), (40, 6, 1)), 32)}
+    assert kinds == {(False, False, True): (1, (True,) * 4), (True, False, True): (1, (True,) * 4),
+                     (False, True, True): (1, (True, True, False, False)),
+                     (True, True, True): (1, (True, True, False, False))}
+
+
 def test_derived_stream_of_the_7_point_star_by_hand():
     """7-point star in double: 7 loads, 6 DFMA + 1 DMUL (c0 u0 + sum c_i u_i), 1 store per
     cell. Folded 2 in y, the copies' loads of (y+1) and (y) coincide: 14 - 2 = 12 loads,

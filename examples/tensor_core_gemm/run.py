@@ -39,6 +39,10 @@ def gemm_trace(device_name: str) -> dict:
     stream = full_warp_stream(parse_listing(listing), arch=arch, compiler=compiler)
     tiles = (SIZE // 16) ** 2
     blocks = tiles // WARPS_PER_BLOCK
+    grid = [SIZE // 16 // WARPS_PER_BLOCK, SIZE // 16, 1]
+    # every warp computes a tile: the interior blocks and the last ones along x and y are alike
+    kinds = [{"count": (grid[0] - 1 if not lx else 1) * (grid[1] - 1 if not ly else 1), "last": [lx, ly, True],
+              "full": [True] * WARPS_PER_BLOCK} for lx in (False, True) for ly in (False, True)]
     memory = {"loads_per_thread": sum(1 for i in stream.instructions if i.opcode == "LDG"),
               "stores_per_thread": sum(1 for i in stream.instructions if i.opcode == "STG"),
               "l1_cycles_per_lup": 0.0, "l1_load_bytes_per_lup": 0.0, "l2_load_bytes_per_lup": 0.0,
@@ -52,13 +56,13 @@ def gemm_trace(device_name: str) -> dict:
                    "fields": [{"name": "c", "element_bytes": 4, "loads_per_lup": 0, "stores_per_lup": 1}]},
         "device": {"name": device.name, "vendor": device.vendor, "architecture": device.architecture,
                    "sms": device.sms, "clock_mhz": device.clock_mhz, "warp_size": device.warp_size},
-        "launch": {"block": [32 * WARPS_PER_BLOCK, 1, 1], "fold": [1, 1, 1], "grid": [SIZE // 16 // WARPS_PER_BLOCK, SIZE // 16, 1],
+        "launch": {"block": [32 * WARPS_PER_BLOCK, 1, 1], "fold": [1, 1, 1], "grid": grid,
                    "blocks": blocks, "threads_per_block": 32 * WARPS_PER_BLOCK, "warps_per_block": WARPS_PER_BLOCK,
                    "cells_per_thread": 1, "blocks_per_sm": 8, "occupancy_limiter": "assumed",
                    "active_sms": min(device.sms, blocks), "waves": math.ceil(blocks / (8 * device.sms)),
                    "wave_blocks": 8 * device.sms, "registers_per_thread": 64, "registers_source": "assumed",
                    "shared_bytes_per_block": 0, "full_warps": tiles, "guard_warps": 0, "valid_threads": 32 * tiles,
-                   "active_lanes_per_warp": 32.0},
+                   "active_lanes_per_warp": 32.0, "block_kinds": kinds},
         "instructions": {"source": "sass", "arch": arch, "compiler": compiler,
                          "stream": [dict(r) for r in stream.records],
                          "full_path_instructions": stream.full_path_instructions,

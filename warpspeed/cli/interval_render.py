@@ -13,7 +13,9 @@ def print_cpi_stack(console, details: dict) -> None:
     rows = [[name, f"{cycles:,.0f}", f"{100 * cycles / total:.1f} %"] for name, cycles in stack.items()]
     rows.append(["total", f"{total:,.0f}", "100 %"])
     table, _ = fitted_table(console, STACK_COLUMNS, rows)
-    notes = [f"{details['batches']} batches of {details['warps_per_batch']} warps on the busiest SM, "
+    guard = details.get("guard_warps_per_batch", 0)
+    mix = f" ({details['full_warps_per_batch']} full, {guard} guard-only)" if guard else ""
+    notes = [f"{details['batches']} batches on the slowest SM, most of {details['warps_per_batch']} warps{mix}, "
              f"{fmt(details['batch_cycles'])} cycles each; launch latency "
              f"{fmt(details['launch_latency_cycles'])} cycles."]
     if details["bandwidth_floor_cycles"] > 0:

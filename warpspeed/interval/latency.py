@@ -5,8 +5,11 @@ what AMALI takes from it:
 
 - compute (int, fp32, fp64, sfu): L = the unit's latency; II = warp size / lanes per sub-core
   (eq 14);
-- tensor (HMMA, IMMA, DMMA): II = FMAs of the shape (m n k) / the tensor core's FMAs per clock
-  for the input type (eq 25), L = II (eq 26);
+- tensor (HMMA, IMMA, DMMA, BMMA; Hopper's warpgroup HGMMA, IGMMA, QGMMA, BGMMA): II = the
+  warp's multiply-adds (m n k of the shape; a quarter of it for a warpgroup MMA, whose four
+  warps share it, each on its own sub-core's tensor core) / the tensor core's multiply-adds per
+  clock for the input type (eq 25), L = II (eq 26). Input types (:func:`tensor_type`): ``f16``
+  (F16, BF16), ``tf32``, ``f64``, ``i8`` (S8, U8), ``i4`` (S4, U4), ``fp8`` (E4M3, E5M2), ``b1``;
 - global and local loads: L = L1 + m1 L2 + m1 m2 DRAM (the additive average memory access time),
   II = the L1 wavefronts of the instruction (at least 1);
 - global stores: L = L1 + L2 (write-through L1), II = wavefronts;
@@ -25,6 +28,7 @@ from typing import Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.interval.params import IntervalParams
+from warpspeed.trace.instructions import mma_fmas_per_warp
 
 #: Classes of producers, by which a stall is attributed (section 4.3 of the model's docs).
 LONG, SHORT, WAIT = "long_scoreboard", "short_scoreboard", "wait"
@@ -48,17 +52,31 @@ class Cost:
     dram_writes: float = 0.0
 
 
-def _tensor_type(modifiers: tuple[str, ...], opcode: str) -> str:
+#: Input-type modifiers of the integer and 8-bit floating-point MMAs.
+_INT8, _INT4, _FP8 = frozenset(("S8", "U8")), frozenset(("S4", "U4")), frozenset(("E4M3", "E5M2"))
+
+
+def tensor_type(opcode: str, modifiers: tuple[str, ...]) -> str:
+    """The input type of an MMA, which selects the tensor core's throughput: ``f64`` (DMMA),
+    ``b1`` (BMMA, BGMMA), ``i4``/``i8`` (IMMA, IGMMA by their S4/U4, S8/U8 modifiers), ``fp8``
+    (QGMMA), ``tf32`` (HMMA, HGMMA with TF32), else ``f16`` (F16 and BF16 inputs)."""
+    mods = set(modifiers)
     if opcode == "DMMA":
         return "f64"
-    if "TF32" in modifiers:
+    if opcode in ("BMMA", "BGMMA"):
+        return "b1"
+    if opcode in ("IMMA", "IGMMA"):
+        return "i4" if mods & _INT4 else "i8"
+    if opcode == "QGMMA" or mods & _FP8:
+        return "fp8"
+    if "TF32" in mods:
         return "tf32"
     return "f16"
 
 
-def tensor_ii(shape: tuple[int, int, int], fma_per_clock: float) -> float:
-    """Initiation interval of an MMA: m n k FMAs over the tensor core's FMAs per clock (eq 25)."""
-    return shape[0] * shape[1] * shape[2] / fma_per_clock
+def tensor_ii(fmas: float, fma_per_clock: float) -> float:
+    """Initiation interval of an MMA: its multiply-adds over the tensor core's per clock (eq 25)."""
+    return fmas / fma_per_clock
 
 
 def instruction_cost(ins: Mapping, memory: Mapping, params: IntervalParams, dram_store_ratio: float) -> Cost:
@@ -69,11 +87,15 @@ def instruction_cost(ins: Mapping, memory: Mapping, params: IntervalParams, dram
         return Cost(params.latency[fu], params.warp_size / lanes_per_sub_core, fu, WAIT)
     if fu == "tensor":
         shape = ins.get("tensor_shape")
-        kind = _tensor_type(tuple(ins.get("modifiers", ())), ins["opcode"])
+        kind = tensor_type(ins["opcode"], tuple(ins.get("modifiers", ())))
         rate = params.tensor_fma_per_clock.get(kind)
-        if not shape or not rate:
-            raise WarpspeedError(f"no tensor-core throughput for {kind} on {params.device}")
-        ii = tensor_ii(tuple(shape), rate)
+        if not shape:
+            raise WarpspeedError(f"{ins['opcode']} without a shape modifier: its multiply-adds are unknown")
+        if not rate:
+            known = ", ".join(sorted(params.tensor_fma_per_clock)) or "none"
+            raise WarpspeedError(f"no tensor-core throughput for {kind} inputs ({ins['opcode']}) on {params.device}; "
+                                 f"it has: {known}")
+        ii = tensor_ii(mma_fmas_per_warp(ins["opcode"], tuple(shape)), rate)
         return Cost(ii, ii, "tensor", WAIT)
     if space in ("global", "local"):
         entry = memory["fields"].get(ins.get("field") or "", memory["totals"])

@@ -6,12 +6,27 @@ Modern GPUs", ISCA 2025 (GCoM, Lee et al., ISCA 2022, for the parts AMALI keeps)
 ``C = S_I + S_IP + KLL + ID`` (eq 16), reported under Nsight Compute's stall-reason names:
 ``selected``, ``stall_wait``, ``stall_long_scoreboard``, ``stall_short_scoreboard``
 (S_I, eq 18), ``stall_math_pipe_throttle``, ``stall_lg_throttle``, ``stall_mio_throttle``
-(S_IP, eq 21; ``stall_tex_throttle`` is 0), ``stall_imc_miss_no_instruction`` (the launch
-latency KLL, eqs 27-28) and ``idle`` (the warp-instruction distribution ID, eq 29).
+(S_IP, eq 21; ``stall_tex_throttle`` is 0), ``stall_imc_miss_no_instruction`` (the launch cost
+KLL, eq 27) and ``idle`` (the warp-instruction distribution ID, eq 29).
 
-SM level (section 4.7): ``P_act = min(SMs, blocks)`` SMs; the busiest gets ``ceil(blocks /
-P_act)`` blocks, run in batches of ``M`` resident blocks (``x = M`` warps per block warps) plus
-one partial batch; the kernel takes as long as the busiest SM.
+SM level (section 4.7): the grid's blocks are dealt round robin to ``P_act = min(SMs, blocks)``
+SMs (:mod:`warpspeed.interval.dealing`); each SM runs its blocks in batches of ``M`` resident
+blocks, each batch a mix of full warps (the representative warp's path, ``I_full``
+instructions) and guard-only warps (the guard-exit path, ``I_guard``), as the launch geometry
+gives them (:func:`~warpspeed.interval.multiwarp.batch_stack`). Per SM:
+
+- ``S_I + S_IP``: the sum of its batches;
+- ``ID = max(0, max_c I_c / IR - S_selected)``: the instructions of its busiest sub-core over the
+  issue rate, less the issue cycles the model charged (eq 29 with ``I_SC(repr) = S_selected IR``,
+  the load the issue term, eq 9, spreads over the active sub-cores);
+- ``KLL = k + max(0, n_b d + T_warp - (S_I + S_IP + ID))``: the per-launch overhead ``k`` and,
+  where the SM's own work does not cover it, the dispatch of its ``n_b`` blocks at ``d`` each
+  plus the last block's single-warp time ``T_warp`` (:mod:`warpspeed.interval.launch_fit`: the
+  dispatch overlaps the blocks' work on measured GPUs).
+
+The kernel takes as long as its slowest SM, whose stack is reported, but never longer than the
+mean over the SMs (eq 3) plus one batch (:func:`combine_sms`: the GPU hands blocks to SMs as they
+free a slot, which evens out SMs dealt unequal blocks).
 
 **Never faster than the bandwidth bound.** The contention term is a queueing delay, not a
 bandwidth ceiling, so on its own the model can beat the DRAM, L2 or L1 bandwidth (see
@@ -24,14 +39,16 @@ bandwidth ceiling, so on its own the model can beat the DRAM, L2 or L1 bandwidth
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
+from warpspeed.interval.dealing import Dealing, deal_blocks
 from warpspeed.interval.latency import dram_store_ratio, instruction_cost
 from warpspeed.interval.multiwarp import BATCH_KEYS, GB, batch_stack
 from warpspeed.interval.params import IntervalParams
-from warpspeed.interval.profile import profile
+from warpspeed.interval.profile import Interval, profile
 
 #: Every entry of the CPI stack, in the order reports show them.
 STACK_KEYS = (*BATCH_KEYS[:5], "stall_lg_throttle", "stall_tex_throttle", "stall_mio_throttle",
@@ -45,7 +62,10 @@ POLICIES = ("lrr", "gto")
 
 @dataclass(frozen=True)
 class IntervalResult:
-    """Kernel cycles (SM cycles) and their CPI stack; ``seconds`` at the device clock."""
+    """Kernel cycles (SM cycles) and their CPI stack; ``seconds`` at the device clock. The batch
+    figures are those of the slowest SM: ``batches`` it runs, and its most frequent batch
+    (``full_warps_per_batch`` + ``guard_warps_per_batch`` = ``warps_per_batch`` warps,
+    ``batch_cycles`` cycles)."""
 
     cycles: float
     seconds: float
@@ -56,6 +76,8 @@ class IntervalResult:
     batch_cycles: float
     batches: int
     warps_per_batch: int
+    full_warps_per_batch: int
+    guard_warps_per_batch: int
     options: dict[str, object]
 
     @property
@@ -67,29 +89,66 @@ class IntervalResult:
         return {"cycles": self.cycles, "seconds": self.seconds, "lups_per_s": self.lups_per_s,
                 "cpi_stack": dict(self.cpi_stack), "launch_latency_cycles": self.launch_latency_cycles,
                 "bandwidth_floor_cycles": self.bandwidth_floor_cycles, "batch_cycles": self.batch_cycles,
-                "batches": self.batches, "warps_per_batch": self.warps_per_batch, "options": dict(self.options)}
+                "batches": self.batches, "warps_per_batch": self.warps_per_batch,
+                "full_warps_per_batch": self.full_warps_per_batch,
+                "guard_warps_per_batch": self.guard_warps_per_batch, "options": dict(self.options)}
 
 
-def launch_latency(blocks: int, warps_per_block: int, params: IntervalParams) -> float:
-    """KLL = s GS + k with s = alpha BS^2 + beta BS + gamma, BS in warps, GS in blocks (eqs 27-28)."""
-    bs = warps_per_block
-    return (params.kll_alpha * bs * bs + params.kll_beta * bs + params.kll_gamma) * blocks + params.kll_k
+def distribution_idle(sub_core_instructions: np.ndarray, selected_cycles: np.ndarray, issue_rate: float) -> np.ndarray:
+    """ID (eq 29) per SM: the busiest sub-core's warp instructions (``sub_core_instructions[s, c]``)
+    over the issue rate, less the issue cycles the model charged the SM (``S_selected``), never
+    negative."""
+    return np.maximum(0.0, np.asarray(sub_core_instructions).max(axis=1) / issue_rate - selected_cycles)
 
 
-def blocks_on_busiest_sm(blocks: int, sms: int) -> tuple[int, int]:
-    """``(P_act, blocks on the busiest SM)``: blocks dealt round robin to ``min(sms, blocks)`` SMs."""
-    active = min(sms, blocks)
-    return active, math.ceil(blocks / active)
+def launch_latency(blocks: np.ndarray, work_cycles: np.ndarray, warp_cycles: float,
+                   params: IntervalParams) -> np.ndarray:
+    """KLL per SM receiving ``blocks`` blocks whose work takes ``work_cycles``: the per-launch
+    overhead plus the part of the block dispatch (``blocks d``, then one warp's ``warp_cycles``)
+    the work does not cover."""
+    dispatch = np.asarray(blocks) * params.block_dispatch_cycles + warp_cycles
+    return params.kll_k + np.maximum(0.0, dispatch - work_cycles)
 
 
-def distribution_idle(warps_per_block: int, blocks: int, instructions: int, params: IntervalParams) -> float:
-    """ID (eq 29): warp instructions of the busiest sub-core minus those of the representative
-    warp's sub-core (warp w of a block on sub-core ``w mod sub-cores``, representative = warp 0),
-    over the issue rate."""
-    per_sub_core = [0] * params.sub_cores
-    for w in range(warps_per_block):
-        per_sub_core[w % params.sub_cores] += blocks * instructions
-    return (max(per_sub_core) - per_sub_core[0]) / params.issue_rate
+@dataclass(frozen=True)
+class Combined:
+    """The kernel's SM-level cycles: ``work`` by :data:`BATCH_KEYS`, ``idle`` (ID), ``blocks`` the
+    SM receives, and the ``rule`` that combined the SMs."""
+
+    work: np.ndarray
+    idle: float
+    blocks: float
+    rule: str
+
+
+def combine_sms(per_sm: np.ndarray, idle: np.ndarray, blocks: np.ndarray, per_composition: np.ndarray) -> Combined:
+    """The kernel's cycles from the SMs' (``per_sm[s]`` by :data:`BATCH_KEYS`, ``idle[s]``,
+    ``blocks[s]``): the slowest SM of the round-robin dealing, but never more than the mean over
+    the SMs (eq 3) plus the costliest batch. The GPU hands a block to whichever SM frees a slot,
+    so an SM dealt lighter blocks takes more of them and the SMs finish within about one batch of
+    each other (Graham's bound for list scheduling: mean load + the largest job); with alike
+    blocks the slowest SM (one more block than others) is below that bound and exact."""
+    totals = per_sm.sum(axis=1) + idle
+    slowest = int(np.argmax(totals))
+    largest = int(np.argmax(per_composition.sum(axis=1)))
+    balanced = totals.mean() + per_composition[largest].sum()
+    if totals[slowest] <= balanced:
+        return Combined(per_sm[slowest], float(idle[slowest]), float(blocks[slowest]), "slowest SM")
+    return Combined(per_sm.mean(axis=0) + per_composition[largest], float(idle.mean()), float(blocks.mean()),
+                    "SM mean + one batch")
+
+
+def _batch_stacks(dealing: Dealing, full: list[Interval], guard: list[Interval], params: IntervalParams,
+                  dram_bw: float, policy: str, dram_writes: bool) -> np.ndarray:
+    """Cycles of each of the dealing's batch compositions, by :data:`BATCH_KEYS` (rows)."""
+    rows = []
+    for full_warps, guard_warps in dealing.compositions:
+        if full_warps:
+            s = batch_stack(full, full_warps, params, dealing.active_sms, dram_bw, policy, dram_writes, guard_warps)
+        else:  # only guard-only warps: the guard-exit path is the whole timeline
+            s = batch_stack(guard, guard_warps, params, dealing.active_sms, dram_bw, policy, dram_writes)
+        rows.append([s[k] for k in BATCH_KEYS])
+    return np.array(rows, dtype=float).reshape(len(rows), len(BATCH_KEYS))
 
 
 def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", dram_writes: bool = True,
@@ -97,22 +156,29 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
     """The interval model of ``trace`` (a ``warpspeed-trace`` document) on a device with ``params``."""
     launch, memory = trace["launch"], trace["memory"]
     stream = trace["instructions"]["stream"]
+    i_guard = min(int(trace["instructions"]["guard_exit_instructions"]), len(stream))
     ratio = dram_store_ratio(memory)
     costs = [instruction_cost(ins, memory, params, ratio) for ins in stream]
-    intervals = profile(costs, [ins["src"] for ins in stream], [ins["dst"] for ins in stream])
-    active, blocks_per_sm = blocks_on_busiest_sm(launch["blocks"], params.sms)
-    m, w_b = launch["blocks_per_sm"], launch["warps_per_block"]
-    full_batches, rest = divmod(blocks_per_sm, m)
-    dram_bw = trace["roofline"]["dram_bandwidth_gb_s"]
+    sources, destinations = [ins["src"] for ins in stream], [ins["dst"] for ins in stream]
+    full = profile(costs, sources, destinations, guard_instructions=i_guard)
+    guard = profile(costs[:i_guard], sources[:i_guard], destinations[:i_guard]) if i_guard else []
+    w_b = launch["warps_per_block"]
+    dealing = deal_blocks(launch["grid"], launch["block_kinds"], w_b, launch["blocks_per_sm"], params.sms,
+                          params.sub_cores, len(stream), i_guard)
+    per_composition = _batch_stacks(dealing, full, guard, params, trace["roofline"]["dram_bandwidth_gb_s"], policy,
+                                    dram_writes)
+    per_sm = dealing.batch_counts @ per_composition  # (SMs, BATCH_KEYS)
+    selected = per_sm[:, BATCH_KEYS.index("selected")]
+    idle = distribution_idle(dealing.sub_core_instructions, selected, params.issue_rate)
+    work = per_sm.sum(axis=1) + idle
+    combined = combine_sms(per_sm, idle, dealing.blocks.astype(float), per_composition)
+    kll = launch_latency(np.array([combined.blocks]), np.array([combined.work.sum() + combined.idle]),
+                         sum(k.instructions + k.stall for k in full), params)
     stack = dict.fromkeys(STACK_KEYS, 0.0)
-    full = batch_stack(intervals, m * w_b, params, active, dram_bw, policy, dram_writes)
-    for key, value in full.items():
-        stack[key] += value * full_batches
-    if rest:
-        for key, value in batch_stack(intervals, rest * w_b, params, active, dram_bw, policy, dram_writes).items():
-            stack[key] += value
-    stack["stall_imc_miss_no_instruction"] = launch_latency(launch["blocks"], w_b, params)
-    stack["idle"] = distribution_idle(w_b, blocks_per_sm, len(stream), params)
+    for key, value in zip(BATCH_KEYS, combined.work):
+        stack[key] = float(value)
+    stack["stall_imc_miss_no_instruction"] = float(kll[0])
+    stack["idle"] = float(combined.idle)
     cycles = sum(stack.values())
     lups = trace["kernel"]["lups"]
     roof = trace["roofline"]["lups_per_s"]
@@ -124,9 +190,14 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
             stack[FLOOR_ENTRY.get(trace["roofline"]["limiter"], "stall_long_scoreboard")] += floor_cycles
             cycles = bound
     seconds = cycles / (params.clock_ghz * GB)
+    slowest = int(np.argmax(work))
+    counts = dealing.batch_counts[slowest]
+    common = int(np.argmax(counts))
+    full_warps, guard_warps = dealing.compositions[common]
     return IntervalResult(cycles=cycles, seconds=seconds, lups_per_s=lups / seconds, cpi_stack=stack,
                           launch_latency_cycles=stack["stall_imc_miss_no_instruction"],
-                          bandwidth_floor_cycles=floor_cycles, batch_cycles=sum(full.values()),
-                          batches=full_batches + (1 if rest else 0), warps_per_batch=m * w_b,
+                          bandwidth_floor_cycles=floor_cycles, batch_cycles=float(per_composition[common].sum()),
+                          batches=int(counts.sum()), warps_per_batch=full_warps + guard_warps,
+                          full_warps_per_batch=full_warps, guard_warps_per_batch=guard_warps,
                           options={"policy": policy, "dram_writes": dram_writes, "floor": floor,
-                                   "sm_combine": "max", "kll_block_size_unit": "warps"})
+                                   "sm_combine": combined.rule, "sub_core_mapping": "SM warp slot mod sub-cores"})

@@ -1,7 +1,10 @@
 """The interval model's device parameters: the ``[interval]`` table of a device file.
 
-Pipeline latencies and lanes, issue rate, MSHRs, launch-latency constants and tensor-core
-throughput come from the table (every number there carries its source). The L1, L2 and DRAM
+Pipeline latencies and lanes, issue rate, MSHRs and tensor-core throughput come from the table
+(every number there carries its source). The launch cost (the per-launch overhead ``kll_k`` and
+the block dispatch time per SM) comes from the fit to gpu-benches' small-kernel launches stored
+in ``fits/kernel-launch.toml`` (:mod:`warpspeed.interval.launch_fit`), for the measured GPU the
+table names as ``launch_overhead_part``. The L1, L2 and DRAM
 latencies come from the table when it gives them in cycles (the A100's, from AMALI's Table 2),
 else from the device's measured pointer-chase latencies (``l1_latency_ns`` etc. of the
 ``[device]`` table), converted to cycles at the SM clock and to increments (L2 beyond L1, DRAM
@@ -16,15 +19,14 @@ from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.toml import table_number
-from warpspeed.interval.launch_fit import PARTS, fit_launch
+from warpspeed.interval.launch_fit import launch_constants
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
 #: Keys the ``[interval]`` table must give (numbers >= 0).
 REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_latency", "fp32_latency",
-                 "fp64_latency", "sfu_latency", "shared_load_latency", "shared_store_latency", "mshrs",
-                 "kll_alpha", "kll_beta", "kll_gamma")
+                 "fp64_latency", "sfu_latency", "shared_load_latency", "shared_store_latency", "mshrs")
 #: Latency keys in cycles that may instead come from the device's pointer-chase latencies.
 LATENCY_KEYS = ("l1_latency", "l2_latency", "dram_latency")
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
@@ -38,7 +40,8 @@ class IntervalParameterError(WarpspeedError):
 @dataclass(frozen=True)
 class IntervalParams:
     """Everything the interval model needs of a device. Latencies in SM cycles; ``mshrs`` 0 means
-    unlimited; bandwidths in GB/s; ``tensor_fma_per_clock`` per tensor core by input type."""
+    unlimited; bandwidths in GB/s; ``tensor_fma_per_clock`` per tensor core by input type
+    (``f16``, ``tf32``, ``f64``, ``i8``, ``i4``, ``fp8``, ``b1``: :mod:`warpspeed.interval.latency`)."""
 
     device: str
     clock_ghz: float
@@ -55,10 +58,8 @@ class IntervalParams:
     shared_store_latency: float
     mshrs: float
     noc_bandwidth_gb_s: float
-    kll_alpha: float
-    kll_beta: float
-    kll_gamma: float
-    kll_k: float
+    kll_k: float  # per-launch overhead, cycles
+    block_dispatch_cycles: float  # block dispatch time per block and SM, cycles
     tensor_cores_per_sm: int = 0
     tensor_fma_per_clock: Mapping[str, float] = field(default_factory=dict)
 
@@ -82,16 +83,36 @@ def _latencies_ns(device: "Device", table: Mapping) -> tuple:
     return source.l1_latency_ns, source.l2_latency_ns, source.dram_latency_ns
 
 
-def _launch_constant(table: Mapping, device: "Device") -> float:
-    """``kll_k`` in cycles: given, or the launch overhead fitted to the stored small-kernel
-    measurements of ``launch_overhead_part`` (:mod:`warpspeed.interval.launch_fit`) x the clock."""
+def memory_latencies(device: "Device") -> tuple[float, float, float]:
+    """L1, L2 and DRAM latencies of ``device`` in SM cycles, as increments (L2 beyond L1, DRAM
+    beyond L2): the ``[interval]`` table's cycles when it gives them (the A100's, from AMALI's
+    Table 2), else the pointer-chase latencies converted at the SM clock. Devices without an
+    ``[interval]`` table take their own pointer-chase latencies."""
+    table = device.tables.get("interval") or {}
+    if all(k in table for k in LATENCY_KEYS):
+        return tuple(_number(table, k, device.name) for k in LATENCY_KEYS)  # type: ignore[return-value]
+    l1_ns, l2_ns, dram_ns = _latencies_ns(device, table)
+    if None in (l1_ns, l2_ns, dram_ns):
+        raise IntervalParameterError(
+            f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
+            "[device] l1_latency_ns..)")
+    f = device.clock_ghz
+    return l1_ns * f, (l2_ns - l1_ns) * f, (dram_ns - l2_ns) * f
+
+
+def _launch_cost(table: Mapping, device: "Device") -> tuple[float, float]:
+    """``(kll_k, block dispatch)`` in cycles at ``device``'s clock: the stored launch fit's overhead
+    of the measured part ``launch_overhead_part`` (or ``kll_k`` cycles given in the table) and its
+    block dispatch time per SM."""
+    constants = launch_constants()
+    dispatch = constants.block_dispatch_s * device.clock_ghz * 1e9
     if "kll_k" in table:
-        return _number(table, "kll_k", device.name)
+        return _number(table, "kll_k", device.name), dispatch
     part = table.get("launch_overhead_part")
-    if part not in PARTS:
+    if part not in constants.overhead_s:
         raise IntervalParameterError(f"device {device.name!r}: [interval] needs kll_k (cycles) or "
-                                     f"launch_overhead_part, one of {', '.join(PARTS)}; got {part!r}")
-    return fit_launch(part).overhead_cycles(device.clock_ghz)
+                                     f"launch_overhead_part, one of {', '.join(constants.overhead_s)}; got {part!r}")
+    return constants.overhead_s[part] * device.clock_ghz * 1e9, dispatch
 
 
 def interval_params(device: "Device") -> IntervalParams:
@@ -105,19 +126,8 @@ def interval_params(device: "Device") -> IntervalParams:
     if missing:
         raise IntervalParameterError(f"device {device.name!r}: [interval] lacks {', '.join(missing)}")
     n = {k: _number(table, k, device.name) for k in REQUIRED_KEYS}
-    if all(k in table for k in LATENCY_KEYS):
-        l1, l2, dram = (_number(table, k, device.name) for k in LATENCY_KEYS)
-    elif None not in _latencies_ns(device, table):
-        f = device.clock_ghz
-        l1_ns, l2_ns, dram_ns = _latencies_ns(device, table)
-        l1 = l1_ns * f
-        l2 = (l2_ns - l1_ns) * f
-        dram = (dram_ns - l2_ns) * f
-    else:
-        raise IntervalParameterError(
-            f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
-            "[device] l1_latency_ns..)")
-    kll_k = _launch_constant(table, device)
+    l1, l2, dram = memory_latencies(device)
+    kll_k, dispatch = _launch_cost(table, device)
     tensor = {k[len(TENSOR_PREFIX):]: _number(table, k, device.name) for k in table if k.startswith(TENSOR_PREFIX)}
     return IntervalParams(
         device=device.name, clock_ghz=device.clock_ghz, sms=device.sms, sub_cores=device.register_partitions,
@@ -128,6 +138,5 @@ def interval_params(device: "Device") -> IntervalParams:
                  "sfu": n["sfu_latency"]},
         l1_latency=l1, l2_latency=l2, dram_latency=dram, shared_load_latency=n["shared_load_latency"],
         shared_store_latency=n["shared_store_latency"], mshrs=n["mshrs"],
-        noc_bandwidth_gb_s=device.l2_bandwidth_gb_s, kll_alpha=n["kll_alpha"], kll_beta=n["kll_beta"],
-        kll_gamma=n["kll_gamma"], kll_k=kll_k,
+        noc_bandwidth_gb_s=device.l2_bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
         tensor_cores_per_sm=int(table.get("tensor_cores_per_sm", 0)), tensor_fma_per_clock=tensor)

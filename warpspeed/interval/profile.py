@@ -8,7 +8,8 @@ memory: long scoreboard; shared memory and MIO: short scoreboard; fixed-latency 
 The last interval's stall is the drain: the latest completion among its instructions minus the
 last issue minus 1, attributed to the class of the latest-finishing instruction. Per interval the
 model keeps the instruction count, the initiation intervals per compute unit, the L1 wavefronts
-and the L2 and DRAM sectors (what sections 4.4 to 4.6 need).
+and the L2 and DRAM sectors (what sections 4.4 to 4.6 need), for the whole interval and for its
+part on the guard-exit path (what a guard-only warp issues of it).
 """
 
 from __future__ import annotations
@@ -20,14 +21,12 @@ from warpspeed.interval.latency import COMPUTE_UNITS, WAIT, Cost
 
 
 @dataclass
-class Interval:
-    """One interval: ``instructions`` issued back to back, then ``stall`` cycles of class ``flag``.
-    ``unit_ii``: summed initiation intervals per compute unit; ``wavefronts``: L1 wavefronts;
+class Demand:
+    """What a warp issues in (part of) an interval: ``instructions``; ``unit_ii``: summed
+    initiation intervals per compute unit; ``wavefronts``: L1 wavefronts;
     ``reads``/``writes``/``dram_reads``/``dram_writes``: 32 B sectors."""
 
     instructions: int = 0
-    stall: float = 0.0
-    flag: str = WAIT
     unit_ii: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COMPUTE_UNITS, 0.0))
     wavefronts: float = 0.0
     reads: float = 0.0
@@ -46,15 +45,27 @@ class Interval:
         self.dram_writes += cost.dram_writes
 
 
-def profile(costs: Sequence[Cost], sources: Sequence[Sequence[str]], destinations: Sequence[Sequence[str]]
-            ) -> list[Interval]:
+@dataclass
+class Interval(Demand):
+    """One interval of the representative (full) warp: its :class:`Demand`, then ``stall`` cycles
+    of class ``flag``. ``guard``: the part of the interval a guard-only warp issues too (the
+    instructions before its exit, a prefix of the full path; empty after it)."""
+
+    stall: float = 0.0
+    flag: str = WAIT
+    guard: Demand = field(default_factory=Demand)
+
+
+def profile(costs: Sequence[Cost], sources: Sequence[Sequence[str]], destinations: Sequence[Sequence[str]],
+            guard_instructions: int = 0) -> list[Interval]:
     """The intervals of one warp issuing ``costs`` in order (``sources`` / ``destinations``: the
-    register names each instruction reads and writes)."""
+    register names each instruction reads and writes). The first ``guard_instructions`` are
+    the guard-exit path: each interval's share of them is its ``guard`` demand."""
     ready: dict[str, tuple[float, str]] = {}
     intervals = [Interval()]
     prev = -1.0
     finish, finish_flag = 0.0, WAIT
-    for cost, src, dst in zip(costs, sources, destinations):
+    for index, (cost, src, dst) in enumerate(zip(costs, sources, destinations)):
         t, flag = prev + 1, WAIT
         for reg in src:
             when, producer = ready.get(reg, (0.0, WAIT))
@@ -64,6 +75,8 @@ def profile(costs: Sequence[Cost], sources: Sequence[Sequence[str]], destination
             intervals[-1].stall, intervals[-1].flag = t - prev - 1, flag
             intervals.append(Interval())
         intervals[-1].add(cost)
+        if index < guard_instructions:
+            intervals[-1].guard.add(cost)
         done = t + cost.latency
         for reg in dst:
             ready[reg] = (done, cost.producer)

@@ -28,9 +28,14 @@ _CONST = re.compile(r"c\[0x[0-9a-f]+\]\[[^\]]+\]", re.IGNORECASE)
 #: Opcodes that write no register operand (their first operand is a source).
 _NO_DESTINATION = frozenset(("STG", "ST", "STS", "STL", "RED", "BRA", "EXIT", "BAR", "BSYNC", "BSSY", "RET", "CALL",
                              "NOP", "WARPSYNC", "MEMBAR", "DEPBAR", "JMP", "YIELD", "ERRBAR", "KILL", "BPT"))
-#: Modifier spellings of MMA shapes (m, n, k): ``16816`` -> 16x8x16, ``1688`` -> 16x8x8, ``884`` -> 8x8x4.
-_SHAPE = re.compile(r"^(\d{3,6})$")
-_MMA = frozenset(("HMMA", "IMMA", "DMMA", "BMMA"))
+#: Modifier spellings of MMA shapes (m, n, k). Warp MMAs concatenate the digits of m, n, k, with
+#: n = 8 and m 8 or 16 in every shape of PTX's ``mma.sync`` (NVIDIA, "Parallel Thread Execution
+#: ISA", section "Warp Level Matrix Multiply-Accumulate Instructions", matrix shapes m8n8k4 to
+#: m16n8k256): ``884``, ``1688``, ``16816``, ``8816``, ``16832``, ``16864``, ``168256``. Hopper
+#: writes them with ``x`` (``DMMA.16x8x16``, ``HGMMA.64x128x16``). Spellings checked with
+#: cuobjdump of nvcc 13.0 for sm_80 and sm_90a.
+_SHAPE = re.compile(r"^(?:(?P<m>8|16)8(?P<k>\d{1,3})|(?P<xm>\d+)x(?P<xn>\d+)x(?P<xk>\d+))$")
+_MMA = frozenset(("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"))
 #: Opcodes whose second operand, when it is a predicate, is a second destination (carry out of
 #: IADD3/LEA, the second result of the set-predicate instructions).
 _SECOND_PREDICATE_DESTINATION = frozenset(("IADD3", "LEA", "ISETP", "FSETP", "DSETP", "HSETP2", "LOP3", "PLOP3"))
@@ -42,17 +47,14 @@ class SassError(WarpspeedError):
 
 
 def mma_shape(modifier: str) -> tuple[int, int, int] | None:
-    """(m, n, k) of an MMA shape modifier: 5 digits m(2) n(1) k(2), 4 digits m(2) n(1) k(1),
-    3 digits one each (the spellings of the CUDA Binary Utilities' HMMA/IMMA/DMMA entries)."""
-    if not _SHAPE.match(modifier):
+    """(m, n, k) of an MMA shape modifier (see :data:`_SHAPE`): ``16816`` -> (16, 8, 16), ``8816`` ->
+    (8, 8, 16), ``884`` -> (8, 8, 4), ``64x128x16`` -> (64, 128, 16); None for other modifiers."""
+    match = _SHAPE.match(modifier)
+    if not match:
         return None
-    if len(modifier) == 5:
-        return int(modifier[:2]), int(modifier[2]), int(modifier[3:])
-    if len(modifier) == 4:
-        return int(modifier[:2]), int(modifier[2]), int(modifier[3])
-    if len(modifier) == 3:
-        return int(modifier[0]), int(modifier[1]), int(modifier[2])
-    return None
+    if match["xm"]:
+        return int(match["xm"]), int(match["xn"]), int(match["xk"])
+    return int(match["m"]), 8, int(match["k"])
 
 
 def _memory_bytes(opcode: str, modifiers: tuple[str, ...]) -> int:

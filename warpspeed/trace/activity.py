@@ -10,7 +10,8 @@ full path (:class:`~warpspeed.trace.instructions.InstructionStream`):
 - ``int``, ``int_mul``: integer-unit instructions, multiplies (IMAD, IMUL, LEA, and their
   uniform-datapath forms) apart, as AccelWattch separates the integer multiplier;
 - ``fp32``, ``fp64``, ``sfu``: instructions on those units;
-- ``tensor_fmas``: multiply-adds of the tensor-core instructions, per thread (m n k / 32 per MMA);
+- ``tensor_fmas``: multiply-adds of the tensor-core instructions, per thread (m n k / 32 per MMA,
+  a quarter of that for Hopper's warpgroup MMAs, whose m n k four warps share);
 - ``register_accesses``: 32-bit register-file reads and writes: one per register operand, two for
   the operands of FP64 instructions, the address pair of a global access and data of bytes / 4
   registers for memory instructions (the zero and true registers, predicates and uniform
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.trace.instructions import InstructionStream, mma_fmas_per_warp
 
 #: Integer opcodes that use the multiplier (AccelWattch's int mul/mad component).
 INT_MUL_OPCODES = frozenset(("IMAD", "IMUL", "LEA", "UIMAD", "ULEA"))
@@ -82,8 +83,7 @@ def thread_activity(stream: InstructionStream) -> ThreadActivity:
         elif ins.fu in counts:
             counts[ins.fu] += 1
         elif ins.fu == "tensor" and ins.tensor_shape:
-            m, n, k = ins.tensor_shape
-            tensor += m * n * k / WARP_LANES
+            tensor += mma_fmas_per_warp(ins.opcode, ins.tensor_shape) / WARP_LANES
         rf += _register_accesses(ins)
     return ThreadActivity(issue=float(len(stream.instructions)), tensor_fmas=tensor, register_accesses=float(rf),
                           **{k: float(v) for k, v in counts.items()})

@@ -8,8 +8,9 @@ field, and the roofline result. The keys, units and sources are described in ``d
 
 Per-field memory figures per warp instruction (for the interval model):
 
-- ``l1_wavefronts_per_instruction`` (omega): the field's L1 cycles per lup x lups per warp
-  (warp size x cells per thread) / the field's memory instructions per thread;
+- ``l1_wavefronts_per_instruction`` (omega): the field's L1 cycles per lup x lups per full warp
+  (:func:`lups_per_full_warp`: the domain's lups / the full warps, warp size x cells per thread
+  when the warps' lanes are all inside the domain) / the field's memory instructions per thread;
 - ``l2_load_sectors_per_load`` (r): L2 -> L1 bytes per lup x lups per warp / 32 B / loads per
   thread; ``l2_store_sectors_per_store`` (w) likewise with the L1 -> L2 store bytes;
 - ``l1_miss_rate`` (m1): L2 -> L1 load bytes / L1 load bytes; ``l2_miss_rate`` (m2): DRAM load
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.trace.derived import derived_stream
 from warpspeed.trace.instructions import InstructionStream
-from warpspeed.trace.warps import warp_counts
+from warpspeed.trace.warps import block_kinds, warp_counts
 
 if TYPE_CHECKING:
     from warpspeed.predict import Prediction
@@ -58,9 +59,15 @@ def instruction_stream(prediction: "Prediction") -> InstructionStream:
     return stream if stream is not None else derived_stream(kernel, fold)
 
 
-def _memory(prediction: "Prediction", stream: InstructionStream) -> dict:
-    launch = prediction.launch.launch
-    lups_per_warp = prediction.device_spec.warp_size * launch.cells_per_thread
+def lups_per_full_warp(lups: int, full_warps: int) -> float:
+    """Lattice updates of one full warp: the domain's updates over the launch's full warps (warp
+    size x cells per thread when every full warp has all its lanes inside the domain; fewer for
+    blocks narrower than a warp or warps cut by the domain's edge)."""
+    return lups / full_warps if full_warps else 0.0
+
+
+def _memory(prediction: "Prediction", stream: InstructionStream, full_warps: int) -> dict:
+    lups_per_warp = lups_per_full_warp(math.prod(prediction.kernel_spec.domain), full_warps)
     fields, totals = {}, dict.fromkeys(("l1_cycles_per_lup", "l1_load_bytes_per_lup", "l2_load_bytes_per_lup",
                                         "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
                                         "dram_store_bytes_per_lup"), 0.0)
@@ -144,6 +151,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             "shared_bytes_per_block": kernel.shared_bytes_per_block,
             "full_warps": warps.full_warps, "guard_warps": warps.guard_warps,
             "valid_threads": warps.valid_threads, "active_lanes_per_warp": warps.active_lanes_per_warp,
+            "block_kinds": [k.as_dict() for k in block_kinds(launch, device.warp_size)],
         },
         "instructions": {
             "source": stream.source, "arch": stream.arch, "compiler": stream.compiler,
@@ -153,7 +161,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),
             "activity_per_thread": stream.activity.as_dict(),
         },
-        "memory": _memory(prediction, stream),
+        "memory": _memory(prediction, stream, warps.full_warps),
         "roofline": {"lups_per_s": json_safe(prediction.lups_per_s), "limiter": prediction.limiter,
                      "limits": {k: json_safe(v) for k, v in prediction.roofline.limits.items()},
                      "dram_bandwidth_gb_s": prediction.dram_bandwidth.achievable_gb_s},

@@ -13,7 +13,7 @@ fp32      FADD FMUL FFMA FSETP FMNMX FSEL FCHK HADD2 HMUL2 HFMA2 FSWZADD
 fp64      DADD DMUL DFMA DSETP DMNMX
 int       IMAD IADD3 IMNMX LEA LOP3 SHF SHL SHR ISETP IABS POPC FLO SEL MOV PRMT I2F F2I F2F ...
 sfu       MUFU (reciprocal, square root, exponential, logarithm, sine, cosine)
-tensor    HMMA IMMA DMMA BMMA HGMMA
+tensor    HMMA IMMA DMMA BMMA; Hopper's warpgroup MMAs HGMMA IGMMA QGMMA BGMMA
 global    LDG STG LD ST ATOM ATOMG RED LDGSTS
 shared    LDS STS LDSM ATOMS
 mio       LDC S2R S2UR CS2R BAR SHFL VOTE MEMBAR ULDC
@@ -36,13 +36,31 @@ FU_BY_OPCODE: dict[str, str] = {
                      "FLO", "SEL", "MOV", "PRMT", "I2F", "F2I", "F2F", "I2I", "IMUL", "IADD", "LOP", "P2R",
                      "R2P", "PLOP3", "CS2R", "BMSK", "BREV", "IDP", "F2FP"), "int"),
     "MUFU": "sfu",
-    **dict.fromkeys(("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA"), "tensor"),
+    **dict.fromkeys(("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA"), "tensor"),
     **dict.fromkeys(("LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "LDGSTS", "LDL", "STL"), "global"),
     **dict.fromkeys(("LDS", "STS", "LDSM", "ATOMS"), "shared"),
     **dict.fromkeys(("LDC", "S2R", "S2UR", "BAR", "SHFL", "VOTE", "MEMBAR", "ULDC", "DEPBAR", "ERRBAR"), "mio"),
     **dict.fromkeys(("BRA", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "NOP", "WARPSYNC", "YIELD", "JMP",
                      "BPT", "KILL"), "control"),
 }
+#: Hopper's warpgroup MMAs (``wgmma.mma_async`` in PTX): the four warps of a warpgroup issue the
+#: instruction together and share its m x n x k multiply-adds (NVIDIA, "Parallel Thread Execution
+#: ISA", section "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions": a
+#: warpgroup is four contiguous warps; the shapes are m64nNk*). SASS spellings checked with
+#: cuobjdump of nvcc 13.0 for sm_90a: HGMMA (f16, bf16, tf32), IGMMA (s8/u8), QGMMA (e4m3/e5m2),
+#: BGMMA (b1).
+WARPGROUP_MMA_OPCODES = frozenset(("HGMMA", "IGMMA", "QGMMA", "BGMMA"))
+#: Warps of a warpgroup.
+WARPGROUP_WARPS = 4
+
+
+def mma_fmas_per_warp(opcode: str, shape: tuple[int, int, int]) -> float:
+    """Multiply-adds one warp's MMA instruction performs: m n k of its shape, shared by the four
+    warps of a warpgroup for Hopper's warpgroup MMAs (:data:`WARPGROUP_MMA_OPCODES`)."""
+    m, n, k = shape
+    return m * n * k / (WARPGROUP_WARPS if opcode in WARPGROUP_MMA_OPCODES else 1)
+
+
 #: Functional units, in the order mixes are reported.
 FUNCTIONAL_UNITS: tuple[str, ...] = ("fp32", "fp64", "int", "sfu", "tensor", "global", "shared", "mio", "control")
 #: Unit of an opcode the table does not know.

@@ -45,11 +45,18 @@ def _valid_threads_along(n_threads: int, fold: int, extent: int, block_start: in
 @dataclass(frozen=True)
 class BlockKind:
     """Blocks of a launch that cover the domain alike: ``count`` of them, and per warp of the
-    block whether it is full (at least one valid thread); ``valid_threads`` per block."""
+    block whether it is full (at least one valid thread); ``valid_threads`` per block; ``last``:
+    whether these blocks are the last along x, y and z (a grid one block wide along a dimension
+    has only last blocks there), which identifies the kind of any block index."""
 
     count: int
     full: tuple[bool, ...]
     valid_threads: int
+    last: tuple[bool, bool, bool]
+
+    def as_dict(self) -> dict:
+        """The trace's record of this kind (``launch.block_kinds``)."""
+        return {"count": self.count, "last": list(self.last), "full": list(self.full)}
 
 
 def block_kinds(launch: Launch, warp_size: int) -> tuple[BlockKind, ...]:
@@ -60,16 +67,16 @@ def block_kinds(launch: Launch, warp_size: int) -> tuple[BlockKind, ...]:
     per_dim = []
     for d in range(3):
         b, g = launch.block[d], launch.grid[d]
-        # (count of blocks, validity mask along d): interior blocks and the last block
+        # (count of blocks, validity mask along d, last along d): interior blocks and the last block
         last = _valid_threads_along(b, launch.fold[d], launch.domain[d], (g - 1) * b)
-        per_dim.append([(g - 1, np.ones(b, dtype=bool)), (1, last)] if g > 1 else [(1, last)])
+        per_dim.append([(g - 1, np.ones(b, dtype=bool), False), (1, last, True)] if g > 1 else [(1, last, True)])
     kinds = []
-    for (nx, mx), (ny, my), (nz, mz) in itertools.product(*per_dim):
+    for (nx, mx, lx), (ny, my, ly), (nz, mz, lz) in itertools.product(*per_dim):
         mask = (mz[:, None, None] & my[None, :, None] & mx[None, None, :]).ravel()
         padded = np.zeros(per_block_warps * warp_size, dtype=bool)
         padded[: mask.size] = mask
         full = padded.reshape(per_block_warps, warp_size).any(axis=1)
-        kinds.append(BlockKind(nx * ny * nz, tuple(full.tolist()), int(mask.sum())))
+        kinds.append(BlockKind(nx * ny * nz, tuple(full.tolist()), int(mask.sum()), (lx, ly, lz)))
     return tuple(kinds)
 
 
