@@ -49,7 +49,9 @@ Which waves are equal
     :data:`ROW_MARGIN_TOP` further rows from them. This uses the shift by planes as well (tail
     and head lie in different planes), except for grids of one block plane, which have no
     ``P_z``. Waves across a plane boundary are not grouped this way: both ends are tied to the
-    boundary.
+    boundary. The wave's y band (:mod:`warpspeed.memory.wave.geometry`: the ``w_y`` block rows
+    before the wave, cut at the start of its plane) is translated with the wave only when it is
+    not cut, so a wave is grouped by rows only if it starts at least ``w_y`` rows into its plane.
 
 Cost
     One wave evaluation per class. The waves near a plane's first and last rows, across its
@@ -146,7 +148,9 @@ def exact_wave_classes(launch: Launch, blocks_per_wave: int,
         if invariance.row_spread_cells is not None:
             sharing = math.ceil(invariance.row_spread_cells / launch.cells_per_block[1])
             start_row, end_row = t // gx, (last % plane) // gx
-            rows = (~special & (last // plane == first // plane) & (start_row >= sharing + ROW_MARGIN_BOTTOM)
+            band_rows = min(gy, -(-size // gx))  # the y band's rows must lie in the wave's plane
+            rows = (~special & (last // plane == first // plane)
+                    & (start_row >= max(sharing + ROW_MARGIN_BOTTOM, band_rows))
                     & (end_row + sharing + ROW_MARGIN_TOP <= gy - 1))
             keys = np.where(rows, plane + t % gx, keys)  # one class per column offset
     unique, representative, counts = np.unique(keys, return_index=True, return_counts=True)
