@@ -54,7 +54,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import DeviceError, FitError
-from warpspeed.files.rows import CONFIG_COLUMNS
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.capacity import (
     CURVE_NAMES,
@@ -72,8 +71,7 @@ from warpspeed.memory.capacity import (
 from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_rates, field_dram_volumes
 from warpspeed.memory.wave import DIMENSIONS, PerDim
-from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
-from warpspeed.validation.accuracy import AccuracyReport, accuracy_report
+from warpspeed.validation.accuracy import AccuracyReport, accuracy_report, row_dram_bandwidth
 from warpspeed.validation.measure import MeasurementTable
 
 #: A row contributes to a curve only if the volume its rate is divided by is at least this
@@ -176,16 +174,12 @@ def split_rows(rows: Sequence[Mapping[str, Any]], holdout_every: int = DEFAULT_H
 
 def _bandwidth_ratio(row: Mapping[str, Any], device: Device | None, old_bytes: float, new_bytes: float) -> float:
     """Achievable DRAM bandwidth at ``new_bytes`` over that at ``old_bytes`` per lup for the
-    row's launch (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, the
-    predictor's bandwidth); 1 without a device or without the row's launch columns."""
-    threads, registers = _v(row, "pred_dram_resident_threads"), _v(row, "pred_registers")
-    folds = [_v(row, c) for c in CONFIG_COLUMNS if c.startswith("fold_")]
-    if device is None or not all(math.isfinite(v) and v >= 1 for v in (threads, registers, *folds)):
+    row's launch (:func:`warpspeed.validation.accuracy.row_dram_bandwidth`, the predictor's
+    bandwidth); 1 without a device or without the row's launch columns."""
+    if device is None:
         return 1.0
-    cells = int(math.prod(folds))
-    old = launch_dram_bandwidth(device, int(threads), old_bytes, cells, int(registers)).achievable_gb_s
-    new = launch_dram_bandwidth(device, int(threads), new_bytes, cells, int(registers)).achievable_gb_s
-    return new / old
+    old, new = row_dram_bandwidth(row, device, old_bytes), row_dram_bandwidth(row, device, new_bytes)
+    return 1.0 if old is None or new is None else new / old
 
 
 def reevaluate(row: Mapping[str, Any], curves: CapacityCurves, device: Device | None = None) -> dict[str, float]:
