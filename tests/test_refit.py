@@ -92,8 +92,11 @@ def test_l2_points_by_hand():
     # hits = 4 * 0.5 + 10 * 0.9 = 11
     # l2_load: m = (35 - 40 + 11 - partial 1) / 10 = 0.5
     assert rf.derive_point(_dram_row(), "l2_load") == pytest.approx((0.4, 0.5))
-    # l2_store: m = (35 - 40 + 11 - capacity 2) / 5 = 0.8
-    assert rf.derive_point(_dram_row(), "l2_store") == pytest.approx((0.4, 0.2))
+    # l2_store, from the measured DRAM stores (the article's figure 18): m = (measured 9 -
+    # compulsory 8) / redundant 5 = 0.2, h = 0.8
+    row = _dram_row(meas_dram_store_bytes_per_lup=9.0, pred_dram_store_compulsory_bytes_per_lup=8.0)
+    assert rf.derive_point(row, "l2_store") == pytest.approx((0.4, 0.8))
+    assert rf.derive_point(_dram_row(), "l2_store") is None  # no measured DRAM store
 
 
 def test_small_volumes_are_not_used():

@@ -57,9 +57,10 @@ compulsory volumes and overlaps weighted by lattice updates, oversubscription fa
 waves. The equations are applied once, to these averages, so every DRAM volume is a function of
 the reported averages (the refit, :mod:`warpspeed.validation.refit`, re-evaluates it from
 them); applying the curves to each class and averaging the results instead changes the DRAM
-volume of the paper's 168 stencil configurations by at most 4e-4 relative. The exact average
+volume of the paper's 168 stencil configurations by at most 3.0e-3 relative (8 x 128 x 1 with
+2y folding, whose classes differ in their band oversubscription). The exact average
 over every full wave (``Predictor(exact_waves=True)``, :mod:`warpspeed.memory.wave.exact`)
-changes it by at most 0.61 % and the predicted lup/s by at most 0.14 % on the same space.
+changes it by at most 0.38 % and the predicted lup/s by at most 0.22 % on the same space.
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ by the overlapping volume"; measured ``dram__bytes_read``):
     predicted partial-store reads.
 ``l2_load`` (redundant L2 loads):
     ``m = (V_DRAM,meas - V_DRAM,compulsory + sum_d H_d - P) / V_L2,redundant load``, ``o = o_L2``.
-``l2_store`` (partial stores read back from DRAM):
-    ``m = (V_DRAM,meas - V_DRAM,compulsory + sum_d H_d - C) / V_L2,redundant store``, ``o = o_L2``.
+``l2_store`` (partial stores evicted before they are complete, written back to DRAM; measured
+``dram__bytes_write``), as the article's figure 18 derives it from the measured DRAM stores:
+    ``m = (V_DRAM,store,meas - V_DRAM,store,compulsory) / V_L2,redundant store``, ``o = o_L2``.
 
 Hit rates ``h = 1 - m`` are clipped to [0, 1] (measurement noise can push them outside). A row
 contributes to a curve only when the volume the rate is divided by is at least
@@ -120,6 +121,12 @@ def derive_point(row: Mapping[str, Any], curve: str,
         volume = _v(row, "pred_l1_load_bytes_per_lup") - compulsory
         o = _v(row, "pred_l1_oversubscription")
         hit = None if not volume > 0 else 1.0 - (measured - compulsory) / volume
+    elif curve == "l2_store":
+        measured = _v(row, "meas_dram_store_bytes_per_lup")
+        volume = _v(row, "pred_l2_redundant_store_bytes_per_lup", 0.0)
+        o = _v(row, "pred_l2_oversubscription")
+        hit = None if not volume > 0 else (
+            1.0 - (measured - _v(row, "pred_dram_store_compulsory_bytes_per_lup")) / volume)
     else:
         measured = _v(row, "meas_dram_load_bytes_per_lup")
         compulsory = _v(row, "pred_dram_load_compulsory_bytes_per_lup")
@@ -131,16 +138,11 @@ def derive_point(row: Mapping[str, Any], curve: str,
             o = _v(row, f"pred_{d}_oversubscription")
             hit = None if not volume > 0 else (
                 (compulsory + capacity + partial - _predicted_hits(row, skip=d) - measured) / volume)
-        elif curve == "l2_load":
+        else:  # l2_load
             volume = _v(row, "pred_l2_redundant_load_bytes_per_lup", 0.0)
             o = _v(row, "pred_l2_oversubscription")
             hit = None if not volume > 0 else (
                 1.0 - (measured - compulsory + _predicted_hits(row) - partial) / volume)
-        else:  # l2_store
-            volume = _v(row, "pred_l2_redundant_store_bytes_per_lup", 0.0)
-            o = _v(row, "pred_l2_oversubscription")
-            hit = None if not volume > 0 else (
-                1.0 - (measured - compulsory + _predicted_hits(row) - capacity) / volume)
     if hit is None or not all(math.isfinite(v) for v in (measured, hit, o)) or o < 0:
         return None
     if measured <= 0 or volume < min_fraction * measured:

@@ -56,7 +56,7 @@ Which waves are equal
 Cost
     One wave evaluation per class. The waves near a plane's first and last rows, across its
     boundaries and in the first plane differ from plane to plane: for the 168 configurations of
-    the 25-point stencil's paper space on 640 x 512 x 512 there are 17 689 classes (105 per
+    the 25-point stencil's paper space on 640 x 512 x 512 there are 18 701 classes (111 per
     configuration on average, up to 664) against 454 representative wave classes in
     :mod:`warpspeed.memory.wave.classes`, and the number grows with the domain (2 378 for
     blocks of 1 x 64 x 16 threads on 2048^3). So this path is the default for single
@@ -87,7 +87,7 @@ ROW_MARGIN_BOTTOM = 2
 #: whatever the domain; a grid with more distinct waves gets the representative classes instead.
 #: 153 of the 25-point stencil's 168 paper configurations on 640 x 512 x 512 fit; the other 15
 #: are blocks 1 or 2 threads wide (332 to 664 distinct waves), and over the whole space the
-#: classes differ from the exact average by at most 0.14 % in lups/s
+#: classes differ from the exact average by at most 0.22 % in lups/s
 #: (``benchmarks/bench_exact_waves.py``).
 PREDICT_EXACT_BUDGET = 256
 
