@@ -141,3 +141,106 @@ def test_accuracy_cli(tmp_path):
     assert (tmp_path / "p.png").stat().st_size > 0
     text = CliRunner().invoke(accuracy_cmd, [csv_path])
     assert text.exit_code == 0 and "Spearman rho 0.679" in text.output
+
+
+# ------------------------------------------------------------------------------------------
+# the phenomenological variant: the roofline fed with the measured volumes (Ernst et al. 2023, 5.8)
+#
+# A100-SXM4-40GB (its device file): 108 SMs x 1.41 GHz = 152.28e9 L1 wavefronts/s, L2 5402.9 GB/s,
+# DRAM 1381 GB/s sustained (the rows of measured_small.csv have no launch columns, so the DRAM
+# limit takes the sustained bandwidth). Measured L2 and DRAM stores are 8 B/lup in every row.
+#
+#   config    L1 wf   L1 limit   L2 B/lup  L2 limit   DRAM B/lup  DRAM limit   phenomenological
+#   32x8x4    1.0     152.28     18        300.16     18          76.722       76.722  dram
+#   64x4x4    2.0      76.14     28        192.96     20          69.05        69.05   dram
+#   128x2x4   4.0      38.07     48        112.56     24          57.542       38.07   l1
+#   16x16x4   1.0     152.28     16        337.68     17          81.235       81.235  dram
+#   256x4x1   0.5     304.56     13        415.61     28          49.321       49.321  dram
+#   1024x1x1  (no measured L1 wavefronts: left out)
+#   8x8x16    4.0      38.07     33        163.72     18          76.722       38.07   l1
+#   (Glup/s)
+PHENO_BY_HAND = {"32x8x4": (1381 / 18, "dram"), "64x4x4": (1381 / 20, "dram"), "128x2x4": (152.28 / 4, "l1"),
+                 "16x16x4": (1381 / 17, "dram"), "256x4x1": (1381 / 28, "dram"), "8x8x16": (152.28 / 4, "l1")}
+MEASURED = {"32x8x4": 100, "64x4x4": 90, "128x2x4": 80, "16x16x4": 95, "256x4x1": 60, "8x8x16": 70}
+
+
+def test_phenomenological_rates_by_hand():
+    from warpspeed.hardware.device import load_device
+
+    rows = acc.with_phenomenological(read_measurement_csv(DATA / "measured_small.csv").rows,
+                                     load_device("A100-SXM4-40GB"))
+    got = {r["config"]: (r[acc.PHENOMENOLOGICAL_COLUMN], r[acc.PHENOMENOLOGICAL_LIMITER_COLUMN]) for r in rows}
+    assert math.isnan(got.pop("1024x1x1")[0])
+    for config, (glups, limiter) in PHENO_BY_HAND.items():
+        assert got[config][0] == pytest.approx(glups * 1e9, rel=1e-12), config
+        assert got[config][1] == limiter, config
+
+
+def test_phenomenological_report_by_hand(report):
+    p = report.phenomenological
+    assert p.n == 6
+    assert dict(p.limiters) == {"l1": 2, "dram": 4} and [name for name, _ in p.limiters] == ["l1", "dram"]
+    mape = 100 / 6 * sum(abs(PHENO_BY_HAND[c][0] - m) / m for c, m in MEASURED.items())
+    assert mape == pytest.approx(29.478, abs=1e-3)
+    assert p.performance.mape_percent == pytest.approx(mape, rel=1e-12)
+    assert p.performance.worst_config == "128x2x4"  # 38.07 against 80: 52.4 %
+    # ranks (ascending) of the phenomenological rates, ties averaged: 128x2x4 and 8x8x16 1.5,
+    # 256x4x1 3, 64x4x4 4, 32x8x4 5, 16x16x4 6; measured: 256x4x1 1, 8x8x16 2, 128x2x4 3,
+    # 64x4x4 4, 16x16x4 5, 32x8x4 6. Pearson of the ranks: deviations from 3.5
+    # (-2, -2, -0.5, 0.5, 1.5, 2.5) and (-0.5, -1.5, -2.5, 0.5, 2.5, 1.5) in that order:
+    # sum of products 13, sums of squares 17 and 17.5, rho = 13 / sqrt(297.5) = 0.753702
+    assert p.ranking.spearman == pytest.approx(13 / math.sqrt(17 * 17.5), rel=1e-9)
+    assert p.ranking.best_predicted == "16x16x4" and p.ranking.best_predicted_relative == pytest.approx(0.95)
+
+
+def test_phenomenological_fp_limit_is_the_predictions(tmp_path):
+    """FP work is not measured: the predicted FP limit joins the minimum. One row with L1
+    2 wavefronts/lup (76.14 Glup/s), L2 10 + 10 B/lup (270.1 Glup/s), DRAM 20 + 0 B/lup
+    (69.05 Glup/s) and a predicted FP limit of 50 Glup/s: 50 Glup/s, FP-bound."""
+    from warpspeed.hardware.device import load_device
+
+    row = {"block_x": 32, "block_y": 8, "block_z": 4, "fold_x": 1, "fold_y": 1, "fold_z": 1,
+           "meas_l1_wavefronts_per_lup": 2.0, "meas_l2_load_bytes_per_lup": 10.0, "meas_l2_store_bytes_per_lup": 10.0,
+           "meas_dram_load_bytes_per_lup": 20.0, "meas_dram_store_bytes_per_lup": 0.0, "pred_fp_lups_per_s": 50e9}
+    roof = acc.phenomenological_roofline(row, load_device("A100-SXM4-40GB"))
+    assert roof.limiter == "fp" and roof.lups_per_s == 50e9
+    assert roof.l1_lups_per_s == pytest.approx(76.14e9, rel=1e-12)
+    assert roof.l2_lups_per_s == pytest.approx(270.145e9, rel=1e-12)
+    assert roof.dram_lups_per_s == pytest.approx(69.05e9, rel=1e-12)
+    without_fp = acc.phenomenological_roofline({**row, "pred_fp_lups_per_s": math.nan}, load_device("A100-SXM4-40GB"))
+    assert without_fp.limiter == "dram"
+    assert acc.phenomenological_roofline({**row, "meas_l2_store_bytes_per_lup": math.nan},
+                                         load_device("A100-SXM4-40GB")) is None
+
+
+def test_phenomenological_needs_a_device(tmp_path):
+    from warpspeed.validation.schema import MeasurementTable
+
+    rows = read_measurement_csv(DATA / "measured_small.csv").rows
+    with pytest.raises(acc.AccuracyError, match="names no device_model.*--device"):
+        acc.table_accuracy(MeasurementTable({"kernel": "k"}, rows))
+    with pytest.raises(acc.AccuracyError, match="cannot load the device 'no-such-gpu'"):
+        acc.table_accuracy(MeasurementTable({"kernel": "k", "device_model": "no-such-gpu"}, rows))
+    # without measured volumes there is nothing to feed the roofline: no variant, no device needed
+    timing_only = [{k: v for k, v in r.items() if not k.startswith("meas_") or k == "meas_lups_per_s"} for r in rows]
+    assert acc.table_accuracy(MeasurementTable({"kernel": "k"}, tuple(timing_only))).phenomenological is None
+    # the refit's before/after reports have no device: no variant
+    assert acc.accuracy_report(rows).phenomenological is None
+
+
+def test_accuracy_cli_reports_the_phenomenological_variant():
+    import json
+
+    from click.testing import CliRunner
+
+    from warpspeed.cli.validate import accuracy as accuracy_cmd
+
+    csv_path = str(DATA / "measured_small.csv")
+    data = json.loads(CliRunner().invoke(accuracy_cmd, [csv_path, "--json"]).output)
+    assert data["phenomenological"]["n"] == 6
+    assert data["phenomenological"]["performance"]["mape_percent"] == pytest.approx(29.478, abs=1e-3)
+    text = CliRunner().invoke(accuracy_cmd, [csv_path])
+    assert "MAPE 29.5 % over 6 configurations" in text.output and "l1 2, dram 4" in text.output
+    bad = CliRunner().invoke(accuracy_cmd, [csv_path, "--device", "no-such-gpu"])
+    # (the command alone raises; the warpspeed group prints the WarpspeedError as one line)
+    assert isinstance(bad.exception, acc.AccuracyError) and "cannot load the device 'no-such-gpu'" in str(bad.exception)

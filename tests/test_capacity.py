@@ -60,6 +60,32 @@ def test_miss_rate_saturates_at_a():
     assert values.shape == (2,)
 
 
+def test_hit_form_is_the_2022_y_curve():
+    """The y hit rate of the article's reference code in 2022, h(o) = exp(-0.078 exp(1.03 (o -
+    0.2))), by hand: at o = 2, 1.03 * 1.8 = 1.854, e^1.854 = 6.385310, x 0.078 = 0.498054,
+    h = e^-0.498054 = 0.607712; at o = 0.5, e^0.309 = 1.362062, x 0.078 = 0.106241,
+    h = 0.899208; at o = 0, e^-0.206 = 0.813833, x 0.078 = 0.063479, h = 0.938494. In the
+    hit form a exp(-b exp(c o)) the shift is folded into b = 0.078 e^-0.206 = 0.063479."""
+    curve = GompertzCurve(1.0, 0.078 * math.exp(-1.03 * 0.2), 1.03, "hit")
+    assert curve.hit_rate(2.0) == pytest.approx(0.607712, abs=2e-6)
+    assert curve.hit_rate(0.5) == pytest.approx(0.899208, abs=2e-6)
+    assert curve.hit_rate(0.0) == pytest.approx(0.938494, abs=2e-6)
+    assert curve.miss_rate(2.0) == pytest.approx(1 - 0.607712, abs=2e-6)
+    # the loose y curve against the steep z curve (1, 37.1, 3.2) at o = 2: 1 - exp(-37.1 e^-6.4)
+    # = 1 - exp(-37.1 x 0.0016616) = 1 - exp(-0.061645) = 0.059784
+    assert GompertzCurve(1.0, 37.1, 3.2).hit_rate(2.0) == pytest.approx(0.059784, abs=2e-6)
+
+
+def test_unknown_form_is_refused(tmp_path):
+    with pytest.raises(FitError, match="form 'sigmoid' is unknown; allowed: miss, hit"):
+        GompertzCurve(1.0, 1.0, 1.0, "sigmoid")
+    text = (fits_directory() / "nvidia-ampere.toml").read_text().replace('form = "hit"', 'form = "loose"', 1)
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(FitError, match="curve 'x_layer': form 'loose' is unknown"):
+        load_curves(path=path)
+
+
 def test_parameters_outside_the_allowed_range_are_refused():
     with pytest.raises(FitError, match="outside the allowed range"):
         GompertzCurve(1.5, 1.0, 1.0)
@@ -92,6 +118,21 @@ def test_fit_recovers_known_parameters(curve_name, true):
     assert result.rms_error < 0.01  # the noise is 0.005
     assert result.r_squared > 0.99
     assert result.curve_name == curve_name and len(result.points) == 60
+
+
+def test_fit_of_a_hit_curve_recovers_known_parameters():
+    """Points on h = 0.9 exp(-0.05 exp(1.2 o)) with noise 0.005, fitted in the hit form (the
+    y_layer reference form)."""
+    rng = np.random.default_rng(3)
+    o = np.linspace(0.0, 4.0, 60)
+    h = 0.9 * np.exp(-0.05 * np.exp(1.2 * o)) + rng.normal(0.0, 0.005, o.size)
+    result = fit_curve([(float(x), float(min(1.0, max(0.0, y)))) for x, y in zip(o, h)], "y_layer")
+    assert result.curve.form == "hit"
+    a, b, c = result.curve.parameters
+    assert a == pytest.approx(0.9, abs=0.02)
+    assert b == pytest.approx(0.05, rel=0.15)
+    assert c == pytest.approx(1.2, rel=0.1)
+    assert result.rms_error < 0.01
 
 
 def test_fit_refuses_bad_points():
@@ -144,23 +185,28 @@ def test_missing_csv_file_is_refused(tmp_path):
 # family files
 
 #: The constants of the reference implementation of Ernst et al. (JPDC 2023): repository
-#: te42kyfo/warpspeed (2025), warpspeed/predict_metrics.py, class DerivedMetrics. Its two layer
-#: curves (popt_WaveOverlapRover0/1) have equal constants; x, y and z use them.
+#: te42kyfo/warpspeed (2025), warpspeed/predict_metrics.py, class DerivedMetrics (its z curve
+#: popt_WaveOverlapRover1 and the L1 and L2 curves), and for x and y the separate y hit rate
+#: of the same code in 2022, exp(-0.078 exp(1.03 (o - 0.2))) (predict_metrics.py, rover0,
+#: commit c214074): in the "hit" form a exp(-b exp(c o)) with b = 0.078 exp(-0.206).
+Y_2022 = (1.0, 0.078 * math.exp(-1.03 * 0.2), 1.03)
 REFERENCE = {
     "l1_load": (0.66, 6.77, 1.45),
-    "x_layer": (1.0, 37.1, 3.2),
-    "y_layer": (1.0, 37.1, 3.2),
+    "x_layer": Y_2022,
+    "y_layer": Y_2022,
     "z_layer": (1.0, 37.1, 3.2),
     "l2_load": (0.2, 7.56, 0.67),
     "l2_store": (0.38, 3.79, 0.55),
 }
+FORMS = {name: "hit" if name in ("x_layer", "y_layer") else "miss" for name in REFERENCE}
 
 
 def test_a100_loads_the_reference_constants():
     curves = curves_for_device(A100)
     assert curves.family == "nvidia-ampere"
     for name, params in REFERENCE.items():
-        assert curves.curve(name).parameters == params
+        assert curves.curve(name).parameters == pytest.approx(params, rel=1e-12)
+        assert curves.curve(name).form == FORMS[name]
     assert curves.provenance.device == "A100-SXM4-40GB"
     assert "te42kyfo/warpspeed" in curves.provenance.source
     assert "warpspeed/predict_metrics.py" in curves.provenance.source
@@ -255,6 +301,7 @@ def test_write_and_read_back(tmp_path):
     assert again.z_layer.parameters == pytest.approx(fitted.curve.parameters)
     assert np.allclose(np.array(again.points["z_layer"]), np.array(points), rtol=1e-15, atol=0)
     assert again.l1_load.parameters == REFERENCE["l1_load"]
+    assert again.y_layer.form == "hit"
     assert again.provenance == provenance
     assert again.notes["z_layer"] == "refit on synthetic points"
     assert load_curves("nvidia-ampere", path=tmp_path).z_layer == again.z_layer
@@ -317,7 +364,8 @@ def test_fit_command_writes_a_file_that_recovers_the_parameters(tmp_path):
     assert not curves.packaged and curves.label == str(out)
     for name in CURVE_NAMES:
         if name != "z_layer":
-            assert curves.curve(name).parameters == REFERENCE[name]
+            assert curves.curve(name).parameters == pytest.approx(REFERENCE[name], rel=1e-12)
+            assert curves.curve(name).form == FORMS[name]
     assert len(curves.points["z_layer"]) == 31
     assert curves.provenance.device == "Test GPU"
     # the base file is named by its place in the package, never by an absolute path

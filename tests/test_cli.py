@@ -65,9 +65,14 @@ def test_predict_tables(runner):
     # dst is 258 x 258 doubles at byte 256; row y starts at 256 + 8 (1 + 258 (y + 1)), which is
     # 8 or 24 past a 32 B sector boundary (2064 = 16 mod 32). A warp stores 32 x 8 = 256 B over
     # 9 sectors: 9 x 32 / 32 = 9 B/lup from L1 to L2. DRAM sees whole rows: 2048 B over 65
-    # sectors per 256 cells = 8.125 B/lup (printed 8.12); dst is never loaded.
+    # sectors per 256 cells = 8.125 B/lup; dst is never loaded. The 0.875 B/lup of partially
+    # written sectors beyond that miss at the small store-miss rate of a wave of 1.5 MB: read
+    # (DRAM load, dst[5]) and written back, so the DRAM store is 8.125 + that read (both printed
+    # to 0.01).
     dst = _table_row(out, "dst")
-    assert dst[1:] == ["0.062", "0.00", "0.00", "9.00", dst[5], "8.12"]
+    assert dst[1:5] == ["0.062", "0.00", "0.00", "9.00"]
+    assert 0 < float(dst[5]) <= 0.02
+    assert float(dst[6]) == pytest.approx(8.125 + float(dst[5]), abs=0.0101)
     assert "four-limiter roofline" in out and "layer conditions" in out
     assert "two-limiter: the classic roofline" in out
 

@@ -1,6 +1,6 @@
 """Oversubscription factors, each by the definition of the code its capacity curve comes from
-(te42kyfo/warpspeed, warpspeed/predict_metrics.py, DerivedMetrics, commit 2ad0722c), worked by
-hand for a copy kernel on the A100.
+(te42kyfo/warpspeed, warpspeed/predict_metrics.py, DerivedMetrics, commit 2ad0722c; the x and
+y curve: commit c214074), worked by hand for a copy kernel on the A100.
 
 Copy ``dst[x, y, z] = src[x, y, z]`` of doubles on 64 x 16 x 8 cells, block 32 x 4 x 1 (grid
 2 x 4 x 8, a block plane P = 8 blocks). Both fields start 256 B into their allocation and a row
@@ -18,7 +18,12 @@ import pytest
 
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import copy_kernel
-from warpspeed.memory.capacity.terms import l1_oversubscription, l2_oversubscription, layer_oversubscription
+from warpspeed.memory.capacity.terms import (
+    band_oversubscription,
+    l1_oversubscription,
+    l2_oversubscription,
+    layer_oversubscription,
+)
 from warpspeed.predict import predict
 
 A100 = load_device("A100-SXM4-40GB")
@@ -51,19 +56,33 @@ def test_layer_oversubscriptions_are_previous_set_plus_wave_loads(prediction):
 
     * P_z = blocks 20..27: plane 2 rows 8..15 and plane 3 rows 0..7, 16 rows of src and dst:
       512 sectors, none of them in L(W): |A(P_z) ∪ L(W)| = 640 sectors = 20 480 B,
-      o_z = 20 480 / 20 MiB = 1/1024.
+      o_z = 20 480 / 20 MiB = 1/1024 (the z curve's definition, commit 2ad0722).
     * P_y = blocks 26, 27: plane 3 rows 4..7, 4 rows x 2 fields x 16 = 128 sectors:
-      256 sectors = 8192 B, o_y = 1/2560.
-    * P_x = block 27: plane 3 rows 4..7, x 32..63: 4 x 2 x 8 = 64 sectors: 192 sectors = 6144 B,
-      o_x = 6144 / 20 MiB.
-    (Before, the layer volume also held the wave's stores and was counted in 128 B lines.)"""
+      256 sectors = 8192 B; P_x = block 27: plane 3 rows 4..7, x 32..63: 4 x 2 x 8 = 64
+      sectors: 192 sectors = 6144 B (the layer volumes, reported, no longer an oversubscription).
+    * The x and y curve (the 2022 y curve) takes the y band: the wave spans w_y = ceil(4 / 2)
+      = 2 block rows, so the band is the 4 blocks 24..27 before it (plane 3 rows 0..7), and
+      there is no x band (the wave fills its rows). It loads 8 src rows x 16 = 128 sectors and
+      stores 8 dst rows x 16 = 128 sectors: 256 sectors = 8192 B, 8192 / 20 MiB = 1/2560 =
+      3.9e-4, below the source's lower bound 0.01: o_x = o_y = 0.01."""
     wave = prediction.wave
     assert len(wave.classes) == 1 and wave.classes[0].wave_class.first_block == 28
     assert tuple(wave.layer_volume_bytes) == (6144.0, 8192.0, 20480.0)
+    assert wave.band_volume_bytes == 8192.0
+    assert tuple(wave.cached_bytes) == (8192.0, 8192.0, 20480.0)
     assert wave.oversubscription.z == pytest.approx(1 / 1024, rel=1e-12)
-    assert wave.oversubscription.y == pytest.approx(1 / 2560, rel=1e-12)
-    assert wave.oversubscription.x == pytest.approx(6144 / L2, rel=1e-12)
+    assert wave.oversubscription.y == wave.oversubscription.x == 0.01
     assert layer_oversubscription(20480, L2) == pytest.approx(1 / 1024, rel=1e-12)
+
+
+def test_band_oversubscription_is_bounded_as_in_its_source():
+    """min(10, max(0.01, V / 20 MiB)) and 0.1 for an empty band (te42kyfo/warpspeed,
+    predict_metrics.py, rover0, commit c214074): 1 MiB -> 0.05, 100 KiB -> 0.01 (0.00488
+    clamped), 400 MiB -> 10 (20 clamped), 0 -> 0.1."""
+    assert band_oversubscription(MIB, L2) == pytest.approx(0.05, rel=1e-12)
+    assert band_oversubscription(100 * KIB, L2) == 0.01
+    assert band_oversubscription(400 * MIB, L2) == 10.0
+    assert band_oversubscription(0, L2) == 0.1
 
 
 def test_l2_oversubscription_is_the_wave_volume_over_the_geometric_mean(prediction):

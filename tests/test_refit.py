@@ -92,8 +92,11 @@ def test_l2_points_by_hand():
     # hits = 4 * 0.5 + 10 * 0.9 = 11
     # l2_load: m = (35 - 40 + 11 - partial 1) / 10 = 0.5
     assert rf.derive_point(_dram_row(), "l2_load") == pytest.approx((0.4, 0.5))
-    # l2_store: m = (35 - 40 + 11 - capacity 2) / 5 = 0.8
-    assert rf.derive_point(_dram_row(), "l2_store") == pytest.approx((0.4, 0.2))
+    # l2_store, from the measured DRAM stores (the article's figure 18): m = (measured 9 -
+    # compulsory 8) / redundant 5 = 0.2, h = 0.8
+    row = _dram_row(meas_dram_store_bytes_per_lup=9.0, pred_dram_store_compulsory_bytes_per_lup=8.0)
+    assert rf.derive_point(row, "l2_store") == pytest.approx((0.4, 0.8))
+    assert rf.derive_point(_dram_row(), "l2_store") is None  # no measured DRAM store
 
 
 def test_small_volumes_are_not_used():
@@ -140,8 +143,11 @@ def test_reevaluate_by_hand():
     # compulsory - z hits + capacity misses of (L2 load - compulsory) + partial-store reads of (8 - 6)
     dram = 15 - 10 * h_z + m_l2 * (l2 - 15) + m_store * (8 - 6)
     assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(dram, rel=1e-12)
+    # stores: the 6 B/lup compulsory plus the evicted partial sectors written back, m_store x 2
+    store = 6 + m_store * (8 - 6)
     # the L2 and DRAM limits scale with the inverse volume (loads + stores)
-    assert out["pred_lups_per_s"] == pytest.approx(min(1e12, 1e11 * 48 / (l2 + 8), 1e10 * 31 / (dram + 6)), rel=1e-12)
+    assert out["pred_lups_per_s"] == pytest.approx(min(1e12, 1e11 * 48 / (l2 + 8), 1e10 * 31 / (dram + store)),
+                                                   rel=1e-12)
 
 
 def test_reevaluate_reproduces_the_predictor_with_any_curves():
@@ -257,7 +263,9 @@ def test_refit_recovers_known_parameters():
     assert result.curves.l1_load.parameters == pytest.approx(TRUE_L1, rel=1e-3)
     assert result.curves.z_layer.parameters == pytest.approx(TRUE_Z, rel=1e-3)
     # curves without data keep the published parameters
-    assert result.curves.y_layer.parameters == (1.0, 37.1, 3.2)
+    # (the y curve of the reference code as of 2022: exp(-0.078 exp(1.03 (o - 0.2))), hit form)
+    assert result.curves.y_layer.parameters == pytest.approx((1.0, 0.078 * math.exp(-1.03 * 0.2), 1.03), rel=1e-12)
+    assert result.curves.y_layer.form == "hit"
     assert "usable point" in result.skipped["y_layer"]
     assert (result.fit_rows, result.held_out_rows) == (30, 10)
     # held-out rows: the refitted curves reproduce the synthetic measurements

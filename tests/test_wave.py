@@ -154,13 +154,42 @@ def previous_range(launch, first_block, dim):
     return start, first_block - start
 
 
+def band_ranges(launch, first_block, blocks):
+    """The x and y bands of warpspeed.memory.wave.geometry's docstring, as (start, count):
+    a wave of B blocks spans w_y = min(gy, ceil(B / gx)) block rows; its y band is the w_y * gx
+    blocks launched before it, not before its plane's first block; a wave shorter than a row
+    (B < gx) also has an x band, the B blocks launched before it, not before its row's first
+    block."""
+    gx, gy, _ = launch.grid
+    rows = min(gy, math.ceil(blocks / gx))
+    plane_start = (first_block // (gx * gy)) * gx * gy
+    row_start = (first_block // gx) * gx
+    bands = []
+    if blocks < gx:
+        start = max(row_start, first_block - blocks)
+        bands.append((start, first_block - start))
+    start = max(plane_start, first_block - rows * gx)
+    bands.append((start, first_block - start))
+    return bands
+
+
+def band_oversubscription(band_bytes, l2_bytes):
+    """The y curve's source (te42kyfo/warpspeed, predict_metrics.py, rover0, commit c214074):
+    o = min(10, max(0.01, Vold / sizeL2)), and o = 0.1 when Vold == 0."""
+    return 0.1 if band_bytes == 0 else min(10.0, max(0.01, band_bytes / l2_bytes))
+
+
 def brute_force(kernel, info, space="nd"):
     launch, wave = info.launch, info.wave
     wave_cells = enumerate_cells(launch, wave.first_block, wave.blocks)
     prev_cells = {d: enumerate_cells(launch, *previous_range(launch, wave.first_block, d)) for d in DIMS}
+    band_cells = [enumerate_cells(launch, *r) for r in band_ranges(launch, wave.first_block, wave.blocks)]
     result = {"lups": len(wave_cells), "prev_lups": {d: len(prev_cells[d]) for d in DIMS}, "fields": {}}
     both = ("load", "store")
     for field in kernel.fields:
+        # each band's loaded lines plus its stored lines, counted separately
+        band = sum(len(np.unique(line_rows(kernel, field, cells, (kind,), space, SECTOR), axis=0))
+                   for cells in band_cells for kind in both)
         lw, sw, *ap = encode(
             line_rows(kernel, field, wave_cells, ("load",), space, SECTOR),
             line_rows(kernel, field, wave_cells, ("store",), space, SECTOR),
@@ -174,6 +203,7 @@ def brute_force(kernel, info, space="nd"):
         result["fields"][field.name] = {
             "load": len(lw), "store": len(sw), "overlap": overlap,
             "layer": {d: len(np.union1d(lw, a)) for d, a in zip(DIMS, ap)},
+            "band": band,
         }
     return result
 
@@ -191,6 +221,7 @@ def check_against_brute_force(kernel, info, device, space="nd", model=None):
         assert got.store_lines == exp["store"], name
         assert tuple(got.overlap_lines) == tuple(exp["overlap"][d] for d in DIMS), name
         assert tuple(got.layer_lines) == tuple(exp["layer"][d] for d in DIMS), name
+        assert got.band_lines == exp["band"], name
         assert got.compulsory_load_bytes_per_lup == pytest.approx(exp["load"] * SECTOR / lups, rel=1e-12)
         assert got.compulsory_store_bytes_per_lup == pytest.approx(exp["store"] * SECTOR / lups, rel=1e-12)
         total_load += exp["load"]
@@ -199,6 +230,9 @@ def check_against_brute_force(kernel, info, device, space="nd", model=None):
     assert volumes.compulsory_store_bytes_per_lup == pytest.approx(total_store * SECTOR / lups, rel=1e-12)
     layer_z = sum(f["layer"]["z"] for f in expected["fields"].values()) * SECTOR
     assert volumes.oversubscription.z == pytest.approx(layer_z / device.l2_effective_bytes, rel=1e-12)
+    band = sum(f["band"] for f in expected["fields"].values()) * SECTOR
+    o_xy = band_oversubscription(band, device.l2_effective_bytes)
+    assert (volumes.oversubscription.x, volumes.oversubscription.y) == pytest.approx((o_xy, o_xy), rel=1e-12)
     # the reference implementation's L2 oversubscription: loads + stores / sqrt(L2 x 4 MiB)
     wave_bytes = (total_load + total_store) * SECTOR
     assert volumes.l2_oversubscription == pytest.approx(

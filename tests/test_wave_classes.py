@@ -79,7 +79,8 @@ def all_waves(kernel, info):
     """Brute-force sums over every full wave: lines loaded / stored, overlaps per dimension,
     layer lines per dimension, lattice updates and the number of waves."""
     total, size = info.launch.total_blocks, info.wave.blocks
-    sums = {"load": 0, "store": 0, "overlap": np.zeros(3), "layer": np.zeros(3), "lups": 0, "waves": 0}
+    sums = {"load": 0, "store": 0, "overlap": np.zeros(3), "layer": np.zeros(3), "lups": 0, "waves": 0,
+            "band": 0, "band_lines": []}
     for first in range(0, total - size + 1, size):
         r = brute_force(kernel, dataclasses.replace(info, wave=Wave(size, info.wave.count, first)))
         sums["lups"] += r["lups"]
@@ -89,6 +90,8 @@ def all_waves(kernel, info):
             sums["store"] += f["store"]
             sums["overlap"] += [f["overlap"][d] for d in DIMS]
             sums["layer"] += [f["layer"][d] for d in DIMS]
+            sums["band"] += f["band"]
+        sums["band_lines"].append(sum(f["band"] for f in r["fields"].values()))
     return sums
 
 

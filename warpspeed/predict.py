@@ -150,7 +150,7 @@ class Prediction:
                 d: {"overlap_bytes_per_lup": self.wave.overlap_bytes_per_lup[d],
                     "hit_rate": self.dram.layer_hit_rate[d],
                     "hit_bytes_per_lup": self.dram.layer_hit_bytes_per_lup[d],
-                    "cached_bytes": self.wave.layer_volume_bytes[d],
+                    "cached_bytes": self.wave.cached_bytes[d],
                     "oversubscription": self.wave.oversubscription[d]}
                 for d in DIMENSIONS
             },
@@ -209,11 +209,12 @@ def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:
 
 def _field_layers(wave: GridWaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
     """Per dimension for one field: overlap with the previous-neighbour set, the hits (overlap x
-    the shared hit rate), and the field's share of the volume that must stay cached."""
+    the shared hit rate), and the field's share of the volume that sets the dimension's
+    oversubscription (the band volume for x and y, the z layer volume for z)."""
     fw, fd = wave.field(name), dram.field(name)
     return {d: {"overlap_bytes_per_lup": fw.overlap_bytes_per_lup[d],
                 "hit_bytes_per_lup": fd.layer_hit_bytes_per_lup[d],
-                "cached_bytes": fw.layer_volume_bytes[d]} for d in DIMENSIONS}
+                "cached_bytes": fw.cached_bytes[d]} for d in DIMENSIONS}
 
 
 class Predictor:

@@ -101,13 +101,20 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
 @click.option("--top", "top_k", type=click.IntRange(min=1), default=5, show_default=True,
               help="Size of the top group compared between predicted and measured ranking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool) -> None:
-    """Prediction errors (MAPE per metric) and ranking quality of a measurement CSV."""
+@click.option("--device", "device_name", default=None,
+              help="Device of the phenomenological variant (the roofline fed with the measured volumes): "
+                   "built-in name or TOML path (default: the file's device_model).")
+def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, device_name: str | None) -> None:
+    """Prediction errors (MAPE per metric) and ranking quality of a measurement CSV.
+
+    When the rows have measured L1 wavefronts, L2 and DRAM volumes, the report also gives the
+    phenomenological variant: the same roofline fed with the measured volumes instead of the
+    predicted ones (Ernst et al. 2023, section 5.8)."""
     from warpspeed.validation.accuracy import plot_accuracy, table_accuracy
     from warpspeed.validation.measurement_csv import read_measurement_csv
 
     table = read_measurement_csv(csv_path)
-    report = table_accuracy(table, top_k)
+    report = table_accuracy(table, top_k, device_name)
     if plot_path:
         plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
     if as_json:
@@ -117,6 +124,25 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool) ->
     _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations")
     for line in _ranking_lines(report):
         console.print(line)
+    for line in _phenomenological_lines(report):
+        console.print(line)
+
+
+def _phenomenological_lines(report) -> list[str]:
+    p = report.phenomenological
+    if p is None:
+        return []
+    perf = p.performance
+    limiters = ", ".join(f"{name} {count}" for name, count in p.limiters)
+    lines = ["phenomenological (the same roofline fed with the measured L1 wavefronts, L2 and DRAM volumes):",
+             f"  performance MAPE {_pct(perf.mape_percent)} over {p.n} configurations (worst {_pct(perf.max_ape_percent)}, "
+             f"{perf.worst_config}); limiters: {limiters}"]
+    r = p.ranking
+    if r is not None:
+        lines += [f"  Spearman rho {r.spearman:.3f}; best {r.best_predicted} runs at "
+                  f"{100 * r.best_predicted_relative:.1f} % of the best measured ({r.best_measured}); "
+                  f"measured top-{r.top_k} in its top-{r.top_k}: {r.top_k_overlap} of {r.top_k}"]
+    return lines
 
 
 @click.command()

@@ -12,9 +12,11 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
 * Layer hits (4.4.2): ``overlap_f,d`` is the part of the wave's load footprint that the
   previous-neighbour set ``P_d`` touched (attributed to the nearest dimension first), and
   ``h_d = 1 - m_d`` with ``m_d`` the ``x_layer``/``y_layer``/``z_layer`` curve at the layer
-  oversubscription ``o_d = |A(P_d) ∪ L(W)| * line / L2`` (one ``o_d`` for all fields: they
-  share the L2; :func:`warpspeed.memory.capacity.terms.layer_oversubscription`). The x curve
-  takes the y parameters.
+  oversubscription of the curve's source (one ``o_d`` for all fields: they share the L2;
+  :func:`warpspeed.memory.capacity.terms.curve_oversubscriptions`): for z
+  ``o_z = |A(P_z) ∪ L(W)| * line / L2``, for x and y the wave's band volume over the L2,
+  bounded to [0.01, 10] (the y curve of the reference code as of 2022, which the x overlaps
+  share).
 * Capacity misses of redundant L2 loads (4.5, eqs. (2), (5)): the redundant volume at the L2
   is what the L1s request beyond the wave's unique footprint,
   ``V_red,f = max(0, l2_load_f - compulsory_load_f)``, where ``l2_load_f`` is the block-level
@@ -28,10 +30,20 @@ Per field ``f`` (bytes per lattice update; all rates dimensionless):
   reads the unwritten part from DRAM. The redundant store volume is
   ``V_red_store,f = max(0, l2_store_f - compulsory_store_f)`` with ``l2_store_f`` the
   block-level L1 -> L2 store volume per lup (write-through, 4.3); it is charged to DRAM loads
-  with the miss rate ``m_l2_store(o_L2)`` (same ``o_L2`` as above).
+  (and written back, below) with the miss rate ``m_l2_store(o_L2)`` (same ``o_L2`` as above).
 
-``store_f = compulsory_store_f``: the L2 is write-back, so every stored sector of the wave is
-written to DRAM once (4.4).
+``store_f = compulsory_store_f + partial_store_read_f``: the L2 is write-back, so every stored
+sector of the wave is written to DRAM once (4.4), and a partially written sector that is evicted
+before it is complete is written once more: the L2 fills it from DRAM (the read above) and
+writes it back, and the later stores to it start a new sector that is written again when
+complete. The reference implementation of the article charges the evicted partial stores to
+both directions in every version (te42kyfo/warpspeed, predict_metrics.py, DerivedMetrics:
+``memStoreV2 = memStoreV1 + memStoreEvicts`` and ``memLoadV3 = memLoadV2 + memStoreEvicts``,
+commits c214074 of 2022 and 2ad0722 of 2025), and the article's store curve (figure 18, the
+``l2_store`` curve here) is the hit rate of the redundant stores derived from the *measured
+DRAM store* volume, ``(V_L2,store - V_DRAM,store) / (V_L2,store - V_DRAM,store,compulsory)``
+(the authors' figure notebook, pystencils_notebooks/figures.ipynb, commit 313215d), so the
+curve's misses are write-backs by construction.
 
 Totals are the sums over fields (fields never alias). ``max(0, ·)`` is applied per field, so the
 total redundant volume is the sum of the per-field clipped values. :func:`field_dram_volumes`
@@ -45,9 +57,10 @@ compulsory volumes and overlaps weighted by lattice updates, oversubscription fa
 waves. The equations are applied once, to these averages, so every DRAM volume is a function of
 the reported averages (the refit, :mod:`warpspeed.validation.refit`, re-evaluates it from
 them); applying the curves to each class and averaging the results instead changes the DRAM
-volume of the paper's 168 stencil configurations by at most 4e-4 relative. The exact average
+volume of the paper's 168 stencil configurations by at most 3.0e-3 relative (8 x 128 x 1 with
+2y folding, whose classes differ in their band oversubscription). The exact average
 over every full wave (``Predictor(exact_waves=True)``, :mod:`warpspeed.memory.wave.exact`)
-changes it by at most 0.61 % and the predicted lup/s by at most 0.14 % on the same space.
+changes it by at most 0.38 % and the predicted lup/s by at most 0.22 % on the same space.
 """
 
 from __future__ import annotations
@@ -68,9 +81,11 @@ from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, PerDim, WaveVolum
 class FieldDramVolumes:
     """DRAM volume components of one field, bytes per lup.
 
-    ``load_bytes_per_lup = compulsory_load - sum(layer_hit) + capacity_miss + partial_store_read``.
-    ``l2_redundant_load_bytes_per_lup`` and ``l2_redundant_store_bytes_per_lup`` are the
-    redundant volumes the two miss rates were applied to.
+    ``load_bytes_per_lup = compulsory_load - sum(layer_hit) + capacity_miss + partial_store_read``,
+    ``store_bytes_per_lup = compulsory_store + partial_store_read`` (the evicted partial
+    sectors are written back). ``l2_redundant_load_bytes_per_lup`` and
+    ``l2_redundant_store_bytes_per_lup`` are the redundant volumes the two miss rates were
+    applied to.
     """
 
     field: str
@@ -232,7 +247,7 @@ def field_dram_volumes(field: str, compulsory_load_bytes_per_lup: float, compuls
         l2_redundant_store_bytes_per_lup=red_store,
         partial_store_read_bytes_per_lup=partial,
         load_bytes_per_lup=compulsory_load_bytes_per_lup - sum(hits) + capacity + partial,
-        store_bytes_per_lup=compulsory_store_bytes_per_lup,
+        store_bytes_per_lup=compulsory_store_bytes_per_lup + partial,
     )
 
 

@@ -11,7 +11,20 @@ measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen data
 * ranking quality: Spearman's rank correlation between predicted and measured performance
   (``scipy.stats.spearmanr``, ties as average ranks), the measured performance of the
   best-predicted configuration relative to the best measured one, and how many of the measured
-  top-k (k = 5) are among the predicted top-k.
+  top-k (k = 5) are among the predicted top-k;
+* the phenomenological variant (section 5.8: "a phenomenological prediction that uses the same
+  performance model but measured data volumes"): the four-limiter roofline
+  (:func:`warpspeed.perf.roofline.four_limiter`) fed with the row's measured L1 wavefronts per
+  lup (as the L1 cycles), L2 load plus store and DRAM load plus store volumes, with the DRAM
+  bandwidth the launch achieves at the measured DRAM volume
+  (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, from the row's resident
+  threads, registers and folding; the device's sustained bandwidth when the row lacks them) and
+  the predicted FP limit (the measurement counts no FP work; the authors' code takes its
+  predicted FP limit into the phenomenological minimum too: te42kyfo/warpspeed,
+  warpspeed/predict_metrics.py, ``perfPheno``, commit 2ad0722c). It is evaluated on the rows
+  that have all three measured values, with its MAPE against the measured performance, its
+  limiters and its ranking quality, next to the prediction's; it separates the error of the
+  volume estimates from that of the performance model.
 
 :func:`plot_accuracy` draws predicted against measured values per metric (small multiples, log
 axes, colored by block shape as in Ernst et al. 2023, section 5.1;
@@ -21,11 +34,16 @@ axes, colored by block shape as in Ernst et al. 2023, section 5.1;
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from warpspeed.errors import DeviceError
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.files.rows import CONFIG_COLUMNS
+from warpspeed.hardware.device import Device, load_device
+from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
+from warpspeed.perf.roofline import LIMITERS, Roofline, four_limiter
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
 from warpspeed.validation.measurement_csv import read_measurement_csv
 from warpspeed.validation.percent import AccuracyError, mape
@@ -72,6 +90,27 @@ class RankingQuality:
     top_k_overlap: int  # measured top-k configurations that are also in the predicted top-k
 
 
+#: Column of the phenomenological rate (lup/s) in the rows :func:`with_phenomenological` returns.
+PHENOMENOLOGICAL_COLUMN = "pheno_lups_per_s"
+#: Column of the phenomenological limiter in those rows.
+PHENOMENOLOGICAL_LIMITER_COLUMN = "pheno_limiter"
+#: Label of the phenomenological performance in reports.
+PHENOMENOLOGICAL_LABEL = "performance, measured volumes"
+
+
+@dataclass(frozen=True)
+class PhenomenologicalAccuracy:
+    """The roofline fed with the measured volumes (module docstring), over ``n`` rows.
+
+    ``performance``: its error against the measured performance; ``limiters``: (limiter, rows)
+    in the roofline's order; ``ranking``: its ranking quality (None with fewer than 2 rows)."""
+
+    n: int
+    performance: MetricAccuracy
+    limiters: tuple[tuple[str, int], ...]
+    ranking: RankingQuality | None
+
+
 @dataclass(frozen=True)
 class AccuracyReport:
     """Accuracy of one measurement table."""
@@ -81,6 +120,9 @@ class AccuracyReport:
     rows: int
     metrics: tuple[MetricAccuracy, ...]
     ranking: RankingQuality | None  # None with fewer than 2 rows having both performances
+    #: The phenomenological variant; None without a device or without rows having measured
+    #: L1 wavefronts, L2 and DRAM volumes.
+    phenomenological: PhenomenologicalAccuracy | None = None
 
     def metric(self, name: str) -> MetricAccuracy:
         for m in self.metrics:
@@ -123,12 +165,17 @@ def metric_accuracy(rows: Sequence[Mapping[str, Any]], metric: str) -> MetricAcc
     if metric not in spec:
         raise AccuracyError(f"unknown metric {metric!r}; metrics: {', '.join(spec)}")
     measured_col, predicted_col, unit = spec[metric]
+    return _column_accuracy(rows, metric, METRIC_LABELS[metric], unit, measured_col, predicted_col)
+
+
+def _column_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, label: str, unit: str,
+                     measured_col: str, predicted_col: str) -> MetricAccuracy:
     pairs = _pairs(rows, measured_col, predicted_col)
     if not pairs:
-        return MetricAccuracy(metric, METRIC_LABELS[metric], unit, 0, math.nan, math.nan, "")
+        return MetricAccuracy(metric, label, unit, 0, math.nan, math.nan, "")
     apes = [100.0 * abs(p - m) / m for _, p, m in pairs]
     worst = max(range(len(pairs)), key=lambda i: apes[i])
-    return MetricAccuracy(metric, METRIC_LABELS[metric], unit, len(pairs),
+    return MetricAccuracy(metric, label, unit, len(pairs),
                           mape([p for _, p, _ in pairs], [m for _, _, m in pairs]), apes[worst], pairs[worst][0])
 
 
@@ -137,13 +184,15 @@ def _top(pairs: Sequence[tuple[str, float, float]], index: int, k: int) -> list[
     return [label for label, *_ in sorted(pairs, key=lambda t: (-t[index], t[0]))[:k]]
 
 
-def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K) -> RankingQuality | None:
-    """Spearman rho, best-predicted relative performance and top-k overlap (performance columns)."""
+def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K,
+                    predicted: str = "pred_lups_per_s") -> RankingQuality | None:
+    """Spearman rho, best-predicted relative performance and top-k overlap of the predicted
+    performance column ``predicted`` (default: the prediction's) against the measured one."""
     from scipy.stats import spearmanr
 
     if top_k < 1:
         raise AccuracyError(f"top_k must be >= 1, got {top_k}")
-    pairs = _pairs(rows, "meas_lups_per_s", "pred_lups_per_s")
+    pairs = _pairs(rows, "meas_lups_per_s", predicted)
     if len(pairs) < 2:
         return None
     labels = [lab for lab, *_ in pairs]
@@ -166,22 +215,114 @@ def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_
                           top_k=k, top_k_overlap=overlap)
 
 
+def row_dram_bandwidth(row: Mapping[str, Any], device: Device, dram_bytes_per_lup: float) -> float | None:
+    """The DRAM bandwidth [GB/s] the row's launch achieves at ``dram_bytes_per_lup``
+    (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, the predictor's), from
+    its resident threads (``pred_dram_resident_threads``), registers (``pred_registers``) and
+    folding; None when the row lacks them."""
+    threads, registers = _value(row, "pred_dram_resident_threads"), _value(row, "pred_registers")
+    folds = [_value(row, c) for c in CONFIG_COLUMNS if c.startswith("fold_")]
+    if not all(math.isfinite(v) and v >= 1 for v in (threads, registers, *folds)) or dram_bytes_per_lup < 0:
+        return None
+    return launch_dram_bandwidth(device, int(threads), dram_bytes_per_lup, int(math.prod(folds)),
+                                 int(registers)).achievable_gb_s
+
+
+def phenomenological_roofline(row: Mapping[str, Any], device: Device) -> Roofline | None:
+    """The four-limiter roofline with the row's measured L1 wavefronts (as L1 cycles), L2 load +
+    store and DRAM load + store volumes per lup, the DRAM bandwidth of :func:`row_dram_bandwidth`
+    at the measured DRAM volume, and the row's predicted FP limit (infinite when the row has
+    none); None when a measured value is missing or negative (module docstring)."""
+    l1 = _value(row, "meas_l1_wavefronts_per_lup")
+    l2 = _value(row, "meas_l2_load_bytes_per_lup") + _value(row, "meas_l2_store_bytes_per_lup")
+    dram = _value(row, "meas_dram_load_bytes_per_lup") + _value(row, "meas_dram_store_bytes_per_lup")
+    if not all(math.isfinite(v) and v >= 0 for v in (l1, l2, dram)):
+        return None
+    # no FP demand here: the FP limit is the prediction's, set below
+    roofline = four_limiter(device, "float64", 0.0, 0.0, l1, l2, dram, row_dram_bandwidth(row, device, dram))
+    fp = _value(row, "pred_fp_lups_per_s")
+    return replace(roofline, fp_lups_per_s=fp) if math.isfinite(fp) and fp > 0 else roofline
+
+
+def with_phenomenological(rows: Sequence[Mapping[str, Any]], device: Device) -> list[dict[str, Any]]:
+    """The rows with :data:`PHENOMENOLOGICAL_COLUMN` (lup/s, NaN where
+    :func:`phenomenological_roofline` is None) and :data:`PHENOMENOLOGICAL_LIMITER_COLUMN`."""
+    out = []
+    for row in rows:
+        roof = phenomenological_roofline(row, device)
+        out.append({**row, PHENOMENOLOGICAL_COLUMN: math.nan if roof is None else roof.lups_per_s,
+                    PHENOMENOLOGICAL_LIMITER_COLUMN: "" if roof is None else roof.limiter})
+    return out
+
+
+def phenomenological_accuracy(rows: Sequence[Mapping[str, Any]], device: Device,
+                              top_k: int = DEFAULT_TOP_K) -> PhenomenologicalAccuracy | None:
+    """The phenomenological variant over the rows without an error (None when no row has all
+    three measured values)."""
+    ok = [r for r in with_phenomenological(rows, device) if not str(r.get("error", "") or "").strip()]
+    used = [r for r in ok if math.isfinite(_value(r, PHENOMENOLOGICAL_COLUMN))]
+    if not used:
+        return None
+    counts = {}
+    for r in used:
+        counts[r[PHENOMENOLOGICAL_LIMITER_COLUMN]] = counts.get(r[PHENOMENOLOGICAL_LIMITER_COLUMN], 0) + 1
+    limiters = tuple(sorted(counts.items(), key=lambda kv: (LIMITERS.index(kv[0]) if kv[0] in LIMITERS
+                                                            else len(LIMITERS), kv[0])))
+    performance = _column_accuracy(used, "performance_phenomenological", PHENOMENOLOGICAL_LABEL, "lup/s",
+                                   "meas_lups_per_s", PHENOMENOLOGICAL_COLUMN)
+    return PhenomenologicalAccuracy(n=len(used), performance=performance, limiters=limiters,
+                                    ranking=ranking_quality(used, top_k, PHENOMENOLOGICAL_COLUMN))
+
+
 def accuracy_report(rows: Sequence[Mapping[str, Any]], kernel: str = "", device: str = "",
-                    top_k: int = DEFAULT_TOP_K) -> AccuracyReport:
-    """Every metric's MAPE and the ranking quality of ``rows``."""
+                    top_k: int = DEFAULT_TOP_K, device_spec: Device | None = None) -> AccuracyReport:
+    """Every metric's MAPE and the ranking quality of ``rows``; with ``device_spec`` also the
+    phenomenological variant (module docstring)."""
     ok = [r for r in rows if not str(r.get("error", "") or "").strip()]
     return AccuracyReport(kernel=kernel, device=device, rows=len(ok),
                           metrics=tuple(metric_accuracy(ok, name) for name, *_ in COMPARED_METRICS),
-                          ranking=ranking_quality(ok, top_k))
+                          ranking=ranking_quality(ok, top_k),
+                          phenomenological=None if device_spec is None else phenomenological_accuracy(
+                              ok, device_spec, top_k))
 
 
-def table_accuracy(table: MeasurementTable, top_k: int = DEFAULT_TOP_K) -> AccuracyReport:
-    return accuracy_report(table.rows, table.kernel, table.device, top_k)
+def has_measured_volumes(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any row has the measured L1 wavefronts, L2 and DRAM values the phenomenological
+    variant needs."""
+    columns = ("meas_l1_wavefronts_per_lup", "meas_l2_load_bytes_per_lup", "meas_l2_store_bytes_per_lup",
+               "meas_dram_load_bytes_per_lup", "meas_dram_store_bytes_per_lup")
+    return any(all(math.isfinite(_value(r, c)) for c in columns) for r in rows)
 
 
-def load_accuracy(path: str | Path, top_k: int = DEFAULT_TOP_K) -> AccuracyReport:
-    """:func:`accuracy_report` of a measurement CSV file."""
-    return table_accuracy(read_measurement_csv(path), top_k)
+def table_device(table: MeasurementTable, device: Device | str | None = None) -> Device | None:
+    """The device of the phenomenological variant: ``device`` (a Device, or a built-in name or
+    file), else the table's ``device_model``; None when the table has no measured volumes.
+    Raises AccuracyError when the device cannot be loaded."""
+    if not has_measured_volumes(table.rows):
+        return None
+    if isinstance(device, Device):
+        return device
+    name = device or table.device
+    if not name:
+        raise AccuracyError("the measurement file names no device_model; the phenomenological variant needs "
+                            "the device the rows were measured on: pass --device NAME_OR_FILE")
+    try:
+        return load_device(name)
+    except DeviceError as exc:
+        raise AccuracyError(f"cannot load the device {name!r} of the phenomenological variant ({exc}); "
+                            "pass --device NAME_OR_FILE") from None
+
+
+def table_accuracy(table: MeasurementTable, top_k: int = DEFAULT_TOP_K,
+                   device: Device | str | None = None) -> AccuracyReport:
+    """:func:`accuracy_report` of a measurement table, with the phenomenological variant on
+    ``device`` (default: the table's ``device_model``) when the table has measured volumes."""
+    return accuracy_report(table.rows, table.kernel, table.device, top_k, table_device(table, device))
+
+
+def load_accuracy(path: str | Path, top_k: int = DEFAULT_TOP_K, device: Device | str | None = None) -> AccuracyReport:
+    """:func:`accuracy_report` of a measurement CSV file (:func:`table_accuracy`)."""
+    return table_accuracy(read_measurement_csv(path), top_k, device)
 
 
 def plot_accuracy(rows: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:

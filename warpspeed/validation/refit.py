@@ -19,8 +19,9 @@ by the overlapping volume"; measured ``dram__bytes_read``):
     predicted partial-store reads.
 ``l2_load`` (redundant L2 loads):
     ``m = (V_DRAM,meas - V_DRAM,compulsory + sum_d H_d - P) / V_L2,redundant load``, ``o = o_L2``.
-``l2_store`` (partial stores read back from DRAM):
-    ``m = (V_DRAM,meas - V_DRAM,compulsory + sum_d H_d - C) / V_L2,redundant store``, ``o = o_L2``.
+``l2_store`` (partial stores evicted before they are complete, written back to DRAM; measured
+``dram__bytes_write``), as the article's figure 18 derives it from the measured DRAM stores:
+    ``m = (V_DRAM,store,meas - V_DRAM,store,compulsory) / V_L2,redundant store``, ``o = o_L2``.
 
 Hit rates ``h = 1 - m`` are clipped to [0, 1] (measurement noise can push them outside). A row
 contributes to a curve only when the volume the rate is divided by is at least
@@ -54,7 +55,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import DeviceError, FitError
-from warpspeed.files.rows import CONFIG_COLUMNS
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.capacity import (
     CURVE_NAMES,
@@ -72,8 +72,7 @@ from warpspeed.memory.capacity import (
 from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_rates, field_dram_volumes
 from warpspeed.memory.wave import DIMENSIONS, PerDim
-from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
-from warpspeed.validation.accuracy import AccuracyReport, accuracy_report
+from warpspeed.validation.accuracy import AccuracyReport, accuracy_report, row_dram_bandwidth
 from warpspeed.validation.measure import MeasurementTable
 
 #: A row contributes to a curve only if the volume its rate is divided by is at least this
@@ -122,6 +121,12 @@ def derive_point(row: Mapping[str, Any], curve: str,
         volume = _v(row, "pred_l1_load_bytes_per_lup") - compulsory
         o = _v(row, "pred_l1_oversubscription")
         hit = None if not volume > 0 else 1.0 - (measured - compulsory) / volume
+    elif curve == "l2_store":
+        measured = _v(row, "meas_dram_store_bytes_per_lup")
+        volume = _v(row, "pred_l2_redundant_store_bytes_per_lup", 0.0)
+        o = _v(row, "pred_l2_oversubscription")
+        hit = None if not volume > 0 else (
+            1.0 - (measured - _v(row, "pred_dram_store_compulsory_bytes_per_lup")) / volume)
     else:
         measured = _v(row, "meas_dram_load_bytes_per_lup")
         compulsory = _v(row, "pred_dram_load_compulsory_bytes_per_lup")
@@ -133,16 +138,11 @@ def derive_point(row: Mapping[str, Any], curve: str,
             o = _v(row, f"pred_{d}_oversubscription")
             hit = None if not volume > 0 else (
                 (compulsory + capacity + partial - _predicted_hits(row, skip=d) - measured) / volume)
-        elif curve == "l2_load":
+        else:  # l2_load
             volume = _v(row, "pred_l2_redundant_load_bytes_per_lup", 0.0)
             o = _v(row, "pred_l2_oversubscription")
             hit = None if not volume > 0 else (
                 1.0 - (measured - compulsory + _predicted_hits(row) - partial) / volume)
-        else:  # l2_store
-            volume = _v(row, "pred_l2_redundant_store_bytes_per_lup", 0.0)
-            o = _v(row, "pred_l2_oversubscription")
-            hit = None if not volume > 0 else (
-                1.0 - (measured - compulsory + _predicted_hits(row) - capacity) / volume)
     if hit is None or not all(math.isfinite(v) for v in (measured, hit, o)) or o < 0:
         return None
     if measured <= 0 or volume < min_fraction * measured:
@@ -176,16 +176,12 @@ def split_rows(rows: Sequence[Mapping[str, Any]], holdout_every: int = DEFAULT_H
 
 def _bandwidth_ratio(row: Mapping[str, Any], device: Device | None, old_bytes: float, new_bytes: float) -> float:
     """Achievable DRAM bandwidth at ``new_bytes`` over that at ``old_bytes`` per lup for the
-    row's launch (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, the
-    predictor's bandwidth); 1 without a device or without the row's launch columns."""
-    threads, registers = _v(row, "pred_dram_resident_threads"), _v(row, "pred_registers")
-    folds = [_v(row, c) for c in CONFIG_COLUMNS if c.startswith("fold_")]
-    if device is None or not all(math.isfinite(v) and v >= 1 for v in (threads, registers, *folds)):
+    row's launch (:func:`warpspeed.validation.accuracy.row_dram_bandwidth`, the predictor's
+    bandwidth); 1 without a device or without the row's launch columns."""
+    if device is None:
         return 1.0
-    cells = int(math.prod(folds))
-    old = launch_dram_bandwidth(device, int(threads), old_bytes, cells, int(registers)).achievable_gb_s
-    new = launch_dram_bandwidth(device, int(threads), new_bytes, cells, int(registers)).achievable_gb_s
-    return new / old
+    old, new = row_dram_bandwidth(row, device, old_bytes), row_dram_bandwidth(row, device, new_bytes)
+    return 1.0 if old is None or new is None else new / old
 
 
 def reevaluate(row: Mapping[str, Any], curves: CapacityCurves, device: Device | None = None) -> dict[str, float]:

@@ -9,14 +9,17 @@ Computing, 2023, section 4.5).
 
 from warpspeed.memory.capacity.curves import (
     CURVE_NAMES,
+    FORMS,
     GOMPERTZ_PARAMETERS,
     PARAMETER_BOUNDS,
+    REFERENCE_FORMS,
     REFERENCE_PARAMETERS,
     CapacityCurves,
     GompertzCurve,
     Point,
     Provenance,
     gompertz,
+    gompertz_hit,
 )
 from warpspeed.memory.capacity.files import (
     DEFAULT_FAMILY,
@@ -38,8 +41,8 @@ from warpspeed.memory.capacity.fitting import (
 )
 
 __all__ = [
-    "CSV_COLUMNS", "CURVE_NAMES", "DEFAULT_FAMILY", "FAMILIES", "GOMPERTZ_PARAMETERS", "PARAMETER_BOUNDS",
-    "REFERENCE_PARAMETERS", "CapacityCurves", "FitResult", "GompertzCurve", "Point", "Provenance",
-    "base_reference", "curves_for_device", "family_for_device", "fit_curve", "fits_directory", "gompertz", "load_curves",
+    "CSV_COLUMNS", "CURVE_NAMES", "DEFAULT_FAMILY", "FAMILIES", "FORMS", "GOMPERTZ_PARAMETERS", "PARAMETER_BOUNDS",
+    "REFERENCE_FORMS", "REFERENCE_PARAMETERS", "CapacityCurves", "FitResult", "GompertzCurve", "Point", "Provenance",
+    "base_reference", "curves_for_device", "family_for_device", "fit_curve", "fits_directory", "gompertz", "gompertz_hit", "load_curves",
     "read_points_csv", "require_informative_fit", "validate_points", "write_fit_toml",
 ]

@@ -11,7 +11,15 @@ function
 
 where ``a`` is the miss rate for ``o -> infinity``, ``m(0) = a * exp(-b)``, and ``b, c`` set
 where and how steeply the rate rises. The function is a fit, "not grounded in any real world
-mechanism" (section 4.5). A family has one curve per redundant volume, :data:`CURVE_NAMES`:
+mechanism" (section 4.5). Some curves of the article's reference implementation are Gompertz
+functions of the *hit* rate instead (form ``"hit"``),
+
+    h(o) = a * exp(-b * exp(c * o)),     m(o) = 1 - h(o),
+
+which start at ``h(0) = a * exp(-b)`` and fall to 0 as ``o`` grows (for the y layer curve the
+article's section 5.6 describes a loose dependence on ``o``: a slow fall from below 1). The
+form is part of a curve (``GompertzCurve.form``, ``form = "hit"`` in a file; default
+``"miss"``). A family has one curve per redundant volume, :data:`CURVE_NAMES`:
 
 * ``l1_load``: redundant L1 loads (L2 -> L1 capacity misses),
 * ``x_layer``, ``y_layer``, ``z_layer``: hits in the layer-overlap volumes of the previous-neighbour
@@ -33,23 +41,50 @@ from warpspeed.errors import FitError
 #: Every curve a family file must define, in file order.
 CURVE_NAMES: tuple[str, ...] = ("l1_load", "x_layer", "y_layer", "z_layer", "l2_load", "l2_store")
 
+#: The forms of a Gompertz curve: ``"miss"``, ``m(o) = a exp(-b exp(-c o))``, and ``"hit"``,
+#: ``h(o) = a exp(-b exp(c o))`` (module docstring).
+FORMS: tuple[str, ...] = ("miss", "hit")
+
+#: The y layer hit rate of the reference implementation of Ernst et al. 2023 as of 2022:
+#: ``h_y(o) = 1.0 * exp(-0.078 * exp(1.03 * (o - 0.2)))`` (repository te42kyfo/warpspeed, file
+#: predict_metrics.py, DerivedMetrics.rover0, commit c21407491a5aee94fc51ed3bbf3161c9dbd38e59
+#: of 2022-11-30; the same from b09c005 of 2022-04-20 to b7134bd of 2024-11-09, replaced by
+#: popt_WaveOverlapRover0 in 47696fe of 2024-11-18): its a, its factor 0.078, its slope 1.03
+#: and its shift 0.2 of ``o``.
+Y_LAYER_2022_A = 1.0
+Y_LAYER_2022_FACTOR = 0.078
+Y_LAYER_2022_SLOPE = 1.03
+Y_LAYER_2022_SHIFT = 0.2
+
+#: The same curve in the ``"hit"`` form: the shift folded into ``b``,
+#: ``0.078 * exp(1.03 * (o - 0.2)) = (0.078 * exp(-1.03 * 0.2)) * exp(1.03 * o)``.
+Y_LAYER_2022 = (Y_LAYER_2022_A, Y_LAYER_2022_FACTOR * math.exp(-Y_LAYER_2022_SLOPE * Y_LAYER_2022_SHIFT),
+                Y_LAYER_2022_SLOPE)
+
 #: Gompertz parameters (a, b, c) of the reference implementation of Ernst et al. 2023: repository
 #: te42kyfo/warpspeed, file warpspeed/predict_metrics.py, class DerivedMetrics, commit
-#: 2ad0722c3f6c5a1657ac495d09bbc86d6c7983ec (2025-03-10): popt_L1Rover, popt_WaveOverlapRover0
-#: (its first layer curve: x and y overlaps, y window), popt_WaveOverlapRover1 (z window),
-#: popt_L2Rover, popt_L2StoreRover, fitted on A100 measurements. Its two layer curves have equal
-#: parameters at that commit; ``x_layer`` takes the first one's, as the x overlaps do there.
-#: Each curve holds only at the oversubscription definition of that code
-#: (:mod:`warpspeed.memory.capacity.terms`). The contents of ``fits/nvidia-ampere.toml``, and
-#: the starting point of :func:`warpspeed.memory.capacity.fitting.fit_curve`.
+#: 2ad0722c3f6c5a1657ac495d09bbc86d6c7983ec (2025-03-10): popt_L1Rover, popt_WaveOverlapRover1
+#: (z window), popt_L2Rover, popt_L2StoreRover, fitted on A100 measurements; and for the x and
+#: y overlaps the separate y curve of the same code as of 2022 (:data:`Y_LAYER_2022`, a
+#: ``"hit"`` curve; at commit 2ad0722 the first layer curve, popt_WaveOverlapRover0, has the z
+#: curve's parameters, contrary to the article's section 5.6, which calls the y hit rate only
+#: loosely tied to the oversubscription and the z curve steep). The x overlaps take the y curve,
+#: as in every version of that code. Each curve holds only at the oversubscription definition
+#: of its source (:mod:`warpspeed.memory.capacity.terms`). The contents of
+#: ``fits/nvidia-ampere.toml``, and the starting point of
+#: :func:`warpspeed.memory.capacity.fitting.fit_curve`.
 REFERENCE_PARAMETERS: dict[str, tuple[float, float, float]] = {
     "l1_load": (0.66, 6.77, 1.45),
-    "x_layer": (1.0, 37.1, 3.2),
-    "y_layer": (1.0, 37.1, 3.2),
+    "x_layer": Y_LAYER_2022,
+    "y_layer": Y_LAYER_2022,
     "z_layer": (1.0, 37.1, 3.2),
     "l2_load": (0.2, 7.56, 0.67),
     "l2_store": (0.38, 3.79, 0.55),
 }
+
+#: The form of each reference curve (:data:`FORMS`).
+REFERENCE_FORMS: dict[str, str] = {name: "hit" if name in ("x_layer", "y_layer") else "miss"
+                                   for name in CURVE_NAMES}
 
 #: Bounds of the fit parameters. ``a`` is a miss rate limit, so within [0, 1]; ``b`` and ``c``
 #: are positive; the upper limits exclude degenerate step functions (b = 1e3 puts m(0) at
@@ -71,15 +106,24 @@ def gompertz(o: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
     return a * np.exp(-b * np.exp(-c * o))
 
 
+def gompertz_hit(o: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
+    """The Gompertz hit-rate function ``a * exp(-b * exp(c * o))`` (numpy, elementwise)."""
+    return a * np.exp(-b * np.exp(c * o))
+
+
 @dataclass(frozen=True)
 class GompertzCurve:
-    """Miss rate ``m(o) = a * exp(-b * exp(-c * o))`` of a redundant volume (dimensionless)."""
+    """Miss rate of a redundant volume (dimensionless): ``m(o) = a * exp(-b * exp(-c * o))``
+    (``form="miss"``) or ``m(o) = 1 - a * exp(-b * exp(c * o))`` (``form="hit"``)."""
 
     a: float
     b: float
     c: float
+    form: str = "miss"
 
     def __post_init__(self) -> None:
+        if self.form not in FORMS:
+            raise FitError(f"Gompertz form {self.form!r} is unknown; allowed: {', '.join(FORMS)}")
         for name in ("a", "b", "c"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -94,7 +138,11 @@ class GompertzCurve:
 
     def miss_rate(self, oversubscription: float | np.ndarray) -> float | np.ndarray:
         """Miss rate of the redundant volume at oversubscription factor ``o`` (>= 0)."""
-        result = gompertz(np.asarray(oversubscription, dtype=float), self.a, self.b, self.c)
+        o = np.asarray(oversubscription, dtype=float)
+        if self.form == "hit":
+            result = 1.0 - gompertz_hit(o, self.a, self.b, self.c)
+        else:
+            result = gompertz(o, self.a, self.b, self.c)
         return float(result) if np.ndim(result) == 0 else result
 
     def hit_rate(self, oversubscription: float | np.ndarray) -> float | np.ndarray:

@@ -5,7 +5,8 @@ example written by ``warpspeed fit`` or ``warpspeed refit``) has the same format
 
     family = "nvidia-ampere"
     [provenance]            # source, date, device, method, optional note
-    [curves.<name>]         # a, b, c; optional note, rms_error, r_squared; points = [[o, h], ...]
+    [curves.<name>]         # a, b, c; optional form ("miss", the default, or "hit"), note,
+                            # rms_error, r_squared; points = [[o, h], ...]
 
 with one ``[curves.<name>]`` table per name of
 :data:`~warpspeed.memory.capacity.curves.CURVE_NAMES`.
@@ -23,7 +24,7 @@ from typing import Mapping, Sequence
 from warpspeed.errors import FitError
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.device import Device
-from warpspeed.memory.capacity.curves import CURVE_NAMES, CapacityCurves, GompertzCurve, Point, Provenance
+from warpspeed.memory.capacity.curves import CURVE_NAMES, FORMS, CapacityCurves, GompertzCurve, Point, Provenance
 from warpspeed.memory.capacity.fitting import FitResult, validate_points
 
 #: The device families with a file in ``fits/``.
@@ -147,8 +148,11 @@ def _parse_curves(data: dict, origin: str) -> CapacityCurves:
         entry = table[name]
         if not isinstance(entry, dict) or any(k not in entry for k in ("a", "b", "c")):
             raise FitError(f"{origin}: curve {name!r} needs numbers a, b, c")
+        form = entry.get("form", "miss")
+        if form not in FORMS:
+            raise FitError(f"{origin}: curve {name!r}: form {form!r} is unknown; allowed: {', '.join(FORMS)}")
         try:
-            curves[name] = GompertzCurve(entry["a"], entry["b"], entry["c"])
+            curves[name] = GompertzCurve(entry["a"], entry["b"], entry["c"], form)
         except FitError as exc:
             raise FitError(f"{origin}: curve {name!r}: {exc}") from None
         raw = entry.get("points", [])
@@ -199,6 +203,8 @@ def write_fit_toml(path: str | Path, family: str,
         if not isinstance(curve, GompertzCurve):
             raise FitError(f"write_fit_toml: curve {name!r} must be a GompertzCurve or FitResult")
         entry.update(a=float(curve.a), b=float(curve.b), c=float(curve.c))
+        if curve.form != "miss":
+            entry["form"] = curve.form
         if isinstance(value, FitResult):
             pts = value.points
             entry["rms_error"] = float(value.rms_error)

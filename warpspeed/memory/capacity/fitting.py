@@ -19,11 +19,14 @@ from warpspeed.errors import FitError
 from warpspeed.memory.capacity.curves import (
     CURVE_NAMES,
     GOMPERTZ_PARAMETERS,
+    FORMS,
     PARAMETER_BOUNDS,
+    REFERENCE_FORMS,
     REFERENCE_PARAMETERS,
     GompertzCurve,
     Point,
     gompertz,
+    gompertz_hit,
 )
 
 #: Column names of a points CSV file (case-insensitive, surrounding spaces ignored).
@@ -122,30 +125,37 @@ def read_points_csv(path: str | Path) -> tuple[Point, ...]:
     return validate_points(points, str(p))
 
 
-def fit_curve(points: Sequence[Sequence[float]], curve_name: str) -> FitResult:
-    """Fit the Gompertz miss rate to measured (oversubscription, hit rate) points.
+def fit_curve(points: Sequence[Sequence[float]], curve_name: str, form: str | None = None) -> FitResult:
+    """Fit a Gompertz curve to measured (oversubscription, hit rate) points.
 
-    Least squares on ``m = 1 - h`` with ``scipy.optimize.curve_fit`` (trust-region reflective,
-    bounded by :data:`~warpspeed.memory.capacity.curves.PARAMETER_BOUNDS`), starting from the
-    reference parameters of ``curve_name``.
+    ``form`` (default: the reference curve's, :data:`~warpspeed.memory.capacity.curves.REFERENCE_FORMS`):
+    least squares on ``m = 1 - h`` with the miss form, on ``h`` with the hit form, with
+    ``scipy.optimize.curve_fit`` (trust-region reflective, bounded by
+    :data:`~warpspeed.memory.capacity.curves.PARAMETER_BOUNDS`), starting from the reference
+    parameters of ``curve_name``.
     """
     from scipy.optimize import curve_fit
 
     if curve_name not in CURVE_NAMES:
         raise FitError(f"unknown curve {curve_name!r}; curves: {', '.join(CURVE_NAMES)}")
+    shape = REFERENCE_FORMS[curve_name] if form is None else form
+    if shape not in FORMS:
+        raise FitError(f"Gompertz form {shape!r} is unknown; allowed: {', '.join(FORMS)}")
     pts = validate_points(points, f"fit of {curve_name!r}")
     o = np.array([p[0] for p in pts])
     h = np.array([p[1] for p in pts])
     lower = [PARAMETER_BOUNDS[k][0] for k in ("a", "b", "c")]
     upper = [PARAMETER_BOUNDS[k][1] for k in ("a", "b", "c")]
+    start = REFERENCE_PARAMETERS[curve_name] if shape == REFERENCE_FORMS[curve_name] else None
+    function, target = (gompertz_hit, h) if shape == "hit" else (gompertz, 1.0 - h)
     try:
-        params, _ = curve_fit(gompertz, o, 1.0 - h, p0=REFERENCE_PARAMETERS[curve_name],
+        params, _ = curve_fit(function, o, target, p0=start,
                               bounds=(lower, upper), method="trf", maxfev=20000)
     except (RuntimeError, ValueError) as exc:
         raise FitError(f"fit of {curve_name!r} did not converge on {len(pts)} points: {exc}") from None
     a, b, c = (float(min(max(v, lo), hi)) for v, lo, hi in zip(params, lower, upper))
-    curve = GompertzCurve(a, b, c)
-    residual = h - (1.0 - gompertz(o, a, b, c))
+    curve = GompertzCurve(a, b, c, shape)
+    residual = h - curve.hit_rate(o)
     ss_res = float(np.sum(residual ** 2))
     ss_tot = float(np.sum((h - h.mean()) ** 2))
     r_squared = 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")

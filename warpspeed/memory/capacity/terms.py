@@ -22,10 +22,19 @@ with, so these functions follow that code:
   load lines at 128 B) over the geometric mean of the L1 capacity and 128 KiB,
   ``o_L1 = V_alloc,block / sqrt(L1 bytes * 128 KiB)`` (not multiplied by the blocks per SM:
   the code notes that the resident blocks are in different phases);
-* layer overlaps (``popt_WaveOverlapRover0/1``, ``waveOverlapOversubscription``): the volume
+* z layer overlaps (``popt_WaveOverlapRover1``, ``waveOverlapOversubscription``): the volume
   of the previous-neighbour set plus the wave's load volume minus their overlap, i.e. the
-  lines of ``A(P_d) ∪ L(W)`` at the DRAM transfer granularity, over the L2 capacity,
-  ``o_d = |A(P_d) ∪ L(W)| * line / L2 bytes``;
+  lines of ``A(P_z) ∪ L(W)`` at the DRAM transfer granularity, over the L2 capacity,
+  ``o_z = |A(P_z) ∪ L(W)| * line / L2 bytes``;
+* x and y layer overlaps: their curve is the separate y curve of the same code as of 2022
+  (``rover0`` in DerivedMetrics, file predict_metrics.py, commit
+  c21407491a5aee94fc51ed3bbf3161c9dbd38e59 of 2022-11-30; the same from commit b09c005 of
+  2022-04-20 to b7134bd of 2024-11-09),
+  evaluated there at the volume of its x and y sets alone (file volumes_isl3d.py, same commit:
+  ``VLoadOldX + VStoreOldX + VLoadOldY + VStoreOldY``, 32 B sectors, load and store lines
+  counted separately) over the L2 capacity, clamped to ``[0.01, 10]``, and 0.1 when both sets
+  are empty: ``o_xy = min(10, max(0.01, V_band / L2 bytes))``
+  (:func:`band_oversubscription`; the sets: :mod:`warpspeed.memory.wave.geometry`);
 * L2 redundant loads and stores (``popt_L2Rover``, ``popt_L2StoreRover``,
   ``L2Oversubscription``): the wave's load plus store volume at the transfer granularity over
   the geometric mean of the L2 capacity and 4 MiB, ``o_L2 = V_wave / sqrt(L2 bytes * 4 MiB)``.
@@ -66,6 +75,33 @@ def layer_oversubscription(layer_bytes: float, l2_bytes: float) -> float:
     """``o_d = |A(P_d) ∪ L(W)| * line / L2 bytes``: the volume that must stay cached for the
     layer condition along ``d`` (bytes) over the L2 capacity (module docstring)."""
     return layer_bytes / l2_bytes
+
+
+#: Bounds of the x and y layer oversubscription in the reference implementation as of 2022
+#: (``min(10, max(0.01, Vold / sizeL2))`` in DerivedMetrics.rover0, te42kyfo/warpspeed,
+#: predict_metrics.py, commit c214074).
+BAND_OVERSUBSCRIPTION_BOUNDS = (0.01, 10.0)
+
+#: The x and y layer oversubscription that code takes when its x and y sets are empty
+#: (``if Vold == 0: oversubscription = 0.1``, same function).
+EMPTY_BAND_OVERSUBSCRIPTION = 0.1
+
+
+def band_oversubscription(band_bytes: float, l2_bytes: float) -> float:
+    """``o_xy = min(10, max(0.01, V_band / l2_bytes))``, 0.1 when ``V_band = 0``: the volume of
+    the wave's x and y bands (bytes, loads and stores of each band counted separately) over
+    the L2 capacity, bounded as the y curve's source does (module docstring)."""
+    if band_bytes == 0:
+        return EMPTY_BAND_OVERSUBSCRIPTION
+    lo, hi = BAND_OVERSUBSCRIPTION_BOUNDS
+    return min(hi, max(lo, band_bytes / l2_bytes))
+
+
+def curve_oversubscriptions(band_bytes: float, z_layer_bytes: float, l2_bytes: float) -> tuple[float, float, float]:
+    """The oversubscription of the x, y and z layer curves, each at its source's definition:
+    :func:`band_oversubscription` for x and y, :func:`layer_oversubscription` for z."""
+    o_xy = band_oversubscription(band_bytes, l2_bytes)
+    return (o_xy, o_xy, layer_oversubscription(z_layer_bytes, l2_bytes))
 
 
 def l2_oversubscription(wave_bytes: float, l2_bytes: float) -> float:

@@ -34,7 +34,7 @@ from warpspeed.hardware.caches import CacheLevel
 from warpspeed.hardware.device import Device
 from warpspeed.memory.capacity.curves import CapacityCurves
 from warpspeed.memory.dram import DramVolumes, dram_volumes
-from warpspeed.memory.capacity.terms import l2_oversubscription, layer_oversubscription
+from warpspeed.memory.capacity.terms import curve_oversubscriptions, l2_oversubscription
 from warpspeed.memory.wave import GridWaveVolumes, PerDim, WaveVolumes
 
 #: B/s per GB/s.
@@ -68,11 +68,12 @@ def memory_side_dram(wave: GridWaveVolumes, l2_load: Mapping[str, float], l2_sto
                      device: Device, curves: CapacityCurves | None, capacity_bytes: int) -> DramVolumes:
     """DRAM volumes behind a memory-side cache of ``capacity_bytes``: the wave model's equations
     with the layer and capacity oversubscription factors taken against that capacity instead of
-    the L2's (:func:`~warpspeed.memory.capacity.terms.layer_oversubscription`,
+    the L2's (:func:`~warpspeed.memory.capacity.terms.curve_oversubscriptions`,
     :func:`~warpspeed.memory.capacity.terms.l2_oversubscription`), with the device's curves."""
     def at_capacity(v: WaveVolumes) -> WaveVolumes:
         return replace(v, l2_effective_bytes=capacity_bytes,
-                       oversubscription=PerDim(*(layer_oversubscription(b, capacity_bytes) for b in v.layer_volume_bytes)),
+                       oversubscription=PerDim(*curve_oversubscriptions(v.band_volume_bytes, v.layer_volume_bytes.z,
+                                                                        capacity_bytes)),
                        l2_oversubscription=l2_oversubscription(v.allocated_bytes, capacity_bytes))
 
     scaled = replace(wave, classes=tuple(replace(c, volumes=at_capacity(c.volumes)) for c in wave.classes))

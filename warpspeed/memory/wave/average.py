@@ -8,8 +8,8 @@ averages them:
 * per-lattice-update volumes (compulsory loads and stores, overlaps) are weighted by the
   class's lattice updates, ``waves x lups of the representative``: the average is the total
   volume of the waves over their total lattice updates;
-* per-wave quantities (layer volumes, oversubscription factors) are weighted by the number of
-  waves of the class.
+* per-wave quantities (layer and band volumes, oversubscription factors) are weighted by the
+  number of waves of the class.
 
 The DRAM model (:func:`warpspeed.memory.dram.dram_volumes`) takes these averages as it takes
 the volumes of one wave (:attr:`GridWaveVolumes.fields` has the per-field attributes it reads).
@@ -54,6 +54,13 @@ class AveragedFieldVolumes:
     compulsory_store_bytes_per_lup: float
     overlap_bytes_per_lup: PerDim
     layer_volume_bytes: PerDim
+    band_volume_bytes: float = 0.0
+
+    @property
+    def cached_bytes(self) -> PerDim:
+        """Per dimension, the field's share of the volume that sets the curve's
+        oversubscription (:attr:`warpspeed.memory.wave.FieldWaveVolumes.cached_bytes`)."""
+        return PerDim(self.band_volume_bytes, self.band_volume_bytes, self.layer_volume_bytes.z)
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,16 @@ class GridWaveVolumes:
         return PerDim(*(self._per_wave(lambda v, d=d: v.layer_volume_bytes[d]) for d in DIMENSIONS))
 
     @property
+    def band_volume_bytes(self) -> float:
+        return self._per_wave(lambda v: v.band_volume_bytes)
+
+    @property
+    def cached_bytes(self) -> PerDim:
+        """Per dimension, the volume that sets the curve's oversubscription
+        (:attr:`warpspeed.memory.wave.WaveVolumes.cached_bytes`), averaged per wave."""
+        return PerDim(*(self._per_wave(lambda v, d=d: v.cached_bytes[d]) for d in DIMENSIONS))
+
+    @property
     def oversubscription(self) -> PerDim:
         return PerDim(*(self._per_wave(lambda v, d=d: v.oversubscription[d]) for d in DIMENSIONS))
 
@@ -123,4 +140,5 @@ class GridWaveVolumes:
                                            for d in DIMENSIONS)),
             layer_volume_bytes=PerDim(*(weighted_mean([f.layer_volume_bytes[d] for f in fields], per_wave)
                                         for d in DIMENSIONS)),
+            band_volume_bytes=weighted_mean([f.band_volume_bytes for f in fields], per_wave),
         )

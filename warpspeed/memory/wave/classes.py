@@ -57,10 +57,10 @@ Representatives and weights
 
 Against the exact average
     :mod:`warpspeed.memory.wave.exact` averages over every full wave exactly, at one evaluation
-    per class of equal waves (17 689 evaluations instead of 454 for the 168 configurations of
-    the 25-point stencil's paper space on 640 x 512 x 512, 36 s instead of 2.8 s). Over that space
-    the class average differs from the exact one by at most 0.29 % in the compulsory DRAM load,
-    0.61 % in the DRAM volume and 0.14 % in the predicted lup/s, and the ten best configurations
+    per class of equal waves (18 701 evaluations instead of 454 for the 168 configurations of
+    the 25-point stencil's paper space on 640 x 512 x 512, 19.8 s instead of 1.4 s). Over that
+    space the class average differs from the exact one by at most 0.29 % in the compulsory DRAM
+    load, 0.38 % in the DRAM volume and 0.22 % in the predicted lup/s, and the ten best configurations
     are the same in the same order (``benchmarks/bench_exact_waves.py``,
     ``benchmarks/results/exact_waves.json``), so the predictor uses the classes.
 """

@@ -49,12 +49,14 @@ Which waves are equal
     :data:`ROW_MARGIN_TOP` further rows from them. This uses the shift by planes as well (tail
     and head lie in different planes), except for grids of one block plane, which have no
     ``P_z``. Waves across a plane boundary are not grouped this way: both ends are tied to the
-    boundary.
+    boundary. The wave's y band (:mod:`warpspeed.memory.wave.geometry`: the ``w_y`` block rows
+    before the wave, cut at the start of its plane) is translated with the wave only when it is
+    not cut, so a wave is grouped by rows only if it starts at least ``w_y`` rows into its plane.
 
 Cost
     One wave evaluation per class. The waves near a plane's first and last rows, across its
     boundaries and in the first plane differ from plane to plane: for the 168 configurations of
-    the 25-point stencil's paper space on 640 x 512 x 512 there are 17 689 classes (105 per
+    the 25-point stencil's paper space on 640 x 512 x 512 there are 18 701 classes (111 per
     configuration on average, up to 664) against 454 representative wave classes in
     :mod:`warpspeed.memory.wave.classes`, and the number grows with the domain (2 378 for
     blocks of 1 x 64 x 16 threads on 2048^3). So this path is the default for single
@@ -85,7 +87,7 @@ ROW_MARGIN_BOTTOM = 2
 #: whatever the domain; a grid with more distinct waves gets the representative classes instead.
 #: 153 of the 25-point stencil's 168 paper configurations on 640 x 512 x 512 fit; the other 15
 #: are blocks 1 or 2 threads wide (332 to 664 distinct waves), and over the whole space the
-#: classes differ from the exact average by at most 0.14 % in lups/s
+#: classes differ from the exact average by at most 0.22 % in lups/s
 #: (``benchmarks/bench_exact_waves.py``).
 PREDICT_EXACT_BUDGET = 256
 
@@ -146,7 +148,9 @@ def exact_wave_classes(launch: Launch, blocks_per_wave: int,
         if invariance.row_spread_cells is not None:
             sharing = math.ceil(invariance.row_spread_cells / launch.cells_per_block[1])
             start_row, end_row = t // gx, (last % plane) // gx
-            rows = (~special & (last // plane == first // plane) & (start_row >= sharing + ROW_MARGIN_BOTTOM)
+            band_rows = min(gy, -(-size // gx))  # the y band's rows must lie in the wave's plane
+            rows = (~special & (last // plane == first // plane)
+                    & (start_row >= max(sharing + ROW_MARGIN_BOTTOM, band_rows))
                     & (end_row + sharing + ROW_MARGIN_TOP <= gy - 1))
             keys = np.where(rows, plane + t % gx, keys)  # one class per column offset
     unique, representative, counts = np.unique(keys, return_index=True, return_counts=True)

@@ -25,6 +25,21 @@ Previous-neighbour sets (Ernst et al. 2023, section 4.4.2)
     previous wave. ``P_d`` is empty when the grid has a single block along ``d`` (no block has a
     predecessor along ``d``) or when the wave starts at block 0. The windows are nested
     (``P_x ⊆ P_y ⊆ P_z``).
+
+The y band (the cached volume of the x and y layer curve)
+    The curve of the x and y layer hits (``y_layer``, :mod:`warpspeed.memory.capacity.curves`) is
+    the one of the reference implementation of Ernst et al. 2023 as of 2022 (repository
+    te42kyfo/warpspeed, file volumes_isl3d.py, commit c214074), which evaluates it at the volume
+    of *its* x and y sets: for a wave of ``B`` blocks that spans ``w_x = min(B, gx)`` blocks of a
+    row and ``w_y = min(gy, ceil(B / gx))`` block rows, the y set is the ``w_y`` full block rows
+    before the wave within its block plane, and the x set (only when the wave is shorter than a
+    row, ``B < gx``) the ``w_x`` blocks before the wave within its row. That code places its
+    (rectangular) wave at the end of a row; warpspeed's waves are linear block ranges, so the
+    sets are anchored at the wave's first block ``f``: the y band is the linear block range
+    ``max(plane start, f - w_y * gx) .. f - 1`` and the x band ``max(row start, f - w_x) .. f - 1``
+    (empty when ``B >= gx``). For a wave that starts at the beginning of a row these are exactly
+    the sets of that code; otherwise they hold the same number of blocks, shifted by the wave's
+    offset in its row. :func:`band_block_ranges` gives them.
 """
 
 from __future__ import annotations
@@ -122,6 +137,20 @@ def previous_block_ranges(launch: Launch, first_block: int) -> dict[str, tuple[i
     return result
 
 
+def band_block_ranges(launch: Launch, first_block: int, blocks: int) -> tuple[tuple[int, int], ...]:
+    """Inclusive linear block ranges of the x band and the y band of the wave ``first_block ..
+    first_block + blocks - 1`` (module docstring); empty sets are left out."""
+    gx, gy, _ = launch.grid
+    plane_start = first_block - first_block % (gx * gy)
+    row_start = first_block - first_block % gx
+    rows = min(gy, -(-blocks // gx))
+    ranges = []
+    if blocks < gx:
+        ranges.append((max(row_start, first_block - blocks), first_block - 1))
+    ranges.append((max(plane_start, first_block - rows * gx), first_block - 1))
+    return tuple(r for r in ranges if r[0] <= r[1])
+
+
 def box_cells(boxes: list[Box]) -> int:
     """Number of cells in disjoint boxes (inclusive bounds)."""
     total = 0
@@ -135,11 +164,13 @@ def box_cells(boxes: list[Box]) -> int:
 
 @dataclass(frozen=True)
 class WaveCells:
-    """The cells of the wave and of its previous-neighbour sets, as disjoint cell boxes.
+    """The cells of the wave, of its previous-neighbour sets and of its x and y bands, as
+    disjoint cell boxes (per set).
 
     Attributes:
         wave: cell boxes of the wave.
         previous: per dimension, the cell boxes of ``P_d`` (empty when the set is empty).
+        bands: the cell boxes of each non-empty band (:func:`band_block_ranges`).
         lups: valid cells of the wave (lattice updates).
         previous_lups: valid cells of each ``P_d``.
     """
@@ -148,14 +179,17 @@ class WaveCells:
     previous: dict[str, list[Box]]
     lups: int
     previous_lups: PerDim
+    bands: tuple[list[Box], ...] = ()
 
 
 def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
-    """Cell boxes of the wave ``first_block .. first_block + blocks - 1`` and of its
-    previous-neighbour sets."""
+    """Cell boxes of the wave ``first_block .. first_block + blocks - 1``, of its
+    previous-neighbour sets and of its bands."""
     wave = cell_boxes(launch, linear_range_boxes(first_block, first_block + blocks - 1, launch.grid))
     previous: dict[str, list[Box]] = {}
     for d, rng in previous_block_ranges(launch, first_block).items():
         previous[d] = [] if rng is None else cell_boxes(launch, linear_range_boxes(*rng, launch.grid))
+    bands = tuple(cell_boxes(launch, linear_range_boxes(*rng, launch.grid))
+                  for rng in band_block_ranges(launch, first_block, blocks))
     return WaveCells(wave=wave, previous=previous, lups=box_cells(wave),
-                     previous_lups=PerDim(*(box_cells(previous[d]) for d in DIMENSIONS)))
+                     previous_lups=PerDim(*(box_cells(previous[d]) for d in DIMENSIONS)), bands=bands)

@@ -12,6 +12,7 @@ launch's representative wave); :meth:`WaveModel.grid_volumes` every class of wav
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal, Sequence
 
 import islpy as isl
@@ -26,7 +27,7 @@ from warpspeed.memory.wave.box_counts import FieldStacks, box_field_counts, fiel
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
-from warpspeed.memory.wave.geometry import WaveCells, box_cells, cell_boxes, linear_range_boxes, wave_cells
+from warpspeed.memory.wave.geometry import DIMENSIONS, Box, WaveCells, box_cells, cell_boxes, linear_range_boxes, wave_cells
 from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
 
@@ -185,13 +186,27 @@ class WaveModel:
         return lines, box_cells(cells)
 
     def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
-        """One field's line counts: box unions when possible, else ISL."""
+        """One field's line counts (with its band lines): box unions when possible, else ISL."""
+        band = sum(self._band_lines(fm, cells, isl_sets, i, gran) for i in range(len(cells.bands)))
         stacks = self._field_stacks(fm, gran)
         if stacks is not None:
             counts = box_field_counts(stacks, cells.wave, cells.previous)
             if counts is not None:
-                return counts
-        return isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.wave, isl_sets.previous)
+                return replace(counts, band=band)
+        return replace(isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.wave, isl_sets.previous),
+                       band=band)
+
+    def _band_lines(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", index: int, gran: int) -> int:
+        """``|L(B)| + |S(B)|`` of band ``index``: the lines one field loads plus the lines it
+        stores for the band's cells, each counted on its own as the y curve's source counts
+        its sets (:mod:`warpspeed.memory.wave.geometry`)."""
+        no_previous: dict[str, list[Box]] = {}
+        stacks = self._field_stacks(fm, gran)
+        counts = None if stacks is None else box_field_counts(stacks, cells.bands[index], no_previous)
+        if counts is None:
+            counts = isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.band(index),
+                                      {d: None for d in DIMENSIONS})
+        return counts.load + counts.store
 
 
 class _IslCells:
@@ -202,6 +217,13 @@ class _IslCells:
         self._cells, self._ctx = cells, ctx
         self._wave: isl.Set | None = None
         self._previous: dict[str, isl.Set | None] | None = None
+        self._bands: dict[int, isl.Set] = {}
+
+    def band(self, index: int) -> isl.Set:
+        """The ISL cell set of band ``index`` (built on first use)."""
+        if index not in self._bands:
+            self._bands[index] = isl_cell_set(self._cells.bands[index], self._ctx)
+        return self._bands[index]
 
     @property
     def wave(self) -> isl.Set:

@@ -16,11 +16,15 @@ Footprints (Ernst et al. 2023, sections 4.4 and 4.4.2)
       attributed to the shortest reuse distance that reaches it.
     * Layer volume: ``|A(P_d) ∪ L(W)|`` lines, the data the window touched plus the wave's
       loads, which must stay cached for the overlap to hit.
-    * Oversubscription ``o_d`` = total layer volume over all fields / ``device.l2_effective_bytes``
-      (the fields share the cache, so there is one ``o_d`` per dimension), and the L2
-      oversubscription of the wave's load plus store volume; both as the reference
-      implementation whose capacity curves the model uses defines them
-      (:mod:`warpspeed.memory.capacity.terms`).
+    * Band volume: ``|L(B)| + |S(B)|`` lines summed over the wave's x and y bands ``B``
+      (:mod:`warpspeed.memory.wave.geometry`), the volume at which the x and y layer curve was
+      fitted.
+    * Oversubscription per curve, summed over all fields (the fields share the cache, so there
+      is one ``o_d`` per dimension) and as the source of each curve defines it
+      (:mod:`warpspeed.memory.capacity.terms`): ``o_x = o_y`` from the band volume
+      (:func:`~warpspeed.memory.capacity.terms.band_oversubscription`), ``o_z`` = z layer
+      volume / ``device.l2_effective_bytes``; and the L2 oversubscription of the wave's load
+      plus store volume.
 
 Granularity
     Every count is in lines of ``granularity_bytes``, by default ``device.l2_sector_bytes``
@@ -37,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from warpspeed.errors import KernelError
-from warpspeed.memory.capacity.terms import l2_oversubscription, layer_oversubscription
+from warpspeed.memory.capacity.terms import curve_oversubscriptions, l2_oversubscription
 from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
 
 
@@ -51,12 +55,15 @@ class FieldLineCounts:
             already counted for an earlier dimension.
         layer: per dimension, transfer lines of ``A(P_d) ∪ L(W)`` (``load`` when ``P_d`` is
             empty).
+        band: transfer lines of the bands, ``|L(B)| + |S(B)|`` summed over the bands (0 when
+            the counter was not given them).
     """
 
     load: int
     store: int
     overlap: PerDim
     layer: PerDim
+    band: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class FieldWaveVolumes:
         overlap_bytes_per_lup: ``overlap_lines`` times the granularity per lup.
         layer_lines: per dimension, lines of ``A(P_d) ∪ L(W)``.
         layer_volume_bytes: ``layer_lines`` times the granularity (bytes, not per lup).
+        band_lines: lines of the bands (loads and stores of each band counted separately).
+        band_volume_bytes: ``band_lines`` times the granularity (bytes).
     """
 
     field: str
@@ -87,6 +96,14 @@ class FieldWaveVolumes:
     overlap_bytes_per_lup: PerDim
     layer_lines: PerDim
     layer_volume_bytes: PerDim
+    band_lines: int = 0
+    band_volume_bytes: float = 0.0
+
+    @property
+    def cached_bytes(self) -> PerDim:
+        """Per dimension, the volume whose ratio to the L2 sets that dimension's curve's
+        oversubscription: the band volume for x and y, the z layer volume for z (bytes)."""
+        return PerDim(self.band_volume_bytes, self.band_volume_bytes, self.layer_volume_bytes.z)
 
     @classmethod
     def from_counts(cls, field: str, address_space: str, counts: FieldLineCounts, lups: int,
@@ -102,6 +119,8 @@ class FieldWaveVolumes:
             overlap_bytes_per_lup=PerDim(*(counts.overlap[d] * gran / lups for d in DIMENSIONS)),
             layer_lines=counts.layer,
             layer_volume_bytes=PerDim(*(counts.layer[d] * gran for d in DIMENSIONS)),
+            band_lines=counts.band,
+            band_volume_bytes=float(counts.band * gran),
         )
 
 
@@ -119,7 +138,11 @@ class WaveVolumes:
         compulsory_load_bytes_per_lup, compulsory_store_bytes_per_lup: sums over fields.
         overlap_bytes_per_lup: per dimension, sum over fields.
         layer_volume_bytes: per dimension, sum over fields (bytes).
-        oversubscription: per dimension, ``layer_volume_bytes / l2_effective_bytes``.
+        band_volume_bytes: the bands' volume, sum over fields (bytes).
+        oversubscription: per dimension, the oversubscription of that dimension's curve
+            (:func:`warpspeed.memory.capacity.terms.curve_oversubscriptions`: from
+            ``band_volume_bytes`` for x and y, ``layer_volume_bytes.z / l2_effective_bytes``
+            for z).
         allocated_bytes: the wave's load plus store volume, sum over fields (bytes): what the
             wave allocates in the L2.
         l2_oversubscription: ``allocated_bytes / sqrt(l2_effective_bytes * 4 MiB)``
@@ -141,6 +164,13 @@ class WaveVolumes:
     oversubscription: PerDim
     allocated_bytes: int
     l2_oversubscription: float
+    band_volume_bytes: float = 0.0
+
+    @property
+    def cached_bytes(self) -> PerDim:
+        """Per dimension, the volume that sets the curve's oversubscription (bytes):
+        ``band_volume_bytes`` for x and y, ``layer_volume_bytes.z`` for z."""
+        return PerDim(self.band_volume_bytes, self.band_volume_bytes, self.layer_volume_bytes.z)
 
     def field(self, name: str) -> FieldWaveVolumes:
         for f in self.fields:
@@ -156,6 +186,7 @@ def wave_totals(fields: tuple[FieldWaveVolumes, ...], lups: int, blocks: int, fi
     """The :class:`WaveVolumes` of per-field volumes: sums over fields and the
     oversubscription factors (:mod:`warpspeed.memory.capacity.terms`)."""
     layer = PerDim(*(float(sum(f.layer_volume_bytes[d] for f in fields)) for d in DIMENSIONS))
+    band = float(sum(f.band_volume_bytes for f in fields))
     allocated = sum((f.load_lines + f.store_lines) * granularity_bytes for f in fields)
     capacity = l2_effective_bytes
     return WaveVolumes(
@@ -167,7 +198,8 @@ def wave_totals(fields: tuple[FieldWaveVolumes, ...], lups: int, blocks: int, fi
         overlap_bytes_per_lup=PerDim(*(sum(f.overlap_bytes_per_lup[d] for f in fields)
                                        for d in DIMENSIONS)),
         layer_volume_bytes=layer,
-        oversubscription=PerDim(*(layer_oversubscription(v, capacity) for v in layer)),
+        oversubscription=PerDim(*curve_oversubscriptions(band, layer.z, capacity)),
         allocated_bytes=allocated,
         l2_oversubscription=l2_oversubscription(allocated, capacity),
+        band_volume_bytes=band,
     )
