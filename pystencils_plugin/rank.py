@@ -24,7 +24,8 @@ from pystencils_plugin.workloads import WORKLOADS
 from warpspeed.errors import KernelError, WarpspeedError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Kernel
-from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads
+from warpspeed.launch.space import (MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads,
+                                    useful_foldings)
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.rank import RankRow, Ranking, rank_per_fold
 
@@ -89,29 +90,43 @@ class PystencilsRanking:
                           assignments=self.assignments, target=self.target)
 
 
-def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, foldings: Sequence[Triple],
+def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, foldings: Sequence[Triple] | None,
                       target: Any, dtype: str | None) -> tuple[dict[Triple, ExtractedKernel], Any]:
-    """The extracted kernel of every folding and the assignments they were generated from."""
+    """The extracted kernel of every folding and the assignments they were generated from
+    (``foldings`` None: the paper's foldings along the axes the kernel has)."""
     if isinstance(source, str):
         if source not in WORKLOADS:
             raise KernelError(f"unknown workload {source!r}; workloads: {', '.join(WORKLOADS)}")
         if target is not None and target != target_for(dev):
             raise KernelError(f"workload {source!r} on {dev.name} is generated for {target_for(dev)}, not {target}")
         dom = tuple(domain) if domain is not None else None
-        kernels = {f: extract_for(source, dom, fold=f, device=dev, dtype=dtype) for f in foldings}
-        return kernels, cached_assignments(source, dom, dtype or "double")
-    if dtype is not None:
-        raise KernelError("dtype applies to workload names; the fields of given assignments fix their precision")
-    kernels = {f: extract_kernel(create_folded_kernel(source, fold=f, target=target), arch=arch_for(dev))
-               for f in foldings}
+
+        def generate(fold: Triple) -> ExtractedKernel:
+            return extract_for(source, dom, fold=fold, device=dev, dtype=dtype)
+        assignments = cached_assignments(source, dom, dtype or "double")
+    else:
+        if dtype is not None:
+            raise KernelError("dtype applies to workload names; the fields of given assignments fix their precision")
+
+        def generate(fold: Triple) -> ExtractedKernel:
+            return extract_kernel(create_folded_kernel(source, fold=fold, target=target), arch=arch_for(dev))
+        assignments = source
+    if foldings is None:
+        unfolded = generate((1, 1, 1))
+        foldings = useful_foldings(PAPER_FOLDINGS, unfolded.kernel.domain)
+        kernels = {f: unfolded if f == (1, 1, 1) else generate(f) for f in foldings}
+    else:
+        kernels = {f: generate(f) for f in foldings}
+    if isinstance(source, str):
+        return kernels, assignments
     first = next(iter(kernels.values())).kernel
     if domain is not None and tuple(domain) != tuple(first.domain)[: len(domain)]:
         raise KernelError(f"domain {tuple(domain)} differs from the domain the fields fix, {first.domain}")
-    return kernels, source
+    return kernels, assignments
 
 
 def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[int] | None = None,
-         blocks: Sequence[Triple] | None = None, foldings: Sequence[Triple] = PAPER_FOLDINGS,
+         blocks: Sequence[Triple] | None = None, foldings: Sequence[Triple] | None = None,
          threads: int | None = None, executor: Executor | None | str = "auto",
          target: Any = None, progress: Callable[[int], None] | None = None,
          dtype: str | None = None, curves: CapacityCurves | None = None) -> PystencilsRanking:
@@ -125,7 +140,8 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
         domain: iteration domain for a workload name (default: the workload's); for assignments
             and kernels the fields fix it, and a different ``domain`` is an error.
         blocks: candidate blocks (default: powers of two with ``threads`` threads, z <= 64).
-        foldings: folding factors (default: none, 2 in y, 2 in z).
+        foldings: folding factors (default: the paper's none, 2 in y, 2 in z, along the axes the
+            kernel has: a 2-D rule gets none and 2 in y, a 1-D rule none).
         threads: threads per block of the default space (default per folding:
             :func:`warpspeed.launch.space.default_threads` of its kernel).
         executor: as :func:`warpspeed.rank.predict_configs`.
@@ -134,13 +150,13 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
         curves: capacity curves instead of the device family's.
     """
     dev = load_device(device) if isinstance(device, str) else device
-    folds = [tuple(f) + (1,) * (3 - len(f)) for f in foldings]
+    folds = None if foldings is None else [tuple(f) + (1,) * (3 - len(f)) for f in foldings]
     target = target if target is not None or isinstance(source, str) else target_for(dev)
     if isinstance(source, Kernel):
         if domain is not None and tuple(domain) != tuple(source.domain)[: len(domain)]:
             raise KernelError(f"domain {tuple(domain)} differs from the kernel's domain {source.domain}")
         extracted: dict[Triple, ExtractedKernel] = {}
-        per_fold = {f: source for f in folds}
+        per_fold = {f: source for f in (folds if folds is not None else useful_foldings(PAPER_FOLDINGS, source.domain))}
         assignments = None
     else:
         extracted, assignments = _per_fold_kernels(source, dev, domain, folds, target, dtype)  # type: ignore[arg-type]
