@@ -169,3 +169,39 @@ def test_double_copy_on_rdna_by_hand(device_name):
         assert (level.load_bytes_per_lup, level.store_bytes_per_lup) == pytest.approx((8.0, 8.0)), level.name
     assert p.roofline.l2_lups_per_s == pytest.approx(device.l2_bandwidth_gb_s * 1e9 / 16)
     assert p.roofline.limits["dram"] == pytest.approx(device.dram_bandwidth_gb_s * 1e9 / 16, rel=1e-3)
+
+
+def _store_kernel(element_bytes: int, stride: int, offset: int) -> Kernel:
+    """Reads ``a[x]`` and writes ``b[stride * x + offset]`` (1-D, base of both fields 128 B-aligned)."""
+    cells = 4096
+    a = Field("a", element_bytes=element_bytes, shape=(cells,), alignment_bytes=128)
+    b = Field("b", element_bytes=element_bytes, shape=(stride * cells + offset,), alignment_bytes=128)
+    return Kernel(name="store", fields=(a, b), accesses=(load("a", X), store("b", stride * X + offset)),
+                  domain=(cells, 1, 1), flops=FlopCounts())
+
+
+@pytest.mark.parametrize("device_name", ["W6800", "RX6900XT", "RX5500XT"])
+@pytest.mark.parametrize("element_bytes, stride, offset, expected", [
+    # wave32, one store instruction; the L0 writes 64 B byte-masked requests:
+    (4, 1, 0, 4.0),    # bytes 0..127: 2 requests x 64 B / 32 updates
+    (8, 1, 0, 8.0),    # bytes 0..255: 4 x 64 / 32
+    (4, 1, 1, 6.0),    # bytes 4..131: requests at 0, 64, 128 -> 3 x 64 / 32
+    (8, 1, 1, 10.0),   # bytes 8..263: requests at 0..256 -> 5 x 64 / 32
+    (4, 2, 0, 8.0),    # every other float, bytes 0..251: 4 x 64 / 32
+    (4, 16, 0, 64.0),  # one float per 64 B: 32 requests x 64 / 32
+])
+def test_rdna_stores_at_their_write_granularity_by_hand(device_name, element_bytes, stride, offset, expected):
+    p = Predictor(_store_kernel(element_bytes, stride, offset), load_device(device_name)).predict((256, 1, 1))
+    assert p.footprint.per_field["b"].l2_store_bytes_per_lup == pytest.approx(expected)
+    assert p.levels[0].store_bytes_per_lup == pytest.approx(expected)
+
+
+def test_nvidia_stores_stay_at_32_byte_sectors():
+    """The same misaligned float store on an A100: bytes 4..131 in 32 B sectors 0..4 -> 5 x 32 / 32."""
+    p = Predictor(_store_kernel(4, 1, 1), load_device("A100-SXM4-40GB")).predict((256, 1, 1))
+    assert p.footprint.per_field["b"].l2_store_bytes_per_lup == pytest.approx(5.0)
+
+
+def test_store_granule_must_divide_the_line():
+    with pytest.raises(DeviceError, match="l1_store_granule_bytes"):
+        dataclasses.replace(load_device("W6800"), l1_store_granule_bytes=96)

@@ -30,7 +30,9 @@ DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curv
 LATENCY_FIELDS = ("l1_latency_ns", "l2_latency_ns", "dram_latency_ns")
 #: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth and
 #: no latency is reported).
-OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS
+#: Optional first-level write granularity (the sector size where a file does not give it).
+STORE_GRANULE_FIELDS = ("l1_store_granule_bytes",)
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + STORE_GRANULE_FIELDS
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,9 @@ class Device:
     l1_latency_ns: float | None = None
     l2_latency_ns: float | None = None
     dram_latency_ns: float | None = None
+    # granularity [B] in which the first level writes stores to the L2 (byte-masked write requests);
+    # None: the sector (l1_sector_bytes), as on NVIDIA's L1TEX
+    l1_store_granule_bytes: int | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -101,7 +106,7 @@ class Device:
                     raise DeviceError(f"device {self.name!r}: {f.name} must be a string, got {value!r}")
                 continue
             # Annotations are strings under ``from __future__ import annotations``.
-            if f.type == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+            if f.type in ("int", "int | None") and (isinstance(value, bool) or not isinstance(value, int)):
                 raise DeviceError(f"device {self.name!r}: {f.name} must be an integer, got {value!r}")
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise DeviceError(f"device {self.name!r}: {f.name} must be a number, got {value!r}")
@@ -118,6 +123,8 @@ class Device:
             )
         if self.l1_line_bytes % self.l1_sector_bytes:
             raise DeviceError(f"device {self.name!r}: l1_line_bytes must be a multiple of l1_sector_bytes")
+        if self.l1_store_granule_bytes is not None and self.l1_line_bytes % self.l1_store_granule_bytes:
+            raise DeviceError(f"device {self.name!r}: l1_line_bytes must be a multiple of l1_store_granule_bytes")
         for axis in "xyz":
             extent = getattr(self, f"max_block_dim_{axis}")
             if extent > self.max_threads_per_block:
@@ -130,6 +137,12 @@ class Device:
     def has_dram_curve(self) -> bool:
         """True when the file gives the calibrated achievable-DRAM-bandwidth curve."""
         return self.dram_curve_peak_gb_s is not None
+
+    @property
+    def store_granule_bytes(self) -> int:
+        """Bytes in which the first level writes stores to the L2: ``l1_store_granule_bytes``, else
+        the sector."""
+        return self.l1_store_granule_bytes if self.l1_store_granule_bytes is not None else self.l1_sector_bytes
 
     @property
     def clock_mhz(self) -> float:

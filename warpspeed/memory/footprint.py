@@ -7,7 +7,8 @@ Threads of one block share the L1, so what a block loads from L2 at least once i
 footprint of 32 B sectors (the L1 transfer granularity), per field (fields never alias).
 The L1 allocates 128 B lines; the unique lines give the block's L1 allocation. The L1 is
 write-through: every store instruction sends its sectors to L2, counted per warp
-instruction. The "L1 load volume" is the upper bound without any reuse between
+instruction, in the device's write granularity (``Device.store_granule_bytes``: the 32 B sector on
+NVIDIA, 64 B byte-masked write requests on AMD, whose first level has 128 B lines). The "L1 load volume" is the upper bound without any reuse between
 instructions: every load instruction's per-warp unique sectors.
 
 All volumes are bytes per lattice update (lup) of the representative block, except
@@ -110,6 +111,7 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
     lups = cells.lups
     sector = device.l1_sector_bytes
     line = device.l1_line_bytes
+    store_granule = device.store_granule_bytes
     valid = cells.valid
     issued = instruction_lanes(compiled, cells)  # merged fold-copy loads issue nothing
     result: dict[str, FieldFootprint] = {}
@@ -134,12 +136,12 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
         if store_idx:
             a = addr[store_idx]
             va = np.broadcast_to(valid, a.shape)
-            sectors = _granules(a, elem, sector)
-            stores = _per_warp_unique(sectors.reshape(-1, a.shape[-1], sectors.shape[-1]),
+            granules = _granules(a, elem, store_granule)
+            stores = _per_warp_unique(granules.reshape(-1, a.shape[-1], granules.shape[-1]),
                                       va.reshape(-1, a.shape[-1]), device.warp_size)
         result[name] = FieldFootprint(
             l2_load_bytes_per_lup=load_sectors * sector / lups,
-            l2_store_bytes_per_lup=stores * sector / lups,
+            l2_store_bytes_per_lup=stores * store_granule / lups,
             l1_load_bytes_per_lup=l1_load * sector / lups,
             l1_alloc_bytes_per_block=load_lines * line,
         )
