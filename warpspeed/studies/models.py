@@ -23,7 +23,7 @@ first), ``energy`` by joules per lattice update (lowest first).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.rows import RANK_COLUMNS
@@ -158,7 +158,3 @@ def best_rows(rows: Iterable[Mapping[str, str]], objective: str) -> list[Mapping
             best[group] = (value, row)
     return [row for _, row in best.values()]
 
-
-def objective_sort_key(objective: str) -> Callable[[Mapping[str, str]], float]:
-    """Sort key putting the best row by ``objective`` first (NaN for rows without a value)."""
-    return lambda row: _objective_value(row, objective)
