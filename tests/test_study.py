@@ -272,4 +272,4 @@ def test_cli_bad_study_file_is_one_line_error(tmp_path):
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "error: study: unknown key(s) kernel; allowed: devices, domains, foldings, format, kernels, max_block_z, "
-        "output, threads"]
+        "models, objective, output, threads"]

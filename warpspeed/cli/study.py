@@ -3,7 +3,9 @@
 Runs a study (see :mod:`warpspeed.studies.study`) serially, on a local process pool (``--jobs N``) or
 on a Dask cluster (``--dask tcp://host:8786``), with a rich progress bar. Ctrl-C stops it with
 a valid partial output; running the same command again resumes where it stopped. Bad input
-(:class:`~warpspeed.errors.WarpspeedError`) is reported by the command group as one line.
+(:class:`~warpspeed.errors.WarpspeedError`) is reported by the command group as one line. When
+the study names an ``objective``, the best configuration of every (kernel, device, domain) is
+printed as a table of the requested models' figures.
 """
 
 from __future__ import annotations
@@ -12,20 +14,25 @@ import sys
 from concurrent.futures import Executor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from warpspeed.cli.paths import InputTextFile, OutputFile
+from warpspeed.cli.render import Column, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
-from warpspeed.studies.spec import format_for, load_study
+from warpspeed.studies.models import best_rows
+from warpspeed.studies.spec import StudySpec, format_for, load_study
+from warpspeed.studies.storage import stored_rows
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
+#: Nanojoules per joule (the best table shows energy per lup in nJ).
+NJ_PER_J = 1e9
 
 
 class _Bar:
@@ -70,6 +77,51 @@ def _executor(jobs: int | None, dask: str | None) -> tuple[Executor | None, Any,
     return None, None, None
 
 
+def _number(text: str, scale: float = 1.0) -> str:
+    return "" if text == "" else f"{float(text) * scale:.2f}"
+
+
+def _best_columns(models: Sequence[str]) -> list[tuple[Column, Any]]:
+    """The best table's columns (kernel, device, domain, configuration, then each model's
+    figures) with the function giving each cell from a stored row."""
+    def triple(prefix: str) -> Any:
+        return lambda r: "x".join(r[f"{prefix}_{d}"] for d in "xyz")
+
+    def rate(column: str) -> Any:
+        return lambda r: "" if r[column] == "" else glups(float(r[column]))
+
+    columns: list[tuple[Column, Any]] = [
+        (Column("kernel", justify="left"), lambda r: r["kernel"]),
+        (Column("device", justify="left"), lambda r: r["device"]),
+        (Column("domain"), triple("domain")), (Column("block"), triple("block")), (Column("fold"), triple("fold")),
+        (Column("roofline\nGlup/s"), rate("lups_per_s")), (Column("limiter", justify="left"), lambda r: r["limiter"]),
+    ]
+    for model in ("interval", "pipeline"):
+        if model in models:
+            columns += [(Column(f"{model}\nGlup/s"), rate(f"{model}_lups_per_s")),
+                        (Column(f"{model}\nexplanation", justify="left", priority=1, wraps=True),
+                         lambda r, m=model: r[f"{m}_explanation"])]
+    if "energy" in models:
+        columns += [(Column("power\nW"), lambda r: _number(r["energy_watts"])),
+                    (Column("energy\nnJ/lup"), lambda r: _number(r["energy_joules_per_lup"], NJ_PER_J))]
+    return columns
+
+
+def render_best(spec: StudySpec, rows: Sequence[Mapping[str, str]]) -> None:
+    """Print the best row of every (kernel, device, domain) by the study's objective."""
+    assert spec.objective is not None
+    best = best_rows(rows, spec.objective)
+    if not best:
+        click.echo(f"no configuration could be predicted: nothing to rank by {spec.objective}.")
+        return
+    columns = _best_columns(spec.models)
+    console = make_console()
+    table, dropped = fitted_table(console, [c for c, _ in columns], [[get(r) for _, get in columns] for r in best])
+    order = "lowest energy per lup" if spec.objective == "energy" else f"highest {spec.objective} rate"
+    caption = [f"Left out for width: {', '.join(c.name for c in dropped)}." if dropped else ""]
+    print_fitted(console, table, f"Best configuration per kernel, device and domain ({order})", caption)
+
+
 @click.command()
 @click.argument("study_file", type=InputTextFile("study file"))
 @click.option("--jobs", type=int, default=None, help="Local worker processes (default and 1: serial).")
@@ -105,11 +157,14 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
             client.close()
         elif executor is not None:
             executor.shutdown(cancel_futures=True)
+    refreshed = f", {result.refreshed} recomputed for the models now asked for" if result.refreshed else ""
     click.echo(f"{result.rows} rows in {result.output} ({result.computed} computed, {result.resumed} resumed"
-               f"{f', {result.dropped} stale rows dropped' if result.dropped else ''}).")
+               f"{f', {result.dropped} stale rows dropped' if result.dropped else ''}{refreshed}).")
     if result.failed:
         click.secho(f"{result.failed} configuration(s) could not be predicted: see the 'error' column.",
                     fg="yellow")
+    if spec.objective is not None:
+        render_best(spec, stored_rows(spec))
 
 
 COMMANDS = [study]

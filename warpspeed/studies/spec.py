@@ -10,6 +10,8 @@ A study is described by a TOML file (see ``docs/study.md`` and ``examples/study.
     max_block_z = 64                             # optional (default: the CUDA limit)
     output   = "study.csv"                       # relative to the TOML file's directory
     format   = "csv"                             # "csv" or "parquet" (default: from the suffix)
+    models   = ["roofline", "interval"]          # optional: columns of further models (default: roofline)
+    objective = "interval"                       # optional: what the best configuration is chosen by
 
 It has one row per (kernel, device, domain, block, fold), enumerated in that nesting order
 (blocks of each thread count in :func:`warpspeed.launch.space.block_sizes` order, foldings in
@@ -26,6 +28,7 @@ from typing import Any, Mapping, Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.toml import read_toml
 from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, block_sizes, fits_domain
+from warpspeed.studies.models import DEFAULT_MODELS, require_models, require_objective, study_columns
 
 Triple = tuple[int, int, int]
 
@@ -34,7 +37,8 @@ FORMATS: tuple[str, ...] = ("csv", "parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Suffix of the CSV journal kept beside a Parquet output while the study runs.
 JOURNAL_SUFFIX = ".journal.csv"
-_SPEC_KEYS = frozenset({"kernels", "devices", "domains", "threads", "foldings", "max_block_z", "output", "format"})
+_SPEC_KEYS = frozenset({"kernels", "devices", "domains", "threads", "foldings", "max_block_z", "output", "format",
+                        "models", "objective"})
 
 
 def triple_text(values: Sequence[int]) -> str:
@@ -78,7 +82,10 @@ class StudySpec:
     """A study: the cross product kernels x devices x domains x (blocks of each thread count) x foldings.
 
     ``domains`` are cells (nx, ny, nz); ``threads`` threads per block; ``foldings`` cells per
-    thread; ``output`` the result file; ``format`` one of :data:`FORMATS`.
+    thread; ``output`` the result file; ``format`` one of :data:`FORMATS`; ``models`` the models
+    whose columns each row carries (:data:`warpspeed.studies.models.STUDY_MODELS`, stored in that
+    order, the roofline always included); ``objective`` the model the best configuration of each
+    (kernel, device, domain) is chosen by (None: no ranking).
     """
 
     kernels: tuple[str, ...]
@@ -89,8 +96,12 @@ class StudySpec:
     foldings: tuple[Triple, ...] = PAPER_FOLDINGS
     max_block_z: int = MAX_BLOCK_Z
     format: str = "csv"
+    models: tuple[str, ...] = DEFAULT_MODELS
+    objective: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "models", require_models(self.models))
+        require_objective(self.objective, self.models)
         for name in ("kernels", "devices", "domains", "threads", "foldings"):
             if not getattr(self, name):
                 raise WarpspeedError(f"study: '{name}' must be a non-empty list")
@@ -120,6 +131,11 @@ class StudySpec:
                                 if fits_domain(p.config, domain):
                                     out.setdefault(p.key, p)
         return list(out.values())
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The output's columns (:func:`warpspeed.studies.models.study_columns` of the models)."""
+        return study_columns(self.models)
 
     @property
     def journal_path(self) -> Path:
@@ -167,6 +183,7 @@ def study_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".") -> Stud
         domains=_triples(data, "domains"), threads=tuple(threads), output=out_path,
         foldings=_triples(data, "foldings", PAPER_FOLDINGS),
         max_block_z=data.get("max_block_z", MAX_BLOCK_Z), format=data.get("format", format_for(out_path)),
+        models=data.get("models", DEFAULT_MODELS), objective=data.get("objective"),
     )
 
 

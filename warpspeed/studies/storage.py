@@ -7,7 +7,12 @@
   unreadable until its footer is written and would not survive a hard kill mid-study.
 * **Resume.** :func:`existing_rows` returns the rows already in the journal (or, when there is
   no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
-  before appending. A file with other columns is refused, never overwritten.
+  before appending. A file whose columns are not a study's is refused, never overwritten.
+* **Models.** The columns follow the study's models (:func:`warpspeed.studies.models.study_columns`).
+  Rows stored under another model set are never mixed with new ones: when the stored columns
+  include every column now asked for (models removed), successful rows keep their values (the
+  other columns dropped); otherwise (models added), and for error rows, the rows are discarded
+  and recomputed. The journal is rewritten (atomically) under the new header first.
 * **Order.** :func:`finalize` rewrites the output atomically (temporary file + ``os.replace``)
   in the study's enumeration order, so the final file does not depend on the executor or on
   interruptions.
@@ -21,22 +26,28 @@ from __future__ import annotations
 import csv
 import os
 from pathlib import Path
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import RANK_COLUMNS, cell, record_cells, write_rows
+from warpspeed.files.rows import cell, record_cells, write_rows
+from warpspeed.studies.models import DEFAULT_MODELS, MODEL_FLOAT_COLUMNS, known_headers, study_columns
 from warpspeed.studies.spec import StudyPoint, StudySpec
 
-#: Output columns: the row key and what identifies it, then a ranking row
+#: Output columns of a roofline study: the row key and what identifies it, then a ranking row
 #: (:data:`warpspeed.files.rows.RANK_COLUMNS`: rates in lup/s, volumes in bytes per lup, L1 in
-#: cycles per lup). Numeric columns are empty in error rows.
-COLUMNS: tuple[str, ...] = ("key", "kernel", "device", "domain_x", "domain_y", "domain_z", "threads", *RANK_COLUMNS)
+#: cycles per lup). Numeric columns are empty in error rows. Further models insert their
+#: columns before ``error`` (:func:`warpspeed.studies.models.study_columns`).
+COLUMNS: tuple[str, ...] = study_columns(DEFAULT_MODELS)
 _INT_COLUMNS = frozenset({"domain_x", "domain_y", "domain_z", "threads", "block_x", "block_y", "block_z",
                           "fold_x", "fold_y", "fold_z", "blocks_per_sm", "registers"})
 _FLOAT_COLUMNS = frozenset({"lups_per_s", "fp_lups_per_s", "l1_lups_per_s", "l2_lups_per_s", "dram_lups_per_s",
                             "l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
-                            "dram_load_bytes_per_lup", "dram_store_bytes_per_lup"})
-_HEADER = (",".join(COLUMNS) + "\n").encode()
+                            "dram_load_bytes_per_lup", "dram_store_bytes_per_lup"}) | MODEL_FLOAT_COLUMNS
+#: Every study header: columns -> the models that give them.
+_HEADERS = known_headers()
+_HEADER_LINES = tuple((",".join(columns) + "\n").encode() for columns in _HEADERS)
 #: Bytes read per step when searching a journal backwards for its last newline.
 _TAIL_STEP = 1 << 16
 
@@ -52,13 +63,14 @@ def _foreign(path: Path) -> WarpspeedError:
 def _truncate_partial_line(path: Path) -> None:
     """Cut a last line without its newline (a write interrupted by a hard kill).
 
-    Refuses (rather than truncates) a file that does not start with this version's header.
+    Refuses (rather than truncates) a file that does not start with a study header of this version.
     """
     size = path.stat().st_size
     if size == 0:
         return
     with path.open("rb+") as fh:
-        if not _HEADER.startswith(fh.read(len(_HEADER))):  # a prefix of the header is a cut header
+        head = fh.read(max(map(len, _HEADER_LINES)))
+        if not any(line.startswith(head[:len(line)]) for line in _HEADER_LINES):  # a prefix is a cut header
             raise _foreign(path)
         fh.seek(size - 1)
         if fh.read(1) == b"\n":
@@ -75,16 +87,16 @@ def _truncate_partial_line(path: Path) -> None:
         fh.truncate(0)
 
 
-def _read_journal(path: Path) -> list[Row]:
-    """The complete rows of a journal (CSV with the :data:`COLUMNS` header)."""
+def _read_journal(path: Path) -> tuple[tuple[str, ...], list[Row]]:
+    """The columns and complete rows of a journal (CSV with a study header)."""
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            return []
-        if tuple(header) != COLUMNS:
+        header = tuple(next(reader, ()))
+        if not header:
+            return (), []
+        if header not in _HEADERS:
             raise _foreign(path)
-        return [dict(zip(COLUMNS, values)) for values in reader if len(values) == len(COLUMNS)]
+        return header, [dict(zip(header, values)) for values in reader if len(values) == len(header)]
 
 
 def parquet_module() -> Any:
@@ -97,7 +109,7 @@ def parquet_module() -> Any:
     return pq
 
 
-def _read_parquet_rows(path: Path) -> list[Row]:
+def _read_parquet_rows(path: Path) -> tuple[tuple[str, ...], list[Row]]:
     """Rows of a finished Parquet output, as journal strings (floats round-trip through repr)."""
     pq = parquet_module()
     try:
@@ -105,26 +117,27 @@ def _read_parquet_rows(path: Path) -> list[Row]:
     except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for files that are not Parquet
         raise WarpspeedError(f"{str(path)!r} is not a readable Parquet file ({exc}); "
                              "run without resume (--no-resume) or choose another output") from None
-    if tuple(table.column_names) != COLUMNS:
+    columns = tuple(table.column_names)
+    if columns not in _HEADERS:
         raise _foreign(path)
-    return [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
-             for c in COLUMNS} for record in table.to_pylist()]
+    return columns, [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
+                      for c in columns} for record in table.to_pylist()]
 
 
-def _write_csv(path: Path, rows: Sequence[Row]) -> None:
+def _write_csv(columns: Sequence[str], path: Path, rows: Sequence[Row]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
-        write_rows(fh, COLUMNS, rows)
+        write_rows(fh, columns, rows)
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _write_parquet(path: Path, rows: Sequence[Row]) -> None:
+def _write_parquet(columns: Sequence[str], path: Path, rows: Sequence[Row]) -> None:
     import pyarrow as pa
 
     pq = parquet_module()
     types = {c: pa.int64() if c in _INT_COLUMNS else pa.float64() if c in _FLOAT_COLUMNS else pa.string()
-             for c in COLUMNS}
-    schema = pa.schema([(c, types[c]) for c in COLUMNS])
+             for c in columns}
+    schema = pa.schema([(c, types[c]) for c in columns])
 
     def convert(c: str, v: str) -> Any:
         if v == "":
@@ -135,8 +148,8 @@ def _write_parquet(path: Path, rows: Sequence[Row]) -> None:
             return float(v)
         return v
 
-    columns = {c: pa.array([convert(c, r[c]) for r in rows], type=types[c]) for c in COLUMNS}
-    pq.write_table(pa.table(columns, schema=schema), path)
+    arrays = {c: pa.array([convert(c, r[c]) for r in rows], type=types[c]) for c in columns}
+    pq.write_table(pa.table(arrays, schema=schema), path)
 
 
 def _atomic(path: Path, writer: Callable[[Path, Sequence[Row]], None], rows: Sequence[Row]) -> None:
@@ -150,20 +163,21 @@ def _atomic(path: Path, writer: Callable[[Path, Sequence[Row]], None], rows: Seq
 
 
 class Journal:
-    """Append-only CSV journal: one complete, flushed line per row."""
+    """Append-only CSV journal with ``columns``: one complete, flushed line per row."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, columns: Sequence[str] = COLUMNS) -> None:
         self.path = path
+        self.columns = tuple(columns)
         path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not path.exists() or path.stat().st_size == 0
         self._fh = path.open("a", newline="", encoding="utf-8")
         self._writer = csv.writer(self._fh, lineterminator="\n")
         if fresh:
-            self._writer.writerow(COLUMNS)
+            self._writer.writerow(self.columns)
             self._fh.flush()
 
     def append(self, row: Row) -> None:
-        self._writer.writerow(record_cells(COLUMNS, row))
+        self._writer.writerow(record_cells(self.columns, row))
         self._fh.flush()
 
     def close(self) -> None:
@@ -173,25 +187,47 @@ class Journal:
             self._fh.close()
 
 
-def existing_rows(spec: StudySpec, resume: bool) -> list[Row]:
+@dataclass(frozen=True)
+class Stored:
+    """Rows found in a study's output, in the study's columns, and the keys of rows stored under
+    another model set that cannot be reused (to be recomputed)."""
+
+    rows: list[Row]
+    discarded: tuple[str, ...] = ()
+
+
+def _adopt(columns: Sequence[str], rows: list[Row], wanted: Sequence[str]) -> Stored:
+    """Rows stored with ``columns`` as rows with ``wanted`` columns (see the module docstring)."""
+    if tuple(columns) == tuple(wanted):
+        return Stored(rows)
+    reusable = set(wanted) <= set(columns)
+    kept = [{c: r[c] for c in wanted} for r in rows if reusable and not r["error"]]
+    kept_keys = {r["key"] for r in kept}
+    return Stored(kept, tuple(r["key"] for r in rows if r["key"] not in kept_keys))
+
+
+def existing_rows(spec: StudySpec, resume: bool) -> Stored:
     """Rows already finished (and prepare the journal for appending); ``resume=False`` deletes them."""
     journal = spec.journal_path
     if not resume:
         for p in {journal, spec.output}:
             if p.exists():
                 p.unlink()
-        return []
+        return Stored([])
     if journal.exists():
         _truncate_partial_line(journal)
         if journal.stat().st_size == 0:
-            return []
-        return _read_journal(journal)
-    if spec.format == "parquet" and spec.output.exists():
-        rows = _read_parquet_rows(spec.output)
+            return Stored([])
+        columns, rows = _read_journal(journal)
+    elif spec.format == "parquet" and spec.output.exists():
+        columns, rows = _read_parquet_rows(spec.output)
+    else:
+        return Stored([])
+    stored = _adopt(columns, rows, spec.columns) if columns else Stored([])
+    if columns != spec.columns or not journal.exists():
         journal.parent.mkdir(parents=True, exist_ok=True)
-        _atomic(journal, _write_csv, rows)
-        return rows
-    return []
+        _atomic(journal, partial(_write_csv, spec.columns), stored.rows)
+    return stored
 
 
 def finalize(spec: StudySpec, points: Sequence[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
@@ -199,8 +235,16 @@ def finalize(spec: StudySpec, points: Sequence[StudyPoint], done: Mapping[str, R
     ordered = [done[p.key] for p in points if p.key in done]
     if spec.format == "csv":
         if complete:
-            _atomic(spec.output, _write_csv, ordered)
+            _atomic(spec.output, partial(_write_csv, spec.columns), ordered)
         return
-    _atomic(spec.output, _write_parquet, ordered)
+    _atomic(spec.output, partial(_write_parquet, spec.columns), ordered)
     if complete:
         spec.journal_path.unlink()
+
+
+def stored_rows(spec: StudySpec) -> list[Row]:
+    """The rows of a study's finished output (CSV or Parquet), as strings; a file that is not a
+    study output of this version is refused."""
+    if spec.format == "csv":
+        return _read_journal(spec.output)[1]
+    return _read_parquet_rows(spec.output)[1]

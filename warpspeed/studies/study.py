@@ -12,6 +12,12 @@ The study is described by a :class:`~warpspeed.studies.spec.StudySpec` (a TOML f
 * **Resume.** With ``resume=True`` the rows already stored are skipped: nothing finished is
   recomputed. Rows of keys the study no longer contains (the TOML changed between runs) are
   dropped from the final file and counted in :attr:`StudyResult.dropped`.
+* **Models.** Each row carries the columns of the study's ``models``
+  (:mod:`warpspeed.studies.models`), all computed from the row's one prediction. Rows stored
+  under another model set are reused only when they hold every column now asked for (models
+  removed); otherwise they are recomputed whole (:attr:`StudyResult.refreshed`), never mixed.
+  A model failing for a configuration makes the whole row an error row, as in ``warpspeed rank``;
+  a device lacking a requested model's parameters stops the study before it starts.
 * **Errors.** A configuration that cannot be predicted (impossible launch, unsupported kernel,
   unknown kernel or device name) becomes a row whose ``error`` column holds the message and
   whose numeric columns are empty; only :class:`~warpspeed.errors.WarpspeedError` is caught,
@@ -33,7 +39,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import RANK_COLUMNS, cell, config_record, error_text, rank_row_record
+from warpspeed.files.rows import cell, config_record, error_text, rank_row_record
+from warpspeed.studies.models import DEFAULT_MODELS, model_record, require_parameters, study_columns
 from warpspeed.studies.spec import StudyPoint, StudySpec
 from warpspeed.studies.storage import Journal, Row, existing_rows, finalize, parquet_module
 
@@ -50,7 +57,9 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class StudyResult:
-    """What :func:`run_study` did: rows in the final output, computed now, resumed, failed, dropped."""
+    """What :func:`run_study` did: rows in the final output, computed now, resumed, failed, dropped,
+    and ``refreshed``: rows of the study stored under another model set and recomputed (included
+    in ``computed``)."""
 
     output: Path
     rows: int
@@ -58,21 +67,23 @@ class StudyResult:
     resumed: int
     failed: int
     dropped: int
+    refreshed: int = 0
 
 
 # --------------------------------------------------------------------------- rows
 
 
-def _row(point: StudyPoint, record: dict[str, Any]) -> Row:
-    """A stored row: the point's key and identification, then ``record`` (ranking columns)."""
+def _row(point: StudyPoint, record: dict[str, Any], columns: Sequence[str]) -> Row:
+    """A stored row: the point's key and identification, then ``record`` (ranking and model columns)."""
     row = {"key": point.key, "kernel": point.kernel, "device": point.device,
            **{f"domain_{d}": str(v) for d, v in zip("xyz", point.domain)}, "threads": str(point.threads)}
-    row.update({c: cell(record.get(c)) for c in RANK_COLUMNS})
+    row.update({c: cell(record.get(c)) for c in columns if c not in row})
     return row
 
 
-def _error_row(point: StudyPoint, message: str) -> Row:
-    return _row(point, {**config_record(point.config.block, point.config.fold), "error": error_text(message)})
+def _error_row(point: StudyPoint, message: str, columns: Sequence[str]) -> Row:
+    return _row(point, {**config_record(point.config.block, point.config.fold), "error": error_text(message)},
+                columns)
 
 
 class _GroupPredictor:
@@ -80,11 +91,14 @@ class _GroupPredictor:
 
     A device that cannot be loaded is remembered and becomes the error of every configuration
     of the group; a kernel that cannot be resolved, the error of every configuration with its
-    folding.
+    folding. ``models``: whose columns each row carries (:mod:`warpspeed.studies.models`).
     """
 
-    def __init__(self, kernel: str, device: str, domain: tuple[int, int, int]) -> None:
+    def __init__(self, kernel: str, device: str, domain: tuple[int, int, int],
+                 models: Sequence[str] = DEFAULT_MODELS) -> None:
         self._args = (kernel, device, domain)
+        self._models = tuple(models)
+        self._columns = study_columns(self._models)
         self._predictors: Any = None
         self._error: str | None = None
         self._built = False
@@ -104,21 +118,24 @@ class _GroupPredictor:
         if not self._built:
             self._build()
         if self._error is not None:
-            return _error_row(point, self._error)
+            return _error_row(point, self._error, self._columns)
         try:
             prediction = self._predictors.predict(point.config)
-            return _row(point, rank_row_record(prediction.rank_row(point.config)))
+            record = rank_row_record(prediction.rank_row(point.config))
+            record.update(model_record(prediction, self._models))
+            return _row(point, record, self._columns)
         except WarpspeedError as exc:
-            return _error_row(point, str(exc))
+            return _error_row(point, str(exc), self._columns)
 
 
-def predict_points(points: Sequence[StudyPoint]) -> list[Row]:
-    """Rows of ``points`` (all of one kernel, device and domain), in order; runs in workers too."""
+def predict_points(points: Sequence[StudyPoint], models: Sequence[str] = DEFAULT_MODELS) -> list[Row]:
+    """Rows of ``points`` (all of one kernel, device and domain) with the columns of ``models``,
+    in order; runs in workers too."""
     if not points:
         return []
     if any(p.group != points[0].group for p in points):
         raise WarpspeedError("predict_points takes points of one kernel, device and domain")
-    group = _GroupPredictor(*points[0].group)
+    group = _GroupPredictor(*points[0].group, models=models)
     return [group.row(p) for p in points]
 
 
@@ -136,25 +153,25 @@ def _chunks(points: Sequence[StudyPoint], size: int) -> list[list[StudyPoint]]:
 # --------------------------------------------------------------------------- running
 
 
-def _serial(pending: Sequence[StudyPoint]) -> Iterator[Row]:
+def _serial(pending: Sequence[StudyPoint], models: Sequence[str]) -> Iterator[Row]:
     group: _GroupPredictor | None = None
     group_id: tuple | None = None
     for p in pending:
         if p.group != group_id:
-            group, group_id = _GroupPredictor(*p.group), p.group
+            group, group_id = _GroupPredictor(*p.group, models=models), p.group
         assert group is not None
         yield group.row(p)
 
 
 def _parallel(pending: Sequence[StudyPoint], executor: Executor, chunk_size: int,
-              max_in_flight: int) -> Iterator[Row]:
+              max_in_flight: int, models: Sequence[str]) -> Iterator[Row]:
     """Rows in completion order; at most ``max_in_flight`` chunks submitted at a time."""
     chunks = iter(_chunks(pending, chunk_size))
     in_flight: set[Future] = set()
     try:
         while True:
             while len(in_flight) < max_in_flight and (chunk := next(chunks, None)) is not None:
-                in_flight.add(executor.submit(predict_points, chunk))
+                in_flight.add(executor.submit(predict_points, chunk, models))
             if not in_flight:
                 return
             finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -184,27 +201,47 @@ def _stream(rows: Iterator[Row], journal: Journal, done: dict[str, Row], finishe
 
 @dataclass(frozen=True)
 class _Resumed:
-    """The rows already stored (by key), how many of them the study still wants, and how many not."""
+    """The rows already stored (by key), how many of them the study still wants, how many not,
+    and how many it wants but were stored under another model set and must be recomputed."""
 
     done: dict[str, Row]
     resumed: int
     dropped: int
+    refreshed: int = 0
 
 
 def _resume(spec: StudySpec, points: Sequence[StudyPoint], resume: bool) -> _Resumed:
     wanted = {p.key for p in points}
     done: dict[str, Row] = {}
-    for row in existing_rows(spec, resume):
+    stored = existing_rows(spec, resume)
+    for row in stored.rows:
         done.setdefault(row["key"], row)
     dropped = sum(1 for k in done if k not in wanted)
-    return _Resumed(done, len(done) - dropped, dropped)
+    refreshed = len(set(stored.discarded) & wanted)
+    return _Resumed(done, len(done) - dropped, dropped, refreshed)
+
+
+def _check_parameters(spec: StudySpec) -> None:
+    """A one-line error when a device of ``spec`` lacks a requested model's parameters (devices
+    that cannot be loaded are left to their error rows)."""
+    if spec.models == DEFAULT_MODELS:
+        return
+    from warpspeed.hardware.device import load_device
+
+    for name in spec.devices:
+        try:
+            device = load_device(name)
+        except WarpspeedError:
+            continue
+        require_parameters(device, spec.models)
 
 
 def _rows(pending: Sequence[StudyPoint], executor: Executor | None, chunk_size: int,
-          max_in_flight: int | None) -> Iterator[Row]:
+          max_in_flight: int | None, models: Sequence[str] = DEFAULT_MODELS) -> Iterator[Row]:
     if executor is None:
-        return _serial(pending)
-    return _parallel(pending, executor, chunk_size, max_in_flight or DEFAULT_IN_FLIGHT_PER_CPU * (os.cpu_count() or 1))
+        return _serial(pending, models)
+    return _parallel(pending, executor, chunk_size,
+                     max_in_flight or DEFAULT_IN_FLIGHT_PER_CPU * (os.cpu_count() or 1), models)
 
 
 def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progress | None = None,
@@ -223,13 +260,14 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
         raise WarpspeedError(f"chunk_size must be a positive integer, got {chunk_size}")
     if spec.format == "parquet":
         parquet_module()
+    _check_parameters(spec)
     points = spec.points()
     state = _resume(spec, points, resume)
     done = state.done
     if progress:
         progress(state.resumed, len(points))
-    journal = Journal(spec.journal_path)
-    rows = _rows([p for p in points if p.key not in done], executor, chunk_size, max_in_flight)
+    journal = Journal(spec.journal_path, spec.columns)
+    rows = _rows([p for p in points if p.key not in done], executor, chunk_size, max_in_flight, spec.models)
     try:
         computed = _stream(rows, journal, done, state.resumed, len(points), progress)
     except BaseException:
@@ -242,4 +280,4 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
     finalize(spec, points, done, complete=True)
     failed = sum(1 for p in points if done[p.key]["error"])
     return StudyResult(output=spec.output, rows=len(points), computed=computed, resumed=state.resumed,
-                       failed=failed, dropped=state.dropped)
+                       failed=failed, dropped=state.dropped, refreshed=state.refreshed)

@@ -1,0 +1,160 @@
+"""What a study computes for each configuration beyond the roofline, and what it ranks by.
+
+A study's ``models`` (:data:`STUDY_MODELS`) choose its columns; every model reads the same
+prediction (:mod:`warpspeed.predict`) and is evaluated by the functions ``warpspeed rank``
+uses (:func:`warpspeed.models.estimate_time`, :func:`warpspeed.models.estimate_energy`), so a
+study's figures are those of ``rank --model interval|pipeline`` and ``rank --objective energy``:
+
+* ``roofline``: the ranking columns (:data:`warpspeed.files.rows.RANK_COLUMNS`), always written;
+* ``interval``: :data:`MODEL_COLUMNS` ``interval_lups_per_s`` (lup/s) and ``interval_explanation``
+  (the largest CPI-stack entry);
+* ``pipeline``: ``pipeline_lups_per_s`` (lup/s) and ``pipeline_explanation`` (what the critical
+  path is busy with);
+* ``energy``: the power model at the roofline's rate and the device's SM clock (what
+  ``rank --objective energy`` with the default model computes): ``energy_watts`` (board power,
+  W), ``energy_joules_per_lup`` (J per lattice update), ``energy_lups_per_s`` (the rate the power
+  holds at, lower than the roofline's when the board power limit throttles the clock) and
+  ``energy_clock_mhz`` (that clock, MHz).
+
+The ``objective`` names one of the requested models: a time model ranks by its rate (highest
+first), ``energy`` by joules per lattice update (lowest first).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.files.rows import RANK_COLUMNS
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+    from warpspeed.predict import Prediction
+
+#: The models a study may compute, in column order.
+STUDY_MODELS: tuple[str, ...] = ("roofline", "interval", "pipeline", "energy")
+#: Today's study: the roofline columns only.
+DEFAULT_MODELS: tuple[str, ...] = ("roofline",)
+#: The columns each model adds (the roofline's are :data:`warpspeed.files.rows.RANK_COLUMNS`).
+MODEL_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "roofline": (),
+    "interval": ("interval_lups_per_s", "interval_explanation"),
+    "pipeline": ("pipeline_lups_per_s", "pipeline_explanation"),
+    "energy": ("energy_watts", "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"),
+}
+#: Numeric (float) columns among :data:`MODEL_COLUMNS`.
+MODEL_FLOAT_COLUMNS = frozenset({"interval_lups_per_s", "pipeline_lups_per_s", "energy_watts",
+                                 "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"})
+#: The column each objective ranks by, and whether larger is better.
+OBJECTIVE_COLUMNS: Mapping[str, tuple[str, bool]] = {
+    "roofline": ("lups_per_s", True),
+    "interval": ("interval_lups_per_s", True),
+    "pipeline": ("pipeline_lups_per_s", True),
+    "energy": ("energy_joules_per_lup", False),
+}
+
+
+def require_models(models: Any) -> tuple[str, ...]:
+    """``models`` as a study stores them: known names in :data:`STUDY_MODELS` order, the roofline
+    always included (every model reads its prediction); a one-line error otherwise."""
+    if (not isinstance(models, (list, tuple)) or not models
+            or not all(isinstance(m, str) for m in models)):
+        raise WarpspeedError(f"study: 'models' must be a non-empty list of model names "
+                             f"({', '.join(STUDY_MODELS)}), got {models!r}")
+    unknown = [m for m in models if m not in STUDY_MODELS]
+    if unknown:
+        raise WarpspeedError(f"study: unknown model(s) {', '.join(map(repr, unknown))} in 'models'; "
+                             f"allowed: {', '.join(STUDY_MODELS)}")
+    return tuple(m for m in STUDY_MODELS if m in models or m == "roofline")
+
+
+def require_objective(objective: Any, models: Sequence[str]) -> str | None:
+    """``objective`` if it is ``None`` or one of ``models``; a one-line error otherwise."""
+    if objective is None:
+        return None
+    if not isinstance(objective, str) or objective not in STUDY_MODELS:
+        raise WarpspeedError(f"study: unknown objective {objective!r}; allowed: {', '.join(STUDY_MODELS)} "
+                             "(rates for the time models, joules per lup for energy)")
+    if objective not in models:
+        raise WarpspeedError(f"study: objective {objective!r} is not among the study's models "
+                             f"({', '.join(models)}); add it to 'models'")
+    return objective
+
+
+def study_columns(models: Sequence[str] = DEFAULT_MODELS) -> tuple[str, ...]:
+    """A study's columns: the row key and what identifies it, the ranking row without ``error``,
+    each model's columns (:data:`STUDY_MODELS` order), then ``error``."""
+    extra = tuple(c for m in STUDY_MODELS if m in models for c in MODEL_COLUMNS[m])
+    return ("key", "kernel", "device", "domain_x", "domain_y", "domain_z", "threads", *RANK_COLUMNS[:-1],
+            *extra, RANK_COLUMNS[-1])
+
+
+def known_headers() -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Every study header (columns -> the models that give them)."""
+    extras = STUDY_MODELS[1:]
+    out = {}
+    for mask in range(1 << len(extras)):
+        models = ("roofline", *(m for i, m in enumerate(extras) if mask >> i & 1))
+        out[study_columns(models)] = models
+    return out
+
+
+def model_record(prediction: "Prediction", models: Iterable[str]) -> dict[str, Any]:
+    """The :data:`MODEL_COLUMNS` of ``models`` for one prediction (the roofline's are its rank row)."""
+    from warpspeed.models import estimate_energy, estimate_time
+
+    record: dict[str, Any] = {}
+    for model in models:
+        if model in ("interval", "pipeline"):
+            time = estimate_time(model, prediction)
+            record[f"{model}_lups_per_s"] = time.lups_per_s
+            record[f"{model}_explanation"] = time.explanation
+        elif model == "energy":
+            energy = estimate_energy(prediction)
+            record.update(energy_watts=energy.watts, energy_joules_per_lup=energy.energy_per_lup_j,
+                          energy_lups_per_s=energy.lups_per_s, energy_clock_mhz=energy.clock_mhz)
+    return record
+
+
+def require_parameters(device: "Device", models: Iterable[str]) -> None:
+    """A one-line error when ``device`` lacks the parameters a requested model needs (the
+    interval model's ``[interval]`` table, the power model's ``[power]`` table and family)."""
+    for model in models:
+        try:
+            if model == "interval":
+                from warpspeed.interval import interval_params
+
+                interval_params(device)
+            elif model == "energy":
+                from warpspeed.power import power_params
+
+                power_params(device)
+        except WarpspeedError as exc:
+            raise WarpspeedError(f"study: model {model!r} cannot run on {device.name}: {exc}") from None
+
+
+def _objective_value(row: Mapping[str, str], objective: str) -> float:
+    column, larger_better = OBJECTIVE_COLUMNS[objective]
+    try:
+        value = float(row[column])
+    except (KeyError, ValueError):
+        return math.nan
+    return -value if larger_better else value
+
+
+def best_rows(rows: Iterable[Mapping[str, str]], objective: str) -> list[Mapping[str, str]]:
+    """The best row by ``objective`` of every (kernel, device, domain), in first-seen order; rows
+    with an error or without the objective's value are skipped, ties go to the earlier row."""
+    best: dict[tuple[str, ...], tuple[float, Mapping[str, str]]] = {}
+    for row in rows:
+        if row.get("error"):
+            continue
+        value = _objective_value(row, objective)
+        if math.isnan(value):
+            continue
+        group = (row["kernel"], row["device"], row["domain_x"], row["domain_y"], row["domain_z"])
+        if group not in best or value < best[group][0]:
+            best[group] = (value, row)
+    return [row for _, row in best.values()]
+
