@@ -15,6 +15,7 @@ from warpspeed.cli.common import (
     registers_text,
     setup_kernel_and_device,
 )
+from warpspeed.calibration import calibration
 from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.cli.paths import OutputFile
 from warpspeed.errors import LaunchError
@@ -107,6 +108,8 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
                           "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
     d = p.to_dict()
     d["registers_source"] = resolved.registers_source
+    trust = calibration(device)
+    d["calibration"] = trust.as_dict()
     estimate = None
     if model != "roofline":
         from warpspeed.models import estimate_time
@@ -152,6 +155,7 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
                   f"({d['dram_bytes_in_flight_per_thread']:.0f} B per thread"
                   f"{', register-capped' if d['dram_bytes_in_flight_register_capped'] else ''}); "
                   f"sustained {d['dram_sustained_bandwidth_gb_s']:.0f} GB/s at full occupancy")
+    console.print(trust.line(), highlight=False)
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
     totals = {"name": "total", **d}

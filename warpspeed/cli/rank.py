@@ -6,6 +6,7 @@ import json
 
 import click
 
+from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
     clock_option,
     dtype_option,
@@ -129,11 +130,12 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
             doc["model"], doc["objective"] = model, objective
         if curves is not None:
             doc["capacity_curves"] = curves.label
+        doc["calibration"] = calibration(device).as_dict()
         doc["rows"] = [json_safe(r.as_dict()) for r in rows]
         click.echo(json.dumps(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
-                   curves.label if curves is not None else None)
+                   curves.label if curves is not None else None, calibration(device).line())
 
 
 def _rank_cells(index: int, r) -> list[str]:
@@ -149,7 +151,7 @@ def _rank_cells(index: int, r) -> list[str]:
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None) -> None:
+                   curves_label: str | None = None, calibration_line: str = "") -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
@@ -181,6 +183,8 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
     console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
                   f"limited by {best.limiter}")
     console.print(registers_note)
+    if calibration_line:
+        console.print(calibration_line, highlight=False)
 
 
 def _registers_note(resolved) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -207,10 +207,12 @@ def fit_file_text(fit: LaunchFit | None = None) -> str:
 
 @dataclass(frozen=True)
 class LaunchConstants:
-    """The stored fit: ``block_dispatch_s`` per block and SM, ``overhead_s`` per measured part."""
+    """The stored fit: ``block_dispatch_s`` per block and SM, ``overhead_s`` per measured part,
+    ``device_of_part``: the built-in device each part was measured on."""
 
     block_dispatch_s: float
     overhead_s: dict[str, float]
+    device_of_part: dict[str, str] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1)
@@ -221,4 +223,5 @@ def launch_constants() -> LaunchConstants:
 
     data = read_toml(resources.files("warpspeed.fits") / FIT_FILE, "kernel launch fit", IntervalParameterError)
     return LaunchConstants(data["block_dispatch_ns"] * 1e-9,
-                           {p: v["overhead_us"] * 1e-6 for p, v in data["parts"].items()})
+                           {p: v["overhead_us"] * 1e-6 for p, v in data["parts"].items()},
+                           {p: v["device"] for p, v in data["parts"].items()})

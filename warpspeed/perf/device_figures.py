@@ -68,6 +68,11 @@ VENDOR_DRAM_GB_S = {
     "RX6900XT": 512.0, "W6800": 512.0, "RX5500XT": 224.0,
 }
 
+#: Devices without a DRAM measurement -> the measured device whose sustained/peak ratio their
+#: vendor peak is scaled by (same memory technology and controller generation).
+DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "MI300X": "MI210", "W6800": "RX6900XT",
+                       "RX5500XT": "RX6900XT"}
+
 #: Devices whose effective L2 stays at half the nominal capacity although the A100 80 GB sweep
 #: falls only at 28.1 MiB: the nvidia-ampere capacity curves (fits/nvidia-ampere.toml, from the
 #: reference implementation of Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
@@ -151,10 +156,8 @@ def _dram(name: str) -> Figure:
         return _plateau_rule(part, "a100-40gb")
     if name == "H100-PCIe-80GB":  # read-only plateau x the H200 (same GH100) mixed/read ratio
         return _plateau_rule(part, "h200")
-    nearest = {"H100-SXM5-80GB": "H100-PCIe-80GB", "MI300X": "MI210", "W6800": "RX6900XT",
-               "RX5500XT": "RX6900XT"}
-    if name in nearest:
-        ref = nearest[name]
+    if name in DRAM_RULE_REFERENCE:
+        ref = DRAM_RULE_REFERENCE[name]
         ratio = _dram(ref).value / VENDOR_DRAM_GB_S[ref]
         return Figure(VENDOR_DRAM_GB_S[name] * ratio,
                       f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {ref} sustained/peak "

@@ -1,0 +1,132 @@
+"""Where a device's fitted constants come from: its own measurements or another part's.
+
+Every model of warpspeed combines documented hardware numbers (the device file) with a few
+constants fitted on public measurements of one GPU. A device nobody measured borrows those
+constants from the part whose family it shares. :func:`calibration` says, per component, which
+part the constants were fitted on, so ``predict`` and ``rank`` can print one line telling a user
+how much to trust a prediction (``docs/accuracy.md``, "What transfers", gives the expected error
+of each borrowed component on an unseen device of the same family).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warpspeed.hardware.device import Device
+
+#: The part whose gpu-strides rows fitted NVIDIA's L1TEX tag stage (gpu-benches
+#: ``gpu-strides/a100.txt``; :mod:`warpspeed.memory.l1`).
+NVIDIA_L1_FITTED_ON = "A100-SXM4-40GB"
+#: The part whose gpu-strides rows fitted the RDNA L0's tag stage (``gpu-strides/rdna2.txt``,
+#: ``[l1_pipeline]`` of the RDNA device files).
+RDNA_L1_FITTED_ON = "RX6900XT"
+#: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
+#: chip, memory system and clock; :data:`warpspeed.perf.device_figures.MEASURED_AS`).
+MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One group of fitted constants: ``what`` they set, the part they were fitted or measured
+    on (``source``; empty where no fit is involved), the ``family`` through which the device
+    takes them, and whether that part is the device itself (``own``)."""
+
+    what: str
+    source: str
+    family: str
+    own: bool
+
+    def text(self) -> str:
+        via = f" ({self.family})" if self.family else ""
+        return f"{self.what} from {self.source}{via}"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The components of one device's prediction and where each was fitted."""
+
+    device: str
+    components: tuple[Component, ...]
+
+    @property
+    def borrowed(self) -> tuple[Component, ...]:
+        return tuple(c for c in self.components if not c.own)
+
+    def line(self) -> str:
+        """One line for the CLI: what the device borrows, and from which part and family."""
+        own = [c.what for c in self.components if c.own]
+        if not self.borrowed:
+            return f"calibration: {self.device} is calibrated on its own measurements ({', '.join(own)})"
+        text = f"calibration: {self.device} borrows {', '.join(c.text() for c in self.borrowed)}"
+        return text + (f"; own measurements: {', '.join(own)}" if own else "; no measurements of its own")
+
+    def as_dict(self) -> dict:
+        return {"device": self.device, "components": [
+            {"what": c.what, "source": c.source, "family": c.family, "own": c.own} for c in self.components]}
+
+
+def _memory(device: Device) -> Component:
+    from warpspeed.perf.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
+
+    what = "DRAM and L2 figures"
+    if device.name in MEASURED_ON_ANOTHER_PART:
+        return Component(what, MEASURED_ON_ANOTHER_PART[device.name], "same chip and memory", False)
+    if device.name in MEASURED_AS:
+        return Component(what, device.name, "", True)
+    if device.name in DRAM_RULE_REFERENCE:
+        return Component(what, DRAM_RULE_REFERENCE[device.name], "scaled by vendor peak", False)
+    return Component(what, "the device file", "not checked against measurements", False)
+
+
+def _first_level(device: Device) -> Component:
+    from warpspeed.memory.l1 import PIPELINE_TABLE, nvidia_family, tag_stage_for
+
+    what = "L1 tag stage"
+    if device.vendor == "nvidia":
+        source = NVIDIA_L1_FITTED_ON
+        return Component(what, source, f"family {nvidia_family(device)}", device.name == source)
+    if tag_stage_for(device) is not None:
+        table = device.tables.get(PIPELINE_TABLE, {})
+        family = table.get("family", device.architecture) if isinstance(table, dict) else device.architecture
+        return Component(what, RDNA_L1_FITTED_ON, f"family {family}", device.name == RDNA_L1_FITTED_ON)
+    return Component("L1 data path", "the device file", "no tag stage modelled", False)
+
+
+def _capacity(device: Device) -> Component:
+    from warpspeed.memory.capacity import curves_for_device
+
+    curves = curves_for_device(device)
+    source = curves.provenance.device
+    return Component("capacity curves", source, curves.family, source == device.name)
+
+
+def _power(device: Device) -> Component | None:
+    from warpspeed.power.params import load_family
+
+    table = device.tables.get("power")
+    if not isinstance(table, dict) or "family" not in table:
+        return None
+    name = table["family"]
+    prov = load_family(name).get("provenance", {})
+    source, status = str(prov.get("device", "")), str(prov.get("status", ""))
+    own = status == "calibrated" and source == device.name
+    if status == "calibrated":
+        return Component("power energies", source, f"family {name}", own)
+    return Component("power energies", f"{status} rules", f"family {name}, reference {source}", False)
+
+
+def _launch(device: Device) -> Component | None:
+    from warpspeed.interval.launch_fit import launch_constants
+
+    table = device.tables.get("interval")
+    if not isinstance(table, dict) or "launch_overhead_part" not in table:
+        return None
+    part = str(table["launch_overhead_part"])
+    source = launch_constants().device_of_part.get(part, part)
+    return Component("launch cost", source, "gpu-small-kernels", source == device.name)
+
+
+def calibration(device: Device) -> Calibration:
+    """Where each of ``device``'s fitted constants comes from (no model is evaluated)."""
+    parts = [_memory(device), _first_level(device), _capacity(device), _power(device), _launch(device)]
+    return Calibration(device.name, tuple(c for c in parts if c is not None))
