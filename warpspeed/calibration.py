@@ -11,8 +11,12 @@ of each borrowed component on an unseen device of the same family).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from warpspeed.hardware.device import Device
+
+if TYPE_CHECKING:
+    from warpspeed.memory.capacity.curves import CapacityCurves
 
 #: The part whose gpu-strides rows fitted NVIDIA's L1TEX tag stage (gpu-benches
 #: ``gpu-strides/a100.txt``; :mod:`warpspeed.memory.l1`).
@@ -92,10 +96,10 @@ def _first_level(device: Device) -> Component:
     return Component("L1 data path", "the device file", "no tag stage modelled", False)
 
 
-def _capacity(device: Device) -> Component:
+def _capacity(device: Device, curves: "CapacityCurves | None") -> Component:
     from warpspeed.memory.capacity import curves_for_device
 
-    curves = curves_for_device(device)
+    curves = curves or curves_for_device(device)
     source = curves.provenance.device
     return Component("capacity curves", source, curves.family, source == device.name)
 
@@ -126,7 +130,8 @@ def _launch(device: Device) -> Component | None:
     return Component("launch cost", source, "gpu-small-kernels", source == device.name)
 
 
-def calibration(device: Device) -> Calibration:
-    """Where each of ``device``'s fitted constants comes from (no model is evaluated)."""
-    parts = [_memory(device), _first_level(device), _capacity(device), _power(device), _launch(device)]
+def calibration(device: Device, curves: "CapacityCurves | None" = None) -> Calibration:
+    """Where each of ``device``'s fitted constants comes from (no model is evaluated);
+    ``curves``: capacity curves given instead of the family's (``--curves``)."""
+    parts = [_memory(device), _first_level(device), _capacity(device, curves), _power(device), _launch(device)]
     return Calibration(device.name, tuple(c for c in parts if c is not None))

@@ -108,7 +108,7 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
                           "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
     d = p.to_dict()
     d["registers_source"] = resolved.registers_source
-    trust = calibration(device)
+    trust = calibration(device, curves)
     d["calibration"] = trust.as_dict()
     estimate = None
     if model != "roofline":

@@ -130,12 +130,12 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
             doc["model"], doc["objective"] = model, objective
         if curves is not None:
             doc["capacity_curves"] = curves.label
-        doc["calibration"] = calibration(device).as_dict()
+        doc["calibration"] = calibration(device, curves).as_dict()
         doc["rows"] = [json_safe(r.as_dict()) for r in rows]
         click.echo(json.dumps(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
-                   curves.label if curves is not None else None, calibration(device).line())
+                   curves.label if curves is not None else None, calibration(device, curves).line())
 
 
 def _rank_cells(index: int, r) -> list[str]:
