@@ -67,8 +67,14 @@ follows the same two stages: 32 banks of 4 B, 128 B per cycle for 32-bit lanes b
 cycle for 64-bit ones (``wide_bytes_per_cycle``: contiguous doubles take 4.33 cycles per 256 B),
 and a tag stage of 0.28 wavefronts per distinct 128 B line with no overhead (least-MAPE fit to the
 144 rows, MAPE 9.0 %; the same per-line cost as the A100's). Its worst rows are 2-D blocks whose
-rows lie 16 KiB apart, in one L0 set: they miss, which this cost does not model. CDNA devices
-have no calibration (the held-out MI210 rows are not used): the data pipe alone sets their cycles.
+rows lie 16 KiB apart, in one L0 set: they miss, which this cost does not model.
+
+CDNA's vector L1 (``family = "cdna-vl1d"`` in the MI100, MI210 and MI300X files) is costed by
+:class:`VectorL1Stages` from documented rates, with no fitted constant: per wave64 instruction the
+largest of the address unit's clocks (16 lanes per clock for 32-bit elements, 4 for wider ones),
+one tag lookup per distinct cache line of each clock group of lanes, and the data path's bytes per
+clock (see the constants below and ``docs/amd.md``). The held-out MI210 gpu-strides rows were not
+used.
 ``l1_cycles_per_lup`` therefore means the first-level cache's cycles on every vendor. Stores pass the same stages as loads (an assumption: the
 measurements cover loads only).
 
@@ -205,9 +211,11 @@ TA_WIDE_LANES_PER_CYCLE = 4
 #: Largest element (bytes) that the TA processes at :data:`TA_LANES_PER_CYCLE`.
 TA_NARROW_ELEMENT_BYTES = 4
 #: vL1D tag lookups per clock: one cache line. "All cache accesses in vL1D are for a single cache
-#: line's worth of data" (ROCm Compute Profiler documentation, "Vector L1 cache (vL1D)", note on
-#: the L1 cache line size), and the vL1D's peak of 64 B per clock and CU on MI100/MI200 (its
-#: speed-of-light panel) is one 64 B line per clock.
+#: line's worth of data" (AMD, ROCm Compute Profiler documentation, "Vector L1 cache (vL1D)", note
+#: on the L1 cache line size: 64 B before MI300, 128 B on MI300), and the profiler's vL1D
+#: bandwidth peak is one line access per clock and CU (analysis configs
+#: ``gfx90a/1600_L1_cache.yaml``: cache accesses x 64 B against 64 B per clock and CU;
+#: ``gfx942/1600_L1_cache.yaml``: x 128 B against 128 B).
 TAG_LOOKUPS_PER_CYCLE = 1
 
 
