@@ -18,8 +18,8 @@ capability 8.6 and 8.9: 2 FP64 results per clock and SM), 0.5 on the A100 (32 la
 every L1 cost there.
 
 Each row gives, per load instruction of 32 threads (the benchmark normalizes to 32 threads on
-every GPU: a wave64 load of CDNA is two such loads, a warp or wave32 load one), the measured SM cycles and the L1TEX counters
-``l1tex__data_pipe_lsu_wavefronts`` (data pipe) and
+every GPU: a wave64 load of CDNA is two such loads, a warp or wave32 load one), the measured SM
+cycles and the L1TEX counters ``l1tex__data_pipe_lsu_wavefronts`` (data pipe) and
 ``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`` (tag stage). :func:`benchmark_kernel`
 writes a row's loop body as a warpspeed kernel, :func:`predict_row` runs the L1 model on it and
 takes the larger of its cycles and the FP cycles (the roofline's L1 and FP limiters,
