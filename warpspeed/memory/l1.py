@@ -67,8 +67,14 @@ follows the same two stages: 32 banks of 4 B, 128 B per cycle for 32-bit lanes b
 cycle for 64-bit ones (``wide_bytes_per_cycle``: contiguous doubles take 4.33 cycles per 256 B),
 and a tag stage of 0.28 wavefronts per distinct 128 B line with no overhead (least-MAPE fit to the
 144 rows, MAPE 9.0 %; the same per-line cost as the A100's). Its worst rows are 2-D blocks whose
-rows lie 16 KiB apart, in one L0 set: they miss, which this cost does not model. CDNA devices
-have no calibration (the held-out MI210 rows are not used): the data pipe alone sets their cycles.
+rows lie 16 KiB apart, in one L0 set: they miss, which this cost does not model.
+
+CDNA's vector L1 (``family = "cdna-vl1d"`` in the MI100, MI210 and MI300X files) is costed by
+:class:`VectorL1Stages` from documented rates, with no fitted constant: per wave64 instruction the
+largest of the address unit's clocks (16 lanes per clock for 32-bit elements, 4 for wider ones),
+one tag lookup per distinct cache line of each clock group of lanes, and the data path's bytes per
+clock (see the constants below and ``docs/amd.md``). The held-out MI210 gpu-strides rows were not
+used.
 ``l1_cycles_per_lup`` therefore means the first-level cache's cycles on every vendor. Stores pass the same stages as loads (an assumption: the
 measurements cover loads only).
 
@@ -185,6 +191,100 @@ def tag_stage_for(device: Device) -> TagStage | None:
     return TagStage(overhead, per_line)
 
 
+#: The ``family`` of a CDNA device file's ``[l1_pipeline]`` table: the vector L1 data cache (vL1D,
+#: "texture cache per pipe") of GCN and CDNA, costed by :class:`VectorL1Stages`.
+CDNA_FAMILY = "cdna-vl1d"
+#: AMD first-level families; an AMD device file without a ``family`` entry keeps the two-stage
+#: cost of the module docstring (RDNA's L0, with or without a calibrated tag stage).
+AMD_L1_FAMILIES = (CDNA_FAMILY,)
+
+#: Lanes whose addresses the vL1D's address unit (texture addresser, TA) processes per clock for
+#: 32-bit (and narrower) loads: a quarter-wave of 16 lanes, a wave64 load in 4 clocks ("32-bit
+#: (or smaller) single-channel buffer loads / wave = 4 clocks": AMD GPUOpen, "Understanding
+#: Memory Coalescing on GCN", 2016; the TA's 16 32-bit values per clock are the texture path's
+#: 2x2 quad of 4-channel texels).
+TA_LANES_PER_CYCLE = 16
+#: ... and for wider (multi-dword, "multi-channel") loads: 4 lanes per clock, a wave64 in 16
+#: clocks ("multi-channel buffer loads / wave = 16 clocks", same source; the TA generates the
+#: addresses of one 2x2 quad, 4 invocations, per clock).
+TA_WIDE_LANES_PER_CYCLE = 4
+#: Largest element (bytes) that the TA processes at :data:`TA_LANES_PER_CYCLE`.
+TA_NARROW_ELEMENT_BYTES = 4
+#: vL1D tag lookups per clock: one cache line. "All cache accesses in vL1D are for a single cache
+#: line's worth of data" (AMD, ROCm Compute Profiler documentation, "Vector L1 cache (vL1D)", note
+#: on the L1 cache line size: 64 B before MI300, 128 B on MI300), and the profiler's vL1D
+#: bandwidth peak is one line access per clock and CU (analysis configs
+#: ``gfx90a/1600_L1_cache.yaml``: cache accesses x 64 B against 64 B per clock and CU;
+#: ``gfx942/1600_L1_cache.yaml``: x 128 B against 128 B).
+TAG_LOOKUPS_PER_CYCLE = 1
+
+
+@dataclass(frozen=True)
+class VectorL1Stages:
+    """The three pipelined stages of a CDNA vector L1 (vL1D) load, per wave64 instruction.
+
+    The lanes of an instruction enter in *clock groups* of ``lanes_per_cycle(element_bytes)``
+    consecutive lanes (a quarter-wave for 32-bit elements, 4 lanes for wider ones):
+
+    * address (TA): one clock per group with an active lane;
+    * tag: per group, one lookup per distinct ``line_bytes`` line its active lanes touch (an
+      element that straddles two lines touches both), :data:`TAG_LOOKUPS_PER_CYCLE` per clock;
+      lines are not merged across groups;
+    * data (TD): per group, ``ceil(active lanes x element_bytes / data_bytes_per_cycle)`` clocks.
+
+    An instruction costs the largest of the three (the stages overlap across instructions).
+    """
+
+    line_bytes: int
+    data_bytes_per_cycle: int
+    narrow_lanes_per_cycle: int = TA_LANES_PER_CYCLE
+    wide_lanes_per_cycle: int = TA_WIDE_LANES_PER_CYCLE
+    narrow_element_bytes: int = TA_NARROW_ELEMENT_BYTES
+    tag_lookups_per_cycle: int = TAG_LOOKUPS_PER_CYCLE
+
+    def lanes_per_cycle(self, element_bytes: int) -> int:
+        """Lanes per clock group for elements of ``element_bytes``."""
+        return self.narrow_lanes_per_cycle if element_bytes <= self.narrow_element_bytes else self.wide_lanes_per_cycle
+
+    def cycles(self, addr: np.ndarray, valid: np.ndarray,
+               element_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Address, tag and data cycles of each row of ``addr`` (int64 byte addresses
+        ``(waves, lanes)``, ``lanes`` a multiple of the clock group) with active lanes ``valid``."""
+        rows = addr.shape[0]
+        group = self.lanes_per_cycle(element_bytes)
+        a = _pad_last(addr, group).reshape(-1, group)
+        v = _pad_last(valid, group).reshape(-1, group)
+        active = v.sum(axis=1)
+        address = (active > 0).reshape(rows, -1).sum(axis=1).astype(float)
+        ends = np.stack([a // self.line_bytes, (a + element_bytes - 1) // self.line_bytes], axis=2)
+        ends = ends.reshape(a.shape[0], -1)
+        lines = distinct_lines(ends, np.repeat(v, 2, axis=1)).reshape(rows, -1).sum(axis=1)
+        tag = np.ceil(lines / self.tag_lookups_per_cycle).astype(float)
+        data = np.ceil(active * element_bytes / self.data_bytes_per_cycle).reshape(rows, -1).sum(axis=1)
+        return address, tag, data.astype(float)
+
+
+def amd_family(device: Device) -> str | None:
+    """The AMD first-level family the device file names (``[l1_pipeline] family``), ``None``
+    without one; :class:`DeviceError` for a family not in :data:`AMD_L1_FAMILIES`."""
+    table = device.tables.get(PIPELINE_TABLE, {})
+    family = table.get(FAMILY_KEY) if isinstance(table, dict) else None
+    if family is None:
+        return None
+    if family not in AMD_L1_FAMILIES:
+        raise DeviceError(f"device {device.name!r} [{PIPELINE_TABLE}]: {FAMILY_KEY} {family!r} unknown; "
+                          f"allowed: {', '.join(AMD_L1_FAMILIES)}")
+    return family
+
+
+def vector_l1_stages_for(device: Device) -> VectorL1Stages | None:
+    """The vL1D stages of an AMD device whose file names ``family = "cdna-vl1d"``: its line
+    (``l1_line_bytes``) and data width (``l1_banks x l1_bank_bytes``); else ``None``."""
+    if device.vendor == "nvidia" or amd_family(device) != CDNA_FAMILY:
+        return None
+    return VectorL1Stages(line_bytes=device.l1_line_bytes, data_bytes_per_cycle=device.l1_bytes_per_cycle)
+
+
 def data_bytes_per_cycle(device: Device, element_bytes: int) -> int:
     """Bytes the data pipe delivers per cycle for elements of ``element_bytes``: the banks' width
     (``l1_banks x l1_bank_bytes``), or for elements wider than a bank the ``[l1_pipeline]``
@@ -274,11 +374,17 @@ def warp_instruction_costs(addr: np.ndarray, lanes: np.ndarray, element_bytes: i
 
     Returns:
         Two float arrays ``(instructions, warps)``: data-pipe and tag-stage wavefronts (the
-        latter zero where the device has no modelled tag stage).
+        latter zero where the device has no modelled tag stage). On a CDNA vector L1
+        (:class:`VectorL1Stages`) the first is the larger of the address and data cycles, the
+        second the tag lookups' cycles.
     """
     n, warp = addr.shape[0], device.warp_size
     a = _pad_last(addr, warp).reshape(-1, warp)  # (instructions * warps, warp)
     v = _pad_last(lanes, warp).reshape(-1, warp)
+    vl1d = vector_l1_stages_for(device)
+    if vl1d is not None:
+        address, tag, data = vl1d.cycles(a, v, element_bytes)
+        return np.maximum(address, data).reshape(n, -1), tag.reshape(n, -1)
     bank = device.l1_bank_bytes
     group = max(1, min(warp, data_bytes_per_cycle(device, element_bytes) // element_bytes))
     words_per_elem = max(1, -(-element_bytes // bank))

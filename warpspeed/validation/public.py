@@ -275,11 +275,11 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
 
 
 def public_accuracy() -> tuple[DatasetAccuracy, ...]:
-    """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), L1 bandwidth (gpu-cache, NVIDIA), DRAM
+    """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), L1 bandwidth (gpu-cache: NVIDIA, CDNA), DRAM
     (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), in that order."""
-    from warpspeed.validation.public_l1 import l1_bandwidth_datasets
+    from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, l1_bandwidth_datasets
     from warpspeed.validation.public_power import power_datasets
     from warpspeed.validation.public_rdna import rdna_strides_datasets
 
-    return (strides_datasets() + rdna_strides_datasets() + l1_bandwidth_datasets() + stream_datasets()
-            + l2_datasets() + power_datasets())
+    return (strides_datasets() + rdna_strides_datasets() + l1_bandwidth_datasets() + cdna_l1_bandwidth_datasets()
+            + stream_datasets() + l2_datasets() + power_datasets())

@@ -1,4 +1,4 @@
-"""NVIDIA L1 load bandwidth per SM and cycle: the first-level model against gpu-cache's L1 plateau.
+"""L1 load bandwidth per SM (CU) and cycle: the first-level model against gpu-cache's L1 plateau.
 
 ``gpu-cache`` (gpu-benches) runs one block of 256 threads per SM; every thread sums, element by
 element, a buffer that all threads of the block re-read, so each warp-level load reads 32
@@ -15,6 +15,12 @@ cycle on GA102 and AD102 (16 threads per cycle), 8-byte loads at 128 B on GV100 
 8 B per data wavefront). The 16 threads per cycle are documented (4 LD/ST units per SM partition
 in the GA102 and Ada whitepapers); these measurements were the evidence for applying them, so the
 comparison is a consistency check, not an independent prediction.
+
+On AMD GPUs the benchmark loads ``float4`` (16 B per thread, ``element_bytes: 16`` in the MI100
+and MI210 files). For CDNA the model's vector L1 (:class:`~warpspeed.memory.l1.VectorL1Stages`)
+has no constant taken from these files: the address unit's 4 lanes per clock for multi-dword loads
+and the data path's 64 B per clock are documented (module :mod:`warpspeed.memory.l1`), so
+:func:`cdna_l1_bandwidth_datasets` is an out-of-sample check of those rates.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from warpspeed.hardware.device import load_device
 from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
-from warpspeed.memory.l1 import l1_cycles
+from warpspeed.memory.l1 import l1_cycles, vector_l1_stages_for
 from warpspeed.perf.public_data import load_size_sweep, public_parts, read_public_csv
 from warpspeed.perf.sustained import cache_step
 from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, device_of_part, source_of
@@ -38,6 +44,11 @@ ELEMENT_BYTES_KEY = "element_bytes"
 #: by a factor of two.
 L1_BANDWIDTH_MAPE_BOUND = 3.0
 L1_BANDWIDTH_WORST_BOUND = 5.0
+#: Stated bounds [%] for CDNA: the documented 64 B per clock and CU against plateaus of 59.8 (MI210)
+#: and 50.4 (MI100) B per cycle; both GPUs stay below the documented peak, the MI100 by a fifth
+#: (its plateau divided by the 1502 MHz peak clock; a lower sustained clock would explain part).
+CDNA_L1_BANDWIDTH_MAPE_BOUND = 20.0
+CDNA_L1_BANDWIDTH_WORST_BOUND = 30.0
 
 
 def model_bytes_per_cycle(device_name: str, element_bytes: int) -> float:
@@ -50,25 +61,48 @@ def model_bytes_per_cycle(device_name: str, element_bytes: int) -> float:
     return element_bytes / result.cycles_per_lup
 
 
+def _plateau_point(part: str) -> tuple[PointError, str]:
+    """Model and measured L1 bytes per cycle and SM (CU) of one gpu-cache file, and its source."""
+    name = device_of_part(part)
+    device = load_device(name)
+    data = read_public_csv("gpu-cache", part)
+    try:
+        element_bytes = int(data.value(ELEMENT_BYTES_KEY))
+    except ValueError:
+        raise FitError(f"gpu-cache/{part}.csv: '# {ELEMENT_BYTES_KEY}:' must be an integer") from None
+    step = cache_step(load_size_sweep("gpu-cache", part), "l1")
+    measured = step.level_gb_s / (device.sms * device.clock_ghz)  # GB/s / (SMs x GHz) = B per cycle and SM
+    point = PointError(f"{name}, {element_bytes} B loads", model_bytes_per_cycle(name, element_bytes), measured)
+    return point, source_of(step.source)
+
+
 def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
     """Bytes per cycle and SM of each NVIDIA part's gpu-cache L1 plateau against the model."""
     points, sources = [], []
     for part in public_parts("gpu-cache"):
-        name = device_of_part(part)
-        device = load_device(name)
-        if device.vendor != "nvidia":
+        if load_device(device_of_part(part)).vendor != "nvidia":
             continue
-        data = read_public_csv("gpu-cache", part)
-        try:
-            element_bytes = int(data.value(ELEMENT_BYTES_KEY))
-        except ValueError:
-            raise FitError(f"gpu-cache/{part}.csv: '# {ELEMENT_BYTES_KEY}:' must be an integer") from None
-        step = cache_step(load_size_sweep("gpu-cache", part), "l1")
-        measured = step.level_gb_s / (device.sms * device.clock_ghz)  # GB/s / (SMs x GHz) = B per cycle and SM
-        points.append(PointError(f"{name}, {element_bytes} B loads", model_bytes_per_cycle(name, element_bytes),
-                                 measured))
-        sources.append(source_of(step.source))
+        point, source = _plateau_point(part)
+        points.append(point)
+        sources.append(source)
     return (_dataset("L1 bandwidth", "NVIDIA L1 load bandwidth per SM and cycle", "B/cycle", points, sources,
                      "L1 plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal L1, divided by "
                      "SMs x clock of the device file; model: one contiguous load per thread",
                      (L1_BANDWIDTH_MAPE_BOUND, L1_BANDWIDTH_WORST_BOUND)),)
+
+
+def cdna_l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
+    """Bytes per cycle and CU of each CDNA part's gpu-cache vector L1 plateau (16 B loads)
+    against the vL1D stages (:class:`~warpspeed.memory.l1.VectorL1Stages`)."""
+    points, sources = [], []
+    for part in public_parts("gpu-cache"):
+        if vector_l1_stages_for(load_device(device_of_part(part))) is None:
+            continue
+        point, source = _plateau_point(part)
+        points.append(point)
+        sources.append(source)
+    return (_dataset("L1 bandwidth", "CDNA vector L1 load bandwidth per CU and cycle", "B/cycle", points, sources,
+                     "vL1D plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal 16 KiB, divided "
+                     "by CUs x peak clock of the device file; model: one contiguous 16 B load per thread, 4 lanes "
+                     "per clock and 64 B per clock (documented rates, no fitted constant)",
+                     (CDNA_L1_BANDWIDTH_MAPE_BOUND, CDNA_L1_BANDWIDTH_WORST_BOUND)),)

@@ -28,14 +28,16 @@ _GROUPS = {
            "two on GA102 and AD102, whose load/store units take 16 threads per cycle). The loop's 4 fused "
            "multiply-adds per 8 loads bound the cycles from below by the device's FP rate: 0.5 cycles "
            "per double warp load on the A100 and 4 on the RX 6900 XT (4 FP64 lanes per CU), which "
-           "no row's L1 cost undercuts, 8 on the A40 and L40 (2 FP64 lanes per SM)."),
+           "no row's L1 cost undercuts, 8 on the A40 and L40 (2 FP64 lanes per SM). The benchmark counts "
+           "cycles per load of 32 threads on every GPU, so the model's cost of a wave64 load counts as two."),
     "L1 bandwidth": ("L1 bandwidth per SM and cycle (gpu-cache)",
                      "Each file gives the bandwidth of one block of 256 threads per SM re-reading, with "
                      "contiguous loads, a buffer that fits the L1. The measured L1 bytes per cycle and SM "
                      "are the plateau (`warpspeed/perf/sustained.py`) divided by SMs x clock of the device "
                      "file; the model is the element size divided by the L1 cycles per thread of a "
                      "contiguous load (`warpspeed/validation/public_l1.py`). It checks each NVIDIA "
-                     "family's data-pipe width and load/store threads per cycle."),
+                     "family's data-pipe width and load/store threads per cycle, and on CDNA (16 B "
+                     "loads) the vector L1's documented 4 lanes and 64 B per clock (no fitted constant)."),
     "DRAM": ("DRAM: stream bandwidth against occupancy (gpu-stream)",
              "Each file gives, for increasing numbers of resident threads, the bandwidth of streaming "
              "kernels (init, read, scale, triad and, where measured, 1-D stencils). The model is each "

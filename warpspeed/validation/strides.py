@@ -17,8 +17,9 @@ on GA102 and AD102 (CUDA C++ Programming Guide, arithmetic instruction throughpu
 capability 8.6 and 8.9: 2 FP64 results per clock and SM), 0.5 on the A100 (32 lanes), below
 every L1 cost there.
 
-Each row gives, per warp-level load instruction, the measured SM cycles and the L1TEX counters
-``l1tex__data_pipe_lsu_wavefronts`` (data pipe) and
+Each row gives, per load instruction of 32 threads (the benchmark normalizes to 32 threads on
+every GPU: a wave64 load of CDNA is two such loads, a warp or wave32 load one), the measured SM
+cycles and the L1TEX counters ``l1tex__data_pipe_lsu_wavefronts`` (data pipe) and
 ``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`` (tag stage). :func:`benchmark_kernel`
 writes a row's loop body as a warpspeed kernel, :func:`predict_row` runs the L1 model on it and
 takes the larger of its cycles and the FP cycles (the roofline's L1 and FP limiters,
@@ -46,6 +47,10 @@ BLOCK_THREADS = 1024
 #: Loads per loop iteration and their element offsets (``4 k``, ``k = 0..7``).
 LOADS_PER_ITERATION = 8
 LOAD_OFFSET_ELEMENTS = 4
+#: Threads per "load instruction" in the benchmark's figures: it divides the measured cycles by
+#: threads x loads / 32 on every GPU (``warpSize = 32``, "normalize to 32 for all GPU types",
+#: ``gpu-strides/main.cu``), so a wave64 load of CDNA counts as two loads of 32 threads.
+BENCHMARK_THREADS_PER_LOAD = 32
 #: Fused multiply-adds per loop iteration: ``sum += A[i] * A[j]`` for four pairs of the 8 loads.
 FMAS_PER_ITERATION = 4
 #: SM clock cycles per second of a device clocked at 1 GHz.
@@ -65,7 +70,7 @@ class StridesDataError(WarpspeedError):
 
 @dataclass(frozen=True)
 class StrideRow:
-    """One measured row (all counts per warp-level load instruction)."""
+    """One measured row (all counts per load instruction of 32 threads)."""
 
     precision: str  # "float" or "double"
     kind: str  # "stride" or "block"
@@ -78,7 +83,7 @@ class StrideRow:
 
 @dataclass(frozen=True)
 class StridePrediction:
-    """The model for one row, per warp-level load instruction: cycles (the larger of the L1 and
+    """The model for one row, per load instruction of 32 threads: cycles (the larger of the L1 and
     the FP cycles), data-pipe and tag-stage wavefronts, the L1 cycles alone and the cycles the
     loop's FMAs need on the SM's FP units."""
 
@@ -170,7 +175,8 @@ def benchmark_kernel(row: StrideRow) -> tuple[Kernel, tuple[int, int, int]]:
 
 
 def predict_row(row: StrideRow, device: Device) -> StridePrediction:
-    """The model's cycles per warp-level load instruction for ``row`` on ``device``: the larger
+    """The model's cycles per load of 32 threads (:data:`BENCHMARK_THREADS_PER_LOAD`) for ``row``
+    on ``device``: the larger
     of the L1 cycles and the cycles of the loop's FMAs (the L1 and FP limiters of
     :func:`~warpspeed.perf.roofline.four_limiter` for the single SM the benchmark runs on)."""
     kernel, block = benchmark_kernel(row)
@@ -180,7 +186,7 @@ def predict_row(row: StrideRow, device: Device) -> StridePrediction:
                             result.cycles_per_lup, 0.0, 0.0)
     sm_cycles_per_s = device.sms * device.clock_ghz * _HZ_PER_GHZ  # the limiters count every SM
     cycles_per_lup = {"l1": result.cycles_per_lup, "fp": sm_cycles_per_s / roofline.fp_lups_per_s}
-    lups_per_warp_load = device.warp_size / LOADS_PER_ITERATION
+    lups_per_warp_load = BENCHMARK_THREADS_PER_LOAD / LOADS_PER_ITERATION
     return StridePrediction(row=row, cycles=cycles_per_lup[roofline.limiter] * lups_per_warp_load,
                             data_pipe_wavefronts=result.data_pipe_wavefronts_per_lup * lups_per_warp_load,
                             tag_wavefronts=result.tag_wavefronts_per_lup * lups_per_warp_load,
