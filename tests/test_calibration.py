@@ -42,6 +42,9 @@ def test_strided_l1_data_exist_only_for_the_parts_named_as_sources():
             assert c.source == "A100-SXM4-40GB" and c.own == (name == "A100-SXM4-40GB")
         elif "tag_wavefronts_per_line" in dev.tables.get("l1_pipeline", {}):
             assert c.source == "RX6900XT" and c.own == (name == "RX6900XT")
+        else:  # CDNA's vector L1: documented rates only, nothing borrowed
+            assert dev.tables["l1_pipeline"]["family"] == "cdna-vl1d"
+            assert c.documented and not c.own and c not in calibration(dev).borrowed
 
 
 @pytest.mark.parametrize("name", DEVICES)

@@ -32,13 +32,15 @@ MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
 @dataclass(frozen=True)
 class Component:
     """One group of fitted constants: ``what`` they set, the part they were fitted or measured
-    on (``source``; empty where no fit is involved), the ``family`` through which the device
-    takes them, and whether that part is the device itself (``own``)."""
+    on (``source``), the ``family`` through which the device takes them, and whether that part
+    is the device itself (``own``); ``documented``: no constant is fitted, every number comes
+    from vendor documentation (``source`` names it)."""
 
     what: str
     source: str
     family: str
     own: bool
+    documented: bool = False
 
     def text(self) -> str:
         via = f" ({self.family})" if self.family else ""
@@ -54,19 +56,22 @@ class Calibration:
 
     @property
     def borrowed(self) -> tuple[Component, ...]:
-        return tuple(c for c in self.components if not c.own)
+        return tuple(c for c in self.components if not (c.own or c.documented))
 
     def line(self) -> str:
         """One line for the CLI: what the device borrows, and from which part and family."""
         own = [c.what for c in self.components if c.own]
+        documented = [f"{c.what} ({c.source})" for c in self.components if c.documented]
+        tail = f"; from documentation, no fit: {', '.join(documented)}" if documented else ""
         if not self.borrowed:
-            return f"calibration: {self.device} is calibrated on its own measurements ({', '.join(own)})"
+            return f"calibration: {self.device} is calibrated on its own measurements ({', '.join(own)}){tail}"
         text = f"calibration: {self.device} borrows {', '.join(c.text() for c in self.borrowed)}"
-        return text + (f"; own measurements: {', '.join(own)}" if own else "; no measurements of its own")
+        return text + (f"; own measurements: {', '.join(own)}" if own else "; no measurements of its own") + tail
 
     def as_dict(self) -> dict:
         return {"device": self.device, "components": [
-            {"what": c.what, "source": c.source, "family": c.family, "own": c.own} for c in self.components]}
+            {"what": c.what, "source": c.source, "family": c.family, "own": c.own, "documented": c.documented}
+            for c in self.components]}
 
 
 def _memory(device: Device) -> Component:
@@ -83,9 +88,11 @@ def _memory(device: Device) -> Component:
 
 
 def _first_level(device: Device) -> Component:
-    from warpspeed.memory.l1 import PIPELINE_TABLE, nvidia_family, tag_stage_for
+    from warpspeed.memory.l1 import CDNA_FAMILY, PIPELINE_TABLE, nvidia_family, tag_stage_for, vector_l1_stages_for
 
     what = "L1 tag stage"
+    if vector_l1_stages_for(device) is not None:
+        return Component("L1 stages", "AMD's documented rates", f"family {CDNA_FAMILY}", False, documented=True)
     if device.vendor == "nvidia":
         source = NVIDIA_L1_FITTED_ON
         return Component(what, source, f"family {nvidia_family(device)}", device.name == source)
