@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpspeed.validation.public import SOURCE_REPOSITORY, DatasetAccuracy
+from warpspeed.validation.transfer_report import transfer_markdown
 
 #: Path of the page, relative to the repository root.
 DOCS_PATH = "docs/accuracy.md"
@@ -155,5 +156,6 @@ def accuracy_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
         lines += [f"## {title}", "", text, ""]
         for ds in members:
             lines += _dataset_section(ds)
+    lines.append(transfer_markdown(datasets))
     lines.append(_NOT_VALIDATED)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,106 @@
+"""``docs/accuracy.md``, section "What transfers": per model, which constants are documented,
+which were fitted and on what, and the error to expect on a device nobody fitted.
+
+The expected errors quote the datasets of :func:`warpspeed.validation.public.public_accuracy`
+that were *not* fitted (other parts of a family, other kernels, rule-built families), so the
+section changes with the model and the data, and the test that compares the committed page with
+a fresh one keeps it current. ``predict`` and ``rank`` print, per device, which part each fitted
+component comes from (:mod:`warpspeed.calibration`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from warpspeed.validation.public import DatasetAccuracy
+
+Pick = Callable[[DatasetAccuracy], bool]
+
+
+def _range(datasets: Sequence[DatasetAccuracy], pick: Pick) -> str:
+    """``"a-b %"`` (or ``"a %"``), the range of the MAPEs of the picked datasets; ``""`` when none."""
+    values = sorted(ds.mape_percent for ds in datasets if pick(ds))
+    if not values:
+        return ""
+    lo, hi = values[0], values[-1]
+    return f"{lo:.1f} %" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}-{hi:.1f} %"
+
+
+def _worst(datasets: Sequence[DatasetAccuracy], pick: Pick) -> str:
+    """The largest absolute worst-point error of the picked datasets, ``"w %"``."""
+    values = [abs(ds.worst.error_percent) for ds in datasets if pick(ds)]
+    return f"{max(values):.0f} %" if values else ""
+
+
+def _in(group: str, *words: str) -> Pick:
+    return lambda ds: ds.group == group and all(w in ds.name for w in words)
+
+
+def _sentence(text: str, value: str) -> str:
+    """``text`` with ``{}`` filled, or an empty string when the datasets are absent."""
+    return text.format(value) if value else ""
+
+
+def _section(title: str, documented: str, fitted: str, expected: Sequence[str]) -> list[str]:
+    body = " ".join(s for s in expected if s)
+    return [f"### {title}", "", f"*Documented (physical):* {documented}", "", f"*Fitted:* {fitted}", "",
+            f"*Expected error on an unseen device of the same family:* {body}", ""]
+
+
+def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
+    """The section (Markdown, ending in a blank line)."""
+    d = datasets
+    lines = [
+        "## What transfers",
+        "",
+        "A device nobody measured borrows the fitted constants of the part whose family it shares. "
+        "`warpspeed predict` and `warpspeed rank` print one line per device naming, per component "
+        "(DRAM and L2 figures, first level, capacity curves, power, launch cost), the part it was "
+        "fitted on, or that it comes from documentation only (`calibration` in `--json`). This "
+        "section says, per model, which constants are physical and which fitted, and what error to "
+        "expect on a device of the same architecture family that no constant was fitted on. The "
+        "numbers quote the rows above that were not fitted.",
+        "",
+    ]
+    lines += _section(
+        "First level (L1 / vector L1)",
+        "the data-pipe width (32 banks of 4 B on NVIDIA, the device files), 128 B lines and 32 B "
+        "sectors, load/store threads per cycle per SM partition (8 on GV100, GA100 and GH100, 4 on "
+        "GA102 and AD102: the architecture whitepapers); on CDNA every rate of the address, tag and "
+        "data stages (`docs/amd.md`).",
+        "NVIDIA's tag stage, `max(1, 0.46 + 0.28 L)` wavefronts for `L` distinct lines, on the A100's "
+        "gpu-strides cycles, and used unchanged in every NVIDIA family; RDNA's 0.28 per line on the "
+        "RX 6900 XT's. CDNA has no fitted constant.",
+        [_sentence("On the fitted A100 the cycles have a MAPE of {} (in-sample); the GV100, GA102 and AD102 "
+                   "parts, not fitted, match the data pipe and load/store rate of a contiguous load",
+                   _range(d, _in("L1", "A100 cycles"))),
+         _sentence("with a MAPE of {}.", _range(d, _in("L1 bandwidth", "NVIDIA"))),
+         "Strided and 2-D-block patterns on an unseen NVIDIA part share the A100's tag stage, so expect "
+         "about the A100's error where the load/store units are the same design and more where they are "
+         "not.",
+         _sentence("CDNA predicts the documented peak; the MI100 and MI210 sustain less of it ({} on a "
+                   "contiguous 16 B load), the error to expect on another CDNA part.",
+                   _range(d, _in("L1 bandwidth", "CDNA")))])
+    lines += _section(
+        "Capacity curves (L2 and DRAM volumes of whole kernels)",
+        "the layer conditions, footprints and compulsory volumes are counted exactly from the "
+        "kernel's addresses; the cache sizes come from the device files.",
+        "the Gompertz hit-rate curves of Ernst, Holzer, Hager, Knorr, Wellein (J. Parallel Distrib. "
+        "Comput., 2023), fitted on an A100 and used by every family (`fits/*.toml` say so).",
+        ["No whole-kernel measurement is stored, so no error can be quoted; on a family other than "
+         "Ampere the curves are the A100's and the error is unknown. `warpspeed accuracy` and "
+         "`warpspeed refit` measure and refit them on a machine with a GPU."])
+    lines += _section(
+        "DRAM and L2 bandwidth",
+        "vendor peak bandwidths (datasheets), used only where no measurement exists.",
+        "each measured part's Little's-law curve (peak, latency, sharpness) on one stream kernel; the "
+        "L2 bandwidth and effective size are the measured plateau and onset. A device without "
+        "measurements takes its vendor peak times the sustained/peak ratio of the nearest measured part "
+        "(`warpspeed/perf/device_figures.py`).",
+        [_sentence("On measured parts the kernels the curves were not fitted to have a MAPE of {} per part",
+                   _range(d, _in("DRAM", "not fitted"))),
+         _sentence("(worst point {}).", _worst(d, _in("DRAM", "not fitted"))),
+         "Rule-built devices (H100 SXM5, MI300X, W6800, RX 5500 XT) add the spread of the sustained/peak "
+         "ratio between parts of one memory technology, which no stored measurement checks."])
+    lines.append("")
+    return "\n".join(lines)
