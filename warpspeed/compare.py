@@ -165,19 +165,22 @@ def compare_configs(kernels: Mapping[tuple[int, int, int], Kernel], device: Devi
             if progress:
                 progress(len(rows))
     name = next(iter(kernels.values())).name
-    best = {m: sort_rows(r)[0].config for m, r in ranked.items() if any(x.ok for x in r)}
-    return summarize(name, device.name, chosen, rows, best)
+    orders = {m: [r.config for r in sort_rows(x) if r.ok] for m, x in ranked.items()}
+    return summarize(name, device.name, chosen, rows, orders)
 
 
 def summarize(kernel: str, device: str, models: Sequence[str], rows: Sequence[CompareRow],
-              best: Mapping[str, Config]) -> Comparison:
-    """Sort ``rows`` and compute the per-model summaries and the pairwise Spearman correlations;
-    ``best``: each model's best configuration, as its ranking orders them
-    (:func:`warpspeed.rank.sort_rows`, ties decided by the roofline's headroom)."""
+              orders: Mapping[str, Sequence[Config]]) -> Comparison:
+    """Order ``rows`` and compute the per-model summaries and the pairwise Spearman correlations.
+
+    ``orders``: per model, its predicted configurations as its ranking orders them
+    (:func:`warpspeed.rank.sort_rows`: ties decided by the roofline's headroom); the rows follow
+    the reference model's order and each model's best is the first of its order."""
     reference = REFERENCE_MODEL if REFERENCE_MODEL in models else models[0]
-    ok = sorted((r for r in rows if r.ok),
-                key=lambda r: (-r.rate(reference).lups_per_s, r.config.block, r.config.fold))
+    position = {c: i for i, c in enumerate(orders.get(reference, ()))}
+    ok = sorted((r for r in rows if r.ok), key=lambda r: position.get(r.config, len(position)))
     ordered = tuple(ok + [r for r in rows if not r.ok])
+    best = {m: order[0] for m, order in orders.items() if order}
     summaries = []
     by_config = {r.config: r for r in rows}
     for model in models:
