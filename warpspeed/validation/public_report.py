@@ -143,7 +143,8 @@ def summary_rows(datasets: Sequence[DatasetAccuracy]) -> list[list[str]]:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    right = [all(c.replace(".", "").replace(" %", "").lstrip("+-").isdigit() for c in col) for col in zip(*rows)]
+    right = [all(c == "—" or c.replace(".", "").replace(" %", "").lstrip("+-").isdigit() for c in col)
+             for col in zip(*rows)]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join("---:" if r else "---" for r in right) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
