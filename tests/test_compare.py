@@ -149,3 +149,16 @@ def test_cli_bad_models_one_line_error(models):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and "roofline, interval, pipeline" in lines[0]
+
+
+def test_a_model_without_parameters_for_the_device_is_left_out():
+    # the A40 device file has no [interval] table: the interval model predicts nothing there
+    space = rank_space("star3d-r1", "64,64,64", "A40", None, 128)
+    comparison = compare_configs({(1, 1, 1): space.kernels[(1, 1, 1)]}, space.device, space.blocks)
+    assert comparison.models == ("roofline", "pipeline")
+    assert "A40" in comparison.dropped["interval"]
+    assert set(comparison.spearman) == {("roofline", "pipeline")}
+    result = CliRunner().invoke(main, ["compare", "--device", "A40", "--kernel", "star3d-r1", "--domain", "64,64,64",
+                                       "--threads", "128", "--models", "interval,roofline"])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and result.output.startswith("error: interval:")

@@ -11,7 +11,7 @@ predict (``scipy.stats.spearmanr``), and each model's best configuration.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Callable, Mapping, Sequence
 
@@ -93,7 +93,8 @@ class ModelSummary:
 class Comparison:
     """Rows sorted by the reference model's rate, best first (rows any model failed on last);
     ``models`` in the order compared; ``spearman`` maps each pair of models to the Spearman rank
-    correlation of their rates over the rows every model predicted (NaN with fewer than two)."""
+    correlation of their rates over the rows every model predicted (NaN with fewer than two).
+    A model that predicts no configuration is left out of ``models`` and listed in ``dropped``."""
 
     kernel: str
     device: str
@@ -101,6 +102,9 @@ class Comparison:
     rows: tuple[CompareRow, ...]
     summaries: tuple[ModelSummary, ...] = field(default_factory=tuple)
     spearman: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: Models left out because they predicted no configuration, with the reason (e.g. no
+    #: interval-model parameters for the device).
+    dropped: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> tuple[CompareRow, ...]:
@@ -165,8 +169,16 @@ def compare_configs(kernels: Mapping[tuple[int, int, int], Kernel], device: Devi
             if progress:
                 progress(len(rows))
     name = next(iter(kernels.values())).name
-    orders = {m: [r.config for r in sort_rows(x) if r.ok] for m, x in ranked.items()}
-    return summarize(name, device.name, chosen, rows, orders)
+    dropped = {m: x[0].error or "" for m, x in ranked.items() if x and not any(r.ok for r in x)}
+    kept = tuple(m for m in chosen if m not in dropped)
+    if dropped and len(kept) < 2:
+        raise WarpspeedError("; ".join(f"{m}: {e}" for m, e in dropped.items())
+                             + f" (compare needs two models that predict {device.name})")
+    if dropped:
+        rows = [CompareRow(r.config, tuple(x for x in r.rates if x.model in kept)) for r in rows]
+    orders = {m: [r.config for r in sort_rows(ranked[m]) if r.ok] for m in kept}
+    comparison = summarize(name, device.name, kept, rows, orders)
+    return replace(comparison, dropped=dropped)
 
 
 def summarize(kernel: str, device: str, models: Sequence[str], rows: Sequence[CompareRow],

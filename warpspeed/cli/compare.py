@@ -74,6 +74,7 @@ def _csv(comparison, path: str) -> None:
 def _document(comparison) -> dict:
     return {
         "kernel": comparison.kernel, "device": comparison.device, "models": list(comparison.models),
+        "not_compared": dict(comparison.dropped),
         "summary": {
             "models": [{"model": s.model, "ratio_to_reference": [s.ratio_min, s.ratio_max],
                         "best": {"block": list(s.best.block), "fold": list(s.best.fold),
@@ -162,6 +163,8 @@ def _print(comparison, domain, top: int, wide: bool) -> None:
     for (a, b), rho in comparison.spearman.items():
         console.print(f"Spearman rank correlation {a} vs {b}: {'undefined' if math.isnan(rho) else f'{rho:.3f}'}",
                       highlight=False)
+    for model, reason in comparison.dropped.items():
+        console.print(f"{model}: not compared: {reason}", highlight=False, markup=False)
     if comparison.failed:
         console.print(f"[yellow]{len(comparison.failed)} configuration(s) not predicted by every model (listed last):")
         messages: dict[str, list[str]] = {}
@@ -170,4 +173,4 @@ def _print(comparison, domain, top: int, wide: bool) -> None:
                 if not r.ok:
                     messages.setdefault(f"{r.model}: {r.error}", []).append(row.config.label)
         for message, labels in messages.items():
-            console.print(f"  {', '.join(labels)}: {message}", highlight=False)
+            console.print(f"  {', '.join(labels)}: {message}", highlight=False, markup=False)

@@ -140,7 +140,7 @@ def model_points(cases: Sequence[Case], models: Sequence[str] = TIME_MODELS) -> 
     distinct (kernel, device): cases that share a kernel share its prediction set-up."""
     predictors: dict[tuple[int, str], Predictor] = {}
     failed: set[tuple[str, str]] = set()
-    out: dict[str, list[PointError]] = {m: [] for m in models}
+    found: dict[str, list[tuple[str, PointError]]] = {m: [] for m in models}
     for case in cases:
         key = (id(case.kernel), case.device.name)
         if key not in predictors:
@@ -153,10 +153,10 @@ def model_points(cases: Sequence[Case], models: Sequence[str] = TIME_MODELS) -> 
                 estimate = estimate_time(model, prediction)
             except WarpspeedError:
                 failed.add((model, case.device.name))
-                out[model] = [p for p in out[model] if not p.label.startswith(case.device.name)]
                 continue
-            out[model].append(PointError(case.label, estimate.lups_per_s * case.per_lups, case.measured))
-    return out
+            point = PointError(case.label, estimate.lups_per_s * case.per_lups, case.measured)
+            found[model].append((case.device.name, point))
+    return {m: [p for device, p in pts if (m, device) not in failed] for m, pts in found.items()}
 
 
 def _scale_kernel(elements: int, shared_bytes: int = 0) -> Kernel:
