@@ -26,6 +26,10 @@ VALIDATE_COLUMNS = (
     Column("bound\nMAPE / worst %", priority=2), Column("within"),
 )
 
+#: Columns of the time-model table: MAPE % per model (docs/compare.md).
+MODEL_COLUMNS = (Column("dataset", justify="left", wraps=True), Column("roofline\nMAPE %"),
+                 Column("interval\nMAPE %"), Column("pipeline\nMAPE %"))
+
 
 @click.command()
 @click.option("--write-docs", is_flag=True,
@@ -46,7 +50,7 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
     """
     from warpspeed.files.output import check_output_path
     from warpspeed.validation.public import public_accuracy
-    from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown, summary_rows
+    from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown, summary_rows, time_model_rows
 
     targets = [Path(out_path)] if out_path else []
     if write_docs:
@@ -75,5 +79,11 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
         if dropped:
             caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
         print_fitted(out, table, "The model against the stored public measurements", caption)
+        pivot = time_model_rows(datasets)
+        if pivot:
+            models, _ = fitted_table(out, MODEL_COLUMNS, pivot, wide)
+            print_fitted(out, models, "Time models on whole kernels: MAPE % per model and dataset",
+                         ["—: no parameters for the device. Which model is closest on which kind of kernel: "
+                          "docs/compare.md."])
     if not all(ds.within_bounds for ds in datasets):
         sys.exit(EXIT_OUT_OF_BOUNDS)

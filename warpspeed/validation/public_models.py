@@ -87,7 +87,7 @@ D3Q19_VELOCITIES: tuple[tuple[int, int, int], ...] = (
 FLUIDX3D_EDGE = 256
 #: FluidX3D's work-group size (src/opencl.hpp, ``WORKGROUP_SIZE``).
 FLUIDX3D_BLOCK_THREADS = 64
-#: Bytes per float.
+#: Bytes per float (IEEE 754-2008 binary32).
 FLOAT_BYTES = 4
 #: Lattice updates per second per MLUP/s; bytes per second per GB/s; flops per GFLOP.
 MEGA, GIGA = 1e6, 1e9
