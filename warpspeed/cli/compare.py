@@ -80,7 +80,7 @@ def _document(comparison) -> dict:
                         "best": {"block": list(s.best.block), "fold": list(s.best.fold),
                                  "lups_per_s": s.best_lups_per_s, "explanation": s.best_explanation}}
                        for s in comparison.summaries],
-            "reference": comparison.models[0] if "roofline" not in comparison.models else "roofline",
+            "reference": comparison.models[0],
             "spearman": [{"models": list(pair), "rho": rho} for pair, rho in comparison.spearman.items()],
         },
         "rows": [row.as_dict() for row in comparison.rows],
