@@ -20,6 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from warpspeed.compare import Comparison
     from warpspeed.rank import Ranking
     from warpspeed.studies.scan import ScanPoint
 
@@ -90,6 +91,36 @@ def plot_ranking(ranking: "Ranking", path: str | Path, top: int | None = None) -
     return save_figure(ranking_figure(ranking, top), path)
 
 
+#: Marker and color of each time model in the comparison figure.
+MODEL_STYLE = {"roofline": ("s", "black"), "interval": ("o", "tab:orange"), "pipeline": ("^", "tab:blue")}
+
+
+def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figure":
+    """Every compared model's predicted Glup/s per configuration (one marker series per model),
+    configurations in the comparison's order (by the roofline's rate, best first)."""
+    rows = [r for r in comparison.rows if any(x.ok for x in r.rates)][: top or None]
+    fig = new_figure(min(MAX_RANK_WIDTH_IN, max(6.0, 0.12 * len(rows) + 2)), 5.5)
+    ax = fig.subplots()
+    x = np.arange(len(rows))
+    for model in comparison.models:
+        marker, color = MODEL_STYLE.get(model, ("x", "gray"))
+        ax.plot(x, [r.rate(model).lups_per_s * _GIGA for r in rows], linestyle="none", marker=marker,
+                markersize=5, markerfacecolor="none" if model == "roofline" else color, color=color, label=model)
+    ax.set_xticks(x)
+    ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= _MANY_BARS else 5)
+    ax.set_ylabel("predicted performance, Glup/s")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{comparison.kernel} on {comparison.device}: time models side by side")
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_comparison(comparison: "Comparison", path: str | Path, top: int | None = None) -> Path:
+    """Write :func:`comparison_figure` to ``path`` (format from the suffix); returns the path."""
+    return save_figure(comparison_figure(comparison, top), path)
+
+
 def scan_figure(points: Sequence["ScanPoint"], title: str = "") -> "Figure":
     """DRAM volume per lup against the square plane edge, one line per block, and the kernel's
     minimum (every loaded field read once, every stored field written once per lattice update)."""
@@ -120,5 +151,5 @@ def plot_scan(points: Sequence["ScanPoint"], path: str | Path, title: str = "") 
     return save_figure(scan_figure(points, title), path)
 
 
-__all__ = ["BLOCK_SHAPE_LEGEND", "block_color", "new_figure", "plot_ranking", "plot_scan", "ranking_figure",
+__all__ = ["BLOCK_SHAPE_LEGEND", "MODEL_STYLE", "block_color", "comparison_figure", "new_figure", "plot_comparison", "plot_ranking", "plot_scan", "ranking_figure",
            "save_figure", "scan_figure"]

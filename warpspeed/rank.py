@@ -23,7 +23,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.models import estimate_energy, estimate_time, require_model, require_objective
-from warpspeed.predict import Predictor
+from warpspeed.predict import Prediction, Predictor
 from warpspeed.launch.space import Config, configuration_space
 
 #: Below this many configurations a local process pool costs more than it saves. Pool workers
@@ -148,22 +148,39 @@ class Scoring:
 ROOFLINE_TIME = Scoring()
 
 
-def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = ROOFLINE_TIME) -> RankRow:
+def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring = ROOFLINE_TIME) -> RankRow:
+    """The ranking row of one predicted configuration under ``scoring`` (time model, objective);
+    raises :class:`WarpspeedError` when the model cannot estimate it."""
+    row = prediction.rank_row(config)
+    if scoring == ROOFLINE_TIME:
+        return row
+    time = estimate_time(scoring.model, prediction)
+    if scoring.model != "roofline":
+        row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation)
+    if scoring.objective != "time":
+        energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz)
+        row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
+                      lups_per_joule=energy.lups_per_joule)
+    return row
+
+
+def predict_scored(predictor: "Predictor", config: Config, scorings: Sequence[Scoring]) -> tuple[RankRow, ...]:
+    """One prediction of ``config``, one row per scoring (an error row where a model fails)."""
     try:
         prediction = predictor.predict(config.block, config.fold)
-        row = prediction.rank_row(config)
-        if scoring == ROOFLINE_TIME:
-            return row
-        time = estimate_time(scoring.model, prediction)
-        if scoring.model != "roofline":
-            row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation)
-        if scoring.objective != "time":
-            energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz)
-            row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
-                          lups_per_joule=energy.lups_per_joule)
-        return row
     except WarpspeedError as exc:
-        return _error_row(config, str(exc))
+        return tuple(_error_row(config, str(exc)) for _ in scorings)
+    rows = []
+    for scoring in scorings:
+        try:
+            rows.append(score_prediction(prediction, config, scoring))
+        except WarpspeedError as exc:
+            rows.append(_error_row(config, str(exc)))
+    return tuple(rows)
+
+
+def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = ROOFLINE_TIME) -> RankRow:
+    return predict_scored(predictor, config, (scoring,))[0]
 
 
 def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
 import click
 
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.builtin import BUILTIN_KERNELS
-from warpspeed.kernel.catalog import ResolvedKernel, resolve
+from warpspeed.kernel.catalog import ResolvedKernel, require_kernel, resolve
+from warpspeed.kernel.description import Kernel
 
 DEFAULT_DEVICE = "A100-SXM4-40GB"
 DEFAULT_KERNEL = "star3d-r4"
@@ -63,10 +67,47 @@ def model_option(f):
     return click.option("--model", type=click.Choice(list(TIME_MODELS)), default="roofline", show_default=True,
                         help="Time model: the four-limiter roofline, the AMALI interval model (a CPI stack "
                              "of stall reasons) or the pipeline model (an instruction graph simulated on "
-                             "the SMs).")(f)
+                             "the SMs). Against public measurements (docs/accuracy.md) the roofline and the "
+                             "pipeline model are within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
+                             "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch "
+                             "cost); the interval model is within 16-32 % there, 5-28 % elsewhere, too slow "
+                             "at low occupancy. `warpspeed compare` shows all three side by side.")(f)
 
 
 def clock_option(f):
     """``--clock-mhz``: the SM clock for the power model (default: the device's)."""
     return click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
                         help="SM clock in MHz for the power model (default: the device's base clock).")(f)
+
+
+@dataclass(frozen=True)
+class RankSpace:
+    """What ``rank`` and ``compare`` sweep: the device, the kernel the catalog resolves for each
+    useful folding, and ``blocks(kernel)``: the candidate blocks of a kernel."""
+
+    device: Device
+    resolved: Mapping[tuple[int, int, int], ResolvedKernel]
+    kernels: Mapping[tuple[int, int, int], Kernel]
+    blocks: Callable[[Kernel], list[tuple[int, int, int]]]
+
+
+def rank_space(kernel_name: str, domain: str | None, device_name: str, dtype: str | None,
+               threads: int | None) -> RankSpace:
+    """The configuration space of ``rank``: the paper's foldings the kernel's domain can use, each
+    with its own resolved kernel, times every block of ``threads`` threads (default: the kernel's
+    default thread count on the device)."""
+    from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads, useful_foldings
+
+    require_kernel(kernel_name)
+    device = load_device(device_name)
+    dom = parse_triple(domain, "--domain") if domain else None
+    first = resolve(kernel_name, dom, fold=PAPER_FOLDINGS[0], device=device, dtype=dtype).kernel
+    folds = useful_foldings(PAPER_FOLDINGS, first.domain)
+    resolved = {f: resolve(kernel_name, dom, fold=f, device=device, dtype=dtype) for f in folds}
+    kernels = {f: r.kernel for f, r in resolved.items()}
+
+    def blocks(kernel: Kernel) -> list[tuple[int, int, int]]:
+        space = configuration_space(kernel, threads or default_threads(kernel, device), [(1, 1, 1)], MAX_BLOCK_Z)
+        return [c.block for c in space]
+
+    return RankSpace(device, resolved, kernels, blocks)

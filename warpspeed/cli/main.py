@@ -122,6 +122,7 @@ def devices(as_json: bool, wide: bool) -> None:
 
 def _register_commands() -> None:
     """Add the commands of the command modules to the group."""
+    from warpspeed.cli.compare import compare
     from warpspeed.cli.fit import fit
     from warpspeed.cli.power import COMMANDS as POWER_COMMANDS
     from warpspeed.cli.predict import predict
@@ -132,7 +133,7 @@ def _register_commands() -> None:
     from warpspeed.cli.validate import COMMANDS as VALIDATE_COMMANDS
     from warpspeed.cli.validate_public import validate
 
-    for command in (predict, rank, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS):
+    for command in (predict, rank, compare, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS):
         main.add_command(command)
 
 

@@ -12,15 +12,13 @@ from warpspeed.cli.common import (
     dtype_option,
     kernel_options,
     model_option,
-    parse_triple as _triple,
+    rank_space,
     registers_text,
 )
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
-from warpspeed.hardware.device import load_device
-from warpspeed.kernel.catalog import require_kernel, resolve
 
 
 def _executor_arg(jobs: int | None):
@@ -86,22 +84,13 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     pystencils workloads are generated, folded and register-counted for every folding (real
     code for each row); built-in kernels fold as a launch parameter.
     """
-    from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads, useful_foldings
+    from warpspeed.launch.space import PAPER_FOLDINGS
     from warpspeed.memory.capacity import load_curves
     from warpspeed.rank import Scoring, rank_per_fold
 
-    require_kernel(kernel_name)
-    device = load_device(device_name)
-    dom = _triple(domain, "--domain") if domain else None
+    space = rank_space(kernel_name, domain, device_name, dtype, threads)
+    device, resolved, kernels, blocks = space.device, space.resolved, space.kernels, space.blocks
     curves = load_curves(path=curves_path) if curves_path else None
-    first = resolve(kernel_name, dom, fold=PAPER_FOLDINGS[0], device=device, dtype=dtype).kernel
-    folds = useful_foldings(PAPER_FOLDINGS, first.domain)
-    resolved = {f: resolve(kernel_name, dom, fold=f, device=device, dtype=dtype) for f in folds}
-    kernels = {f: r.kernel for f, r in resolved.items()}
-
-    def blocks(kernel):
-        space = configuration_space(kernel, threads or default_threads(kernel, device), [(1, 1, 1)], MAX_BLOCK_Z)
-        return [c.block for c in space]
 
     n_configs = sum(len(blocks(k)) for k in kernels.values())
     progress = DelayedProgress(n_configs, f"ranking {kernel_name}")

@@ -26,6 +26,10 @@ L2 (``gpu-l2-cache/*.csv``)
     per device that takes a part's figures, the device file's L2 bandwidth against the measured
     plateau and its effective L2 capacity against the measured onset
     (:func:`warpspeed.perf.sustained.cache_step`).
+Time models (:mod:`warpspeed.validation.public_models`)
+    whole kernels (gpu-stream, gpu-roofline, gpu-small-kernels and FluidX3D's published D3Q19
+    throughput) through the roofline, interval and pipeline models; one dataset per model and
+    device (bounds in that module).
 
 Every dataset carries a bound on its MAPE and on its worst point, named constants below with
 the reason for each; :attr:`DatasetAccuracy.within_bounds` says whether both hold.
@@ -119,8 +123,8 @@ class PointError:
 class DatasetAccuracy:
     """The model against one stored dataset.
 
-    group: "L1", "DRAM", "L2" or "Power"; name: what is compared; unit: unit of the compared values;
-    sources: (path, commit) of each gpu-benches file behind the dataset; note: what the points are;
+    group: "L1", "L1 bandwidth", "DRAM", "L2", "Power" or "Time models"; name: what is compared; unit: unit of the compared values;
+    sources: (path, commit) of each file of ``repository`` behind the dataset; note: what the points are;
     mape_bound_percent / worst_bound_percent: the stated bounds [%].
     """
 
@@ -132,6 +136,8 @@ class DatasetAccuracy:
     note: str
     mape_bound_percent: float
     worst_bound_percent: float
+    #: Repository the measurements come from (GitHub owner/name).
+    repository: str = SOURCE_REPOSITORY
 
     @property
     def mape_percent(self) -> float:
@@ -276,10 +282,12 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
 
 def public_accuracy() -> tuple[DatasetAccuracy, ...]:
     """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), L1 bandwidth (gpu-cache: NVIDIA, CDNA), DRAM
-    (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), in that order."""
+    (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), time models (whole kernels: gpu-stream,
+    gpu-roofline, gpu-small-kernels, FluidX3D), in that order."""
     from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, l1_bandwidth_datasets
+    from warpspeed.validation.public_models import time_model_datasets
     from warpspeed.validation.public_power import power_datasets
     from warpspeed.validation.public_rdna import rdna_strides_datasets
 
     return (strides_datasets() + rdna_strides_datasets() + l1_bandwidth_datasets() + cdna_l1_bandwidth_datasets()
-            + stream_datasets() + l2_datasets() + power_datasets())
+            + stream_datasets() + l2_datasets() + power_datasets() + time_model_datasets())

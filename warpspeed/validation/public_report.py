@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from warpspeed.validation.public import SOURCE_REPOSITORY, DatasetAccuracy
+from warpspeed.validation.public import DatasetAccuracy
 from warpspeed.validation.transfer_report import transfer_markdown
 
 #: Path of the page, relative to the repository root.
@@ -57,6 +57,25 @@ _GROUPS = {
               "model is the power model (`warpspeed/power/`) with the built-in family of the part's device, at "
               "each run's clock and measured rate; the families were fitted to these runs "
               "(`warpspeed power-fit`, `docs/power.md`), so the errors are in-sample."),
+    "Time models": ("Time models: roofline, interval and pipeline on whole kernels",
+                    "Each point is a whole kernel predicted by the three time models of `warpspeed rank --model` "
+                    "(`warpspeed/validation/public_models.py`), one dataset per model and device: "
+                    "**gpu-stream** the scale kernel (8 B load, 8 B store per thread, 128 Mi doubles) at every "
+                    "measured block size with two blocks per SM; **gpu-roofline** the float streaming kernel "
+                    "(`warpspeed/power/benchmark.py`) with 0 to 256 FMAs per element pair, on the representative "
+                    "loop lengths 0, 24, 56, 96, 128, 160 and 256 (the pipeline model simulates every FMA), "
+                    "measured GFLOP/s the median over the node's GPUs; **gpu-small-kernels** the scale kernel "
+                    "launched back to back on 4 Ki to 256 Mi elements, every fourth element count, blocks of "
+                    "32 to 1024 threads; **FluidX3D** the published D3Q19 FP32/FP32 throughput (M. Lehmann, "
+                    "FluidX3D, README benchmark table) against the pull-streaming pattern of the 19 D3Q19 "
+                    "velocities in float on 256^3 cells, blocks of 64 threads. The pattern has FluidX3D's "
+                    "152 B of populations per cell but two arrays instead of its in-place Esoteric-Pull "
+                    "streaming, no flag byte and no collision flops; FluidX3D is DRAM-bound (2.37 flops per "
+                    "byte), so the rate is set by the traffic. The interval model has parameters for the "
+                    "A100, H100, H200, L40 and L40S only: it has no A40 or V100 datasets, and the FluidX3D "
+                    "comparison keeps the devices every model predicts. The interval model's launch cost "
+                    "was fitted to the A100, H200 and L40 gpu-small-kernels rows below 4 MiB, so those are "
+                    "partly in-sample; the roofline's DRAM curve was fitted to the gpu-stream sweeps."),
 }
 
 _INTRO = """\
@@ -70,22 +89,26 @@ measurement through the model and compares. The measurements were taken with Dom
 open-source GPU microbenchmarks (repository [te42kyfo/gpu-benches](https://github.com/te42kyfo/gpu-benches),
 GPL-3.0), the benchmarks behind Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
 Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed Computing,
-2023. Only the measured numbers are stored, under `fits/data/public/`; each dataset below names
-the file and commit it was transcribed from.
+2023. The whole-kernel comparison of the time models also uses the D3Q19 throughput that Moritz
+Lehmann publishes for FluidX3D (repository [ProjectPhysX/FluidX3D](https://github.com/ProjectPhysX/FluidX3D),
+README, "Single-GPU/CPU Benchmarks"). Only the measured numbers are stored, under
+`fits/data/public/`; each dataset below names the file and commit it was transcribed from.
 
 Errors are `100 (model - measured) / measured`; MAPE is the mean of their absolute values; the
 worst point is the one with the largest absolute error. Each dataset has a stated bound on the
-MAPE and on the worst point (constants in `warpspeed/validation/public.py`, with the reason for
-each); the test suite fails when a dataset exceeds one.
+MAPE and on the worst point (constants in `warpspeed/validation/public.py` and, for the time
+models, `warpspeed/validation/public_models.py`, with the reason for each); the test suite fails
+when a dataset exceeds one.
 """
 
 _NOT_VALIDATED = """\
 ## What is not validated
 
-* **Whole stencil kernels.** No GPU measurement of a complete stencil or lattice-Boltzmann kernel
-  is stored, so the predicted performance, L2 and DRAM volumes of whole kernels are not validated
-  here. `warpspeed measure` and `warpspeed accuracy` compare them on a machine with a GPU
-  (see `docs/validation.md`).
+* **Whole stencil kernels.** No GPU measurement of a complete stencil kernel is stored; the
+  whole kernels above are streaming kernels, the gpu-roofline kernel and FluidX3D's published
+  D3Q19 rate (its throughput only, no volumes). The predicted L2 and DRAM volumes of stencils are
+  not validated here; `warpspeed measure` and `warpspeed accuracy` compare them on a machine with
+  a GPU (see `docs/validation.md`).
 * **In-sample numbers.** The L1 tag-stage constants were fitted to the A100 gpu-strides cycles,
   and each device's DRAM curve to its "fitted" stream kernel; those errors say how well the
   model's form fits, not how it predicts. The data-pipe rule has no fitted constant, and the
@@ -112,7 +135,7 @@ def _pct(value: float) -> str:
 
 def _source_line(ds: DatasetAccuracy) -> str:
     files = "; ".join(f"path `{path}`, commit `{commit}`" for path, commit in ds.sources)
-    return f"Source: repository {SOURCE_REPOSITORY}, {files}."
+    return f"Source: repository {ds.repository}, {files}."
 
 
 def summary_rows(datasets: Sequence[DatasetAccuracy]) -> list[list[str]]:
@@ -123,7 +146,8 @@ def summary_rows(datasets: Sequence[DatasetAccuracy]) -> list[list[str]]:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    right = [all(c.replace(".", "").replace(" %", "").lstrip("+-").isdigit() for c in col) for col in zip(*rows)]
+    right = [all(c == "—" or c.replace(".", "").replace(" %", "").lstrip("+-").isdigit() for c in col)
+             for col in zip(*rows)]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join("---:" if r else "---" for r in right) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -143,6 +167,20 @@ def _dataset_section(ds: DatasetAccuracy) -> list[str]:
     return out
 
 
+def time_model_rows(datasets: Sequence[DatasetAccuracy]) -> list[list[str]]:
+    """MAPE % per model (columns roofline, interval, pipeline) per measured dataset (rows) of the
+    "Time models" group; a dash where the model has no parameters for the device."""
+    from warpspeed.models import TIME_MODELS
+
+    table: dict[str, dict[str, float]] = {}
+    for ds in datasets:
+        if ds.group == "Time models":
+            model, what = ds.name.split(": ", 1)
+            table.setdefault(what, {})[model] = ds.mape_percent
+    return [[what, *(f"{by_model[m]:.1f}" if m in by_model else "—" for m in TIME_MODELS)]
+            for what, by_model in table.items()]
+
+
 def accuracy_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
     """The whole page (Markdown, ending in one newline)."""
     lines = [_INTRO, "## Summary", ""]
@@ -154,6 +192,10 @@ def accuracy_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
         if not members:
             continue
         lines += [f"## {title}", "", text, ""]
+        if group == "Time models":
+            lines += ["MAPE % per model:", ""]
+            lines += _table(("dataset", "roofline", "interval", "pipeline"), time_model_rows(members))
+            lines.append("")
         for ds in members:
             lines += _dataset_section(ds)
     lines.append(transfer_markdown(datasets))

@@ -43,7 +43,7 @@ def _sentence(text: str, value: str) -> str:
 
 def _section(title: str, documented: str, fitted: str, expected: Sequence[str]) -> list[str]:
     body = " ".join(s for s in expected if s)
-    return [f"### {title}", "", f"*Documented (physical):* {documented}", "", f"*Fitted:* {fitted}", "",
+    return [f"### {title}", "", f"*Documented (physical):* {documented}", "", f"*Fitted or measured per part:* {fitted}", "",
             f"*Expected error on an unseen device of the same family:* {body}", ""]
 
 
@@ -102,5 +102,42 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
          _sentence("(worst point {}).", _worst(d, _in("DRAM", "not fitted"))),
          "Rule-built devices (H100 SXM5, MI300X, W6800, RX 5500 XT) add the spread of the sustained/peak "
          "ratio between parts of one memory technology, which no stored measurement checks."])
+    lines += _section(
+        "Interval model (AMALI)",
+        "issue rate, functional-unit lanes and tensor throughputs per SM (architecture whitepapers, "
+        "CUDA programming guide), instruction latencies of the AMALI paper's Table 2 (measured on an "
+        "A100, assumed elsewhere; each device file says so).",
+        "the L1, L2 and DRAM latencies from each part's pointer chase (gpu-latency; parts without one "
+        "take those of a part with the same SM and L2), and the launch cost: one block-dispatch time for "
+        "every part and a per-launch overhead per measured part (`fits/kernel-launch.toml`), which "
+        "unmeasured devices borrow.",
+        [_sentence("Against measured whole kernels its MAPE is {} on streaming kernels by occupancy",
+                   _range(d, _in("Time models", "interval:", "gpu-stream"))),
+         _sentence("(low where the kernel waits on DRAM latency), {} on the arithmetic-intensity sweep,",
+                   _range(d, _in("Time models", "interval:", "gpu-roofline"))),
+         _sentence("{} on launch-bound small kernels (the launch cost was fitted there);",
+                   _range(d, _in("Time models", "interval:", "gpu-small-kernels"))),
+         "a device that borrows its latencies and launch overhead should expect the upper end."])
+    lines += _section(
+        "Pipeline model",
+        "the instruction graph from the kernel (or its SASS), instruction latencies of the "
+        "architecture tables (`warpspeed/hardware/latencies/`, each with its source) and the device's "
+        "FP lanes; Eq. 1 of its paper is reproduced exactly.",
+        "nothing of its own: the memory latencies (pointer chase) and the roofline's bandwidths, which "
+        "set its memory pipeline's occupancy.",
+        [_sentence("MAPE {} on streaming kernels,", _range(d, _in("Time models", "pipeline:", "gpu-stream"))),
+         _sentence("{} on the intensity sweep,", _range(d, _in("Time models", "pipeline:", "gpu-roofline"))),
+         _sentence("{} on small kernels (it has no launch cost);",
+                   _range(d, _in("Time models", "pipeline:", "gpu-small-kernels"))),
+         "the same on unseen parts of a family, since nothing in it is fitted per part."])
+    lines += _section(
+        "Roofline (four limiters)",
+        "FP peaks and lanes (datasheets), the L1 and capacity models above.",
+        "the bandwidths above; nothing of its own.",
+        [_sentence("MAPE {} on streaming kernels,", _range(d, _in("Time models", "roofline:", "gpu-stream"))),
+         _sentence("{} on the intensity sweep,", _range(d, _in("Time models", "roofline:", "gpu-roofline"))),
+         _sentence("{} on FluidX3D's D3Q19 rates;", _range(d, _in("Time models", "roofline:", "FluidX3D"))),
+         _sentence("it has no launch cost, hence {} on small kernels.",
+                   _range(d, _in("Time models", "roofline:", "gpu-small-kernels")))])
     lines.append("")
     return "\n".join(lines)

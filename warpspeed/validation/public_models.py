@@ -1,0 +1,287 @@
+"""Time models against public measurements: the roofline, interval and pipeline rates per dataset.
+
+Every point is a whole kernel run as the three time models of :mod:`warpspeed.models` predict it
+(:func:`warpspeed.models.estimate_time` on one :class:`warpspeed.predict.Prediction`, the code
+path of ``warpspeed rank --model``), against what was measured:
+
+gpu-stream (``fits/data/public/gpu-stream/<part>.csv``, NVIDIA parts)
+    the ``scale`` kernel ``a[i] = s b[i]`` (one 8 B load, one 8 B store per thread) over 128 Mi
+    doubles at each measured occupancy: blocks of the row's ``threads_per_block``, two blocks
+    resident per SM as the benchmark forces with shared-memory padding. GB/s = 16 B x lups/s.
+gpu-roofline (``fits/data/public/gpu-roofline/<part>.csv``)
+    :func:`warpspeed.power.benchmark.roofline_benchmark` with ``its`` FMAs, blocks of 256
+    threads; measured GFLOP/s = lups/s x (2 + 2 its) flops; one point per ``its`` (the median
+    over the node's GPUs), on the representative subset :data:`ROOFLINE_ITS` (the pipeline
+    model's simulation grows with the loop length).
+gpu-small-kernels (``fits/data/public/gpu-small-kernels/<part>.csv``)
+    the scale kernel over ``elements`` doubles, 1-D blocks of the column's threads (32 and more:
+    a block is at least one warp), every :data:`SMALL_KERNEL_ROW_STEP`-th row; GB/s = 16 B x lups/s.
+FluidX3D (``fits/data/public/fluidx3d/d3q19.csv``)
+    the published D3Q19 FP32 throughput, against the built-in pull-streaming pattern
+    (:func:`warpspeed.kernel.builtin.lbm_pull`) with the 19 D3Q19 velocities in float on a
+    256^3 domain with blocks of 64 threads.
+
+A model that has no parameters for a device (the interval model needs the device file's
+``[interval]`` table) is left out of that device's datasets.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, replace
+from importlib import resources
+from typing import Callable, Sequence
+
+import numpy as np
+
+from warpspeed.errors import WarpspeedError
+from warpspeed.hardware.device import Device, load_device
+from warpspeed.kernel.builtin import lbm_pull
+from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, load, store
+from warpspeed.models import TIME_MODELS, estimate_time
+from warpspeed.perf.public_data import read_public_csv
+from warpspeed.power.benchmark import BLOCK_THREADS as ROOFLINE_BLOCK_THREADS
+from warpspeed.power.benchmark import roofline_benchmark
+from warpspeed.predict import Predictor
+from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, source_of
+
+#: Group of these datasets in the summary.
+GROUP = "Time models"
+
+#: gpu-stream parts modelled, with the built-in device of each (NVIDIA parts: the pipeline and
+#: interval models describe NVIDIA SMs).
+STREAM_PARTS = (("a100-40gb", "A100-SXM4-40GB"), ("a40", "A40"), ("h200", "H200"), ("l40", "L40"),
+                ("v100", "V100-PCIe-32GB"))
+#: Elements per array of the gpu-stream runs: 128 Mi doubles (the files' benchmark line).
+STREAM_ELEMENTS = 2**27
+#: Blocks resident per SM in the gpu-stream runs (the files' ``blocks_per_sm`` header).
+STREAM_BLOCKS_PER_SM = 2
+#: Bytes the scale kernel moves per element: one 8 B load and one 8 B store.
+SCALE_BYTES = 16
+#: gpu-roofline parts and their built-in devices (the H200 file is held out).
+ROOFLINE_PARTS = (("a100-40", "A100-SXM4-40GB"), ("a40", "A40"), ("l40", "L40"))
+#: Inner-loop FMA counts compared, present in every gpu-roofline file: the DRAM-bound start, the
+#: bend between DRAM and FP (48-160 FMAs on these parts) and the FP-bound tail. A subset, because
+#: the pipeline model simulates every FMA of the loop (about 3 s per point at 256 FMAs).
+ROOFLINE_ITS = (0, 24, 56, 96, 128, 160, 256)
+#: gpu-small-kernels parts and their built-in devices.
+SMALL_KERNEL_PARTS = (("a100-80", "A100-SXM4-80GB"), ("a40", "A40"), ("h200", "H200"), ("l40", "L40"))
+#: Every this many rows of a gpu-small-kernels file is compared (the rows grow by 8 % in the
+#: element count; every fourth row still covers the whole sweep, 4 Ki to 256 Mi elements).
+SMALL_KERNEL_ROW_STEP = 4
+#: Smallest block compared: one warp (CUDA C++ Programming Guide, "SIMT Architecture": 32 threads).
+MIN_BLOCK_THREADS = 32
+#: The published FluidX3D figures, relative to the installed ``warpspeed.fits`` data.
+FLUIDX3D_FILE = ("data", "public", "fluidx3d", "d3q19.csv")
+#: Repository of the FluidX3D figures.
+FLUIDX3D_REPOSITORY = "ProjectPhysX/FluidX3D"
+#: Lattice velocities of D3Q19 (rest, 6 faces, 12 edges): Qian, d'Humieres, Lallemand, "Lattice
+#: BGK Models for Navier-Stokes Equation", Europhysics Letters 17(6), 479-484, 1992.
+D3Q19_VELOCITIES: tuple[tuple[int, int, int], ...] = (
+    (0, 0, 0),
+    (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1),
+    (1, 1, 0), (-1, -1, 0), (1, 0, 1), (-1, 0, -1), (0, 1, 1), (0, -1, -1),
+    (1, -1, 0), (-1, 1, 0), (1, 0, -1), (-1, 0, 1), (0, 1, -1), (0, -1, 1),
+)
+#: FluidX3D's benchmark box, cells per edge (README: "typically 256^3").
+FLUIDX3D_EDGE = 256
+#: FluidX3D's work-group size (src/opencl.hpp, ``WORKGROUP_SIZE``).
+FLUIDX3D_BLOCK_THREADS = 64
+#: Bytes per float (IEEE 754-2008 binary32).
+FLOAT_BYTES = 4
+#: Lattice updates per second per MLUP/s; bytes per second per GB/s; flops per GFLOP.
+MEGA, GIGA = 1e6, 1e9
+
+# --- bounds (percent): (MAPE, worst point) per dataset kind and model ---------------------------
+#: gpu-stream scale: the roofline takes each device's Little's-law DRAM curve, fitted to these
+#: sweeps (1.8-3.8 % today; worst -15 %, H200 at 32 threads per block); the pipeline model
+#: follows the roofline's DRAM floor (1.9-4.0 %, worst -15.7 %, V100 at 32 threads); the
+#: interval model charges every warp its memory latency and is low at low occupancy (5.2-23.8 %,
+#: worst -35.7 %, H200 at 32 threads). The bounds leave a quarter to a third of headroom.
+#: gpu-roofline: the roofline and pipeline model over-predict the FP-bound tail of the A40 and
+#: L40 (GA102 and AD102 share half their FP32 lanes with integer work; the runs also clock below
+#: the device files' clocks under load): 6.9-16.1 %, worst +68.8 % (A40, 256 FMAs); the interval
+#: model is low at the DRAM-to-FP bend (9.6-28.4 %, worst -45.4 %, A100 at 56 FMAs).
+#: gpu-small-kernels: the roofline and the pipeline model have no launch cost and predict a
+#: DRAM or L2 rate for launches that take microseconds (roofline 60-168 %, pipeline 38-118 %,
+#: worst +407 %); the interval model's launch cost was fitted to the A100, H200 and L40 rows of
+#: less than 4 MiB, so these rows are partly in-sample (15.7-31.5 %, worst -82 %, L40 2.8 M
+#: elements where the measured rate jumps between the L2 and DRAM).
+#: FluidX3D: every model is DRAM-bound on this pattern (9.6 %); the L40 and L40S reach 69 % of
+#: their peak DRAM bandwidth in FluidX3D, less than in gpu-stream (worst +27.8 %, L40S).
+BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
+    ("stream", "roofline"): (6.0, 20.0), ("stream", "interval"): (30.0, 45.0),
+    ("stream", "pipeline"): (6.0, 20.0),
+    ("roofline", "roofline"): (20.0, 80.0), ("roofline", "interval"): (35.0, 55.0),
+    ("roofline", "pipeline"): (20.0, 80.0),
+    ("small", "roofline"): (200.0, 450.0), ("small", "interval"): (40.0, 95.0),
+    ("small", "pipeline"): (140.0, 450.0),
+    ("fluidx3d", "roofline"): (12.0, 35.0), ("fluidx3d", "interval"): (12.0, 35.0),
+    ("fluidx3d", "pipeline"): (12.0, 35.0),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured point to predict: the kernel, the device, the block (threads x, y, z), the
+    measured value and ``per_lups``: the measured unit per lattice update per second."""
+
+    label: str
+    kernel: Kernel
+    device: Device
+    block: tuple[int, int, int]
+    measured: float
+    per_lups: float
+
+
+def model_points(cases: Sequence[Case], models: Sequence[str] = TIME_MODELS) -> dict[str, list[PointError]]:
+    """Per model, the predicted against the measured value of every case; a model that fails on a
+    case's device (no parameters) gets no points for any case of that device. One Predictor per
+    distinct (kernel, device): cases that share a kernel share its prediction set-up."""
+    predictors: dict[tuple[int, str], Predictor] = {}
+    failed: set[tuple[str, str]] = set()
+    found: dict[str, list[tuple[str, PointError]]] = {m: [] for m in models}
+    for case in cases:
+        key = (id(case.kernel), case.device.name)
+        if key not in predictors:
+            predictors[key] = Predictor(case.kernel, case.device)
+        prediction = predictors[key].predict(case.block)
+        for model in models:
+            if (model, case.device.name) in failed:
+                continue
+            try:
+                estimate = estimate_time(model, prediction)
+            except WarpspeedError:
+                failed.add((model, case.device.name))
+                continue
+            point = PointError(case.label, estimate.lups_per_s * case.per_lups, case.measured)
+            found[model].append((case.device.name, point))
+    return {m: [p for device, p in pts if (m, device) not in failed] for m, pts in found.items()}
+
+
+def _scale_kernel(elements: int, shared_bytes: int = 0) -> Kernel:
+    """``a[i] = s b[i]`` over ``elements`` doubles (one multiply per element)."""
+    shape = (elements,)
+    return Kernel(name="scale", fields=(Field("a", 8, shape), Field("b", 8, shape)),
+                  accesses=(load("b", X), store("a", X)), domain=(elements, 1, 1),
+                  flops=FlopCounts(muls=1), dtype="float64", shared_bytes_per_block=shared_bytes)
+
+
+def padding_bytes(device: Device, blocks_per_sm: int) -> int:
+    """Shared memory per block that lets exactly ``blocks_per_sm`` blocks reside on an SM: more
+    than 1 / (blocks_per_sm + 1) of the SM's shared memory, in allocation units."""
+    unit = device.shared_alloc_unit_bytes
+    return (device.shared_bytes_per_sm // (blocks_per_sm + 1) // unit + 1) * unit
+
+
+def _datasets(kind: str, title: str, unit: str, cases_by_device: Sequence[tuple[str, list[Case]]],
+              sources: list[tuple[str, str]], note: str) -> list[DatasetAccuracy]:
+    out = []
+    for device_name, cases in cases_by_device:
+        for model, points in model_points(cases).items():
+            if points:
+                out.append(_dataset(GROUP, f"{model}: {title}, {device_name}", unit, points, sources, note,
+                                    BOUNDS[(kind, model)]))
+    return out
+
+
+def stream_datasets() -> list[DatasetAccuracy]:
+    """The scale kernel at every measured occupancy of each NVIDIA gpu-stream part."""
+    out: list[DatasetAccuracy] = []
+    for part, device_name in STREAM_PARTS:
+        f = read_public_csv("gpu-stream", part)
+        device = load_device(device_name)
+        kernel = _scale_kernel(STREAM_ELEMENTS, padding_bytes(device, STREAM_BLOCKS_PER_SM))
+        cases = [Case(f"{int(t)} threads/block", kernel, device, (int(t), 1, 1), float(bw), SCALE_BYTES / GIGA)
+                 for t, bw in zip(f.column("threads_per_block"), f.column("scale"))]
+        out += _datasets("stream", "gpu-stream scale", "GB/s", [(device_name, cases)], [source_of(f.source)],
+                         f"{len(cases)} occupancies, 2 blocks per SM")
+    return _by_model(out)
+
+
+def _median_by(rows: list[dict[str, str]], key: str, value: str) -> dict[int, float]:
+    groups: dict[int, list[float]] = {}
+    for row in rows:
+        groups.setdefault(int(row[key]), []).append(float(row[value]))
+    return {k: float(np.median(v)) for k, v in groups.items()}
+
+
+def _rows(path) -> tuple[str, list[dict[str, str]]]:
+    lines = path.read_text().splitlines()
+    header = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
+    return header, list(csv.DictReader(line for line in lines if line and not line.startswith("#")))
+
+
+def _public(*parts: str):
+    return resources.files("warpspeed.fits").joinpath("data", "public", *parts)
+
+
+def roofline_datasets() -> list[DatasetAccuracy]:
+    """The gpu-roofline kernel at :data:`ROOFLINE_ITS` FMAs per update on each part."""
+    out: list[DatasetAccuracy] = []
+    kernels = {its: roofline_benchmark(its) for its in ROOFLINE_ITS}
+    for part, device_name in ROOFLINE_PARTS:
+        header, rows = _rows(_public("gpu-roofline", f"{part}.csv"))
+        measured = _median_by(rows, "its", "gflop_s")
+        device = load_device(device_name)
+        cases = [Case(f"{its} FMAs", kernels[its], device, (ROOFLINE_BLOCK_THREADS, 1, 1), measured[its],
+                      (2 + 2 * its) / GIGA) for its in ROOFLINE_ITS]
+        out += _datasets("roofline", "gpu-roofline", "GFLOP/s", [(device_name, cases)], [source_of(header)],
+                         f"{len(cases)} loop lengths, median over the node's GPUs")
+    return _by_model(out)
+
+
+def small_kernel_datasets() -> list[DatasetAccuracy]:
+    """Every :data:`SMALL_KERNEL_ROW_STEP`-th row of each gpu-small-kernels file, blocks of 32+ threads."""
+    out: list[DatasetAccuracy] = []
+    for part, device_name in SMALL_KERNEL_PARTS:
+        header, rows = _rows(_public("gpu-small-kernels", f"{part}.csv"))
+        threads = [int(v) for v in header.split("block_threads:", 1)[1].split()[0].split(",")]
+        device = load_device(device_name)
+        cases = []
+        for row in rows[::SMALL_KERNEL_ROW_STEP]:
+            n = int(row["elements"])
+            kernel = _scale_kernel(n)
+            columns = [k for k in row if k.startswith("gb_s")]
+            cases += [Case(f"{n} elements, {b} threads", kernel, device, (b, 1, 1), float(row[c]),
+                           SCALE_BYTES / GIGA)
+                      for c, b in zip(columns, threads) if b >= MIN_BLOCK_THREADS and row[c]]
+        out += _datasets("small", "gpu-small-kernels", "GB/s", [(device_name, cases)], [source_of(header)],
+                         f"every {SMALL_KERNEL_ROW_STEP}th element count, blocks of {MIN_BLOCK_THREADS} "
+                         f"threads and more")
+    return _by_model(out)
+
+
+def fluidx3d_datasets() -> list[DatasetAccuracy]:
+    """FluidX3D's published D3Q19 FP32 throughput against the D3Q19 pull pattern, per device."""
+    header, rows = _rows(resources.files("warpspeed.fits").joinpath(*FLUIDX3D_FILE))
+    edge = FLUIDX3D_EDGE
+    kernel = lbm_pull(D3Q19_VELOCITIES, (edge, edge, edge), FLOAT_BYTES, name="d3q19_pull")
+    cases = [Case(row["device"], kernel, load_device(row["device"]), (FLUIDX3D_BLOCK_THREADS, 1, 1),
+                  float(row["mlups"]), 1 / MEGA) for row in rows]
+    commit = header.split("commit ", 1)[1].split(",", 1)[0]
+    # one dataset per model over the devices every model can predict
+    points = model_points(cases)
+    common = set.intersection(*({p.label for p in pts} for pts in points.values()))
+    out = []
+    for model in TIME_MODELS:
+        kept = [p for p in points[model] if p.label in common]
+        ds = _dataset(GROUP, f"{model}: FluidX3D D3Q19 FP32", "MLUP/s", kept, [("README.md", commit)],
+                      f"{len(kept)} devices; the pattern of D3Q19 pull streaming in float, {edge}^3 cells, "
+                      f"blocks of {FLUIDX3D_BLOCK_THREADS}", BOUNDS[("fluidx3d", model)])
+        out.append(replace(ds, repository=FLUIDX3D_REPOSITORY))
+    return out
+
+
+def _by_model(datasets: list[DatasetAccuracy]) -> list[DatasetAccuracy]:
+    """Datasets ordered by model (roofline, interval, pipeline), then as given."""
+    order: Callable[[DatasetAccuracy], int] = lambda ds: TIME_MODELS.index(ds.name.split(":", 1)[0])
+    return sorted(datasets, key=order)
+
+
+def time_model_datasets() -> tuple[DatasetAccuracy, ...]:
+    """Every time-model dataset: gpu-stream, gpu-roofline, gpu-small-kernels, FluidX3D."""
+    return tuple(stream_datasets() + roofline_datasets() + small_kernel_datasets() + fluidx3d_datasets())
+
+
+__all__ = ["BOUNDS", "Case", "GROUP", "model_points", "padding_bytes", "time_model_datasets"]
