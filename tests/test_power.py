@@ -315,4 +315,79 @@ def test_dvfs_command_reports_the_requested_and_the_throttled_clock():
             assert p["clock_mhz"] < p["requested_mhz"] and p["watts"] == pytest.approx(400.0, rel=1e-6)
         else:
             assert p["clock_mhz"] == pytest.approx(p["requested_mhz"]) and p["watts"] < 400.0
-    assert d["best_clock_mhz"] == max(points, key=lambda p: p["lups_per_joule"])["clock_mhz"]
+    opt = d["optimum"]  # the A100's floor is assumed: a range over the plausible floors, no single clock
+    assert "best_clock_mhz" not in d and opt["v_min_status"] == "assumed" and opt["v_min_rel"] == [0.6, 0.9]
+    low, high = opt["clock_mhz"]
+    assert low < high and opt["lups_per_joule"][0] < opt["lups_per_joule"][1]
+    assert [f["v_min_rel"] for f in opt["per_floor"]][::6] == pytest.approx([0.6, 0.75, 0.9])
+
+
+def _by_hand_optimum(floor: float, clocks: np.ndarray) -> tuple[float, float, float]:
+    """The model equation written out for PARAMS/ACT with rate R = min(2e11 f / 1000 MHz, 1e11) (FP
+    limit with the clock, DRAM limit fixed): per lup FP64 50 x 10 pJ + L1 4 x 0.2 nJ + L2 2 x 1 nJ =
+    3.3 nJ x s^2 and DRAM 0.5 x 2 nJ = 1 nJ, so P = R (3.3 nJ s^2 + 1 nJ) + 51 W s + 30 W with
+    s = max(f / 1000 MHz, floor); returns (lowest clock, highest clock, lups/J) of the most lups per
+    joule over ``clocks``."""
+    s = np.maximum(clocks / 1000.0, floor)
+    rate = np.minimum(2e11 * clocks / 1000.0, 1e11)
+    watts = rate * ((50 * 10e-12 + 4 * 0.2e-9 + 2 * 1e-9) * s**2 + 0.5 * 2e-9) + 51.0 * s + 30.0
+    eff = rate / watts
+    best = eff >= eff.max() * (1 - 1e-9)
+    return float(clocks[best].min()), float(clocks[best].max()), float(eff.max())
+
+
+def test_dvfs_optimum_is_a_range_over_the_assumed_floors():
+    """DRAM-bound above 500 MHz (FP limit 2e11 lups/s at 1000 MHz, DRAM 1e11). Below the clock 1000 v
+    where the voltage reaches its floor v, power and rate stay: the optimum is the plateau 500 MHz ..
+    1000 v, at 1e11 / (330 W v^2 + 100 W + 51 W v + 30 W): v = 0.6: 279.4 W, 357.91 Mlup/J; v = 0.9:
+    443.2 W, 225.63 Mlup/J. Over floors 0.6-0.9 the range is 500-900 MHz, 225.63-357.91 Mlup/J, and
+    it brackets the optimum of every floor in between found by brute force over a 0.1 MHz grid."""
+    from warpspeed.power.dvfs import optimum
+
+    params = replace(PARAMS, power_limit_w=1e4, v_min_status="assumed", v_min_range=(0.6, 0.9))
+    limits = {"fp": 2e11, "dram": 1e11}
+    opt = optimum(ACT, params, 1e11, limits, 1000.0)
+    assert opt.v_min_status == "assumed" and opt.v_min_rel == (0.6, 0.9)
+    assert opt.clock_mhz == pytest.approx((500.0, 900.0))
+    assert np.array(opt.lups_per_joule) / 1e6 == pytest.approx([225.63, 357.91], abs=0.01)
+    grid = np.arange(100.0, 1000.05, 0.1)
+    for floor in (0.6, 0.66, 0.71, 0.8, 0.87, 0.9):
+        low, high, eff = _by_hand_optimum(floor, grid)
+        assert opt.clock_mhz[0] <= low + 1e-6 and high <= opt.clock_mhz[1] + 1e-6
+        assert opt.lups_per_joule[0] * (1 - 1e-9) <= eff <= opt.lups_per_joule[1] * (1 + 1e-9)
+    known = optimum(ACT, replace(params, v_min_rel=0.7, v_min_status="fitted", v_min_range=None), 1e11, limits, 1000.0)
+    assert known.v_min_rel == (0.7, 0.7) and known.clock_mhz == pytest.approx((500.0, 700.0))
+    assert known.lups_per_joule[0] == known.lups_per_joule[1] == pytest.approx(_by_hand_optimum(0.7, grid)[2])
+
+
+def test_voltage_floor_fitted_only_without_a_tie():
+    """Costs 3, 2, 1, 2 at floors 0, 0.5, 0.7, 0.95: 0.7 alone fits best, fitted. Costs 1, 1, 1, 2:
+    floors 0-0.7 tie (runs all above 0.7 of the reference clock), assumed over the plausible floors
+    cut to the tie: 0.6-0.7. All four tied: the plausible 0.6-0.9."""
+    from warpspeed.power.calibrate import voltage_floor
+
+    floors = (0.0, 0.5, 0.7, 0.95)
+    assert voltage_floor(floors, (3, 2, 1, 2), 0.7) == {"v_min_rel": 0.7, "v_min_status": "fitted"}
+    assert voltage_floor(floors, (1, 1, 1, 2), 0.0)["v_min_range"] == [0.6, 0.7]
+    assert voltage_floor(floors, (1, 1, 1, 1), 0.0) == {"v_min_rel": 0.0, "v_min_status": "assumed",
+                                                         "v_min_range": [0.6, 0.9]}
+
+
+def test_family_voltage_floor_fields():
+    """The A100 family's floor is assumed (its runs are all at 1410 MHz), the L40's fitted; an
+    assumed floor without a valid range is a one-line error."""
+    from warpspeed.power.params import params_from
+
+    a100 = power_params(load_device("A100-SXM4-40GB"))
+    assert a100.v_min_status == "assumed" and a100.v_min_bounds == (0.6, 0.9)
+    l40 = power_params(load_device("L40"))
+    assert l40.v_min_status == "fitted" and l40.v_min_bounds == (0.875, 0.875)
+    device = load_device("A100-SXM4-40GB")
+    family = {"dynamic": {"fp32_lane_j": 1e-12, "dram_sector_j": 1e-9, "l2_sector_j": 1e-9, "l1_sector_j": 1e-10},
+              "static": {"first_lane_w": 1, "add_lane_w": 0.1, "idle_sm_w": 0.1, "constant_w": 30, "reference_sms": 108},
+              "clock": {"v_min_rel": 0, "v_min_status": "assumed", "v_min_range": [0.9, 0.6]}}
+    with pytest.raises(PowerParameterError, match="v_min_range"):
+        params_from(device, device.tables["power"], family, "t")
+    family["clock"] = {"v_min_rel": 0, "v_min_status": "guessed"}
+    with pytest.raises(PowerParameterError, match="v_min_status must be one of"):
+        params_from(device, device.tables["power"], family, "t")
