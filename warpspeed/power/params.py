@@ -2,7 +2,8 @@
 
 A device file's ``[power]`` table names the family file (``family``), the board power limit and
 the reference clock at which the family's energies hold; it may set the board's constant power
-(``constant_w``) where the family's does not fit the board. A family file
+(``constant_w``) and DRAM sector energy (``dram_sector_j``) where the family's do not fit the
+board (another board limit, another memory technology). A family file
 (``warpspeed/power/families/<family>.toml``) holds, each with its provenance:
 
 - ``[dynamic]``: ``fp32_lane_j``, the energy of one lane of an FP32 fused multiply-add, which
@@ -25,7 +26,8 @@ the reference clock at which the family's energies hold; it may set the board's 
   floors (:data:`PLAUSIBLE_V_MIN`), over which clock optima are reported as ranges
   (:mod:`warpspeed.power.dvfs`);
 - ``[provenance]``: where the numbers come from (``status``: artifact, derived, calibrated,
-  scaled-prior) and, for calibrated files, the data and the fit's errors.
+  scaled-prior, transferred: :mod:`warpspeed.power.transfer`) and, for calibrated files, the data
+  and the fit's errors.
 """
 
 from __future__ import annotations
@@ -168,6 +170,8 @@ def params_from(device: "Device", table: Mapping, family: Mapping, family_name: 
     scale = device.sms / fixed["reference_sms"]  # chip-wide static of this device's SMs
     first, add = fixed["first_lane_w"] * scale, fixed["add_lane_w"] * scale
     constant = _number(table, "constant_w", dev_where) if "constant_w" in table else fixed["constant_w"]
+    if "dram_sector_j" in table:
+        energies["dram_sector_j"] = _number(table, "dram_sector_j", dev_where)
     return PowerParams(
         device=device.name, family=family_name, sms=device.sms,
         reference_clock_mhz=_number(table, "reference_clock_mhz", dev_where, True),
