@@ -392,3 +392,109 @@ def test_family_voltage_floor_fields():
     family["clock"] = {"v_min_rel": 0, "v_min_status": "guessed"}
     with pytest.raises(PowerParameterError, match="v_min_status must be one of"):
         params_from(device, device.tables["power"], family, "t")
+
+
+# --- Hopper from published facts -----------------------------------------------------------------
+
+#: By hand from the sources in hopper-gh100.toml: TSMC N5 family against N7, ~30 % less power at
+#: iso-speed; HBM3 core 1.1 V against HBM2e 1.2 V; transistors per SM of the full dies, GH100 80e9 /
+#: 144 and GA100 54.2e9 / 128; board limits 700 W (H100 SXM, H200), 350 W (H100 PCIe), 400 W (A100).
+PROCESS = 0.70
+HBM3 = (1.1 / 1.2) ** 2          # 0.840278
+PER_SM = (80 / 144) / (54.2 / 128)  # 1.312013
+
+
+def test_hopper_family_is_ga100_by_published_facts():
+    """Every constant of hopper-gh100 equals the rule applied to the ampere-ga100 file: core, L1, L2
+    x 0.70; DRAM x 0.840278; static of 132 SMs = GA100's per SM x 1.312013 x 132; idle per SM x
+    1.312013; constant 33.947 W / 400 W x 700 W = 59.41 W; the H100 PCIe (HBM2e, 350 W) keeps GA100's
+    DRAM sector energy and 29.70 W."""
+    from warpspeed.power.params import load_family
+
+    ga, gh = load_family("ampere-ga100"), load_family("hopper-gh100")
+    assert PER_SM == pytest.approx(1.312013, abs=1e-6) and HBM3 == pytest.approx(0.840278, abs=1e-6)
+    for key in ("fp32_lane_j", "l2_sector_j", "l1_sector_j"):
+        assert gh["dynamic"][key] == pytest.approx(ga["dynamic"][key] * PROCESS, rel=1e-9)
+    assert gh["dynamic"]["dram_sector_j"] == pytest.approx(ga["dynamic"]["dram_sector_j"] * HBM3, rel=1e-9)
+    for key in ("first_lane_w", "add_lane_w"):
+        assert gh["static"][key] == pytest.approx(ga["static"][key] / 108 * PER_SM * 132, rel=1e-9)
+    assert gh["static"]["idle_sm_w"] == pytest.approx(ga["static"]["idle_sm_w"] * PER_SM, rel=1e-9)
+    assert gh["static"]["constant_w"] == pytest.approx(ga["static"]["constant_w"] / 400 * 700, rel=1e-9)
+    assert gh["static"]["constant_w"] == pytest.approx(59.41, abs=0.01)
+    assert gh["clock"]["v_min_status"] == "assumed"
+    pcie = power_params(load_device("H100-PCIe-80GB"))
+    assert pcie.dram_sector_j == pytest.approx(ga["dynamic"]["dram_sector_j"], rel=1e-9)
+    assert pcie.constant_w == pytest.approx(ga["static"]["constant_w"] / 400 * 350, rel=1e-6)
+    assert power_params(load_device("H200")).dram_sector_j == pytest.approx(gh["dynamic"]["dram_sector_j"])
+
+
+def test_transfer_rules_by_hand():
+    """Source: 2 pJ lane, 2 nJ DRAM, 1 nJ L2, 0.2 nJ L1, static 10 + 0.5/lane W for 100 SMs, idle
+    0.2 W, constant 40 W of a 400 W board, 50e9 transistors / 100 SMs. Target: process 0.5, memory
+    1.5, 90e9 / 120 SMs (1.5 x per SM), 110 SMs, 600 W: 1 pJ, 3 nJ, 0.5 nJ, 0.1 nJ; static x 1.5 x
+    1.1 = 16.5 + 0.825/lane W; idle 0.3 W; constant 60 W."""
+    from warpspeed.power.transfer import ChipFacts, transfer_family
+
+    source = {"dynamic": {"fp32_lane_j": 2e-12, "dram_sector_j": 2e-9, "l2_sector_j": 1e-9, "l1_sector_j": 0.2e-9},
+              "static": {"first_lane_w": 10.0, "add_lane_w": 0.5, "idle_sm_w": 0.2, "constant_w": 40.0,
+                         "reference_sms": 100}}
+    f = transfer_family(source, ChipFacts("s", 50.0, 100, 100, 400.0),
+                        ChipFacts("t", 90.0, 120, 110, 600.0, process_energy=0.5, dram_energy=1.5))
+    assert f["dynamic"] == pytest.approx({"fp32_lane_j": 1e-12, "dram_sector_j": 3e-9, "l2_sector_j": 0.5e-9,
+                                          "l1_sector_j": 0.1e-9})
+    st = f["static"]
+    assert (st["first_lane_w"], st["add_lane_w"], st["idle_sm_w"], st["constant_w"]) == pytest.approx((16.5, 0.825, 0.3, 60.0))
+    assert st["reference_sms"] == 110 and f["clock"]["v_min_status"] == "assumed"
+
+
+def _h200_gpu_roofline(its: int, clock_mhz: float | None = None):
+    from warpspeed.models import estimate_energy
+    from warpspeed.power.benchmark import BENCHMARK_FOLD, roofline_benchmark
+    from warpspeed.predict import predict
+
+    p = predict(roofline_benchmark(its), load_device("H200"), (256, 1, 1), BENCHMARK_FOLD)
+    return p, estimate_energy(p, clock_mhz=clock_mhz)
+
+
+def test_benchmark_keeps_one_loop_trip_in_flight():
+    """gpu-roofline's loop (gpu-benches gpu-roofline/main.cu) loads a and b of two rows per trip: 4
+    floats, 16 B per thread in flight; per update (element pair) 8 B of DRAM, 0.25 sectors."""
+    p, _ = _h200_gpu_roofline(0)
+    assert p.dram_bandwidth.bytes_per_thread == pytest.approx(16.0)
+    assert activity(p.trace()).dram_sectors == pytest.approx(8 / 32)
+
+
+@pytest.mark.parametrize("its", [0, 512])
+def test_h200_memory_and_fp_bound_below_the_board_limit(its):
+    """Memory-bound (0 FMAs) and FP-bound (512 FMAs) on the H200 at its 1980 MHz: under its 700 W
+    board limit, so not throttled, and running at the clock asked for."""
+    _, e = _h200_gpu_roofline(its)
+    assert not e.details["throttled"] and e.watts < 700.0 and e.clock_mhz == pytest.approx(1980.0)
+
+
+def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
+    """At 1500 MHz the memory-bound run keeps its DRAM-bound rate and saves, with s = 1500 / 1980,
+    (core + L1 + L2) (1 - s^2) + (static + idle SMs) (1 - s) of the 1980 MHz power (DRAM and
+    constant stay).
+    96 FMAs at a forced 2600 MHz would exceed 700 W: throttled to the clock where it draws 700 W;
+    at 1980 MHz it is not throttled."""
+    _, full = _h200_gpu_roofline(0)
+    _, low = _h200_gpu_roofline(0, 1500.0)
+    c, s = full.details["components_w"], 1500.0 / 1980.0
+    dynamic = sum(v for k, v in c.items() if k not in ("dram", "static", "idle_sm", "constant"))
+    assert low.lups_per_s == pytest.approx(full.lups_per_s) and low.clock_mhz == pytest.approx(1500.0)
+    floor = c["static"] + c["idle_sm"]
+    assert low.watts == pytest.approx(full.watts - dynamic * (1 - s * s) - floor * (1 - s), rel=1e-9)
+    _, fast = _h200_gpu_roofline(96, 2600.0)
+    assert fast.details["throttled"] and fast.watts == pytest.approx(700.0, rel=1e-6) and fast.clock_mhz < 2600.0
+    assert not _h200_gpu_roofline(96)[1].details["throttled"]
+
+
+def test_validate_has_the_transfer_row():
+    """`warpspeed validate` compares the L40 with the family transferred from the A100's by the
+    Hopper rules, labelled not fitted, on the runs at 0.9 of the L40's 2490 MHz or above."""
+    from warpspeed.validation.public_power import transfer_dataset
+
+    d = transfer_dataset()
+    assert "not fitted" in d.name and d.points
+    assert all(float(p.label.split(", ")[1].split()[0]) >= 0.9 * 2490 for p in d.points)
