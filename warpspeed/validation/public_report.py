@@ -95,7 +95,8 @@ _NOT_VALIDATED = """\
 * **Power mostly in-sample.** The calibrated power families were fitted to the gpu-roofline runs
   they are compared with here; only the transfer row (L40 from the A100's family by published
   facts) is out of sample, and only at clocks where the unmeasured voltage floor cannot matter.
-  No other public power measurement was used.
+  The Hopper family (built by those rules) has no stored measurement to be checked against: the
+  transfer row estimates its error. No other public power measurement was used.
 * **Held-out measurements.** The gpu-benches repository also holds gpu-strides measurements of
   the H200, A40 and MI210 and a gpu-roofline measurement of the H200. They are kept for an
   independent validation of the L1 model and the roofline and were not opened, neither to build
