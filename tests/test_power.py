@@ -194,11 +194,10 @@ def test_a100_shape_memory_bound_balance_fp_bound(a100):
     about 200 W FP-bound (gpu-benches gpu-roofline/alex_a100_40.txt: 227-239 W at 0 FMAs,
     284-309 W at 40-56, 181-200 W at 400-464)."""
     from warpspeed.models import estimate_energy
-    from warpspeed.power.benchmark import BENCHMARK_FOLD, roofline_benchmark
+    from warpspeed.power.benchmark import roofline_benchmark
     from warpspeed.predict import predict
 
-    watts = {its: estimate_energy(predict(roofline_benchmark(its), a100, (256, 1, 1), BENCHMARK_FOLD)).watts
-             for its in (0, 48, 440)}
+    watts = {its: estimate_energy(predict(roofline_benchmark(its), a100, (256, 1, 1))).watts for its in (0, 48, 440)}
     assert 210 <= watts[0] <= 250 and 280 <= watts[48] <= 330 and 175 <= watts[440] <= 215
     assert watts[48] > watts[0] > watts[440]
 
@@ -449,19 +448,23 @@ def test_transfer_rules_by_hand():
 
 def _h200_gpu_roofline(its: int, clock_mhz: float | None = None):
     from warpspeed.models import estimate_energy
-    from warpspeed.power.benchmark import BENCHMARK_FOLD, roofline_benchmark
+    from warpspeed.power.benchmark import roofline_benchmark
     from warpspeed.predict import predict
 
-    p = predict(roofline_benchmark(its), load_device("H200"), (256, 1, 1), BENCHMARK_FOLD)
+    p = predict(roofline_benchmark(its), load_device("H200"), (256, 1, 1))
     return p, estimate_energy(p, clock_mhz=clock_mhz)
 
 
 def test_benchmark_keeps_one_loop_trip_in_flight():
     """gpu-roofline's loop (gpu-benches gpu-roofline/main.cu) loads a and b of two rows per trip: 4
-    floats, 16 B per thread in flight; per update (element pair) 8 B of DRAM, 0.25 sectors."""
+    floats, 16 B per thread in flight; per update (one trip, two element pairs) 16 B of DRAM, 0.5
+    sectors; 2 subtractions, 2 additions and 2 its FMAs: 4 + 4 its flops."""
     p, _ = _h200_gpu_roofline(0)
     assert p.dram_bandwidth.bytes_per_thread == pytest.approx(16.0)
-    assert activity(p.trace()).dram_sectors == pytest.approx(8 / 32)
+    assert activity(p.trace()).dram_sectors == pytest.approx(16 / 32)
+    from warpspeed.power.benchmark import roofline_benchmark
+
+    assert roofline_benchmark(10).flops.flops == 4 + 4 * 10
 
 
 @pytest.mark.parametrize("its", [0, 512])

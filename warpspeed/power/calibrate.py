@@ -34,7 +34,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.power.benchmark import BENCHMARK_FOLD, BLOCK_THREADS, roofline_benchmark
+from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
 from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
 from warpspeed.power.params import (
     BASE_CATEGORY,
@@ -149,7 +149,7 @@ def _predicted(device: "Device", its_values) -> dict[int, tuple]:
 
     out = {}
     for its in sorted(set(its_values)):
-        p = Predictor(roofline_benchmark(its), device).predict((BLOCK_THREADS, 1, 1), BENCHMARK_FOLD)
+        p = Predictor(roofline_benchmark(its), device).predict((BLOCK_THREADS, 1, 1))
         out[its] = (activity(p.trace()), p.lups_per_s, dict(p.roofline.limits))
     return out
 
