@@ -501,3 +501,19 @@ def test_validate_has_the_transfer_row():
     d = transfer_dataset()
     assert "not fitted" in d.name and d.points
     assert all(float(p.label.split(", ")[1].split()[0]) >= 0.9 * 2490 for p in d.points)
+
+
+def test_dvfs_json_with_a_fitted_floor():
+    """The L40's floor is fitted (0.875): `dvfs --json` reports one floor, status fitted, and the
+    table's rows at that floor."""
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    result = CliRunner().invoke(main, ["dvfs", "--kernel", "star3d-r4", "--domain", "320,256,256", "--device", "L40",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.output)
+    opt = d["optimum"]
+    assert opt["v_min_status"] == "fitted" and opt["v_min_rel"] == [0.875, 0.875] and len(opt["per_floor"]) == 1
+    assert opt["lups_per_joule"][0] == opt["lups_per_joule"][1] and d["points_v_min_rel"] == 0.875

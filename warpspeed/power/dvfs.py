@@ -65,7 +65,8 @@ class Optimum:
 
 @dataclass(frozen=True)
 class ClockSweep:
-    """Power breakdowns at increasing clocks (at the family's ``v_min_rel``) and the optimum.
+    """Power breakdowns at increasing clocks at the family's voltage floor ``v_min_rel``, and the
+    optimum.
 
     ``requested_mhz[i]`` is the clock asked for at point ``i``; ``points[i].clock_mhz`` is the
     clock it runs at, lower where the board power limit throttles it."""
@@ -73,6 +74,7 @@ class ClockSweep:
     points: tuple[PowerBreakdown, ...]
     requested_mhz: tuple[float, ...]
     optimum: Optimum
+    v_min_rel: float = 0.0
 
 
 def best_points(points: Sequence[PowerBreakdown]) -> list[PowerBreakdown]:
@@ -120,7 +122,8 @@ def sweep(prediction: "Prediction", time: "ModelEstimate", clocks_mhz: Sequence[
     act = activity(prediction.model_trace)
     limits = prediction.roofline.limits
     return ClockSweep(tuple(board_power(act, params, time.lups_per_s, limits, base, f) for f in clocks),
-                      tuple(float(f) for f in clocks), optimum(act, params, time.lups_per_s, limits, base))
+                      tuple(float(f) for f in clocks), optimum(act, params, time.lups_per_s, limits, base),
+                      params.v_min_rel)
 
 
 def sweep_figure(curves: dict[str, ClockSweep], title: str = ""):
