@@ -315,4 +315,205 @@ def test_dvfs_command_reports_the_requested_and_the_throttled_clock():
             assert p["clock_mhz"] < p["requested_mhz"] and p["watts"] == pytest.approx(400.0, rel=1e-6)
         else:
             assert p["clock_mhz"] == pytest.approx(p["requested_mhz"]) and p["watts"] < 400.0
-    assert d["best_clock_mhz"] == max(points, key=lambda p: p["lups_per_joule"])["clock_mhz"]
+    opt = d["optimum"]  # the A100's floor is assumed: a range over the plausible floors, no single clock
+    assert "best_clock_mhz" not in d and opt["v_min_status"] == "assumed" and opt["v_min_rel"] == [0.6, 0.9]
+    low, high = opt["clock_mhz"]
+    assert low < high and opt["lups_per_joule"][0] < opt["lups_per_joule"][1]
+    assert [f["v_min_rel"] for f in opt["per_floor"]][::6] == pytest.approx([0.6, 0.75, 0.9])
+
+
+def _by_hand_optimum(floor: float, clocks: np.ndarray) -> tuple[float, float, float]:
+    """The model equation written out for PARAMS/ACT with rate R = min(2e11 f / 1000 MHz, 1e11) (FP
+    limit with the clock, DRAM limit fixed): per lup FP64 50 x 10 pJ + L1 4 x 0.2 nJ + L2 2 x 1 nJ =
+    3.3 nJ x s^2 and DRAM 0.5 x 2 nJ = 1 nJ, so P = R (3.3 nJ s^2 + 1 nJ) + 51 W s + 30 W with
+    s = max(f / 1000 MHz, floor); returns (lowest clock, highest clock, lups/J) of the most lups per
+    joule over ``clocks``."""
+    s = np.maximum(clocks / 1000.0, floor)
+    rate = np.minimum(2e11 * clocks / 1000.0, 1e11)
+    watts = rate * ((50 * 10e-12 + 4 * 0.2e-9 + 2 * 1e-9) * s**2 + 0.5 * 2e-9) + 51.0 * s + 30.0
+    eff = rate / watts
+    best = eff >= eff.max() * (1 - 1e-9)
+    return float(clocks[best].min()), float(clocks[best].max()), float(eff.max())
+
+
+def test_dvfs_optimum_is_a_range_over_the_assumed_floors():
+    """DRAM-bound above 500 MHz (FP limit 2e11 lups/s at 1000 MHz, DRAM 1e11). Below the clock 1000 v
+    where the voltage reaches its floor v, power and rate stay: the optimum is the plateau 500 MHz ..
+    1000 v, at 1e11 / (330 W v^2 + 100 W + 51 W v + 30 W): v = 0.6: 279.4 W, 357.91 Mlup/J; v = 0.9:
+    443.2 W, 225.63 Mlup/J. Over floors 0.6-0.9 the range is 500-900 MHz, 225.63-357.91 Mlup/J, and
+    it brackets the optimum of every floor in between found by brute force over a 0.1 MHz grid."""
+    from warpspeed.power.dvfs import optimum
+
+    params = replace(PARAMS, power_limit_w=1e4, v_min_status="assumed", v_min_range=(0.6, 0.9))
+    limits = {"fp": 2e11, "dram": 1e11}
+    opt = optimum(ACT, params, 1e11, limits, 1000.0)
+    assert opt.v_min_status == "assumed" and opt.v_min_rel == (0.6, 0.9)
+    assert opt.clock_mhz == pytest.approx((500.0, 900.0))
+    assert np.array(opt.lups_per_joule) / 1e6 == pytest.approx([225.63, 357.91], abs=0.01)
+    grid = np.arange(100.0, 1000.05, 0.1)
+    for floor in (0.6, 0.66, 0.71, 0.8, 0.87, 0.9):
+        low, high, eff = _by_hand_optimum(floor, grid)
+        assert opt.clock_mhz[0] <= low + 1e-6 and high <= opt.clock_mhz[1] + 1e-6
+        assert opt.lups_per_joule[0] * (1 - 1e-9) <= eff <= opt.lups_per_joule[1] * (1 + 1e-9)
+    known = optimum(ACT, replace(params, v_min_rel=0.7, v_min_status="fitted", v_min_range=None), 1e11, limits, 1000.0)
+    assert known.v_min_rel == (0.7, 0.7) and known.clock_mhz == pytest.approx((500.0, 700.0))
+    assert known.lups_per_joule[0] == known.lups_per_joule[1] == pytest.approx(_by_hand_optimum(0.7, grid)[2])
+
+
+def test_voltage_floor_fitted_only_without_a_tie():
+    """Costs 3, 2, 1, 2 at floors 0, 0.5, 0.7, 0.95: 0.7 alone fits best, fitted. Costs 1, 1, 1, 2:
+    floors 0-0.7 tie (runs all above 0.7 of the reference clock), assumed over the plausible floors
+    cut to the tie: 0.6-0.7. All four tied: the plausible 0.6-0.9."""
+    from warpspeed.power.calibrate import voltage_floor
+
+    floors = (0.0, 0.5, 0.7, 0.95)
+    assert voltage_floor(floors, (3, 2, 1, 2), 0.7) == {"v_min_rel": 0.7, "v_min_status": "fitted"}
+    assert voltage_floor(floors, (1, 1, 1, 2), 0.0)["v_min_range"] == [0.6, 0.7]
+    assert voltage_floor(floors, (1, 1, 1, 1), 0.0) == {"v_min_rel": 0.0, "v_min_status": "assumed",
+                                                         "v_min_range": [0.6, 0.9]}
+
+
+def test_family_voltage_floor_fields():
+    """The A100 family's floor is assumed (its runs are all at 1410 MHz), the L40's fitted; an
+    assumed floor without a valid range is a one-line error."""
+    from warpspeed.power.params import params_from
+
+    a100 = power_params(load_device("A100-SXM4-40GB"))
+    assert a100.v_min_status == "assumed" and a100.v_min_bounds == (0.6, 0.9)
+    l40 = power_params(load_device("L40"))
+    assert l40.v_min_status == "fitted" and l40.v_min_bounds == (0.875, 0.875)
+    device = load_device("A100-SXM4-40GB")
+    family = {"dynamic": {"fp32_lane_j": 1e-12, "dram_sector_j": 1e-9, "l2_sector_j": 1e-9, "l1_sector_j": 1e-10},
+              "static": {"first_lane_w": 1, "add_lane_w": 0.1, "idle_sm_w": 0.1, "constant_w": 30, "reference_sms": 108},
+              "clock": {"v_min_rel": 0, "v_min_status": "assumed", "v_min_range": [0.9, 0.6]}}
+    with pytest.raises(PowerParameterError, match="v_min_range"):
+        params_from(device, device.tables["power"], family, "t")
+    family["clock"] = {"v_min_rel": 0, "v_min_status": "guessed"}
+    with pytest.raises(PowerParameterError, match="v_min_status must be one of"):
+        params_from(device, device.tables["power"], family, "t")
+
+
+# --- Hopper from published facts -----------------------------------------------------------------
+
+#: By hand from the sources in hopper-gh100.toml: TSMC N5 family against N7, ~30 % less power at
+#: iso-speed; HBM3 core 1.1 V against HBM2e 1.2 V; transistors per SM of the full dies, GH100 80e9 /
+#: 144 and GA100 54.2e9 / 128; board limits 700 W (H100 SXM, H200), 350 W (H100 PCIe), 400 W (A100).
+PROCESS = 0.70
+HBM3 = (1.1 / 1.2) ** 2          # 0.840278
+PER_SM = (80 / 144) / (54.2 / 128)  # 1.312013
+
+
+def test_hopper_family_is_ga100_by_published_facts():
+    """Every constant of hopper-gh100 equals the rule applied to the ampere-ga100 file: core, L1, L2
+    x 0.70; DRAM x 0.840278; static of 132 SMs = GA100's per SM x 1.312013 x 132; idle per SM x
+    1.312013; constant 33.947 W / 400 W x 700 W = 59.41 W; the H100 PCIe (HBM2e, 350 W) keeps GA100's
+    DRAM sector energy and 29.70 W."""
+    from warpspeed.power.params import load_family
+
+    ga, gh = load_family("ampere-ga100"), load_family("hopper-gh100")
+    assert PER_SM == pytest.approx(1.312013, abs=1e-6) and HBM3 == pytest.approx(0.840278, abs=1e-6)
+    for key in ("fp32_lane_j", "l2_sector_j", "l1_sector_j"):
+        assert gh["dynamic"][key] == pytest.approx(ga["dynamic"][key] * PROCESS, rel=1e-9)
+    assert gh["dynamic"]["dram_sector_j"] == pytest.approx(ga["dynamic"]["dram_sector_j"] * HBM3, rel=1e-9)
+    for key in ("first_lane_w", "add_lane_w"):
+        assert gh["static"][key] == pytest.approx(ga["static"][key] / 108 * PER_SM * 132, rel=1e-9)
+    assert gh["static"]["idle_sm_w"] == pytest.approx(ga["static"]["idle_sm_w"] * PER_SM, rel=1e-9)
+    assert gh["static"]["constant_w"] == pytest.approx(ga["static"]["constant_w"] / 400 * 700, rel=1e-9)
+    assert gh["static"]["constant_w"] == pytest.approx(59.41, abs=0.01)
+    assert gh["clock"]["v_min_status"] == "assumed"
+    pcie = power_params(load_device("H100-PCIe-80GB"))
+    assert pcie.dram_sector_j == pytest.approx(ga["dynamic"]["dram_sector_j"], rel=1e-9)
+    assert pcie.constant_w == pytest.approx(ga["static"]["constant_w"] / 400 * 350, rel=1e-6)
+    assert power_params(load_device("H200")).dram_sector_j == pytest.approx(gh["dynamic"]["dram_sector_j"])
+
+
+def test_transfer_rules_by_hand():
+    """Source: 2 pJ lane, 2 nJ DRAM, 1 nJ L2, 0.2 nJ L1, static 10 + 0.5/lane W for 100 SMs, idle
+    0.2 W, constant 40 W of a 400 W board, 50e9 transistors / 100 SMs. Target: process 0.5, memory
+    1.5, 90e9 / 120 SMs (1.5 x per SM), 110 SMs, 600 W: 1 pJ, 3 nJ, 0.5 nJ, 0.1 nJ; static x 1.5 x
+    1.1 = 16.5 + 0.825/lane W; idle 0.3 W; constant 60 W."""
+    from warpspeed.power.transfer import ChipFacts, transfer_family
+
+    source = {"dynamic": {"fp32_lane_j": 2e-12, "dram_sector_j": 2e-9, "l2_sector_j": 1e-9, "l1_sector_j": 0.2e-9},
+              "static": {"first_lane_w": 10.0, "add_lane_w": 0.5, "idle_sm_w": 0.2, "constant_w": 40.0,
+                         "reference_sms": 100}}
+    f = transfer_family(source, ChipFacts("s", 50.0, 100, 100, 400.0),
+                        ChipFacts("t", 90.0, 120, 110, 600.0, process_energy=0.5, dram_energy=1.5))
+    assert f["dynamic"] == pytest.approx({"fp32_lane_j": 1e-12, "dram_sector_j": 3e-9, "l2_sector_j": 0.5e-9,
+                                          "l1_sector_j": 0.1e-9})
+    st = f["static"]
+    assert (st["first_lane_w"], st["add_lane_w"], st["idle_sm_w"], st["constant_w"]) == pytest.approx((16.5, 0.825, 0.3, 60.0))
+    assert st["reference_sms"] == 110 and f["clock"]["v_min_status"] == "assumed"
+
+
+def _h200_gpu_roofline(its: int, clock_mhz: float | None = None):
+    from warpspeed.models import estimate_energy
+    from warpspeed.power.benchmark import roofline_benchmark
+    from warpspeed.predict import predict
+
+    p = predict(roofline_benchmark(its), load_device("H200"), (256, 1, 1))
+    return p, estimate_energy(p, clock_mhz=clock_mhz)
+
+
+def test_benchmark_keeps_one_loop_trip_in_flight():
+    """gpu-roofline's loop (gpu-benches gpu-roofline/main.cu) loads a and b of two rows per trip: 4
+    floats, 16 B per thread in flight; per update (one trip, two element pairs) 16 B of DRAM, 0.5
+    sectors; 2 subtractions, 2 additions and 2 its FMAs: 4 + 4 its flops."""
+    p, _ = _h200_gpu_roofline(0)
+    assert p.dram_bandwidth.bytes_per_thread == pytest.approx(16.0)
+    assert activity(p.trace()).dram_sectors == pytest.approx(16 / 32)
+    from warpspeed.power.benchmark import roofline_benchmark
+
+    assert roofline_benchmark(10).flops.flops == 4 + 4 * 10
+
+
+@pytest.mark.parametrize("its", [0, 512])
+def test_h200_memory_and_fp_bound_below_the_board_limit(its):
+    """Memory-bound (0 FMAs) and FP-bound (512 FMAs) on the H200 at its 1980 MHz: under its 700 W
+    board limit, so not throttled, and running at the clock asked for."""
+    _, e = _h200_gpu_roofline(its)
+    assert not e.details["throttled"] and e.watts < 700.0 and e.clock_mhz == pytest.approx(1980.0)
+
+
+def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
+    """At 1500 MHz the memory-bound run keeps its DRAM-bound rate and saves, with s = 1500 / 1980,
+    (core + L1 + L2) (1 - s^2) + (static + idle SMs) (1 - s) of the 1980 MHz power (DRAM and
+    constant stay).
+    96 FMAs at a forced 2600 MHz would exceed 700 W: throttled to the clock where it draws 700 W;
+    at 1980 MHz it is not throttled."""
+    _, full = _h200_gpu_roofline(0)
+    _, low = _h200_gpu_roofline(0, 1500.0)
+    c, s = full.details["components_w"], 1500.0 / 1980.0
+    dynamic = sum(v for k, v in c.items() if k not in ("dram", "static", "idle_sm", "constant"))
+    assert low.lups_per_s == pytest.approx(full.lups_per_s) and low.clock_mhz == pytest.approx(1500.0)
+    floor = c["static"] + c["idle_sm"]
+    assert low.watts == pytest.approx(full.watts - dynamic * (1 - s * s) - floor * (1 - s), rel=1e-9)
+    _, fast = _h200_gpu_roofline(96, 2600.0)
+    assert fast.details["throttled"] and fast.watts == pytest.approx(700.0, rel=1e-6) and fast.clock_mhz < 2600.0
+    assert not _h200_gpu_roofline(96)[1].details["throttled"]
+
+
+def test_validate_has_the_transfer_row():
+    """`warpspeed validate` compares the L40 with the family transferred from the A100's by the
+    Hopper rules, labelled not fitted, on the runs at 0.9 of the L40's 2490 MHz or above."""
+    from warpspeed.validation.public_power import transfer_dataset
+
+    d = transfer_dataset()
+    assert "not fitted" in d.name and d.points
+    assert all(float(p.label.split(", ")[1].split()[0]) >= 0.9 * 2490 for p in d.points)
+
+
+def test_dvfs_json_with_a_fitted_floor():
+    """The L40's floor is fitted (0.875): `dvfs --json` reports one floor, status fitted, and the
+    table's rows at that floor."""
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    result = CliRunner().invoke(main, ["dvfs", "--kernel", "star3d-r4", "--domain", "320,256,256", "--device", "L40",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.output)
+    opt = d["optimum"]
+    assert opt["v_min_status"] == "fitted" and opt["v_min_rel"] == [0.875, 0.875] and len(opt["per_floor"]) == 1
+    assert opt["lups_per_joule"][0] == opt["lups_per_joule"][1] and d["points_v_min_rel"] == 0.875

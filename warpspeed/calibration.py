@@ -123,7 +123,9 @@ def _power(device: Device) -> Component | None:
     own = status == "calibrated" and source == device.name
     if status == "calibrated":
         return Component("power energies", source, f"family {name}", own)
-    return Component("power energies", f"{status} rules", f"family {name}, reference {source}", False)
+    if status == "transferred":  # warpspeed.power.transfer: published facts applied to a calibrated family
+        return Component("power energies", "a calibrated family by published facts", f"family {name}", False)
+    return Component("power energies", f"{status} values of {source}", f"family {name}", False)
 
 
 def _launch(device: Device) -> Component | None:

@@ -70,7 +70,7 @@ def model_option(f):
                              "the SMs). Against public measurements (docs/accuracy.md) the roofline and the "
                              "pipeline model are within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
                              "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch "
-                             "cost); the interval model is within 16-32 % there, 5-28 % elsewhere, too slow "
+                             "cost); the interval model is within 16-32 % there, 5-24 % elsewhere, too slow "
                              "at low occupancy. `warpspeed compare` shows all three side by side.")(f)
 
 

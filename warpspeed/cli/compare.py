@@ -17,7 +17,7 @@ MODELS_HELP = (
     "Time models to compare, comma-separated, at least two of roofline, interval, pipeline (default: all "
     "three). On public measurements (docs/accuracy.md) the roofline and the pipeline model are within "
     "2-16 % MAPE on streaming, gpu-roofline and FluidX3D D3Q19 kernels but 38-168 % high on launch-bound "
-    "small kernels (they have no launch cost); the interval model is within 16-32 % there, and 5-28 % "
+    "small kernels (they have no launch cost); the interval model is within 16-32 % there, and 5-24 % "
     "elsewhere, low at low occupancy."
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +11,9 @@ from warpspeed.cli.common import dtype_option, kernel_options, model_option, par
 from warpspeed.cli.common import setup_kernel_and_device
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+
+if TYPE_CHECKING:
+    from warpspeed.power.dvfs import Optimum
 
 
 @click.command("power-fit")
@@ -58,7 +62,7 @@ def dvfs(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
     prediction = Predictor(resolved.kernel, device).predict(_triple(block, "--block"), folding)
     result = sweep(prediction, estimate_time(model, prediction))
-    best = result.best
+    opt = result.optimum
     if plot_path:
         from warpspeed.plots import save_figure
 
@@ -66,20 +70,33 @@ def dvfs(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
         save_figure(sweep_figure({label: result}, f"{prediction.kernel} on {device.name} ({model})"), plot_path)
     if as_json:
         click.echo(json.dumps({"kernel": prediction.kernel, "device": device.name, "model": model,
-                               "best_clock_mhz": best.clock_mhz,
+                               "optimum": opt.as_dict(), "points_v_min_rel": result.v_min_rel,
                                "points": [{"requested_mhz": asked, "clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s,
                                            "watts": p.watts, "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}
                                           for p, asked in zip(result.points, result.requested_mhz)]}, indent=2))
         return
     console = make_console()
+    low, high = opt.clock_mhz
     rows = [[f"{p.clock_mhz:.0f}", f"{p.lups_per_s / 1e9:.2f}", f"{p.watts:.0f}", f"{p.lups_per_joule / 1e6:.1f}",
              f"{1e12 / p.lups_per_joule:.0f}",
-             ("best " if p is best else "") + (f"throttled from {asked:.0f}" if p.throttled else "")]
+             ("optimal range " if low <= p.clock_mhz <= high else "")
+             + (f"throttled from {asked:.0f}" if p.throttled else "")]
             for p, asked in zip(result.points, result.requested_mhz)]
     table, _ = fitted_table(console, DVFS_COLUMNS, rows)
-    print_fitted(console, table, f"{prediction.kernel} on {device.name}: clock sweep ({model} model)",
-                 [f"most lattice updates per joule at {best.clock_mhz:.0f} MHz: {best.lups_per_joule / 1e6:.1f} Mlup/J, "
-                  f"{best.lups_per_s / 1e9:.2f} Glup/s, {best.watts:.0f} W"])
+    print_fitted(console, table, f"{prediction.kernel} on {device.name}: clock sweep ({model} model, voltage floor "
+                                 f"{result.v_min_rel:g})", optimum_lines(opt))
+
+
+def optimum_lines(opt: "Optimum") -> list[str]:
+    """The optimum as text: a range over the voltage floors, or one clock where the floor is known."""
+    (f_lo, f_hi), (e_lo, e_hi), (v_lo, v_hi) = opt.clock_mhz, opt.lups_per_joule, opt.v_min_rel
+    if opt.v_min_status == "assumed":
+        return [f"most lattice updates per joule between {f_lo:.0f} and {f_hi:.0f} MHz, {e_lo / 1e6:.1f}-"
+                f"{e_hi / 1e6:.1f} Mlup/J, over voltage floors {v_lo:.2f}-{v_hi:.2f} of the reference voltage "
+                "(assumed: the public measurements do not determine the floor)"]
+    where = f"at {f_lo:.0f} MHz" if f_lo == f_hi else f"from {f_lo:.0f} to {f_hi:.0f} MHz (equal)"
+    return [f"most lattice updates per joule {where}: {e_hi / 1e6:.1f} Mlup/J (voltage floor {v_lo:.3g}, "
+            f"{opt.v_min_status})"]
 
 
 COMMANDS = (power_fit, dvfs)

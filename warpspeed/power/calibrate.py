@@ -36,7 +36,14 @@ from scipy.optimize import lsq_linear
 from warpspeed.errors import WarpspeedError
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
 from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
-from warpspeed.power.params import BASE_CATEGORY, CATEGORY_FAMILY, category_ratios, core_ratios, load_family
+from warpspeed.power.params import (
+    BASE_CATEGORY,
+    CATEGORY_FAMILY,
+    PLAUSIBLE_V_MIN,
+    category_ratios,
+    core_ratios,
+    load_family,
+)
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -73,6 +80,9 @@ RIDGE_WEIGHT = 0.01
 #: Voltage floors tried (supply voltage relative to the reference clock's): 0 (voltage follows the
 #: clock all the way) and 0.50 ... 1.00 in steps of 0.025.
 V_MIN_CANDIDATES = (0.0, *np.round(np.arange(0.5, 1.0001, 0.025), 3))
+#: Relative cost difference below which two voltage floors fit the runs equally well (a tie: runs
+#: whose clocks all lie above both floors cannot tell them apart).
+V_MIN_TIE = 1e-9
 #: Columns a measurement CSV must have.
 REQUIRED_COLUMNS = ("its", "clock_mhz", "watts")
 
@@ -189,13 +199,15 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     rest by least squares for each)."""
     watts = np.array([r.watts for r in runs])
     predicted = _predicted(device, (r.its for r in runs))
-    best = None
+    best, costs = None, []
     for v_min in V_MIN_CANDIDATES:
         a = design(device, runs, v_min, predicted=predicted)
         solution = _solve(a, watts)
+        costs.append(solution.cost)
         if best is None or solution.cost < best[2].cost - 1e-12:
             best = (v_min, a, solution)
     v_min, a, solution = best
+    clock = voltage_floor(V_MIN_CANDIDATES, costs, v_min)
     e_fp32, e_dram, static, constant = (float(x) for x in solution.x)
     errors = tuple(float(e) for e in (a @ solution.x - watts) / watts)
     volta = volta_anchors()
@@ -208,7 +220,7 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
                    "add_lane_w": static * volta.add_lane_w / volta.static_32_w,
                    "idle_sm_w": volta.idle_sm_w * static / volta.static_32_w * volta.sms / device.sms,
                    "constant_w": constant, "reference_sms": device.sms},
-        "clock": {"v_min_rel": v_min},
+        "clock": clock,
         "provenance": {"status": "calibrated", "device": device.name, "data": source, "runs": len(runs),
                        "method": "bounded linear least squares of relative errors (scipy.optimize.lsq_linear); "
                                  f"fp32_lane_j, dram_sector_j and the floor ({BASE_CATEGORY} static at 32 lanes plus constant) "
@@ -218,6 +230,20 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
                        "sector_bytes": SECTOR_BYTES},
     }
     return FitResult(family, errors, tuple(runs))
+
+
+def voltage_floor(candidates: Sequence[float], costs: Sequence[float], chosen: float) -> dict:
+    """The ``[clock]`` table of a fit: ``fitted`` when ``chosen`` alone has the least cost; on a tie
+    (:data:`V_MIN_TIE`) the floor is ``assumed``, its range the plausible floors
+    (:data:`~warpspeed.power.params.PLAUSIBLE_V_MIN`) cut to the tied candidates' span where that
+    leaves a range."""
+    least = min(costs)
+    tied = [v for v, c in zip(candidates, costs) if c <= least * (1 + V_MIN_TIE) + 1e-15]
+    if len(tied) == 1:
+        return {"v_min_rel": float(chosen), "v_min_status": "fitted"}
+    low, high = max(PLAUSIBLE_V_MIN[0], min(tied)), min(PLAUSIBLE_V_MIN[1], max(tied))
+    span = [low, high] if low <= high else list(PLAUSIBLE_V_MIN)
+    return {"v_min_rel": float(chosen), "v_min_status": "assumed", "v_min_range": [float(v) for v in span]}
 
 
 def write_family(result: FitResult, path: str | Path, name: str) -> Path:

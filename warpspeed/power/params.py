@@ -2,7 +2,8 @@
 
 A device file's ``[power]`` table names the family file (``family``), the board power limit and
 the reference clock at which the family's energies hold; it may set the board's constant power
-(``constant_w``) where the family's does not fit the board. A family file
+(``constant_w``) and DRAM sector energy (``dram_sector_j``) where the family's do not fit the
+board (another board limit, another memory technology). A family file
 (``warpspeed/power/families/<family>.toml``) holds, each with its provenance:
 
 - ``[dynamic]``: ``fp32_lane_j``, the energy of one lane of an FP32 fused multiply-add, which
@@ -19,9 +20,14 @@ the reference clock at which the family's energies hold; it may set the board's 
 - ``[clock]``: ``v_min_rel``, the lowest supply voltage relative to the reference (voltage
   follows the clock down to it), or ``vf_table``, a measured voltage-frequency table of
   ``[MHz, voltage relative to the reference]`` pairs in increasing clock order, which replaces
-  the rule;
+  the rule; ``v_min_status``: ``fitted`` (the runs determine the floor), ``given`` (a published
+  value or table) or ``assumed`` (the runs do not determine it: ``v_min_rel`` is only the value
+  the fit kept on a tie); an assumed floor has ``v_min_range = [low, high]``, the plausible
+  floors (:data:`PLAUSIBLE_V_MIN`), over which clock optima are reported as ranges
+  (:mod:`warpspeed.power.dvfs`);
 - ``[provenance]``: where the numbers come from (``status``: artifact, derived, calibrated,
-  scaled-prior) and, for calibrated files, the data and the fit's errors.
+  scaled-prior, transferred: :mod:`warpspeed.power.transfer`) and, for calibrated files, the data
+  and the fit's errors.
 """
 
 from __future__ import annotations
@@ -54,6 +60,16 @@ STATIC_MODELS = ("linear", "half_warp")
 #: The category the families' ``[static]`` first/add lane values are given for.
 BASE_CATEGORY = "int_fp"
 #: Static categories of AccelWattch (its artifact's names, see the ``volta-gv100`` family).
+#: How a family's voltage floor is known (see the module docstring).
+V_MIN_STATUSES = ("fitted", "given", "assumed")
+#: Plausible voltage floors relative to the reference clock's voltage when no measurement fixes
+#: the floor. Low end: NVIDIA boards at their lowest clock (210-300 MHz) run at 0.62-0.67 of their
+#: highest load voltage (W. Zaitsev (W1zzard), TechPowerUp reviews, "Clock Profiles" tables:
+#: Zotac GeForce RTX 3060 Ti Twin Edge, 2020: 0.668 V idle against 1.081 V load; Zotac GeForce
+#: GTX 1660 Ti, 2019: 0.656 V against 1.050 V; NVIDIA GeForce RTX 2060 Founders Edition, 2019:
+#: 0.718 V against 1.068 V), rounded down to 0.60; high end 0.90: assumed (the same tables show
+#: loaded boards at 0.81 of their highest voltage at the bottom of their boost range).
+PLAUSIBLE_V_MIN = (0.60, 0.90)
 STATIC_CATEGORIES = ("int_add", "int_mul", "int", "int_fp", "int_fp_dp", "int_fp_sfu", "int_fp_tex",
                      "int_fp_tensor", "light", "geomean")
 
@@ -87,6 +103,14 @@ class PowerParams:
     v_min_rel: float
     provenance: Mapping[str, Any]
     vf_table: tuple[tuple[float, float], ...] = ()
+    v_min_status: str = "given"
+    v_min_range: tuple[float, float] | None = None
+
+    @property
+    def v_min_bounds(self) -> tuple[float, float]:
+        """The voltage floors to report clock optima over: ``v_min_range`` where the floor is
+        assumed, else ``v_min_rel`` alone."""
+        return self.v_min_range if self.v_min_range is not None else (self.v_min_rel, self.v_min_rel)
 
 
 def _number(table: Mapping, key: str, where: str, positive: bool = False) -> float:
@@ -146,6 +170,8 @@ def params_from(device: "Device", table: Mapping, family: Mapping, family_name: 
     scale = device.sms / fixed["reference_sms"]  # chip-wide static of this device's SMs
     first, add = fixed["first_lane_w"] * scale, fixed["add_lane_w"] * scale
     constant = _number(table, "constant_w", dev_where) if "constant_w" in table else fixed["constant_w"]
+    if "dram_sector_j" in table:
+        energies["dram_sector_j"] = _number(table, "dram_sector_j", dev_where)
     return PowerParams(
         device=device.name, family=family_name, sms=device.sms,
         reference_clock_mhz=_number(table, "reference_clock_mhz", dev_where, True),
@@ -156,7 +182,27 @@ def params_from(device: "Device", table: Mapping, family: Mapping, family_name: 
         static_w={c: (first * rf, add * ra) for c, (rf, ra) in category_ratios().items()}, static_model=model,
         idle_sm_w=fixed["idle_sm_w"], constant_w=constant,
         v_min_rel=_number(clock, "v_min_rel", where), provenance=dict(family.get("provenance", {})),
-        vf_table=_vf_table(clock.get("vf_table", ()), where))
+        vf_table=_vf_table(clock.get("vf_table", ()), where), **_v_min_fields(clock, where))
+
+
+def _v_min_fields(clock: Mapping, where: str) -> dict:
+    """``v_min_status`` and ``v_min_range`` of a ``[clock]`` table (a one-line error if invalid)."""
+    status = clock.get("v_min_status", "given")
+    if status not in V_MIN_STATUSES:
+        raise PowerParameterError(f"{where}: [clock] v_min_status must be one of {', '.join(V_MIN_STATUSES)}, "
+                                  f"got {status!r}")
+    rows = clock.get("v_min_range")
+    if status != "assumed":
+        if rows is not None:
+            raise PowerParameterError(f"{where}: [clock] v_min_range is only for v_min_status = \"assumed\"")
+        return {"v_min_status": status, "v_min_range": None}
+    ok = (isinstance(rows, list) and len(rows) == 2
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1 for v in rows)
+          and rows[0] <= rows[1])
+    if not ok:
+        raise PowerParameterError(f"{where}: an assumed voltage floor needs [clock] v_min_range = [low, high] with "
+                                  f"0 < low <= high <= 1, got {rows!r}")
+    return {"v_min_status": status, "v_min_range": (float(rows[0]), float(rows[1]))}
 
 
 def _vf_table(rows: Any, where: str) -> tuple[tuple[float, float], ...]:

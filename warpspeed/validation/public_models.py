@@ -10,7 +10,8 @@ gpu-stream (``fits/data/public/gpu-stream/<part>.csv``, NVIDIA parts)
     resident per SM as the benchmark forces with shared-memory padding. GB/s = 16 B x lups/s.
 gpu-roofline (``fits/data/public/gpu-roofline/<part>.csv``)
     :func:`warpspeed.power.benchmark.roofline_benchmark` with ``its`` FMAs, blocks of 256
-    threads; measured GFLOP/s = lups/s x (2 + 2 its) flops; one point per ``its`` (the median
+    threads; measured GFLOP/s = lups/s x the description's flops per update (two element pairs,
+    ``4 + 4 its`` flops); one point per ``its`` (the median
     over the node's GPUs), on the representative subset :data:`ROOFLINE_ITS` (the pipeline
     model's simulation grows with the loop length).
 gpu-small-kernels (``fits/data/public/gpu-small-kernels/<part>.csv``)
@@ -100,8 +101,8 @@ MEGA, GIGA = 1e6, 1e9
 #: worst -35.7 %, H200 at 32 threads). The bounds leave a quarter to a third of headroom.
 #: gpu-roofline: the roofline and pipeline model over-predict the FP-bound tail of the A40 and
 #: L40 (GA102 and AD102 share half their FP32 lanes with integer work; the runs also clock below
-#: the device files' clocks under load): 6.9-16.1 %, worst +68.8 % (A40, 256 FMAs); the interval
-#: model is low at the DRAM-to-FP bend (9.6-28.4 %, worst -45.4 %, A100 at 56 FMAs).
+#: the device files' clocks under load): 6.7-16.0 %, worst +68.8 % (A40, 256 FMAs); the interval
+#: model is low at the DRAM-to-FP bend (7.1-21.4 %, worst -39.2 %, A100 at 56 FMAs).
 #: gpu-small-kernels: the roofline and the pipeline model have no launch cost and predict a
 #: DRAM or L2 rate for launches that take microseconds (roofline 60-168 %, pipeline 38-118 %,
 #: worst +407 %); the interval model's launch cost was fitted to the A100, H200 and L40 rows of
@@ -225,7 +226,7 @@ def roofline_datasets() -> list[DatasetAccuracy]:
         measured = _median_by(rows, "its", "gflop_s")
         device = load_device(device_name)
         cases = [Case(f"{its} FMAs", kernels[its], device, (ROOFLINE_BLOCK_THREADS, 1, 1), measured[its],
-                      (2 + 2 * its) / GIGA) for its in ROOFLINE_ITS]
+                      kernels[its].flops.flops / GIGA) for its in ROOFLINE_ITS]
         out += _datasets("roofline", "gpu-roofline", "GFLOP/s", [(device_name, cases)], [source_of(header)],
                          f"{len(cases)} loop lengths, median over the node's GPUs")
     return _by_model(out)

@@ -139,5 +139,23 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
          _sentence("{} on FluidX3D's D3Q19 rates;", _range(d, _in("Time models", "roofline:", "FluidX3D"))),
          _sentence("it has no launch cost, hence {} on small kernels.",
                    _range(d, _in("Time models", "roofline:", "gpu-small-kernels")))])
+    lines += _section(
+        "Power model (AccelWattch-style)",
+        "board power limits and idle figures (datasheets), transistors and SMs per chip "
+        "(whitepapers), the process's energy at iso-speed (TSMC's published N5 against N7) and the "
+        "memory technology's supply voltages (JEDEC), which build a family without measurements from "
+        "a calibrated one (`warpspeed/power/transfer.py`).",
+        "per family, the FP32 lane and DRAM sector energies and the static floor, on that family's "
+        "gpu-roofline runs (A100, A40, L40); the voltage floor is fitted only where the runs span "
+        "clocks (the L40), else assumed in a plausible range, so the energy-optimal clock is reported "
+        "as a range (`warpspeed dvfs`). The Hopper family is built by the rules, not fitted.",
+        [_sentence("A device of a calibrated family (the L40S from the L40, the A100 80 GB from the 40 GB) "
+                   "should expect about the in-sample error, {}, plus its board's difference.",
+                   _range(d, lambda ds: ds.group == "Power" and "transfer" not in ds.name)),
+         _sentence("A family built by the rules from another one, as the Hopper family is, should expect "
+                   "the transfer row's error: {} when the rules build the L40 from the A100",
+                   _range(d, _in("Power", "transfer"))),
+         _sentence("(worst run {}), an under-prediction that grows with the FMA count, at clocks "
+                   "far above the source chip's.", _worst(d, _in("Power", "transfer")))])
     lines.append("")
     return "\n".join(lines)
