@@ -74,6 +74,12 @@ def model_option(f):
                              "at low occupancy. `warpspeed compare` shows all three side by side.")(f)
 
 
+def curves_option(f):
+    """``--curves FILE``: capacity curves instead of the device family's."""
+    return click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
+                        help="Capacity-curve file (fits/*.toml) instead of the device family's.")(f)
+
+
 def clock_option(f):
     """``--clock-mhz``: the SM clock for the power model (default: the device's)."""
     return click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,

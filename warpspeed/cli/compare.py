@@ -7,7 +7,7 @@ import math
 
 import click
 
-from warpspeed.cli.common import dtype_option, kernel_options, rank_space
+from warpspeed.cli.common import curves_option, dtype_option, kernel_options, rank_space
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe
@@ -101,8 +101,7 @@ def _document(comparison) -> dict:
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
               help="Write one figure of every model's rate per configuration, sorted by the roofline "
                    "(format from the suffix: png, pdf, svg, ...).")
-@click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
-              help="Capacity-curve file (fits/*.toml) instead of the device family's.")
+@curves_option
 def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None,
             models_text: str, top: int, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None,
             curves_path: str | None) -> None:

@@ -6,8 +6,10 @@ import json
 
 import click
 
+from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
     clock_option,
+    curves_option,
     dtype_option,
     model_option,
     kernel_options,
@@ -15,7 +17,6 @@ from warpspeed.cli.common import (
     registers_text,
     setup_kernel_and_device,
 )
-from warpspeed.calibration import calibration
 from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.cli.paths import OutputFile
 from warpspeed.errors import LaunchError
@@ -48,8 +49,7 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
               help="Wave-level address space: N-D index tuples (fast) or 1-D byte addresses (exact "
                    "about row wrap-around and alignment, slower).")
-@click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
-              help="Capacity-curve file (fits/*.toml) instead of the device family's.")
+@curves_option
 @click.option("--classes", is_flag=True,
               help="Average the DRAM volumes over the representative wave classes (as `rank` does) instead "
                    "of over every full wave of the grid.")

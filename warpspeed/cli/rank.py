@@ -9,6 +9,7 @@ import click
 from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
     clock_option,
+    curves_option,
     dtype_option,
     kernel_options,
     model_option,
@@ -59,8 +60,7 @@ RANK_COLUMNS = (
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
               help="Write a bar chart colored by block shape, hatched by limiter "
                    "(format from the suffix: png, pdf, svg, ...).")
-@click.option("--curves", "curves_path", type=click.Path(dir_okay=False), default=None,
-              help="Capacity-curve file (fits/*.toml) instead of the device family's.")
+@curves_option
 @model_option
 @click.option("--exact-waves", is_flag=True,
               help="Average the DRAM volumes over every full wave of the grid (exact, slower) instead of "

@@ -25,8 +25,10 @@ and the data path's 64 B per clock are documented (module :mod:`warpspeed.memory
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from warpspeed.errors import FitError
-from warpspeed.hardware.device import load_device
+from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
@@ -76,15 +78,21 @@ def _plateau_point(part: str) -> tuple[PointError, str]:
     return point, source_of(step.source)
 
 
-def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
-    """Bytes per cycle and SM of each NVIDIA part's gpu-cache L1 plateau against the model."""
+def _plateau_points(select: Callable[[Device], bool]) -> tuple[list[PointError], list[tuple[str, str]]]:
+    """The plateau point and source of every gpu-cache part whose device ``select`` accepts."""
     points, sources = [], []
     for part in public_parts("gpu-cache"):
-        if load_device(device_of_part(part)).vendor != "nvidia":
+        if not select(load_device(device_of_part(part))):
             continue
         point, source = _plateau_point(part)
         points.append(point)
         sources.append(source)
+    return points, sources
+
+
+def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
+    """Bytes per cycle and SM of each NVIDIA part's gpu-cache L1 plateau against the model."""
+    points, sources = _plateau_points(lambda device: device.vendor == "nvidia")
     return (_dataset("L1 bandwidth", "NVIDIA L1 load bandwidth per SM and cycle", "B/cycle", points, sources,
                      "L1 plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal L1, divided by "
                      "SMs x clock of the device file; model: one contiguous load per thread",
@@ -94,13 +102,7 @@ def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
 def cdna_l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
     """Bytes per cycle and CU of each CDNA part's gpu-cache vector L1 plateau (16 B loads)
     against the vL1D stages (:class:`~warpspeed.memory.l1.VectorL1Stages`)."""
-    points, sources = [], []
-    for part in public_parts("gpu-cache"):
-        if vector_l1_stages_for(load_device(device_of_part(part))) is None:
-            continue
-        point, source = _plateau_point(part)
-        points.append(point)
-        sources.append(source)
+    points, sources = _plateau_points(lambda device: vector_l1_stages_for(device) is not None)
     return (_dataset("L1 bandwidth", "CDNA vector L1 load bandwidth per CU and cycle", "B/cycle", points, sources,
                      "vL1D plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal 16 KiB, divided "
                      "by CUs x peak clock of the device file; model: one contiguous 16 B load per thread, 4 lanes "
