@@ -90,6 +90,15 @@ def test_a_device_file_outside_the_catalog_says_its_figures_are_unchecked(tmp_pa
     assert "my-a100 borrows DRAM and L2 figures from the device file" in cal.line()
 
 
+def test_an_unknown_power_family_is_named_not_raised(tmp_path):
+    # rank does not use the power model by default: the line must not fail where it would not
+    text = _device_text("A100-SXM4-40GB").replace('family = "ampere-ga100"', 'family = "no-such-family"', 1)
+    path = tmp_path / "a100-other-power.toml"
+    path.write_text(text)
+    power = _component(calibration(load_device(str(path))), "power")
+    assert (power.source, power.own) == ("an unknown family", False) and "no-such-family" in power.family
+
+
 def test_predict_and_rank_print_the_line_and_json_carries_it():
     runner = CliRunner()
     out = runner.invoke(main, ["predict", "--kernel", "star3d-r1", "--domain", "64,64,64", "--device", "H200"])

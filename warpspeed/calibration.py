@@ -112,13 +112,16 @@ def _capacity(device: Device, curves: "CapacityCurves | None") -> Component:
 
 
 def _power(device: Device) -> Component | None:
-    from warpspeed.power.params import load_family
+    from warpspeed.power.params import PowerParameterError, load_family
 
     table = device.tables.get("power")
     if not isinstance(table, dict) or "family" not in table:
         return None
-    name = table["family"]
-    prov = load_family(name).get("provenance", {})
+    name = str(table["family"])
+    try:
+        prov = load_family(name).get("provenance", {})
+    except PowerParameterError:  # the power model reports the unknown family when it is used
+        return Component("power energies", "an unknown family", f"family {name}", False)
     source, status = str(prov.get("device", "")), str(prov.get("status", ""))
     own = status == "calibrated" and source == device.name
     if status == "calibrated":
