@@ -40,6 +40,7 @@ from warpspeed.power.params import (
     BASE_CATEGORY,
     CATEGORY_FAMILY,
     PLAUSIBLE_V_MIN,
+    assumed_floor,
     category_ratios,
     core_ratios,
     load_family,
@@ -236,14 +237,16 @@ def voltage_floor(candidates: Sequence[float], costs: Sequence[float], chosen: f
     """The ``[clock]`` table of a fit: ``fitted`` when ``chosen`` alone has the least cost; on a tie
     (:data:`V_MIN_TIE`) the floor is ``assumed``, its range the plausible floors
     (:data:`~warpspeed.power.params.PLAUSIBLE_V_MIN`) cut to the tied candidates' span where that
-    leaves a range."""
+    leaves a range, and ``v_min_rel`` -- the floor of point predictions at other clocks -- the
+    middle of that range (:func:`~warpspeed.power.params.assumed_floor`; ``dvfs`` reports the whole
+    range). The tied floors fit the runs equally well, so the fitted energies hold for any of them."""
     least = min(costs)
     tied = [v for v, c in zip(candidates, costs) if c <= least * (1 + V_MIN_TIE) + 1e-15]
     if len(tied) == 1:
         return {"v_min_rel": float(chosen), "v_min_status": "fitted"}
     low, high = max(PLAUSIBLE_V_MIN[0], min(tied)), min(PLAUSIBLE_V_MIN[1], max(tied))
     span = [low, high] if low <= high else list(PLAUSIBLE_V_MIN)
-    return {"v_min_rel": float(chosen), "v_min_status": "assumed", "v_min_range": [float(v) for v in span]}
+    return {"v_min_rel": assumed_floor(span), "v_min_status": "assumed", "v_min_range": [float(v) for v in span]}
 
 
 def write_family(result: FitResult, path: str | Path, name: str) -> Path:

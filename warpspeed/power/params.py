@@ -21,8 +21,8 @@ board (another board limit, another memory technology). A family file
   follows the clock down to it), or ``vf_table``, a measured voltage-frequency table of
   ``[MHz, voltage relative to the reference]`` pairs in increasing clock order, which replaces
   the rule; ``v_min_status``: ``fitted`` (the runs determine the floor), ``given`` (a published
-  value or table) or ``assumed`` (the runs do not determine it: ``v_min_rel`` is only the value
-  the fit kept on a tie); an assumed floor has ``v_min_range = [low, high]``, the plausible
+  value or table) or ``assumed`` (the runs do not determine it: ``v_min_rel`` is the middle of
+  the plausible range, :func:`assumed_floor`, the floor of point predictions at other clocks); an assumed floor has ``v_min_range = [low, high]``, the plausible
   floors (:data:`PLAUSIBLE_V_MIN`), over which clock optima are reported as ranges
   (:mod:`warpspeed.power.dvfs`);
 - ``[provenance]``: where the numbers come from (``status``: artifact, derived, calibrated,
@@ -70,6 +70,14 @@ V_MIN_STATUSES = ("fitted", "given", "assumed")
 #: 0.718 V against 1.068 V), rounded down to 0.60; high end 0.90: assumed (the same tables show
 #: loaded boards at 0.81 of their highest voltage at the bottom of their boost range).
 PLAUSIBLE_V_MIN = (0.60, 0.90)
+
+
+def assumed_floor(span=PLAUSIBLE_V_MIN) -> float:
+    """The voltage floor a point prediction uses where no measurement fixes it: the middle of the
+    plausible ``span`` (relative to the reference voltage), so that a single number never lies
+    outside the range the optimum is reported over."""
+    low, high = span
+    return round((float(low) + float(high)) / 2, 6)
 STATIC_CATEGORIES = ("int_add", "int_mul", "int", "int_fp", "int_fp_dp", "int_fp_sfu", "int_fp_tex",
                      "int_fp_tensor", "light", "geomean")
 

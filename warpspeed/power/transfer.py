@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from warpspeed.power.params import PLAUSIBLE_V_MIN
+from warpspeed.power.params import PLAUSIBLE_V_MIN, assumed_floor
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def transfer_family(source: Mapping, source_facts: ChipFacts, target: ChipFacts)
                    "add_lane_w": st["add_lane_w"] * chip, "idle_sm_w": st["idle_sm_w"] * per_sm,
                    "constant_w": st["constant_w"] / source_facts.board_limit_w * target.board_limit_w,
                    "reference_sms": target.sms},
-        "clock": {"v_min_rel": 0.0, "v_min_status": "assumed", "v_min_range": list(PLAUSIBLE_V_MIN)},
+        "clock": {"v_min_rel": assumed_floor(), "v_min_status": "assumed", "v_min_range": list(PLAUSIBLE_V_MIN)},
         "provenance": {"status": "transferred", "device": target.name,
                        "method": f"public-facts rules from {source_facts.name} (warpspeed.power.transfer)"},
     }
