@@ -86,6 +86,7 @@ block's lattice updates: L1 cycles per lup.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,16 +165,24 @@ def _pipeline_number(device: Device, key: str) -> float | None:
     return table_number(table, key, f"device {device.name!r} [{PIPELINE_TABLE}]", DeviceError, positive=True)
 
 
+def _named_family(device: Device, allowed: Collection[str], default: str | None) -> str | None:
+    """The first-level family the device file names (``[l1_pipeline] family``), else ``default``;
+    :class:`DeviceError` for a named family not in ``allowed``."""
+    table = device.tables.get(PIPELINE_TABLE, {})
+    family = table.get(FAMILY_KEY, default) if isinstance(table, dict) else None
+    if family is None and default is None:
+        return None
+    if not isinstance(family, str) or family not in allowed:
+        raise DeviceError(f"device {device.name!r} [{PIPELINE_TABLE}]: {FAMILY_KEY} {family!r} unknown; "
+                          f"allowed: {', '.join(allowed)}")
+    return family
+
+
 def nvidia_family(device: Device) -> str:
     """The NVIDIA first-level family the device file names (``[l1_pipeline] family``), else
     :data:`DEFAULT_NVIDIA_FAMILY`; :class:`DeviceError` for a family not in
     :data:`NVIDIA_L1_FAMILIES`."""
-    table = device.tables.get(PIPELINE_TABLE, {})
-    family = table.get(FAMILY_KEY, DEFAULT_NVIDIA_FAMILY) if isinstance(table, dict) else None
-    if not isinstance(family, str) or family not in NVIDIA_L1_FAMILIES:
-        raise DeviceError(f"device {device.name!r} [{PIPELINE_TABLE}]: {FAMILY_KEY} {family!r} unknown; "
-                          f"allowed: {', '.join(NVIDIA_L1_FAMILIES)}")
-    return family
+    return _named_family(device, NVIDIA_L1_FAMILIES, DEFAULT_NVIDIA_FAMILY)
 
 
 def tag_stage_for(device: Device) -> TagStage | None:
@@ -267,14 +276,7 @@ class VectorL1Stages:
 def amd_family(device: Device) -> str | None:
     """The AMD first-level family the device file names (``[l1_pipeline] family``), ``None``
     without one; :class:`DeviceError` for a family not in :data:`AMD_L1_FAMILIES`."""
-    table = device.tables.get(PIPELINE_TABLE, {})
-    family = table.get(FAMILY_KEY) if isinstance(table, dict) else None
-    if family is None:
-        return None
-    if family not in AMD_L1_FAMILIES:
-        raise DeviceError(f"device {device.name!r} [{PIPELINE_TABLE}]: {FAMILY_KEY} {family!r} unknown; "
-                          f"allowed: {', '.join(AMD_L1_FAMILIES)}")
-    return family
+    return _named_family(device, AMD_L1_FAMILIES, None)
 
 
 def vector_l1_stages_for(device: Device) -> VectorL1Stages | None:
