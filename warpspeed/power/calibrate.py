@@ -139,6 +139,14 @@ def read_runs(path: str | Path) -> list[Run]:
     return runs
 
 
+def measured_lups_per_s(run: Run) -> float:
+    """The run's measured rate in updates of the benchmark description per second: its GFLOP/s
+    over the description's flops per update (:mod:`warpspeed.power.benchmark`)."""
+    if run.gflop_s is None:
+        raise WarpspeedError(f"run with its = {run.its} has no gflop_s: its measured rate is unknown")
+    return run.gflop_s * 1e9 / roofline_benchmark(run.its).flops.flops
+
+
 def _constant_share() -> float:
     volta = volta_anchors()
     return volta.constant_w / (volta.constant_w + volta.static_32_w)
@@ -173,7 +181,7 @@ def design(device: "Device", runs: Sequence[Run], v_min_rel: float = 0.0, measur
     for run in runs:
         act, rate, limits = cache[run.its]
         if measured_rate and run.gflop_s is not None:
-            r = run.gflop_s * 1e9 / roofline_benchmark(run.its).flops.flops
+            r = measured_lups_per_s(run)
         else:
             r = rate_at_clock(rate, limits, run.clock_mhz, device.clock_mhz)
         s = voltage_ratio(run.clock_mhz, device.clock_mhz, v_min_rel)

@@ -21,8 +21,7 @@ import numpy as np
 
 from warpspeed.hardware.device import load_device
 from warpspeed.power import power_params
-from warpspeed.power.benchmark import roofline_benchmark
-from warpspeed.power.calibrate import WARP_LANES, _predicted, design, read_runs
+from warpspeed.power.calibrate import WARP_LANES, _predicted, design, measured_lups_per_s, read_runs
 from warpspeed.power.model import power_at
 from warpspeed.power.params import BASE_CATEGORY, PLAUSIBLE_V_MIN, load_family, params_from
 from warpspeed.power.transfer import ChipFacts, transfer_family
@@ -79,9 +78,8 @@ def transfer_dataset() -> DatasetAccuracy:
         if r.clock_mhz < PLAUSIBLE_V_MIN[1] * params.reference_clock_mhz:
             continue
         act = predicted[r.its][0]
-        rate = r.gflop_s * 1e9 / roofline_benchmark(r.its).flops.flops
         points.append(PointError(f"{r.its} FMAs, {r.clock_mhz:.0f} MHz, run {i}",
-                                 power_at(act, params, rate, r.clock_mhz).watts, r.watts))
+                                 power_at(act, params, measured_lups_per_s(r), r.clock_mhz).watts, r.watts))
     return _dataset("Power", f"board power, {device_name} (transfer from ampere-ga100, not fitted)", "W", points,
                     [source_of(text.splitlines()[0])],
                     "the runs at 0.9 of the reference clock or above, at their measured clock and rate; family "
