@@ -37,12 +37,14 @@ import numpy as np
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device, load_device
+from warpspeed.interval.launch_fit import measured_rows, source_line
 from warpspeed.kernel.builtin import lbm_pull
 from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, load, store
 from warpspeed.models import TIME_MODELS, estimate_time
 from warpspeed.perf.public_data import read_public_csv
 from warpspeed.power.benchmark import BLOCK_THREADS as ROOFLINE_BLOCK_THREADS
 from warpspeed.power.benchmark import roofline_benchmark
+from warpspeed.power.calibrate import read_runs
 from warpspeed.predict import Predictor
 from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, source_of
 
@@ -200,13 +202,6 @@ def stream_datasets() -> list[DatasetAccuracy]:
     return _by_model(out)
 
 
-def _median_by(rows: list[dict[str, str]], key: str, value: str) -> dict[int, float]:
-    groups: dict[int, list[float]] = {}
-    for row in rows:
-        groups.setdefault(int(row[key]), []).append(float(row[value]))
-    return {k: float(np.median(v)) for k, v in groups.items()}
-
-
 def _rows(path) -> tuple[str, list[dict[str, str]]]:
     lines = path.read_text().splitlines()
     header = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
@@ -222,12 +217,16 @@ def roofline_datasets() -> list[DatasetAccuracy]:
     out: list[DatasetAccuracy] = []
     kernels = {its: roofline_benchmark(its) for its in ROOFLINE_ITS}
     for part, device_name in ROOFLINE_PARTS:
-        header, rows = _rows(_public("gpu-roofline", f"{part}.csv"))
-        measured = _median_by(rows, "its", "gflop_s")
+        path = _public("gpu-roofline", f"{part}.csv")
+        by_its: dict[int, list[float]] = {}
+        for run in read_runs(path):
+            by_its.setdefault(run.its, []).append(run.gflop_s)
+        measured = {its: float(np.median(v)) for its, v in by_its.items()}
         device = load_device(device_name)
         cases = [Case(f"{its} FMAs", kernels[its], device, (ROOFLINE_BLOCK_THREADS, 1, 1), measured[its],
                       kernels[its].flops.flops / GIGA) for its in ROOFLINE_ITS]
-        out += _datasets("roofline", "gpu-roofline", "GFLOP/s", [(device_name, cases)], [source_of(header)],
+        out += _datasets("roofline", "gpu-roofline", "GFLOP/s", [(device_name, cases)],
+                         [source_of(path.read_text().splitlines()[0])],
                          f"{len(cases)} loop lengths, median over the node's GPUs")
     return _by_model(out)
 
@@ -236,18 +235,14 @@ def small_kernel_datasets() -> list[DatasetAccuracy]:
     """Every :data:`SMALL_KERNEL_ROW_STEP`-th row of each gpu-small-kernels file, blocks of 32+ threads."""
     out: list[DatasetAccuracy] = []
     for part, device_name in SMALL_KERNEL_PARTS:
-        header, rows = _rows(_public("gpu-small-kernels", f"{part}.csv"))
-        threads = [int(v) for v in header.split("block_threads:", 1)[1].split()[0].split(",")]
+        rows = measured_rows(part)
+        kept = set(list(dict.fromkeys(r.elements for r in rows))[::SMALL_KERNEL_ROW_STEP])
         device = load_device(device_name)
-        cases = []
-        for row in rows[::SMALL_KERNEL_ROW_STEP]:
-            n = int(row["elements"])
-            kernel = _scale_kernel(n)
-            columns = [k for k in row if k.startswith("gb_s")]
-            cases += [Case(f"{n} elements, {b} threads", kernel, device, (b, 1, 1), float(row[c]),
-                           SCALE_BYTES / GIGA)
-                      for c, b in zip(columns, threads) if b >= MIN_BLOCK_THREADS and row[c]]
-        out += _datasets("small", "gpu-small-kernels", "GB/s", [(device_name, cases)], [source_of(header)],
+        kernels = {n: _scale_kernel(n) for n in sorted(kept)}
+        cases = [Case(f"{r.elements} elements, {r.block_threads} threads", kernels[r.elements], device,
+                      (r.block_threads, 1, 1), r.volume / r.seconds / GIGA, SCALE_BYTES / GIGA)
+                 for r in rows if r.elements in kept and r.block_threads >= MIN_BLOCK_THREADS]
+        out += _datasets("small", "gpu-small-kernels", "GB/s", [(device_name, cases)], [source_of(source_line(part))],
                          f"every {SMALL_KERNEL_ROW_STEP}th element count, blocks of {MIN_BLOCK_THREADS} "
                          f"threads and more")
     return _by_model(out)
