@@ -59,7 +59,6 @@ STATIC_KEYS = ("first_lane_w", "add_lane_w", "idle_sm_w", "constant_w", "referen
 STATIC_MODELS = ("linear", "half_warp")
 #: The category the families' ``[static]`` first/add lane values are given for.
 BASE_CATEGORY = "int_fp"
-#: Static categories of AccelWattch (its artifact's names, see the ``volta-gv100`` family).
 #: How a family's voltage floor is known (see the module docstring).
 V_MIN_STATUSES = ("fitted", "given", "assumed")
 #: Plausible voltage floors relative to the reference clock's voltage when no measurement fixes
@@ -78,6 +77,9 @@ def assumed_floor(span=PLAUSIBLE_V_MIN) -> float:
     outside the range the optimum is reported over."""
     low, high = span
     return round((float(low) + float(high)) / 2, 6)
+
+
+#: Static categories of AccelWattch (its artifact's names, see the ``volta-gv100`` family).
 STATIC_CATEGORIES = ("int_add", "int_mul", "int", "int_fp", "int_fp_dp", "int_fp_sfu", "int_fp_tex",
                      "int_fp_tensor", "light", "geomean")
 
