@@ -1,0 +1,44 @@
+"""The paper's four-limiter roofline keeps its rankings: the 168 configurations of the default
+workload (25-point star stencil, 640x512x512, double) on an A100, an H200 and an MI210.
+
+The reference files in ``tests/data/rankings/`` are the output of ``warpspeed rank --model roofline
+--device <name> --json --top 0`` at commit c7179dc, before any restructuring or speed work; every
+later change to the code must reproduce them (order, limiters, volumes and rates to 1e-9).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from warpspeed.cli.main import main
+
+REFERENCE_DIR = Path(__file__).parent / "data" / "rankings"
+DEVICES = ("A100-SXM4-40GB", "H200", "MI210")
+#: Relative tolerance on rates and volumes (summation order may change; the model may not).
+REL = 1e-9
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return a == pytest.approx(b, rel=REL)
+    return a == b
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_roofline_ranking_is_unchanged(device):
+    reference = json.loads((REFERENCE_DIR / f"{device}.json").read_text())
+    result = CliRunner().invoke(main, ["rank", "--model", "roofline", "--device", device, "--json", "--top", "0"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["rows"]
+    assert len(rows) == len(reference["rows"])
+    for got, want in zip(rows, reference["rows"]):
+        picked = {k: got.get(k) for k in want}
+        assert _close(picked, want), (want["block"], want["fold"])
