@@ -32,12 +32,17 @@ if TYPE_CHECKING:
     from warpspeed.predict import Prediction
 
 #: The time models, in the order the CLI lists them.
-TIME_MODELS: tuple[str, ...] = ("roofline", "interval", "pipeline")
+TIME_MODELS: tuple[str, ...] = ("overlap", "roofline", "interval", "pipeline")
+#: The time model of ``predict``, ``rank`` and ``compare`` when none is named, and of
+#: :class:`warpspeed.rank.Scoring`: the one closest to the measurements of a real GPU
+#: (``docs/accuracy.md``, "Real GPU").
+DEFAULT_TIME_MODEL = "overlap"
 #: The ranking objectives.
 OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
 
 #: Where each model beyond the roofline lives: module and function ``estimate(prediction, **options)``.
 _PROVIDERS: dict[str, tuple[str, str]] = {
+    "overlap": ("warpspeed.overlap", "estimate"),
     "interval": ("warpspeed.interval", "estimate"),
     "pipeline": ("warpspeed.pipeline", "estimate"),
 }

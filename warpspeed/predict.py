@@ -73,6 +73,10 @@ class Prediction:
     device_spec: Device = field(repr=False, compare=False)
     #: Traffic and limit of every cache level, from the SIMDs outwards (:mod:`warpspeed.memory.levels`).
     levels: tuple[LevelTraffic, ...] = ()
+    #: The compiled kernel and the capacity curves the prediction used (what the overlap model
+    #: re-evaluates at the block level).
+    compiled: CompiledKernel | None = field(default=None, repr=False, compare=False)
+    curves: CapacityCurves | None = field(default=None, repr=False, compare=False)
 
     @property
     def clock_ghz(self) -> float:
@@ -286,7 +290,8 @@ class Predictor:
         return Prediction(kernel=kernel.name, device=device.name, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          kernel_spec=kernel, device_spec=device, levels=levels)
+                          kernel_spec=kernel, device_spec=device, levels=levels, compiled=self.compiled,
+                          curves=curves)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:

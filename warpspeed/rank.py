@@ -16,13 +16,13 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from warpspeed.hardware.device import Device
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.capacity import CapacityCurves
-from warpspeed.models import estimate_energy, estimate_time, require_model, require_objective
+from warpspeed.models import DEFAULT_TIME_MODEL, estimate_energy, estimate_time, require_model, require_objective
 from warpspeed.predict import Prediction, Predictor
 from warpspeed.launch.space import Config, configuration_space
 
@@ -72,7 +72,7 @@ class RankRow:
     error: str | None = None
     #: The time model ``lups_per_s`` comes from, and what dominates its time (for the roofline
     #: the limiter; for the interval model the largest CPI-stack entry).
-    model: str = "roofline"
+    model: str = DEFAULT_TIME_MODEL
     explanation: str = ""
     #: Board power (W) and lattice updates per joule (NaN unless ranked by energy or EDP).
     watts: float = math.nan
@@ -134,7 +134,7 @@ class Scoring:
     (MHz; None: the device's) and ``exact_waves``: DRAM volumes averaged over every full wave
     instead of the representative wave classes (:class:`warpspeed.predict.Predictor`)."""
 
-    model: str = "roofline"
+    model: str = DEFAULT_TIME_MODEL
     objective: str = "time"
     clock_mhz: float | None = None
     exact_waves: bool = False
@@ -144,11 +144,14 @@ class Scoring:
         require_objective(self.objective)
 
 
-#: The default: the roofline, ranked by lattice updates per second.
-ROOFLINE_TIME = Scoring()
+#: The roofline, ranked by lattice updates per second (its rows need no further model).
+ROOFLINE_TIME = Scoring("roofline")
+#: The default: the default time model (:data:`warpspeed.models.DEFAULT_TIME_MODEL`), ranked by
+#: lattice updates per second.
+DEFAULT_SCORING = Scoring()
 
 
-def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring = ROOFLINE_TIME) -> RankRow:
+def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring = DEFAULT_SCORING) -> RankRow:
     """The ranking row of one predicted configuration under ``scoring`` (time model, objective);
     raises :class:`WarpspeedError` when the model cannot estimate it."""
     row = prediction.rank_row(config)
@@ -156,12 +159,28 @@ def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring 
         return row
     time = estimate_time(scoring.model, prediction)
     if scoring.model != "roofline":
-        row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation)
+        row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation,
+                      **_own_figures(time.details))
     if scoring.objective != "time":
         energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz)
         row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
                       lups_per_joule=energy.lups_per_joule)
     return row
+
+
+#: The rank-row fields a time model may report itself (in its estimate's ``details``) because it
+#: computes them differently from the roofline: its limits per component (lups/s) and volumes.
+OWN_FIGURES = ("limits", "l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
+               "dram_load_bytes_per_lup", "dram_store_bytes_per_lup")
+
+
+def _own_figures(details: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`OWN_FIGURES` a model's ``details`` give, with the limiter of its limits."""
+    own = {k: details[k] for k in OWN_FIGURES if k in details}
+    if "limits" in own:
+        own["limits"] = dict(own["limits"])
+        own["limiter"] = details.get("limiter") or min(own["limits"], key=own["limits"].get)
+    return own
 
 
 def predict_scored(predictor: "Predictor", config: Config, scorings: Sequence[Scoring]) -> tuple[RankRow, ...]:
@@ -179,12 +198,12 @@ def predict_scored(predictor: "Predictor", config: Config, scorings: Sequence[Sc
     return tuple(rows)
 
 
-def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = ROOFLINE_TIME) -> RankRow:
+def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = DEFAULT_SCORING) -> RankRow:
     return predict_scored(predictor, config, (scoring,))[0]
 
 
 def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
-                  curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> list[RankRow]:
+                  curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING) -> list[RankRow]:
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
     predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
     return [_predict_one(predictor, c, scoring) for c in configs]
@@ -198,7 +217,7 @@ def _chunks(items: Sequence[Config], parts: int) -> list[list[Config]]:
 def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                     executor: Executor | None | str = "auto",
                     progress: Callable[[int], None] | None = None,
-                    curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> list[RankRow]:
+                    curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING) -> list[RankRow]:
     """Predict ``configs`` in input order.
 
     ``executor``: ``None`` runs serially in this process; an Executor runs chunks on it;
@@ -235,7 +254,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
 def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None,
          executor: Executor | None | str = "auto",
          progress: Callable[[int], None] | None = None,
-         curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> Ranking:
+         curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING) -> Ranking:
     """Predict and sort ``configs`` best first (default: the 1024-thread space the kernel's
     domain can use, :func:`warpspeed.launch.space.configuration_space`); ``curves``: capacity
     curves instead of the device family's; ``scoring``: time model and objective."""
@@ -274,7 +293,7 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
                   blocks: Callable[[Kernel], Sequence[tuple[int, int, int]]],
                   executor: Executor | None | str = "auto",
                   progress: Callable[[int], None] | None = None,
-                  curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> Ranking:
+                  curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING) -> Ranking:
     """Rank every folding with its own kernel (code generators compile one kernel per folding).
 
     ``kernels`` maps each folding to its kernel; ``blocks(kernel)`` gives the candidate blocks

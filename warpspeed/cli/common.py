@@ -61,17 +61,22 @@ def registers_text(registers: int, source: str) -> str:
 
 
 def model_option(f):
-    """``--model roofline|interval|pipeline``: the time model (default: the roofline)."""
-    from warpspeed.models import TIME_MODELS
+    """``--model overlap|roofline|interval|pipeline``: the time model (default:
+    :data:`warpspeed.models.DEFAULT_TIME_MODEL`)."""
+    from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS
 
-    return click.option("--model", type=click.Choice(list(TIME_MODELS)), default="roofline", show_default=True,
-                        help="Time model: the four-limiter roofline, the AMALI interval model (a CPI stack "
-                             "of stall reasons) or the pipeline model (an instruction graph simulated on "
-                             "the SMs). Against public measurements (docs/accuracy.md) the roofline and the "
-                             "pipeline model are within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
-                             "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch "
-                             "cost); the interval model is within 16-32 % there, 5-24 % elsewhere, too slow "
-                             "at low occupancy. `warpspeed compare` shows all three side by side.")(f)
+    return click.option("--model", type=click.Choice(list(TIME_MODELS)), default=DEFAULT_TIME_MODEL, show_default=True,
+                        help="Time model: the overlap model (the roofline's volumes with L1 miss wavefronts, the "
+                             "L1 miss stage's request rate, the unhidden latency at the end of each wave of "
+                             "blocks, and imperfect overlap of L1 and DRAM), the paper's four-limiter roofline, "
+                             "the AMALI interval model (a CPI stack of stall reasons) or the pipeline model (an "
+                             "instruction graph simulated on the SMs). On the 160 configurations of the 25-point "
+                             "stencil timed on an H200 (docs/accuracy.md, real GPU) the overlap model is within "
+                             "6 % MAPE, the roofline 37 % (1.33x too fast). Against public microbenchmarks the "
+                             "roofline and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline "
+                             "and FluidX3D D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no "
+                             "launch cost); the interval model is within 16-32 % there, 5-24 % elsewhere. "
+                             "`warpspeed compare` shows them side by side.")(f)
 
 
 def curves_option(f):

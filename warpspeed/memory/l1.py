@@ -364,6 +364,37 @@ def _pad_last(values: np.ndarray, multiple: int) -> np.ndarray:
     return np.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, pad)])
 
 
+def lane_group_size(device: Device, element_bytes: int) -> int:
+    """Lanes of one warp instruction that the data pipe serves together (one *lane group*): as
+    many as its bytes per cycle hold, at most a warp (a full warp for 4-byte elements, half
+    warps for 8-byte ones on 128 B per cycle)."""
+    return max(1, min(device.warp_size, data_bytes_per_cycle(device, element_bytes) // element_bytes))
+
+
+def lane_group_wavefronts(addr: np.ndarray, lanes: np.ndarray, element_bytes: int, device: Device) -> np.ndarray:
+    """Data-pipe wavefronts of every lane group of every warp instruction (the bank rule of the
+    module docstring).
+
+    Args:
+        addr: int64 byte addresses ``(rows, warp_size)``, one warp instruction per row.
+        lanes: bool, same shape: lanes that access memory.
+
+    Returns:
+        int64 array ``(rows, groups)``, groups of :func:`lane_group_size` lanes in lane order.
+    """
+    warp, bank = device.warp_size, device.l1_bank_bytes
+    group = lane_group_size(device, element_bytes)
+    words_per_elem = max(1, -(-element_bytes // bank))
+    words = (addr // bank)[..., None] + np.arange(words_per_elem)
+    wvalid = np.repeat(lanes[..., None], words_per_elem, axis=2)
+    groups = -(-warp // group)
+    words = _pad_last(words.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
+    wvalid = _pad_last(wvalid.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
+    data = group_wavefronts(words.reshape(-1, group * words_per_elem),
+                            wvalid.reshape(-1, group * words_per_elem), device)
+    return data.reshape(addr.shape[0], groups)
+
+
 def warp_instruction_costs(addr: np.ndarray, lanes: np.ndarray, element_bytes: int,
                            device: Device) -> tuple[np.ndarray, np.ndarray]:
     """Data-pipe and tag-stage wavefronts of every warp instruction.
@@ -387,17 +418,7 @@ def warp_instruction_costs(addr: np.ndarray, lanes: np.ndarray, element_bytes: i
     if vl1d is not None:
         address, tag, data = vl1d.cycles(a, v, element_bytes)
         return np.maximum(address, data).reshape(n, -1), tag.reshape(n, -1)
-    bank = device.l1_bank_bytes
-    group = max(1, min(warp, data_bytes_per_cycle(device, element_bytes) // element_bytes))
-    words_per_elem = max(1, -(-element_bytes // bank))
-    words = (a // bank)[..., None] + np.arange(words_per_elem)
-    wvalid = np.repeat(v[..., None], words_per_elem, axis=2)
-    groups = -(-warp // group)
-    words = _pad_last(words.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
-    wvalid = _pad_last(wvalid.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
-    data = group_wavefronts(words.reshape(-1, group * words_per_elem),
-                            wvalid.reshape(-1, group * words_per_elem), device)
-    data = data.reshape(n, -1, groups).sum(axis=2).astype(float)
+    data = lane_group_wavefronts(a, v, element_bytes, device).sum(axis=1).reshape(n, -1).astype(float)
     stage = tag_stage_for(device)
     if stage is None:
         return data, np.zeros_like(data)

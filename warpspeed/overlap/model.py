@@ -1,0 +1,176 @@
+"""The overlap model: the volumes of the four-limiter roofline, with the limits combined the way
+a real GPU overlaps them.
+
+The roofline of Ernst et al. (JPDC 2023) takes the minimum of four limits, which assumes that the
+FP units, the L1, the L2 and DRAM all work in parallel without getting in each other's way. Timed
+on an NVIDIA H200 (the paper's 168 configurations of the 25-point star stencil), the kernels the
+roofline calls DRAM-bound reach only 1.7-2.2 TB/s of DRAM bandwidth while the L1 is busy 72-86 %
+of the cycles: the roofline is 1.33x too fast at the median. Four mechanisms, each with its
+evidence in the Nsight Compute profiles or the timings, and nothing else:
+
+1. **L1 misses cost data-stage wavefronts** (:mod:`warpspeed.memory.l1_misses`): one more
+   wavefront per missing cache line. Counter per lup, measured / this model: 2.27 / 2.41,
+   2.02 / 2.03, 1.67 / 1.81 (the roofline's bank rule: 1.38, 1.63, 1.38).
+2. **The miss stage sends a limited number of L2 requests per cycle** (one per missing line,
+   :data:`~warpspeed.overlap.params.MISS_REQUESTS_PER_CYCLE` per SM): blocks one thread wide,
+   whose every lane misses in its own line, run at this rate.
+3. **A wave of blocks ends with a latency nobody hides.** The resident blocks of an SM start
+   together and end together; the last loads of a wave wait one memory latency (the
+   pointer-chase DRAM latency, :attr:`~warpspeed.overlap.params.OverlapParams.drain_cycles`)
+   with nothing else to issue. Per lup that is ``drain / (blocks per SM x lups per block)``:
+   the unfolded 32-wide blocks (1024 lups per block) lose 0.36 cycles per lup of ~2.6,
+   the folded ones half of that.
+4. **The first level and DRAM overlap imperfectly**: their times combine as a smooth maximum,
+   ``(t_L1^p + t_DRAM^p)^(1/p)`` (:data:`~warpspeed.overlap.params.OVERLAP_EXPONENT`); among
+   configurations with the same L1 work, those that move more DRAM bytes run slower although
+   DRAM is far from its bandwidth (18 B/lup: 130-134 Glup/s, 22 B/lup: 126).
+
+Time per lup = max(smooth max(t_L1, t_DRAM), t_L2, t_FP) with
+
+* ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
+  an SM) / (SMs x clock)``;
+* ``t_L2 = (L2 -> L1 load + L1 -> L2 store bytes) / L2 bandwidth``, with the L1 capacity misses
+  of the L1 curve at the L1's full capacity (:func:`l1_capacity_oversubscription`);
+* ``t_DRAM = DRAM bytes / the achievable DRAM bandwidth`` of the launch (as the roofline), with
+  the layer conditions evaluated at ``l2_layer_bytes`` where the device file gives it;
+* ``t_FP`` the roofline's FP limit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping
+
+from warpspeed.memory.addresses import block_addresses, block_cells, instruction_lanes
+from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
+from warpspeed.memory.dram import dram_volumes
+from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs
+from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTES, OverlapParams
+
+if TYPE_CHECKING:
+    from warpspeed.predict import Prediction
+
+#: Hertz per gigahertz, bytes/s per GB/s.
+GIGA = 1e9
+#: The components of the time, in report order.
+COMPONENTS = ("l1", "l2", "dram", "fp")
+
+
+def l1_capacity_oversubscription(l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
+    """The L1 capacity-miss curve's oversubscription with the L1 capacity scaled linearly:
+    ``V_alloc,block / (l1_bytes x sqrt(128 KiB / 192 KiB))`` (dimensionless), which equals the
+    curve's own definition ``V_alloc / sqrt(L1 x 128 KiB)`` on the 192 KiB A100 it was fitted
+    on. On the H200's 256 KiB this puts the L2 -> L1 load of the three profiled blocks at
+    +1, +5 and +9 % of the measured (the square-root definition: +10, +7, +13 %)."""
+    return l1_alloc_bytes_per_block / (l1_bytes * math.sqrt(REFERENCE_L1_SCALE_BYTES / REFERENCE_L1_BYTES))
+
+
+@dataclass(frozen=True)
+class OverlapResult:
+    """The overlap model's verdict on one configuration.
+
+    Attributes:
+        lups_per_s: lattice updates per second.
+        seconds_per_lup: the time components (:data:`COMPONENTS`) in seconds per lattice update
+            per device, before they are combined.
+        limiter: the largest component; ``l1`` is split into ``l1`` (data stage) and
+            ``l1_requests`` (the miss stage's request rate) by which of the two is larger.
+        l1: the first level's costs with misses.
+        l1_cycles_per_lup: first-level cycles per lup and SM: the larger of the wavefronts and the
+            requests at the miss stage's rate.
+        drain_cycles_per_lup: the unhidden wave-end latency per lup and SM (cycles).
+        l2_load_bytes_per_lup, l2_store_bytes_per_lup, dram_load_bytes_per_lup,
+        dram_store_bytes_per_lup: the volumes the times were computed with (bytes per lup).
+        overlap_exponent: p of the smooth maximum of t_L1 and t_DRAM.
+    """
+
+    lups_per_s: float
+    seconds_per_lup: Mapping[str, float]
+    limiter: str
+    l1: L1MissCosts
+    l1_cycles_per_lup: float
+    drain_cycles_per_lup: float
+    l2_load_bytes_per_lup: float
+    l2_store_bytes_per_lup: float
+    dram_load_bytes_per_lup: float
+    dram_store_bytes_per_lup: float
+    overlap_exponent: float
+
+    @property
+    def limits(self) -> dict[str, float]:
+        """Each component alone as a rate (lups/s; infinite for a component without work), in the
+        roofline's limiter names."""
+        return {k: 1.0 / v if v > 0 else math.inf for k, v in self.seconds_per_lup.items()}
+
+    def as_dict(self) -> dict:
+        """JSON-ready details (``predict --json``'s ``overlap``)."""
+        return {
+            "lups_per_s": self.lups_per_s,
+            "limiter": self.limiter,
+            "limits": self.limits,
+            "seconds_per_glup": {k: v * GIGA for k, v in self.seconds_per_lup.items()},
+            "l1_data_wavefronts_per_lup": self.l1.data_wavefronts_per_lup,
+            "l1_requests_per_lup": self.l1.requests_per_lup,
+            "l1_cycles_per_lup": self.l1_cycles_per_lup,
+            "drain_cycles_per_lup": self.drain_cycles_per_lup,
+            "l1_capacity_miss_rate": self.l1.capacity_miss_rate,
+            "l2_load_bytes_per_lup": self.l2_load_bytes_per_lup,
+            "l2_store_bytes_per_lup": self.l2_store_bytes_per_lup,
+            "dram_load_bytes_per_lup": self.dram_load_bytes_per_lup,
+            "dram_store_bytes_per_lup": self.dram_store_bytes_per_lup,
+            "overlap_exponent": self.overlap_exponent,
+        }
+
+
+def smooth_max(a: float, b: float, p: float) -> float:
+    """``(a^p + b^p)^(1/p)`` for non-negative ``a``, ``b`` (computed scaled, so no overflow)."""
+    top = max(a, b)
+    if top <= 0 or math.isinf(top):
+        return top
+    return top * ((a / top) ** p + (b / top) ** p) ** (1.0 / p)
+
+
+def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
+    """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
+    device, info, fp = prediction.device_spec, prediction.launch, prediction.footprint
+    compiled, curves = prediction.compiled, prediction.curves
+    miss_rate = float(curves.l1_load.miss_rate(
+        l1_capacity_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)))
+    cells = block_cells(info.launch)
+    costs = l1_miss_costs(compiled, cells, device, block_addresses(compiled, cells),
+                          instruction_lanes(compiled, cells), miss_rate)
+
+    l2_per_field = {name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, miss_rate)
+                    for name, f in fp.per_field.items()}
+    stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
+    if device.vendor == "nvidia":
+        scale = params.l2_layer_bytes / device.l2_effective_bytes if params.l2_layer_bytes else 1.0
+        dram = dram_volumes(prediction.wave, l2_per_field, stores, device, curves, capacity_scale=scale)
+        dram_load, dram_store = dram.load_bytes_per_lup, dram.store_bytes_per_lup
+    else:  # AMD: the roofline's levels (shader-array L2 requests, memory-side caches)
+        dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
+    l2_load = sum(l2_per_field.values())
+
+    occ = info.occupancy
+    lups_per_wave = occ.blocks_per_sm * info.launch.threads_per_block * info.launch.cells_per_thread
+    drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
+    requests = costs.requests_per_lup / params.miss_requests_per_cycle
+    l1_cycles = max(costs.cycles_per_lup, requests)
+    sm_hz = device.sms * device.clock_ghz * GIGA
+    fp_rate = prediction.roofline.fp_lups_per_s
+    t = {
+        "l1": (l1_cycles + drain) / sm_hz,
+        "l2": (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2_bandwidth_gb_s * GIGA),
+        "dram": (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
+        "fp": 1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
+    }
+    seconds = max(smooth_max(t["l1"], t["dram"], params.overlap_exponent), t["l2"], t["fp"])
+    limiter = max(COMPONENTS, key=lambda k: t[k])
+    if limiter == "l1" and requests > costs.cycles_per_lup:
+        limiter = "l1_requests"
+    return OverlapResult(
+        lups_per_s=1.0 / seconds if seconds > 0 else math.inf, seconds_per_lup=t, limiter=limiter, l1=costs,
+        l1_cycles_per_lup=l1_cycles, drain_cycles_per_lup=drain, l2_load_bytes_per_lup=l2_load,
+        l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup, dram_load_bytes_per_lup=dram_load,
+        dram_store_bytes_per_lup=dram_store, overlap_exponent=params.overlap_exponent)

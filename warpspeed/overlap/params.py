@@ -1,0 +1,113 @@
+"""Constants of the overlap model, with what each was taken or fitted from.
+
+A device file may override any of them in an ``[overlap]`` table; every other NVIDIA device takes
+the defaults below. Documented constants come from vendor documentation or published
+microbenchmarks; fitted ones say what they were fitted on (all on one data set: the 168 launch
+configurations of the 25-point star stencil, 640x512x512, double, timed on an NVIDIA H200 and
+profiled with Nsight Compute, ``fits/data/H200/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from warpspeed.errors import DeviceError
+from warpspeed.files.toml import table_number
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+
+#: The device-file table of the model's constants.
+TABLE = "overlap"
+
+#: Exponent p of the smooth maximum that combines the first level's time and the DRAM time,
+#: ``(t_L1^p + t_DRAM^p)^(1/p)``. p -> infinity is the roofline's perfect overlap; p = 1 is no
+#: overlap at all (the non-overlapping transfers of the ECM model). Fitted together with
+#: :data:`MISS_REQUESTS_PER_CYCLE`: least mean absolute percentage error of the rates of the 160
+#: timed H200 configurations (``fits/data/H200/``; 3.46 and 0.619, rounded), with the drain fixed
+#: at the documented DRAM latency. Between 3 and 4 the error changes by less than 0.3 points.
+OVERLAP_EXPONENT = 3.5
+
+#: L1 -> L2 line requests the L1TEX miss stage sends per cycle and SM. Fitted with
+#: :data:`OVERLAP_EXPONENT` on the same timings; the blocks one thread wide in x, whose every lane
+#: misses in a line of its own, bind it: they run at 0.50-0.55 counted requests per cycle and SM
+#: whatever their shape and folding. The fitted rate also absorbs the error of the L1
+#: capacity-miss curve on such blocks (a block-level LRU simulation of the L1 counts up to twice as
+#: many misses there and puts the rate near one request per cycle). The request path is
+#: documented (Nsight Compute Kernel Profiling Guide, L1TEX miss stage; metric
+#: ``l1tex__m_l1tex2xbar_req``), its rate is not.
+MISS_REQUESTS_PER_CYCLE = 0.62
+
+#: Scale of the L1 capacity in the L1 capacity-miss curve's oversubscription (see
+#: :func:`l1_capacity_oversubscription`): the curve was fitted on an A100 with 192 KiB of L1 at
+#: ``o = V_alloc / sqrt(L1 x 128 KiB)``; scaling the capacity linearly from there,
+#: ``o = V_alloc / (L1 x sqrt(128 KiB / 192 KiB))``, equals that definition on the A100 and
+#: gives a larger L1 its full capacity.
+REFERENCE_L1_BYTES = 192 * 1024
+REFERENCE_L1_SCALE_BYTES = 128 * 1024
+
+
+@dataclass(frozen=True)
+class OverlapParams:
+    """The overlap model's constants for one device (see the module constants for sources).
+
+    Attributes:
+        overlap_exponent: p of the smooth maximum of the first-level and DRAM times.
+        miss_requests_per_cycle: L1 -> L2 line requests per cycle and SM.
+        l2_layer_bytes: the L2 capacity for the layer conditions and DRAM capacity misses
+            (bytes); ``None``: the device's ``l2_effective_bytes``.
+        drain_cycles: cycles of one wave of blocks that no other block overlaps: the memory
+            latency of its last loads (the device's pointer-chase DRAM latency at its clock).
+        fitted: the constants fitted on measurements of the 25-point stencil on the H200
+            (``fits/data/H200/``): the defaults of this module, and what the device file's
+            ``[overlap]`` table gives (its comments say on what).
+    """
+
+    overlap_exponent: float
+    miss_requests_per_cycle: float
+    l2_layer_bytes: float | None
+    drain_cycles: float
+    fitted: tuple[str, ...] = ()
+
+
+def _drain_cycles(device: "Device") -> float:
+    """The pointer-chase DRAM latency of ``device`` in SM cycles (the interval model's memory
+    latencies, :func:`warpspeed.interval.params.memory_latencies`, summed)."""
+    from warpspeed.interval.params import IntervalParameterError, memory_latencies
+
+    try:
+        return float(sum(memory_latencies(device)))
+    except IntervalParameterError as exc:
+        raise DeviceError(f"the overlap model needs the memory latency of {device.name!r}: {exc}") from None
+
+
+#: The keys an ``[overlap]`` table may give.
+KEYS = ("overlap_exponent", "miss_requests_per_cycle", "l2_layer_bytes", "drain_cycles")
+
+
+def overlap_params(device: "Device") -> OverlapParams:
+    """The overlap model's constants of ``device``: its ``[overlap]`` table (:data:`KEYS`) over
+    the defaults; a one-line :class:`DeviceError` for an unknown key or a value that is not a
+    positive number."""
+    table = device.tables.get(TABLE) or {}
+    where = f"device {device.name!r} [{TABLE}]"
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise DeviceError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(KEYS)}")
+
+    def number(key: str) -> float | None:
+        return table_number(table, key, where, DeviceError, positive=True) if key in table else None
+
+    fitted = [name for name, key in (("overlap exponent", "overlap_exponent"),
+                                      ("miss-stage request rate", "miss_requests_per_cycle"))
+              if key not in table]
+    fitted += ["L2 capacity of the layer conditions"] if "l2_layer_bytes" in table else []
+    drain = number("drain_cycles")
+    return OverlapParams(
+        overlap_exponent=number("overlap_exponent") or OVERLAP_EXPONENT,
+        miss_requests_per_cycle=number("miss_requests_per_cycle") or MISS_REQUESTS_PER_CYCLE,
+        l2_layer_bytes=number("l2_layer_bytes"),
+        drain_cycles=drain if drain is not None else _drain_cycles(device),
+        fitted=tuple(fitted),
+    )
