@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel import catalog
+from warpspeed.models import DEFAULT_TIME_MODEL, estimate_time
 from warpspeed.predict import Predictor
 
 DEVICE = "A100-SXM4-40GB"
@@ -120,8 +121,12 @@ def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     assert cli.exit_code == 0, cli.output
     from_cli = json.loads(cli.output)
     assert ranked.registers == kernel.registers == from_cli["registers"]
-    assert ranked.lups_per_s == direct.lups_per_s == study.lups_per_s == from_cli["lups_per_s"]
-    assert ranked.dram_load_bytes_per_lup == direct.rank_row(ranked.config).dram_load_bytes_per_lup
+    # the roofline's figures agree, and the default model's rate (the ranked row's) too
+    assert direct.lups_per_s == study.lups_per_s == from_cli["lups_per_s"]
+    own = estimate_time(DEFAULT_TIME_MODEL, direct)
+    assert ranked.model == DEFAULT_TIME_MODEL
+    assert ranked.lups_per_s == own.lups_per_s == from_cli[DEFAULT_TIME_MODEL]["lups_per_s"]
+    assert ranked.dram_load_bytes_per_lup == own.details["dram_load_bytes_per_lup"]
     # the folded kernel is not the unfolded one: it has its own register count
     unfolded = catalog.resolve(name, domain, device=device)
     folded = catalog.resolve(name, domain, fold=fold, device=device)

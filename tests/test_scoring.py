@@ -43,7 +43,7 @@ def test_other_models_rank_by_their_own_rate():
 
 
 def test_unknown_model_and_objective_are_one_line_errors():
-    with pytest.raises(WarpspeedError, match="unknown model 'queue'; choose one of roofline, interval, pipeline"):
+    with pytest.raises(WarpspeedError, match="unknown model 'queue'; choose one of overlap, roofline, interval, pipeline"):
         Scoring(model="queue")
     with pytest.raises(WarpspeedError, match="unknown objective 'cost'"):
         Scoring(objective="cost")

@@ -66,7 +66,8 @@ def roofline(tmp_path_factory) -> Path:
 def test_columns(full, roofline):
     # Today's columns are unchanged by default; each model inserts its columns before 'error'.
     assert list(_rows(roofline)[0]) == list(COLUMNS) and COLUMNS[-1] == "error"
-    extra = ["interval_lups_per_s", "interval_explanation", "pipeline_lups_per_s", "pipeline_explanation",
+    extra = ["overlap_lups_per_s", "overlap_explanation",
+             "interval_lups_per_s", "interval_explanation", "pipeline_lups_per_s", "pipeline_explanation",
              "energy_watts", "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"]
     assert list(_rows(full)[0]) == list(COLUMNS[:-1]) + extra + ["error"]
     # The roofline columns are the same whichever models are asked for.
@@ -81,9 +82,12 @@ def test_model_columns_are_ranks_figures(full):
     for r in rows:
         config = Config(tuple(int(r[f"block_{d}"]) for d in "xyz"), tuple(int(r[f"fold_{d}"]) for d in "xyz"))
         kernel = catalog.resolve_kernel(r["kernel"], (32, 32, 32), fold=config.fold, device=device)
-        interval, pipeline, energy = (
+        overlap, interval, pipeline, energy = (
             predict_configs(kernel, device, [config], executor=None, scoring=scoring)[0]
-            for scoring in (Scoring(model="interval"), Scoring(model="pipeline"), Scoring(objective="energy")))
+            for scoring in (Scoring(model="overlap"), Scoring(model="interval"), Scoring(model="pipeline"),
+                            Scoring(model="roofline", objective="energy")))
+        assert float(r["overlap_lups_per_s"]) == overlap.lups_per_s
+        assert r["overlap_explanation"] == overlap.explanation
         assert float(r["interval_lups_per_s"]) == interval.lups_per_s
         assert r["interval_explanation"] == interval.explanation
         assert float(r["pipeline_lups_per_s"]) == pipeline.lups_per_s
@@ -106,7 +110,7 @@ def test_model_columns_are_ranks_figures(full):
 def test_error_rows_have_empty_model_columns(full):
     bad = [r for r in _rows(full) if r["kernel"] == "no-such-kernel"]
     assert bad and all("unknown kernel" in r["error"] for r in bad)
-    assert all(r[c] == "" for r in bad for c in study_columns(ALL) if c.startswith(("interval", "pipeline", "energy")))
+    assert all(r[c] == "" for r in bad for c in study_columns(ALL) if c.startswith(("overlap", "interval", "pipeline", "energy")))
 
 
 def test_streaming_copy_pipeline_rate_is_the_dram_limit(tmp_path):
@@ -218,10 +222,10 @@ def test_parquet_with_models(tmp_path, full):
 
 def test_bad_models_and_objective_are_one_line_errors(tmp_path):
     cases = [({"models": ["roofline", "gpu-sim"]}, "unknown model(s) 'gpu-sim' in 'models'; allowed: roofline, "
-                                                   "interval, pipeline, energy"),
+                                                   "overlap, interval, pipeline, energy"),
              ({"models": "interval"}, "'models' must be a non-empty list"),
              ({"models": []}, "'models' must be a non-empty list"),
-             ({"objective": "speed"}, "unknown objective 'speed'; allowed: roofline, interval, pipeline, energy"),
+             ({"objective": "speed"}, "unknown objective 'speed'; allowed: roofline, overlap, interval, pipeline, energy"),
              ({"models": ["interval"], "objective": "energy"},
               "objective 'energy' is not among the study's models (roofline, interval); add it to 'models'")]
     for extra, message in cases:
@@ -247,7 +251,7 @@ def test_cli_prints_the_best_row_by_objective(tmp_path, full):
     toml.write_text('kernels = ["copy", "star3d-r1", "no-such-kernel"]\ndevices = ["A100-SXM4-40GB"]\n'
                     'domains = [[32, 32, 32]]\nthreads = [128]\nfoldings = [[1, 1, 1], [1, 2, 1]]\n'
                     'max_block_z = 1\noutput = "out.csv"\n'
-                    'models = ["roofline", "interval", "pipeline", "energy"]\nobjective = "energy"\n')
+                    'models = ["roofline", "overlap", "interval", "pipeline", "energy"]\nobjective = "energy"\n')
     result = CliRunner().invoke(main, ["study", str(toml)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out.csv").read_text() == full.read_text()

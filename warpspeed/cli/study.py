@@ -96,7 +96,7 @@ def _best_columns(models: Sequence[str]) -> list[tuple[Column, Any]]:
         (Column("domain"), triple("domain")), (Column("block"), triple("block")), (Column("fold"), triple("fold")),
         (Column("roofline\nGlup/s"), rate("lups_per_s")), (Column("limiter", justify="left"), lambda r: r["limiter"]),
     ]
-    for model in ("interval", "pipeline"):
+    for model in ("overlap", "interval", "pipeline"):
         if model in models:
             columns += [(Column(f"{model}\nGlup/s"), rate(f"{model}_lups_per_s")),
                         (Column(f"{model}\nexplanation", justify="left", priority=1, wraps=True),

@@ -155,7 +155,8 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
     occ = info.occupancy
     lups_per_wave = occ.blocks_per_sm * info.launch.threads_per_block * info.launch.cells_per_thread
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
-    requests = costs.requests_per_lup / params.miss_requests_per_cycle
+    # the miss stage's request rate is NVIDIA L1TEX's; AMD's first levels have no such limit here
+    requests = costs.requests_per_lup / params.miss_requests_per_cycle if costs.modelled else 0.0
     l1_cycles = max(costs.cycles_per_lup, requests)
     sm_hz = device.sms * device.clock_ghz * GIGA
     fp_rate = prediction.roofline.fp_lups_per_s

@@ -10,7 +10,7 @@ profiled with Nsight Compute, ``fits/data/H200/``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.toml import table_number
@@ -18,6 +18,8 @@ from warpspeed.files.toml import table_number
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
+#: Seconds per nanosecond; hertz per gigahertz.
+NANO, GIGA = 1e-9, 1e9
 #: The device-file table of the model's constants.
 TABLE = "overlap"
 
@@ -58,7 +60,8 @@ class OverlapParams:
         l2_layer_bytes: the L2 capacity for the layer conditions and DRAM capacity misses
             (bytes); ``None``: the device's ``l2_effective_bytes``.
         drain_cycles: cycles of one wave of blocks that no other block overlaps: the memory
-            latency of its last loads (the device's pointer-chase DRAM latency at its clock).
+            latency of its last loads (the pointer-chase DRAM latency at the device's clock,
+            :func:`_drain_cycles`).
         fitted: the constants fitted on measurements of the 25-point stencil on the H200
             (``fits/data/H200/``): the defaults of this module, and what the device file's
             ``[overlap]`` table gives (its comments say on what).
@@ -71,19 +74,42 @@ class OverlapParams:
     fitted: tuple[str, ...] = ()
 
 
-def _drain_cycles(device: "Device") -> float:
-    """The pointer-chase DRAM latency of ``device`` in SM cycles (the interval model's memory
-    latencies, :func:`warpspeed.interval.params.memory_latencies`, summed)."""
+def _drain_cycles(device: "Device", table: Mapping) -> float:
+    """The DRAM latency of ``device`` in SM cycles (pointer chase, idle; L1 + L2 + DRAM part), from
+    the first that has it:
+
+    1. the interval model's memory latencies (:func:`warpspeed.interval.params.memory_latencies`:
+       the ``[interval]`` table's cycles, the device's own pointer-chase latencies or those of the
+       part its ``latencies_from`` names);
+    2. the pointer-chase latencies of the part the ``[overlap]`` table's ``latencies_from`` names
+       (same architecture family), at this device's clock;
+    3. the architecture's latency table (``warpspeed/hardware/latencies/``)."""
+    from warpspeed.hardware.device import load_device
     from warpspeed.interval.params import IntervalParameterError, memory_latencies
+    from warpspeed.pipeline.latency import LatencyError, level_latencies, load_latencies
 
     try:
         return float(sum(memory_latencies(device)))
-    except IntervalParameterError as exc:
-        raise DeviceError(f"the overlap model needs the memory latency of {device.name!r}: {exc}") from None
+    except IntervalParameterError:
+        pass
+    donor = table.get("latencies_from")
+    if donor is not None:
+        if not isinstance(donor, str):
+            raise DeviceError(f"device {device.name!r} [{TABLE}]: latencies_from must be a device name")
+        source = load_device(donor)
+        if source.dram_latency_ns is None:
+            raise DeviceError(f"device {device.name!r} [{TABLE}]: latencies_from names {donor!r}, "
+                              "which has no pointer-chase DRAM latency (dram_latency_ns)")
+        return source.dram_latency_ns * NANO * device.clock_ghz * GIGA
+    try:
+        return float(sum(level_latencies(load_latencies(device.architecture), device)))
+    except LatencyError as exc:
+        raise DeviceError(f"the overlap model needs the memory latency of {device.name!r}: {exc}; give "
+                          f"[{TABLE}] latencies_from = \"<a measured part of the same family>\"") from None
 
 
 #: The keys an ``[overlap]`` table may give.
-KEYS = ("overlap_exponent", "miss_requests_per_cycle", "l2_layer_bytes", "drain_cycles")
+KEYS = ("overlap_exponent", "miss_requests_per_cycle", "l2_layer_bytes", "drain_cycles", "latencies_from")
 
 
 def overlap_params(device: "Device") -> OverlapParams:
@@ -99,15 +125,15 @@ def overlap_params(device: "Device") -> OverlapParams:
     def number(key: str) -> float | None:
         return table_number(table, key, where, DeviceError, positive=True) if key in table else None
 
-    fitted = [name for name, key in (("overlap exponent", "overlap_exponent"),
-                                      ("miss-stage request rate", "miss_requests_per_cycle"))
-              if key not in table]
+    defaults = [("overlap exponent", "overlap_exponent")]
+    defaults += [("miss-stage request rate", "miss_requests_per_cycle")] if device.vendor == "nvidia" else []
+    fitted = [name for name, key in defaults if key not in table]
     fitted += ["L2 capacity of the layer conditions"] if "l2_layer_bytes" in table else []
     drain = number("drain_cycles")
     return OverlapParams(
         overlap_exponent=number("overlap_exponent") or OVERLAP_EXPONENT,
         miss_requests_per_cycle=number("miss_requests_per_cycle") or MISS_REQUESTS_PER_CYCLE,
         l2_layer_bytes=number("l2_layer_bytes"),
-        drain_cycles=drain if drain is not None else _drain_cycles(device),
+        drain_cycles=drain if drain is not None else _drain_cycles(device, table),
         fitted=tuple(fitted),
     )

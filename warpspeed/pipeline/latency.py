@@ -148,7 +148,7 @@ def _miss(num: float, den: float) -> float:
     return min(1.0, max(0.0, num / den)) if den > 0 else 0.0
 
 
-def _level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float, float]:
+def level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float, float]:
     """L1 latency and the L2 and DRAM increments, cycles: the device's pointer-chase latencies
     when its file has all three, else the architecture table's."""
     chase = (device.l1_latency_ns, device.l2_latency_ns, device.dram_latency_ns)
@@ -169,7 +169,7 @@ def memory_latency(prediction: "Prediction", table: LatencyTable, memory_nodes: 
     pipeline = str(table.memory.get("pipeline", "global"))
     if memory_nodes <= 0:
         return MemoryLatency(pipeline, 0.0, 0.0, {})
-    l1_lat, l2_lat, dram_lat = _level_latencies(table, device)
+    l1_lat, l2_lat, dram_lat = level_latencies(table, device)
     fp = prediction.footprint
     l2_load, dram_load = prediction.l2_load_bytes_per_lup, prediction.dram.load_bytes_per_lup
     m1, m2 = _miss(l2_load, fp.l1_load_bytes_per_lup), _miss(dram_load, l2_load)

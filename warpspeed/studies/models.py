@@ -6,12 +6,14 @@ uses (:func:`warpspeed.models.estimate_time`, :func:`warpspeed.models.estimate_e
 study's figures are those of ``rank --model interval|pipeline`` and ``rank --objective energy``:
 
 * ``roofline``: the ranking columns (:data:`warpspeed.files.rows.RANK_COLUMNS`), always written;
+* ``overlap``: ``overlap_lups_per_s`` (lup/s) and ``overlap_explanation`` (its largest time
+  component), the default model of ``warpspeed rank``;
 * ``interval``: :data:`MODEL_COLUMNS` ``interval_lups_per_s`` (lup/s) and ``interval_explanation``
   (the largest CPI-stack entry);
 * ``pipeline``: ``pipeline_lups_per_s`` (lup/s) and ``pipeline_explanation`` (what the critical
   path is busy with);
 * ``energy``: the power model at the roofline's rate and the device's SM clock (what
-  ``rank --objective energy`` with the default model computes): ``energy_watts`` (board power,
+  ``rank --model roofline --objective energy`` computes): ``energy_watts`` (board power,
   W), ``energy_joules_per_lup`` (J per lattice update), ``energy_lups_per_s`` (the rate the power
   holds at, lower than the roofline's when the board power limit throttles the clock) and
   ``energy_clock_mhz`` (that clock, MHz).
@@ -33,22 +35,24 @@ if TYPE_CHECKING:
     from warpspeed.predict import Prediction
 
 #: The models a study may compute, in column order.
-STUDY_MODELS: tuple[str, ...] = ("roofline", "interval", "pipeline", "energy")
+STUDY_MODELS: tuple[str, ...] = ("roofline", "overlap", "interval", "pipeline", "energy")
 #: Today's study: the roofline columns only.
 DEFAULT_MODELS: tuple[str, ...] = ("roofline",)
 #: The columns each model adds (the roofline's are :data:`warpspeed.files.rows.RANK_COLUMNS`).
 MODEL_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "roofline": (),
+    "overlap": ("overlap_lups_per_s", "overlap_explanation"),
     "interval": ("interval_lups_per_s", "interval_explanation"),
     "pipeline": ("pipeline_lups_per_s", "pipeline_explanation"),
     "energy": ("energy_watts", "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"),
 }
 #: Numeric (float) columns among :data:`MODEL_COLUMNS`.
-MODEL_FLOAT_COLUMNS = frozenset({"interval_lups_per_s", "pipeline_lups_per_s", "energy_watts",
+MODEL_FLOAT_COLUMNS = frozenset({"overlap_lups_per_s", "interval_lups_per_s", "pipeline_lups_per_s", "energy_watts",
                                  "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"})
 #: The column each objective ranks by, and whether larger is better.
 OBJECTIVE_COLUMNS: Mapping[str, tuple[str, bool]] = {
     "roofline": ("lups_per_s", True),
+    "overlap": ("overlap_lups_per_s", True),
     "interval": ("interval_lups_per_s", True),
     "pipeline": ("pipeline_lups_per_s", True),
     "energy": ("energy_joules_per_lup", False),
@@ -106,7 +110,7 @@ def model_record(prediction: "Prediction", models: Iterable[str]) -> dict[str, A
 
     record: dict[str, Any] = {}
     for model in models:
-        if model in ("interval", "pipeline"):
+        if model in ("overlap", "interval", "pipeline"):
             time = estimate_time(model, prediction)
             record[f"{model}_lups_per_s"] = time.lups_per_s
             record[f"{model}_explanation"] = time.explanation

@@ -121,6 +121,8 @@ BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("small", "pipeline"): (140.0, 450.0),
     ("fluidx3d", "roofline"): (12.0, 35.0), ("fluidx3d", "interval"): (12.0, 35.0),
     ("fluidx3d", "pipeline"): (12.0, 35.0),
+    ("stream", "overlap"): (1000.0, 1000.0), ("roofline", "overlap"): (1000.0, 1000.0),
+    ("small", "overlap"): (1000.0, 1000.0), ("fluidx3d", "overlap"): (1000.0, 1000.0),
 }
 
 
