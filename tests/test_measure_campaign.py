@@ -527,7 +527,7 @@ def test_measure_command_end_to_end_with_recorded_ncu_output(monkeypatch, tmp_pa
     out = tmp_path / "star.csv"
     first = "8x4x32:1x1x2,32x32x1"
     args = ["measure", "--kernel", "star3d-r4", "--device", "H200", "--repeats", "3", "--warmup", "1",
-            "--power", "--power-seconds", "1", "--out", str(out)]
+            "--power", "--power-seconds", "2", "--out", str(out)]
     result = CliRunner().invoke(main, [*args, "--configs", first])
     assert result.exit_code == 0, result.output
     table = read_measurement_csv(out)

@@ -76,7 +76,7 @@ def _ranking_lines(report) -> list[str]:
               help="Configurations profiled by one ncu run (one child process launches them all).")
 @click.option("--power", is_flag=True,
               help="Also sample board power and SM clock (nvidia-smi) while each configuration runs back to back.")
-@click.option("--power-seconds", type=click.FloatRange(min=0.5), default=5.0, show_default=True,
+@click.option("--power-seconds", type=click.FloatRange(min=2.0), default=5.0, show_default=True,
               help="Seconds of back-to-back launches per configuration with --power (the first second is not sampled).")
 @click.option("--resume", is_flag=True,
               help="Keep the rows of an existing output file measured without error; measure only the others.")

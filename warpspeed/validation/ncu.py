@@ -91,8 +91,9 @@ def ncu_command(child: Sequence[str], kernel_name: str | None = None,
     """The Nsight Compute command line that profiles ``child`` (argv of the profiled program).
 
     ``--csv --page raw`` prints one row per profiled launch; ``--print-units base`` avoids
-    scaled units (the parser handles them anyway). ``kernel_name`` restricts profiling to that
-    CUDA function (cupy's own fill kernels are skipped).
+    scaled units (the parser handles them anyway). ``kernel_name`` is ncu's ``--kernel-name``
+    filter: a function name or :func:`kernel_name_filter`'s ``regex:`` (cupy's own fill kernels
+    are skipped); ``--launch-skip`` and ``--launch-count`` count the launches that pass it.
     """
     if clock_control not in NCU_CLOCK_CONTROLS:
         raise MeasurementError(f"ncu clock control {clock_control!r} unknown; allowed: {', '.join(NCU_CLOCK_CONTROLS)}")

@@ -14,7 +14,6 @@ import time
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from warpspeed.errors import WarpspeedError
-
 from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError
 from warpspeed.validation.schema import GpuInfo, Soak, Timing
 
