@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.launch.space import Config
-from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError, kernel_function_name
+from warpspeed.validation.plan import DEFAULT_DTYPE, FieldAllocation, LaunchPlan, MeasurementError, kernel_function_name
 
 
 def measurable_kernels() -> dict[str, str]:
@@ -51,8 +51,12 @@ def _allocations(gpu_kernel: Any) -> tuple[tuple[FieldAllocation, ...], tuple[st
     return fields, scalars
 
 
-def plan_launch(kernel: str, config: Config, domain: Sequence[int] | None = None) -> tuple[LaunchPlan, Any]:
+def plan_launch(kernel: str, config: Config, domain: Sequence[int] | None = None,
+                dtype: str = DEFAULT_DTYPE) -> tuple[LaunchPlan, Any]:
     """Generate ``config``'s CUDA kernel with pystencils and fix its launch geometry.
+
+    ``dtype`` is the element type of the fields (``double`` or ``float``); the function name
+    says it (:func:`~warpspeed.validation.plan.kernel_function_name`).
 
     Returns the plan and the pystencils ``GpuKernel`` (compile it with ``.compile()`` on a GPU
     machine). Raises :class:`MeasurementError` for unknown kernels and pystencils' refusals
@@ -65,9 +69,9 @@ def plan_launch(kernel: str, config: Config, domain: Sequence[int] | None = None
     from pystencils_plugin.workloads import workload_assignments
 
     dom = tuple(domain) if domain is not None else default_domain(kernel)
-    name = kernel_function_name(kernel, config)
+    name = kernel_function_name(kernel, config, dtype)
     try:
-        gpu_kernel = create_folded_kernel(workload_assignments(kernel, dom), fold=config.fold,
+        gpu_kernel = create_folded_kernel(workload_assignments(kernel, dom, dtype), fold=config.fold,
                                           target=ps.Target.CUDA, function_name=name)
         launch = gpu_kernel.get_launch_configuration()
         launch.trim_block_size(tuple(config.block))
@@ -82,5 +86,5 @@ def plan_launch(kernel: str, config: Config, domain: Sequence[int] | None = None
                                "use a domain at least as large as block x fold along every axis")
     fields, scalars = _allocations(gpu_kernel)
     plan = LaunchPlan(kernel=kernel, domain=dom, block=block, fold=tuple(config.fold), grid=grid,  # type: ignore[arg-type]
-                      function_name=name, lups=math.prod(dom), fields=fields, scalars=scalars)
+                      function_name=name, lups=math.prod(dom), fields=fields, scalars=scalars, dtype=dtype)
     return plan, gpu_kernel

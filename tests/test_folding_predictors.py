@@ -80,7 +80,7 @@ class _Runner:
         return Timing((1e-3,) * repeats)
 
 
-def _planner(kernel, config, domain):
+def _planner(kernel, config, domain, dtype="double"):
     grid = tuple(-(-n // (b * f)) for n, b, f in zip(domain, config.block, config.fold))
     return LaunchPlan(kernel, tuple(domain), config.block, config.fold, grid, "ws_k", 32**3), None
 

@@ -16,7 +16,16 @@ from pystencils_plugin.measure_kernels import plan_launch
 from warpspeed.validation import ncu as ncu_module
 from warpspeed.validation.measure import measure
 from warpspeed.validation.measurement_csv import default_output_path, read_measurement_csv, write_measurement_csv
-from warpspeed.validation.ncu import NcuProfiler, child_command, counters_for_kernel, ncu_command, parse_ncu_csv
+from warpspeed.validation.ncu import (
+    NcuProfiler,
+    child_command,
+    counters_for_kernel,
+    kernel_name_filter,
+    ncu_command,
+    parse_ncu_csv,
+    read_plans,
+    write_plans,
+)
 from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError, allocation_elements
 from warpspeed.validation.runners import CupyRunner, parse_nvidia_smi
 from warpspeed.validation.schema import (
@@ -36,7 +45,7 @@ DATA = Path(__file__).parent / "data"
 #: ("Metrics Reference") and Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
 #: Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
 #: Computing, 2023, sections 5.4-5.5: L1 wavefronts, L2 sectors read and written by L1, DRAM
-#: bytes read and written, elapsed cycles and the SM clock.
+#: bytes read and written, elapsed cycles and the SM clock; and the profiled launch's duration.
 REQUIRED_METRICS = {
     "l1tex__data_pipe_lsu_wavefronts.sum",
     "lts__t_sectors_srcunit_tex_op_read.sum",
@@ -45,7 +54,10 @@ REQUIRED_METRICS = {
     "dram__bytes_write.sum",
     "gpc__cycles_elapsed.max",
     "sm__cycles_elapsed.avg.per_second",
+    "gpu__time_duration.sum",
 }
+#: The metrics of the hand-written fixtures (written before the duration was collected).
+FIXTURE_METRICS = tuple(sorted(REQUIRED_METRICS - {"gpu__time_duration.sum"}))
 
 #: One launch's counters as a fake ncu prints them, with the units it prints (scaled on purpose).
 FAKE_NCU_COUNTERS = {
@@ -56,16 +68,20 @@ FAKE_NCU_COUNTERS = {
     "dram__bytes_write.sum": ("byte", "8000"),
     "gpc__cycles_elapsed.max": ("cycle", "1234"),
     "sm__cycles_elapsed.avg.per_second": ("cycle/nsecond", "1.41"),
+    "gpu__time_duration.sum": ("usecond", "1,250.5"),
 }
 
 
 def _fake_ncu(calls):
-    """A stand-in for ncu: prints the raw CSV page with exactly the metrics its command asks for."""
+    """A stand-in for ncu: prints the raw CSV page with exactly the metrics its command asks for,
+    for the one function its ``--kernel-name regex:^(name)$`` selects; records the command and
+    the plans the child would build."""
 
     def run(cmd, **kwargs):
-        calls.append((cmd, kwargs))
+        child = cmd[cmd.index("-m") + 1:]
+        calls.append((cmd, kwargs, read_plans(child[1])))
         metrics = cmd[cmd.index("--metrics") + 1].split(",")
-        name = cmd[cmd.index("--kernel-name") + 1]
+        name = cmd[cmd.index("--kernel-name") + 1].removeprefix("regex:^(").removesuffix(")$")
         known = [m for m in metrics if m in FAKE_NCU_COUNTERS]
         header = ",".join(f'"{h}"' for h in ["ID", "Kernel Name", *known])
         units = ",".join(f'"{u}"' for u in ["", "", *(FAKE_NCU_COUNTERS[m][0] for m in known)])
@@ -95,10 +111,11 @@ def test_ncu_command_asks_for_every_counter_the_rows_need():
     assert cols["meas_dram_store_bytes_per_lup"] == pytest.approx(8000 / 1000)
     assert cols["ncu_cycles_elapsed"] == 1234
     assert cols["ncu_sm_clock_hz"] == pytest.approx(1.41e9)  # cycles per nanosecond -> Hz
+    assert cols["ncu_duration_s"] == pytest.approx(1250.5e-6)  # usecond -> s
     assert all(math.isfinite(v) for v in cols.values())
 
 
-def test_ncu_child_runs_on_the_timed_gpu(monkeypatch):
+def test_ncu_child_runs_on_the_timed_gpu(monkeypatch, tmp_path):
     """``--gpu N``: the profiled child process launches the kernel on CUDA device N."""
     from warpspeed.validation import measure as measure_module
     from warpspeed.validation import runners
@@ -106,9 +123,11 @@ def test_ncu_child_runs_on_the_timed_gpu(monkeypatch):
     calls = []
     plan, _ = plan_launch("star3d-r1", Config((8, 4, 2)), (16, 8, 4))
     NcuProfiler(ncu="ncu", run=_fake_ncu(calls), device_id=3).profile(plan)
-    cmd = calls[0][0]
+    cmd, _, plans = calls[0]
+    assert plans == [plan]
     child = cmd[cmd.index("-m") + 1:]
     assert child[0] == "warpspeed.validation.measure"
+    assert child[2:] == ["1", "3"]  # one launch, device 3
     launched = []
 
     class FakeRunner:
@@ -119,7 +138,8 @@ def test_ncu_child_runs_on_the_timed_gpu(monkeypatch):
             launched.append((self.device_id, plan.function_name, count))
 
     monkeypatch.setattr(runners, "CupyRunner", FakeRunner)
-    assert measure_module.child_main(child[1:]) == 0
+    plans_file = write_plans(plans, tmp_path / "plans.json")
+    assert measure_module.child_main([str(plans_file), *child[2:]]) == 0
     assert launched == [(3, plan.function_name, 1)]
 
 
@@ -164,20 +184,30 @@ def test_ncu_command_rejects_bad_options(kwargs):
         ncu_command(["python"], **kwargs)
 
 
-def test_child_command_round_trips_the_plan():
+def test_child_command_and_plans_file_round_trip(tmp_path):
     plan = LaunchPlan("star3d-r1", (64, 32, 16), (32, 4, 2), (1, 2, 1), (2, 4, 8), "ws_x", 32768,
                         (FieldAllocation("src", (66, 34, 18), (1, 66, 2244), "float64"),), ("omega",))
-    argv = child_command(plan, launches=2, device_id=5, python="py")
-    assert argv[:3] == ["py", "-m", "warpspeed.validation.measure"]
-    assert argv[-2:] == ["2", "5"]
-    assert LaunchPlan.from_json(argv[3]) == plan
+    other = LaunchPlan("star3d-r1", (64, 32, 16), (64, 2, 1), (1, 1, 1), (1, 16, 16), "ws_y", 32768,
+                       dtype="float")
+    plans_file = write_plans([plan, other], tmp_path / "p.json")
+    argv = child_command(plans_file, launches=2, device_id=5, python="py")
+    assert argv == ["py", "-m", "warpspeed.validation.measure", str(plans_file), "2", "5"]
+    assert read_plans(argv[3]) == [plan, other]
+    with pytest.raises(MeasurementError, match="non-empty JSON list"):
+        read_plans(write_plans([], tmp_path / "empty.json"))
+
+
+def test_kernel_name_filter_selects_exactly_the_chunk():
+    assert kernel_name_filter(["ws_b", "ws_a"]) == "regex:^(ws_a|ws_b)$"
+    with pytest.raises(MeasurementError, match="not C identifiers"):
+        kernel_name_filter(["ws_a", "ws.*"])
 
 
 # ---------------------------------------------------------------------------- ncu parsing
 
 
 def test_parse_base_units_fixture():
-    records = parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
+    records = parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text(), FIXTURE_METRICS)
     assert [r["id"] for r in records] == [0, 1, 2, 3]
     assert records[0]["kernel_name"] == "cupy_fill"
     r1 = records[1]
@@ -190,18 +220,18 @@ def test_parse_base_units_fixture():
 
 
 def test_counters_take_the_last_launch_of_the_kernel():
-    records = parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text())
-    c = counters_for_kernel(records, "ws_star3d_r1_b32x8x4_f1x1x1")
-    assert set(c) == REQUIRED_METRICS
+    records = parse_ncu_csv((DATA / "ncu_raw_base_units.csv").read_text(), FIXTURE_METRICS)
+    c = counters_for_kernel(records, "ws_star3d_r1_b32x8x4_f1x1x1", FIXTURE_METRICS)
+    assert set(c) == set(FIXTURE_METRICS)
     assert c["lts__t_sectors_srcunit_tex_op_read.sum"] == 12_582_913  # launch ID 2, not ID 1
     assert c["gpc__cycles_elapsed.max"] == 171_234
     assert c["sm__cycles_elapsed.avg.per_second"] == 1_395_000_000
     with pytest.raises(MeasurementError, match="cupy_fill"):
-        counters_for_kernel(records, "ws_missing")
+        counters_for_kernel(records, "ws_missing", FIXTURE_METRICS)
 
 
 def test_parse_scaled_units_and_signatures():
-    records = parse_ncu_csv((DATA / "ncu_raw_scaled_units.csv").read_text())
+    records = parse_ncu_csv((DATA / "ncu_raw_scaled_units.csv").read_text(), FIXTURE_METRICS)
     assert len(records) == 2
     r = records[0]
     assert r["dram__bytes_read.sum"] == pytest.approx(1_234.5e6)  # Mbyte, thousands separator
@@ -211,16 +241,19 @@ def test_parse_scaled_units_and_signatures():
     assert r["sm__cycles_elapsed.avg.per_second"] == pytest.approx(1.98e9)  # cycle/nsecond
     assert r["l1tex__data_pipe_lsu_wavefronts.sum"] == 3_250_000
     assert math.isnan(records[1]["dram__bytes_read.sum"])  # n/a
-    c = counters_for_kernel(records[:1], "ws_d3q19_srt_b64x4x2_f1x1x1")  # name(signature)
+    assert "no value (n/a) for metric dram__bytes_read.sum" in records[1]["problems"]["dram__bytes_read.sum"]
+    c = counters_for_kernel(records[:1], "ws_d3q19_srt_b64x4x2_f1x1x1", FIXTURE_METRICS)  # name(signature)
     assert c["gpc__cycles_elapsed.max"] == 1_500_000
+    with pytest.raises(MeasurementError, match="n/a.*dram__bytes_read.sum"):  # the last launch has n/a
+        counters_for_kernel(records, "ws_d3q19_srt_b64x4x2_f1x1x1", FIXTURE_METRICS)
 
 
 def test_parse_errors():
     with pytest.raises(MeasurementError, match="no ncu CSV table"):
-        parse_ncu_csv("==PROF== nothing profiled\n")
+        parse_ncu_csv("==PROF== nothing profiled\n", FIXTURE_METRICS)
     bad_unit = '"ID","Kernel Name","dram__bytes_read.sum"\n"","","furlong"\n"0","k","1"\n'
     with pytest.raises(MeasurementError, match="furlong"):
-        parse_ncu_csv(bad_unit)
+        parse_ncu_csv(bad_unit, ["dram__bytes_read.sum"])
     assert issubclass(MeasurementError, WarpspeedError)
 
 
@@ -374,13 +407,13 @@ def test_ncu_profiler_with_canned_output():
         calls.append(cmd)
         return SimpleNamespace(returncode=0, stdout=text, stderr="")
 
-    prof = NcuProfiler(ncu="/usr/local/cuda/bin/ncu", run=run)
+    prof = NcuProfiler(ncu="/usr/local/cuda/bin/ncu", run=run, metrics=FIXTURE_METRICS)
     plan = LaunchPlan("star3d-r1", (256, 256, 256), (32, 8, 4), (1, 1, 1), (8, 32, 64),
                         "ws_star3d_r1_b32x8x4_f1x1x1", 256**3)
     counters = prof.profile(plan)
     assert counters["dram__bytes_read.sum"] == 142_671_872
     assert calls[0][0] == "/usr/local/cuda/bin/ncu"
-    assert calls[0][calls[0].index("--kernel-name") + 1] == plan.function_name
+    assert calls[0][calls[0].index("--kernel-name") + 1] == f"regex:^({plan.function_name})$"
     failing = NcuProfiler(ncu="ncu", run=lambda cmd, **kw: SimpleNamespace(returncode=1, stdout="", stderr="ERR_NVGPUCTRPERM"))
     with pytest.raises(MeasurementError, match="ERR_NVGPUCTRPERM"):
         failing.profile(plan)
@@ -399,8 +432,8 @@ class _FakeRunner:
 
 
 class _FakeProfiler:
-    def profile(self, plan):
-        return {k: 1000.0 for k in REQUIRED_METRICS}
+    def profile_many(self, plans):
+        return {p.function_name: {k: 1000.0 for k in REQUIRED_METRICS} for p in plans}
 
     def version(self):
         return "fake ncu"
@@ -483,4 +516,4 @@ def test_child_entry_point_runs_as_a_module():
     done = subprocess.run([sys.executable, "-m", "warpspeed.validation.measure"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: usage: python -m warpspeed.validation.measure PLAN_JSON [LAUNCHES [DEVICE]]"
+    assert done.stderr.strip() == "error: usage: python -m warpspeed.validation.measure PLANS_FILE [LAUNCHES [DEVICE]]"

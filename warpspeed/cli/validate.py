@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import click
@@ -18,6 +19,10 @@ from warpspeed.cli.render import Column, console as make_console, fitted_table, 
 
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.files.output import check_output_path
+
+#: Exit status of ``measure`` stopped by SIGINT (Ctrl-C, ``timeout --signal=INT``): 128 + 2, as a shell reports it.
+EXIT_INTERRUPTED = 130
+
 
 def _pct(value: float) -> str:
     return "—" if not math.isfinite(value) else f"{value:.1f} %"
@@ -53,42 +58,96 @@ def _ranking_lines(report) -> list[str]:
 @click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
               help="A pystencils workload (star3d-r4, star3d-r1, star2d-r1, d3q19-srt, d3q27-srt, allen-cahn).")
 @click.option("--domain", default=None, help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
+@click.option("--dtype", type=click.Choice(["double", "float"]), default="double", show_default=True,
+              help="Element type of the generated kernel.")
 @click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
               help="Device model for the predictions: built-in name or TOML path (should match the GPU).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads per block of the candidate space, a power of two (default: 1024, 512 for LBM kernels).")
+@click.option("--configs", "config_list", default=None,
+              help="Measure only these configurations: BLOCK[:FOLD],... e.g. 8x4x32:1x1x2,32x32x1 (no FOLD: 1x1x1).")
+@click.option("--sample", type=click.IntRange(min=1), default=None,
+              help="Measure a random subset of N configurations (of the space, or of --configs).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample (the same seed, the same subset).")
 @click.option("--repeats", type=click.IntRange(min=1), default=20, show_default=True, help="Timed launches per configuration.")
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True, help="Untimed launches before timing.")
 @click.option("--no-ncu", is_flag=True, help="Only time; do not collect Nsight Compute counters.")
+@click.option("--chunk", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Configurations profiled by one ncu run (one child process launches them all).")
+@click.option("--power", is_flag=True,
+              help="Also sample board power and SM clock (nvidia-smi) while each configuration runs back to back.")
+@click.option("--power-seconds", type=click.FloatRange(min=2.0), default=5.0, show_default=True,
+              help="Seconds of back-to-back launches per configuration with --power (the first second is not sampled).")
+@click.option("--resume", is_flag=True,
+              help="Keep the rows of an existing output file measured without error; measure only the others.")
 @click.option("--gpu", "gpu_id", type=click.IntRange(min=0), default=0, show_default=True,
-              help="CUDA device index: timing and the ncu-profiled launch run on it.")
+              help="CUDA device index: timing, the ncu-profiled launches and the power samples use it.")
 @click.option("--out", "out_path", type=OutputFile("measurement file", create_parents=True), default=None,
               help="Output CSV (default: fits/data/<device>/<kernel>.csv; missing directories are created).")
-def measure(kernel_name: str, domain: str | None, device_name: str, threads: int | None, repeats: int,
-            warmup: int, no_ncu: bool, gpu_id: int, out_path: str | None) -> None:
-    """Run every configuration on this machine's GPU; write measured values and predictions."""
+def measure(kernel_name: str, domain: str | None, dtype: str, device_name: str, threads: int | None,
+            config_list: str | None, sample: int | None, seed: int, repeats: int, warmup: int, no_ncu: bool,
+            chunk: int, power: bool, power_seconds: float, resume: bool, gpu_id: int, out_path: str | None) -> None:
+    """Run the configurations on this machine's GPU; write measured values and predictions row by row."""
     from warpspeed.hardware.device import load_device
     from warpspeed.kernel.catalog import resolve_kernel
-    from warpspeed.launch.space import default_threads, paper_space
-    from warpspeed.validation import ncu, runners
+    from warpspeed.launch.space import configuration_space, default_threads
+    from warpspeed.validation import ncu, power_sampling, runners
     from warpspeed.validation.measure import measure as run_measure
-    from warpspeed.validation.measurement_csv import default_output_path, write_measurement_csv
+    from warpspeed.validation.measurement_csv import (
+        MeasurementWriter,
+        check_resumable,
+        default_output_path,
+        read_existing,
+    )
+    from warpspeed.validation.selection import parse_config_list, remaining_configs, sample_configs
 
     device = load_device(device_name)
     dom = _triple(domain, "--domain") if domain else None
-    space = paper_space(threads or default_threads(resolve_kernel(kernel_name, dom, device=device), device))
+    configs = parse_config_list(config_list) if config_list else None
+    if configs is None:
+        kernel = resolve_kernel(kernel_name, dom, device=device, dtype=dtype)
+        configs = configuration_space(kernel, threads or default_threads(kernel, device))
+    if sample is not None:
+        configs = sample_configs(configs, sample, seed)
     out = Path(out_path) if out_path else check_output_path(
-        default_output_path(device.name, kernel_name), "measurement file", create_parents=True)
+        default_output_path(device.name, kernel_name, dtype=dtype), "measurement file", create_parents=True)
+    existing = read_existing(out) if resume and out.exists() else None
+    todo = remaining_configs(configs, existing.done()) if existing is not None else list(configs)
+    if not todo:
+        Console().print(f"{out}: all {len(configs)} configurations are measured; nothing to resume")
+        return
     runner = runners.CupyRunner(gpu_id)
     profiler = None if no_ncu else ncu.NcuProfiler(device_id=gpu_id)
-    console = Console(stderr=True)
-    with console.status(f"measuring {len(space)} configurations of {kernel_name}") as status:
-        def progress(done: int) -> None:
-            status.update(f"measuring {kernel_name}: {done}/{len(space)} configurations")
+    sampler = power_sampling.PowerSampler(gpu_id) if power else None
+    writer: list[MeasurementWriter] = []
 
-        table = run_measure(kernel_name, device, space, runner, profiler, domain=dom, warmup=warmup,
-                            repeats=repeats, progress=progress)
-    write_measurement_csv(out, table.metadata, table.rows)
+    def on_metadata(metadata) -> None:
+        kept: list[str] = []
+        if existing is not None:
+            check_resumable(existing, metadata, out)
+            redo = set(todo)
+            kept = [line for line, c, e in zip(existing.lines, existing.configs, existing.errors)
+                    if not (e and c in redo)]
+            metadata = {**existing.metadata, "resumed": metadata["date"]}
+        writer.append(MeasurementWriter(out, metadata, kept))
+
+    console = Console(stderr=True)
+    try:
+        with console.status(f"measuring {len(todo)} configurations of {kernel_name}") as status:
+            def progress(done: int) -> None:
+                status.update(f"measuring {kernel_name}: {done}/{len(todo)} configurations")
+
+            table = run_measure(kernel_name, device, todo, runner, profiler, domain=dom, warmup=warmup,
+                                repeats=repeats, progress=progress, dtype=dtype, chunk=chunk, power=sampler,
+                                power_seconds=power_seconds, on_metadata=on_metadata,
+                                on_row=lambda row: writer[0].write(row))
+    except KeyboardInterrupt:
+        done = writer[0].rows_written if writer else 0
+        click.echo(f"interrupted: {done} rows written to {out}; --resume measures the rest", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        for w in writer:
+            w.close()
     failed = [r for r in table.rows if r["error"]]
     Console().print(f"wrote {len(table.rows)} rows to {out} ({table.metadata.get('gpu_name', '?')}, "
                     f"driver {table.metadata.get('driver', '?')}); {len(failed)} with errors")

@@ -4,6 +4,10 @@ The first comment line is the format version (:data:`CSV_FORMAT`), then the meta
 driver, clocks, kernel, domain, repeats, ...); columns are
 :data:`warpspeed.validation.schema.CSV_COLUMNS`. Cells are written by
 :func:`warpspeed.files.rows.cell` (floats exactly, NaN as an empty cell). See ``docs/validation.md``.
+
+A campaign writes its file row by row (:class:`MeasurementWriter`, each row flushed to disk), so
+an interrupted campaign leaves every finished row; :func:`read_existing` reads such a file back
+(a last line cut off in the middle is dropped) for ``warpspeed measure --resume``.
 """
 
 from __future__ import annotations
@@ -11,14 +15,21 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import IO, Any, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import CONFIG_COLUMNS, write_rows
+from warpspeed.files.rows import CONFIG_COLUMNS, record_cells, write_rows
 from warpspeed.files.text import read_text
-from warpspeed.validation.plan import MeasurementError
+from warpspeed.launch.space import Config
+from warpspeed.validation.plan import DEFAULT_DTYPE, MeasurementError
 from warpspeed.validation.schema import CSV_COLUMNS, MeasurementTable
+
+#: Metadata that must agree between a file and the campaign that resumes it (a file written
+#: before ``dtype`` was recorded holds double kernels).
+RESUME_KEYS: tuple[str, ...] = ("kernel", "dtype", "domain", "device_model")
 
 #: Format version of the measurement CSV (first comment line).
 CSV_FORMAT = "warpspeed-measurement 1"
@@ -27,9 +38,12 @@ CSV_FORMAT = "warpspeed-measurement 1"
 _TEXT_COLUMNS = {"config", "error", "pred_limiter"}
 
 
-def default_output_path(device: str, kernel: str, root: str | Path = Path("fits") / "data") -> Path:
-    """``fits/data/<device>/<kernel>.csv`` (relative to the working directory by default)."""
-    return Path(root) / device / f"{kernel}.csv"
+def default_output_path(device: str, kernel: str, root: str | Path = Path("fits") / "data",
+                        dtype: str = DEFAULT_DTYPE) -> Path:
+    """``fits/data/<device>/<kernel>.csv`` (relative to the working directory by default), or
+    ``<kernel>-<dtype>.csv`` for other element types than double."""
+    stem = kernel if dtype == DEFAULT_DTYPE else f"{kernel}-{dtype}"
+    return Path(root) / device / f"{stem}.csv"
 
 
 def _comments(metadata: Mapping[str, Any]) -> list[str]:
@@ -103,3 +117,109 @@ def read_measurement_csv(path: str | Path) -> MeasurementTable:
         raise MeasurementError(f"{str(p)!r}: missing column(s) {', '.join(missing)}")
     rows = tuple(_typed_row(raw, f"{str(p)!r} data row {i}") for i, raw in enumerate(reader, start=2))
     return MeasurementTable(metadata=metadata, rows=rows)
+
+
+@dataclass(frozen=True)
+class ExistingRows:
+    """The rows of a measurement file as written: metadata, header, and per complete data line
+    the line itself, its configuration and its ``error`` cell."""
+
+    metadata: Mapping[str, str]
+    header: tuple[str, ...]
+    lines: tuple[str, ...]
+    configs: tuple[Config, ...]
+    errors: tuple[str, ...]
+    dropped_partial_line: bool
+
+    def done(self) -> set[Config]:
+        """Configurations with a row without error."""
+        return {c for c, e in zip(self.configs, self.errors) if not e}
+
+
+def read_existing(path: str | Path) -> ExistingRows:
+    """Read a measurement file row by row, keeping each data line verbatim.
+
+    A last line without its line end (the campaign was stopped while writing it) is dropped;
+    any other line that cannot be read is an error naming the line.
+    """
+    p = Path(path)
+    text = read_text(p, "measurement file", MeasurementError)
+    partial = bool(text) and not text.endswith("\n")
+    if partial:
+        text = text[: text.rfind("\n") + 1]
+    metadata, body = _split(text)
+    if not body:
+        raise MeasurementError(f"{str(p)!r}: no header row; it cannot be resumed (measure into a new file)")
+    header = tuple(next(csv.reader([body[0]])))
+    lines, configs, errors = [], [], []
+    for n, line in enumerate(body[1:], start=2):
+        cells = next(csv.reader([line]))
+        if len(cells) != len(header):
+            raise MeasurementError(f"{str(p)!r} data row {n} has {len(cells)} cells, the header {len(header)}")
+        raw = dict(zip(header, cells))
+        try:
+            block = tuple(int(raw[f"block_{d}"]) for d in "xyz")
+            fold = tuple(int(raw[f"fold_{d}"]) for d in "xyz")
+        except (KeyError, ValueError):
+            raise MeasurementError(f"{str(p)!r} data row {n}: no valid block_x..fold_z cells") from None
+        lines.append(line)
+        configs.append(Config(block, fold))  # type: ignore[arg-type]
+        errors.append(raw.get("error", "").strip())
+    return ExistingRows(metadata, header, tuple(lines), tuple(configs), tuple(errors), partial)
+
+
+def check_resumable(existing: ExistingRows, metadata: Mapping[str, str], path: str | Path) -> None:
+    """Raise :class:`MeasurementError` when ``existing`` was written with other columns or for
+    another kernel, element type, domain or device model (:data:`RESUME_KEYS`) than ``metadata``."""
+    if existing.header != CSV_COLUMNS:
+        raise MeasurementError(f"{str(path)!r} has other columns than this version writes; it cannot be resumed "
+                               "(measure into a new file)")
+    defaults = {"dtype": DEFAULT_DTYPE}
+    differ = [f"{k} {existing.metadata.get(k, defaults.get(k, ''))!r} (now {metadata.get(k, '')!r})"
+              for k in RESUME_KEYS if existing.metadata.get(k, defaults.get(k, "")) != metadata.get(k, "")]
+    if differ:
+        raise MeasurementError(f"{str(path)!r} was measured with other settings: {', '.join(differ)}; "
+                               "resume with the same kernel, --dtype, --domain and --device, or measure into a new file")
+
+
+class MeasurementWriter:
+    """Writes a measurement file row by row: the comment block, the header and ``kept_lines``
+    (rows of an earlier run, verbatim) at once, then each :meth:`write` appended and flushed to
+    disk. Use as a context manager."""
+
+    def __init__(self, path: str | Path, metadata: Mapping[str, Any], kept_lines: Sequence[str] = ()) -> None:
+        self.path = Path(path)
+        buf = io.StringIO()
+        write_rows(buf, CSV_COLUMNS, (), _comments(metadata))
+        buf.write("".join(f"{line}\n" for line in kept_lines))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(buf.getvalue(), encoding="utf-8")
+        os.replace(tmp, self.path)
+        self._fh: IO[str] | None = self.path.open("a", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._fh, lineterminator="\n")
+        self.rows_written = 0
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        """Append one row and flush it to disk."""
+        if self._fh is None:
+            raise MeasurementError(f"{str(self.path)!r} is closed")
+        try:
+            cells = record_cells(CSV_COLUMNS, row)
+        except WarpspeedError as exc:
+            raise MeasurementError(str(exc)) from None
+        self._writer.writerow(cells)
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self.rows_written += 1
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> "MeasurementWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

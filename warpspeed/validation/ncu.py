@@ -1,22 +1,31 @@
-"""Nsight Compute (``ncu``): the counters collected, the command line, and parsing its CSV output.
+"""Nsight Compute (``ncu``): the counters collected, the command lines, and the profiler.
 
-:func:`ncu_command` and :func:`child_command` build the command lines and :func:`parse_ncu_csv`
-parses ``ncu --csv --page raw`` output (all pure, tested offline); :class:`NcuProfiler` runs
-them in a subprocess on a GPU machine.
+:func:`ncu_command`, :func:`kernel_name_filter` and :func:`child_command` build the command lines
+(pure, tested offline); :mod:`warpspeed.validation.ncu_csv` parses ncu's raw CSV page;
+:class:`NcuProfiler` runs one ncu process per chunk of configurations on a GPU machine: one child
+process builds and launches every configuration of the chunk once, and ncu profiles the launches
+of their functions (each configuration has its own function name,
+:func:`warpspeed.validation.plan.kernel_function_name`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import math
+import json
 import re
 import shutil
 import subprocess
 import sys
-from typing import Any, Callable, Mapping, Sequence
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
+from warpspeed.validation.ncu_csv import counters_for_kernel, parse_ncu_csv, parse_ncu_number, unit_scale
 from warpspeed.validation.plan import LaunchPlan, MeasurementError
+
+__all__ = [
+    "NCU_METRICS", "NCU_SECTOR_BYTES", "NcuProfiler", "child_command", "counters_for_kernel",
+    "kernel_name_filter", "ncu_command", "ncu_timeout_s", "parse_ncu_csv", "parse_ncu_number", "unit_scale",
+]
 
 #: Nsight Compute metrics collected per launch, and the CSV column of each raw value.
 #: Sources: Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during
@@ -24,8 +33,11 @@ from warpspeed.validation.plan import LaunchPlan, MeasurementError
 #: sections 5.4 (``l1tex__data_pipe_lsu_wavefronts``) and 5.5
 #: (``lts__t_sectors_srcunit_tex_op_read``); the store counterpart and the DRAM byte counters of
 #: the Nsight Compute Kernel Profiling Guide ("Metrics Reference"), elapsed cycles
-#: ``gpc__cycles_elapsed.max`` (the "Elapsed Cycles" of the SpeedOfLight section) and the SM
-#: clock ``sm__cycles_elapsed.avg.per_second`` ("SM Frequency").
+#: ``gpc__cycles_elapsed.max`` (the "Elapsed Cycles" of the SpeedOfLight section), the SM
+#: clock ``sm__cycles_elapsed.avg.per_second`` ("SM Frequency") and the duration of the profiled
+#: launch ``gpu__time_duration.sum`` ("Duration"; caches flushed, so it is not the timed run).
+#: All of them come from one replay pass on an H200 (``profiler__replayer_passes`` = 1 in
+#: Nsight Compute 2025.3.1's raw page).
 NCU_METRICS: dict[str, str] = {
     "l1tex__data_pipe_lsu_wavefronts.sum": "ncu_l1_wavefronts",
     "lts__t_sectors_srcunit_tex_op_read.sum": "ncu_l2_read_sectors",
@@ -34,6 +46,7 @@ NCU_METRICS: dict[str, str] = {
     "dram__bytes_write.sum": "ncu_dram_write_bytes",
     "gpc__cycles_elapsed.max": "ncu_cycles_elapsed",
     "sm__cycles_elapsed.avg.per_second": "ncu_sm_clock_hz",
+    "gpu__time_duration.sum": "ncu_duration_s",
 }
 
 #: Bytes per L2 sector counted by ``lts__t_sectors*`` (Nsight Compute Kernel Profiling Guide,
@@ -46,26 +59,30 @@ NCU_SECTOR_BYTES = 32
 DEFAULT_NCU_CLOCK_CONTROL = "none"
 NCU_CLOCK_CONTROLS = ("none", "base")
 
-#: Seconds one ncu run may take before it is abandoned (it replays the kernel once per metric pass).
-DEFAULT_NCU_TIMEOUT_S = 600.0
+#: Seconds an ncu run may take before it is abandoned: a fixed part for starting ncu, Python and
+#: the imports of the child (6.5 s for a whole one-configuration run on an H200, 2026-11-26), and a
+#: part per configuration for generating, compiling and profiling it. Generous choices: a timeout
+#: only ends a run that hangs.
+NCU_TIMEOUT_BASE_S = 120.0
+NCU_TIMEOUT_PER_CONFIG_S = 30.0
 
-#: Unit prefixes Nsight Compute prints with ``--print-units auto`` (decimal SI, and binary).
-_UNIT_PREFIX: dict[str, float] = {
-    "": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
-    "ki": 2.0**10, "mi": 2.0**20, "gi": 2.0**30, "ti": 2.0**40,
-}
-_TIME_UNITS: dict[str, float] = {"second": 1.0, "msecond": 1e-3, "usecond": 1e-6, "nsecond": 1e-9}
-#: Counted units of ncu metrics (prefixes allowed: Kbyte, Mbyte, Ksector, ...).
-_COUNT_UNITS: tuple[str, ...] = ("byte", "sector", "cycle", "wavefront", "request", "inst", "warp",
-                                 "thread", "block", "transaction")
+#: A CUDA function name that may appear in ncu's ``--kernel-name regex:`` filter unescaped.
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Identification columns of ncu's raw page, and the keys :func:`parse_ncu_csv` gives them.
-_NCU_ID_COLUMNS = {"ID": "id", "Kernel Name": "kernel_name", "Block Size": "block_size",
-                   "Grid Size": "grid_size", "Device": "device", "Process ID": "process_id",
-                   "Process Name": "process_name", "Stream": "stream", "CC": "cc", "Context": "context",
-                   "Host Name": "host_name"}
-_TRIPLE_KEYS = ("block_size", "grid_size")
-_INT_KEYS = ("id", "process_id")
+
+def ncu_timeout_s(configurations: int) -> float:
+    """Seconds one ncu run over ``configurations`` configurations may take."""
+    return NCU_TIMEOUT_BASE_S + NCU_TIMEOUT_PER_CONFIG_S * max(1, configurations)
+
+
+def kernel_name_filter(function_names: Sequence[str]) -> str:
+    """ncu's ``--kernel-name`` value selecting exactly these functions: ``regex:^(a|b|...)$``."""
+    if not function_names:
+        raise MeasurementError("kernel_name_filter needs at least one function name")
+    bad = [n for n in function_names if not _FUNCTION_NAME.fullmatch(n)]
+    if bad:
+        raise MeasurementError(f"function name(s) {', '.join(map(repr, bad))} are not C identifiers")
+    return "regex:^(" + "|".join(sorted(set(function_names))) + ")$"
 
 
 def ncu_command(child: Sequence[str], kernel_name: str | None = None,
@@ -74,8 +91,9 @@ def ncu_command(child: Sequence[str], kernel_name: str | None = None,
     """The Nsight Compute command line that profiles ``child`` (argv of the profiled program).
 
     ``--csv --page raw`` prints one row per profiled launch; ``--print-units base`` avoids
-    scaled units (the parser handles them anyway). ``kernel_name`` restricts profiling to that
-    CUDA function (cupy's own fill kernels are skipped).
+    scaled units (the parser handles them anyway). ``kernel_name`` is ncu's ``--kernel-name``
+    filter: a function name or :func:`kernel_name_filter`'s ``regex:`` (cupy's own fill kernels
+    are skipped); ``--launch-skip`` and ``--launch-count`` count the launches that pass it.
     """
     if clock_control not in NCU_CLOCK_CONTROLS:
         raise MeasurementError(f"ncu clock control {clock_control!r} unknown; allowed: {', '.join(NCU_CLOCK_CONTROLS)}")
@@ -93,141 +111,82 @@ def ncu_command(child: Sequence[str], kernel_name: str | None = None,
     return cmd + list(child)
 
 
-def child_command(plan: LaunchPlan, launches: int = 1, device_id: int = 0, python: str | None = None) -> list[str]:
-    """argv of the child process that runs ``plan`` ``launches`` times on CUDA device ``device_id``
-    (the index the parent process uses; the child inherits its environment, so
-    ``CUDA_VISIBLE_DEVICES`` numbers devices the same way in both)."""
+def write_plans(plans: Sequence[LaunchPlan], path: str | Path) -> Path:
+    """Write ``plans`` as a JSON list (the child's input, :func:`read_plans`)."""
+    p = Path(path)
+    p.write_text(json.dumps([json.loads(plan.to_json()) for plan in plans]), encoding="utf-8")
+    return p
+
+
+def read_plans(path: str | Path) -> list[LaunchPlan]:
+    """The plans of a file written by :func:`write_plans`."""
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MeasurementError(f"cannot read the plans file {str(path)!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise MeasurementError(f"plans file {str(path)!r} is not JSON ({exc})") from None
+    if not isinstance(items, list) or not items:
+        raise MeasurementError(f"plans file {str(path)!r} must hold a non-empty JSON list of launch plans")
+    return [LaunchPlan.from_json(json.dumps(item)) for item in items]
+
+
+def child_command(plans_file: str | Path, launches: int = 1, device_id: int = 0,
+                  python: str | None = None) -> list[str]:
+    """argv of the child process that builds every plan of ``plans_file`` and runs each
+    ``launches`` times on CUDA device ``device_id`` (the index the parent process uses; the
+    child inherits its environment, so ``CUDA_VISIBLE_DEVICES`` numbers devices the same way in
+    both)."""
     if device_id < 0:
         raise MeasurementError(f"CUDA device index must be >= 0, got {device_id}")
-    return [python or sys.executable, "-m", "warpspeed.validation.measure", plan.to_json(), str(launches),
+    if launches < 1:
+        raise MeasurementError(f"launches per configuration must be >= 1, got {launches}")
+    return [python or sys.executable, "-m", "warpspeed.validation.measure", str(plans_file), str(launches),
             str(device_id)]
 
 
-def _unit_scale(unit: str) -> float | None:
-    """Factor from ``unit`` to its base unit (byte, sector, cycle, cycle/second, ...); None if unknown."""
-    u = unit.strip().lower()
-    if u in ("", "%"):
-        return 1.0
-    if "/" in u:
-        num, den = u.split("/", 1)
-        scale_num = _unit_scale(num)
-        scale_den = _TIME_UNITS.get(den) or _unit_scale(den)
-        return None if scale_num is None or not scale_den else scale_num / scale_den
-    if u in _TIME_UNITS:
-        return _TIME_UNITS[u]
-    if u.endswith("hz"):
-        return _UNIT_PREFIX.get(u[:-2])
-    if u.endswith("s") and u[:-1].endswith(_COUNT_UNITS):  # plural: "bytes", "cycles"
-        u = u[:-1]
-    for base in _COUNT_UNITS:
-        if u.endswith(base):
-            return _UNIT_PREFIX.get(u[: -len(base)])
-    return None
+#: The child's per-configuration failure line on standard error: ``error: <function>: <why>``.
+_CHILD_ERROR = re.compile(r"^error: ([A-Za-z_][A-Za-z0-9_]*): (.*)$")
 
 
-def parse_ncu_number(text: str) -> float:
-    """A number as ncu prints it: thousands separators, ``n/a`` -> NaN."""
-    t = text.strip().replace(",", "").replace("\u202f", "").replace(" ", "")
-    if t in ("", "n/a", "N/A", "(!)n/a", "-"):
-        return math.nan
-    try:
-        return float(t)
-    except ValueError:
-        raise MeasurementError(f"ncu value {text!r} is not a number") from None
-
-
-def _is_metric(column: str) -> bool:
-    """ncu metric names contain a double underscore (``unit__counter.rollup``)."""
-    return "__" in column and column not in _NCU_ID_COLUMNS
-
-
-def _table_rows(text: str) -> list[list[str]]:
-    """The CSV rows from the header (``"ID",...``) on, without ``==PROF==`` lines and blank lines."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"') or line.startswith("ID,")), None)
-    if start is None:
-        raise MeasurementError("no ncu CSV table found (expected a header row starting with \"ID\"); "
-                               "was ncu run with --csv --page raw?")
-    body = [line for line in lines[start:] if line.strip() and not line.startswith("==")]
-    return list(csv.reader(io.StringIO("\n".join(body))))
-
-
-def _unit_scales(header: Sequence[str], units: Sequence[str]) -> list[float]:
-    """Factor to the base unit per column, from ncu's units row (1 for identification columns)."""
-    scales = []
-    for h, unit in zip(header, units):
-        scale = _unit_scale(unit) if _is_metric(h) else 1.0
-        if scale is None:
-            raise MeasurementError(f"ncu metric {h!r} has unit {unit!r}, which is not understood; "
-                                   "known: byte, sector, cycle, ... with K/M/G prefixes, Hz, x/second")
-        scales.append(scale)
-    return scales
-
-
-def _parse_cell(column: str, text: str, scale: float) -> tuple[str, Any]:
-    """(key, value) of one cell: metrics as floats in base units, identification columns typed."""
-    key = _NCU_ID_COLUMNS.get(column)
-    if key is None:
-        return (column, parse_ncu_number(text) * scale) if _is_metric(column) else (column, text.strip())
-    if key in _TRIPLE_KEYS:
-        return key, tuple(int(v) for v in re.findall(r"\d+", text))
-    if key in _INT_KEYS:
-        return key, int(parse_ncu_number(text))
-    return key, text.strip()
-
-
-def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
-    """Parse ``ncu --csv --page raw`` output: one dict per profiled launch.
-
-    Lines before the header (``==PROF==`` messages, program output) and after the table are
-    ignored. A units row (empty ``ID``) scales every metric to its base unit (bytes, sectors,
-    cycles, cycles/second), so ``Kbyte`` and ``Mbyte`` values come back in bytes. Keys:
-    ``id`` (int), ``kernel_name``, ``block_size``, ``grid_size`` (tuples), ``device`` and the
-    other identification columns, plus every metric column under its ncu name (float).
-    """
-    header, *rows = _table_rows(text)
-    header = [h.strip() for h in header]
-    scales = [1.0] * len(header)
-    records: list[dict[str, Any]] = []
-    for row in rows:
-        if len(row) != len(header):
-            raise MeasurementError(f"ncu CSV row has {len(row)} cells, header has {len(header)}: {row[:3]}")
-        if not row[header.index("ID")].strip():  # the units row
-            scales = _unit_scales(header, row)
-        else:
-            records.append(dict(_parse_cell(h, c, s) for h, c, s in zip(header, row, scales)))
-    return records
-
-
-def counters_for_kernel(records: Sequence[Mapping[str, Any]], function_name: str,
-                        metrics: Sequence[str] = tuple(NCU_METRICS)) -> dict[str, float]:
-    """The counters of the last launch of ``function_name`` (name or a ``name(...)`` signature)."""
-    matching = [r for r in records
-                if str(r.get("kernel_name", "")).split("(")[0].strip() == function_name]
-    if not matching:
-        names = sorted({str(r.get("kernel_name", "")) for r in records}) or ["(none)"]
-        raise MeasurementError(f"ncu profiled no launch of {function_name!r}; kernels seen: {', '.join(names)}")
-    last = matching[-1]
-    missing = [m for m in metrics if m not in last]
-    if missing:
-        raise MeasurementError(f"ncu output lacks metric(s) {', '.join(missing)} for {function_name!r}")
-    return {m: float(last[m]) for m in metrics}
+def _child_errors(text: str) -> dict[str, str]:
+    """function name -> the child's error line for it."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _CHILD_ERROR.match(line.strip())
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
 
 
 class NcuProfiler:
-    """Profiles one launch of a plan with Nsight Compute in a child process on CUDA device ``device_id``."""
+    """Profiles configurations with Nsight Compute on CUDA device ``device_id``: one ncu run per
+    chunk of plans (:meth:`profile_many`), one profiled launch per plan.
+
+    ``run`` is :func:`subprocess.run` (a test passes a stand-in); ``timeout_s`` overrides
+    :func:`ncu_timeout_s`; ``python`` is the child's interpreter (default: this one).
+    """
 
     def __init__(self, ncu: str | None = None, clock_control: str = DEFAULT_NCU_CLOCK_CONTROL,
-                 run: Callable[..., Any] = subprocess.run, timeout_s: float = DEFAULT_NCU_TIMEOUT_S,
-                 device_id: int = 0) -> None:
+                 run: Callable[..., Any] = subprocess.run, timeout_s: float | None = None,
+                 device_id: int = 0, metrics: Sequence[str] = tuple(NCU_METRICS), python: str | None = None) -> None:
         path = ncu or shutil.which("ncu")
         if not path:
             raise MeasurementError("Nsight Compute (ncu) is not on PATH; install it or pass --no-ncu")
+        if clock_control not in NCU_CLOCK_CONTROLS:
+            raise MeasurementError(f"ncu clock control {clock_control!r} unknown; allowed: {', '.join(NCU_CLOCK_CONTROLS)}")
         self._ncu = path
         self._clock = clock_control
         self._run = run
         self._timeout = timeout_s
         self._device_id = device_id
+        self._metrics = tuple(metrics)
+        self._python = python
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics asked for, and read back."""
+        return self._metrics
 
     def version(self) -> str:
         """ncu's version line and the clock control used (for the CSV metadata)."""
@@ -235,14 +194,53 @@ class NcuProfiler:
         lines = [line for line in (done.stdout or "").splitlines() if line.strip()]
         return f"{lines[-1].strip() if lines else 'unknown version'} (clock control {self._clock})"
 
-    def command(self, plan: LaunchPlan) -> list[str]:
-        """The ncu command line that profiles one launch of ``plan`` on this profiler's device."""
-        return ncu_command(child_command(plan, device_id=self._device_id), kernel_name=plan.function_name,
-                           clock_control=self._clock, ncu=self._ncu)
+    def command(self, plans: Sequence[LaunchPlan], plans_file: str | Path) -> list[str]:
+        """The ncu command line that profiles one launch of each of ``plans`` (stored in ``plans_file``)."""
+        names = [p.function_name for p in plans]
+        if len(set(names)) != len(names):
+            raise MeasurementError(f"plans of one ncu run need distinct function names, got {names}")
+        return ncu_command(child_command(plans_file, device_id=self._device_id, python=self._python),
+                           kernel_name=kernel_name_filter(names), metrics=self._metrics,
+                           clock_control=self._clock, launch_count=len(plans), ncu=self._ncu)
+
+    def profile_many(self, plans: Sequence[LaunchPlan]) -> dict[str, "dict[str, float] | MeasurementError"]:
+        """Counters per function name of ``plans`` from one ncu run, or the error for that plan.
+
+        A failed or hanging run, or one without a CSV table, is the error of every plan; a plan
+        ncu did not profile gets the child's error line for it, if any.
+        """
+        if not plans:
+            return {}
+        with tempfile.TemporaryDirectory(prefix="warpspeed-ncu-") as tmp:
+            plans_file = write_plans(plans, Path(tmp) / "plans.json")
+            cmd = self.command(plans, plans_file)
+            timeout = self._timeout if self._timeout is not None else ncu_timeout_s(len(plans))
+            try:
+                done = self._run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                error = MeasurementError(f"ncu did not finish within {timeout:.0f} s for {len(plans)} configuration(s)")
+                return {p.function_name: error for p in plans}
+        stdout, stderr = done.stdout or "", done.stderr or ""
+        try:
+            records = parse_ncu_csv(stdout, self._metrics)
+        except MeasurementError as exc:
+            tail = (stderr + stdout)[-800:].strip()
+            error = MeasurementError(f"ncu exited with status {done.returncode}: {exc}; output ends: {tail}"
+                                     if done.returncode != 0 else str(exc))
+            return {p.function_name: error for p in plans}
+        child = _child_errors(stderr + "\n" + stdout)
+        out: dict[str, dict[str, float] | MeasurementError] = {}
+        for plan in plans:
+            try:
+                out[plan.function_name] = counters_for_kernel(records, plan.function_name, self._metrics)
+            except MeasurementError as exc:
+                why = child.get(plan.function_name)
+                out[plan.function_name] = MeasurementError(f"the profiled child failed: {why}") if why else exc
+        return out
 
     def profile(self, plan: LaunchPlan) -> dict[str, float]:
-        done = self._run(self.command(plan), capture_output=True, text=True, timeout=self._timeout)
-        if done.returncode != 0:
-            tail = ((done.stderr or "") + (done.stdout or ""))[-800:]
-            raise MeasurementError(f"ncu failed with exit code {done.returncode} for {plan.function_name}: {tail}")
-        return counters_for_kernel(parse_ncu_csv(done.stdout), plan.function_name)
+        """The counters of one launch of ``plan`` (raises :class:`MeasurementError`)."""
+        found = self.profile_many([plan])[plan.function_name]
+        if isinstance(found, MeasurementError):
+            raise found
+        return found

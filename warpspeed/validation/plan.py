@@ -31,9 +31,17 @@ def allocation_elements(shape: Sequence[int], strides: Sequence[int]) -> int:
     return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
 
 
-def kernel_function_name(kernel: str, config: Config) -> str:
-    """A CUDA function name unique per configuration (for ``ncu --kernel-name``)."""
+#: Element type of the measured kernels unless one is named (pystencils' ``double``).
+DEFAULT_DTYPE = "double"
+
+
+def kernel_function_name(kernel: str, config: Config, dtype: str = DEFAULT_DTYPE) -> str:
+    """A CUDA function name unique per configuration (for ``ncu --kernel-name``):
+    ``ws_<kernel>_b<block>_f<fold>``, with ``_<dtype>`` after the kernel for other element types
+    than double (``ws_star3d_r4_float_b8x4x32_f1x1x2``)."""
     stem = re.sub(r"[^0-9A-Za-z]+", "_", kernel).strip("_")
+    if dtype != DEFAULT_DTYPE:
+        stem += "_" + re.sub(r"[^0-9A-Za-z]+", "_", dtype).strip("_")
     return "ws_{}_b{}_f{}".format(stem, "x".join(map(str, config.block)), "x".join(map(str, config.fold)))
 
 
@@ -57,7 +65,8 @@ class LaunchPlan:
     """One configuration ready to compile and run (JSON-serialisable for the ncu child).
 
     ``block`` and ``grid`` are the CUDA launch dimensions (x, y, z); ``lups`` the lattice
-    updates of one launch (interior cells of the domain).
+    updates of one launch (interior cells of the domain); ``dtype`` the element type the kernel
+    was generated for (``double`` or ``float``).
     """
 
     kernel: str
@@ -69,6 +78,7 @@ class LaunchPlan:
     lups: int
     fields: tuple[FieldAllocation, ...] = ()
     scalars: tuple[str, ...] = ()
+    dtype: str = DEFAULT_DTYPE
 
     @property
     def config(self) -> Config:
@@ -85,6 +95,7 @@ class LaunchPlan:
                            for f in d["fields"])
             return LaunchPlan(kernel=d["kernel"], domain=tuple(d["domain"]), block=tuple(d["block"]),
                               fold=tuple(d["fold"]), grid=tuple(d["grid"]), function_name=d["function_name"],
-                              lups=int(d["lups"]), fields=fields, scalars=tuple(d["scalars"]))
+                              lups=int(d["lups"]), fields=fields, scalars=tuple(d["scalars"]),
+                              dtype=str(d.get("dtype", DEFAULT_DTYPE)))
         except (ValueError, KeyError, TypeError) as exc:
             raise MeasurementError(f"invalid launch plan JSON ({exc}); expected LaunchPlan.to_json() output") from None

@@ -6,12 +6,16 @@ GPU it raises :class:`~warpspeed.validation.plan.MeasurementError`.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import shutil
 import subprocess
-from typing import Any, Callable, Protocol
+import time
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from warpspeed.validation.plan import LaunchPlan, MeasurementError
-from warpspeed.validation.schema import GpuInfo, Timing
+from warpspeed.errors import WarpspeedError
+from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError
+from warpspeed.validation.schema import GpuInfo, Soak, Timing
 
 #: Value given to every scalar (non-field) kernel parameter such as lbmpy's ``omega``: scalars
 #: do not change memory accesses, and 1.0 keeps every number finite.
@@ -25,6 +29,9 @@ NVIDIA_SMI_QUERY = ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clo
 _MS_PER_S = 1e3
 #: kHz per MHz (the CUDA device properties give clock rates in kHz).
 _KHZ_PER_MHZ = 1000.0
+#: Seconds of launches enqueued at once during a soak; the host keeps at most two such batches
+#: in flight, so the GPU never waits for the host and the queue stays short.
+SOAK_BATCH_S = 0.05
 
 
 class GpuRunner(Protocol):
@@ -34,11 +41,14 @@ class GpuRunner(Protocol):
 
     def time(self, plan: LaunchPlan, gpu_kernel: Any, warmup: int, repeats: int) -> Timing: ...
 
+    def soak(self, plan: LaunchPlan, gpu_kernel: Any, seconds: float) -> Soak: ...
+
 
 class Profiler(Protocol):
-    """Something that returns the Nsight Compute counters of one launch of a plan."""
+    """Something that returns the Nsight Compute counters of one launch of each plan, per
+    function name, or the error of that plan."""
 
-    def profile(self, plan: LaunchPlan) -> dict[str, float]: ...
+    def profile_many(self, plans: Sequence[LaunchPlan]) -> "dict[str, dict[str, float] | MeasurementError]": ...
 
     def version(self) -> str: ...
 
@@ -70,27 +80,41 @@ def _import_cupy() -> Any:
     return cupy
 
 
-def _allocate(cp: Any, plan: LaunchPlan) -> dict[str, Any]:
+def _allocate(cp: Any, fields: Sequence[FieldAllocation]) -> dict[str, Any]:
     arrays: dict[str, Any] = {}
-    for f in plan.fields:
+    for f in fields:
         buf = cp.ones(f.buffer_elements, dtype=f.dtype)
         item = buf.dtype.itemsize
         arrays[f.name] = cp.lib.stride_tricks.as_strided(buf, shape=f.shape, strides=tuple(s * item for s in f.strides))
-    for s in plan.scalars:
-        arrays[s] = DEFAULT_SCALAR_VALUE
     return arrays
+
+
+@contextlib.contextmanager
+def _gpu_errors(plan: LaunchPlan, doing: str) -> Iterator[None]:
+    """Turn cupy's and pystencils' exceptions (a compile error, a launch that needs more registers
+    than the block allows) into a :class:`MeasurementError` naming the configuration."""
+    try:
+        yield
+    except WarpspeedError:
+        raise
+    except Exception as exc:  # cupy's CompileException, CUDARuntimeError, CUDADriverError, ...
+        raise MeasurementError(f"{doing} {plan.function_name} failed: {type(exc).__name__}: {exc}") from None
 
 
 class CupyRunner:
     """Times launches with cupy and CUDA events on GPU ``device_id``.
 
-    Raises :class:`MeasurementError` on construction when cupy or a GPU is missing.
+    The field arrays of the last plan are kept and reused by the next plan with the same fields
+    (every configuration of a kernel and domain has the same ones), so a campaign allocates and
+    fills them once. Raises :class:`MeasurementError` on construction when cupy or a GPU is missing.
     """
 
     def __init__(self, device_id: int = 0, run: Callable[..., Any] = subprocess.run) -> None:
         self._cp = _import_cupy()
         self._device_id = device_id
         self._run = run
+        self._fields: tuple[FieldAllocation, ...] | None = None
+        self._arrays: dict[str, Any] = {}
 
     @property
     def device_id(self) -> int:
@@ -127,29 +151,33 @@ class CupyRunner:
 
     def _prepare(self, plan: LaunchPlan, gpu_kernel: Any) -> Callable[[], None]:
         cp = self._cp
-        with cp.cuda.Device(self._device_id):
+        with _gpu_errors(plan, "compiling"), cp.cuda.Device(self._device_id):
             wrapper = gpu_kernel.compile()
             wrapper.launch_config.trim_block_size(plan.block)
             block, grid = wrapper.launch_config.evaluate()
             if (tuple(block), tuple(grid)) != (plan.block, plan.grid):
                 raise MeasurementError(f"pystencils would launch block {tuple(block)}, grid {tuple(grid)}; "
                                        f"planned block {plan.block}, grid {plan.grid}")
-            args = _allocate(cp, plan)
+            if plan.fields != self._fields:
+                self._fields, self._arrays = None, {}  # release the previous plan's arrays first
+                self._arrays = _allocate(cp, plan.fields)
+                self._fields = plan.fields
+            args = {**self._arrays, **{name: DEFAULT_SCALAR_VALUE for name in plan.scalars}}
         return lambda: wrapper(**args)
 
     def launch(self, plan: LaunchPlan, gpu_kernel: Any, count: int = 1) -> None:
         """Run ``count`` launches (the ncu child)."""
         call = self._prepare(plan, gpu_kernel)
         device = self._cp.cuda.Device(self._device_id)
-        with device:
+        with _gpu_errors(plan, "running"), device:
             for _ in range(count):
                 call()
-        device.synchronize()
+            device.synchronize()
 
     def time(self, plan: LaunchPlan, gpu_kernel: Any, warmup: int, repeats: int) -> Timing:
         cp = self._cp
         call = self._prepare(plan, gpu_kernel)
-        with cp.cuda.Device(self._device_id):
+        with _gpu_errors(plan, "timing"), cp.cuda.Device(self._device_id):
             for _ in range(warmup):
                 call()
             samples = []
@@ -161,3 +189,37 @@ class CupyRunner:
                 end.synchronize()
                 samples.append(cp.cuda.get_elapsed_time(start, end) / _MS_PER_S)
         return Timing(tuple(samples))
+
+    def soak(self, plan: LaunchPlan, gpu_kernel: Any, seconds: float) -> Soak:
+        """Launch ``plan`` back to back for about ``seconds`` (for power sampling); the launches
+        and their GPU time between two CUDA events."""
+        if not seconds > 0:
+            raise MeasurementError(f"a soak needs a positive duration, got {seconds} s")
+        cp = self._cp
+        call = self._prepare(plan, gpu_kernel)
+        with _gpu_errors(plan, "running back to back"), cp.cuda.Device(self._device_id):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            call()
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            batch = max(1, math.ceil(SOAK_BATCH_S * _MS_PER_S / max(cp.cuda.get_elapsed_time(start, end), 1e-3)))
+            launches, previous = 0, None
+            begin = cp.cuda.Event()
+            begin.record()
+            host_start = time.perf_counter()
+            while time.perf_counter() - host_start < seconds:
+                for _ in range(batch):
+                    call()
+                launches += batch
+                mark = cp.cuda.Event()
+                mark.record()
+                if previous is not None:
+                    previous.synchronize()
+                previous = mark
+            finish = cp.cuda.Event()
+            finish.record()
+            finish.synchronize()
+            elapsed = cp.cuda.get_elapsed_time(begin, finish) / _MS_PER_S
+        return Soak(launches, elapsed)

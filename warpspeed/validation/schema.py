@@ -31,6 +31,14 @@ COMPARED_METRICS: tuple[tuple[str, str, str, str], ...] = (
 
 _DIMS = ("x", "y", "z")
 
+#: Columns of the power soak (``warpspeed measure --power``): seconds and launches of the
+#: back-to-back run (CUDA events), its rate, the medians of nvidia-smi's board power and SM clock
+#: samples after settling, how many samples, and the energy per lattice update.
+POWER_COLUMNS: tuple[str, ...] = (
+    "power_seconds", "power_launches", "power_lups_per_s", "power_watts", "power_sm_clock_mhz",
+    "power_samples", "meas_joules_per_lup",
+)
+
 #: Every CSV column, in file order.
 CSV_COLUMNS: tuple[str, ...] = (
     "config", *CONFIG_COLUMNS, "grid_x", "grid_y", "grid_z", "lups", "error",
@@ -42,6 +50,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "meas_l1_wavefronts_per_lup", "meas_l2_load_bytes_per_lup", "meas_l2_store_bytes_per_lup",
     "meas_dram_load_bytes_per_lup", "meas_dram_store_bytes_per_lup",
     "meas_l2_load_bytes", "meas_l2_store_bytes",
+    # board power while the configuration ran back to back (nvidia-smi; --power)
+    *POWER_COLUMNS,
     # predicted, per lup
     "pred_lups_per_s", "pred_limiter", "pred_fp_lups_per_s", "pred_l1_lups_per_s",
     "pred_l2_lups_per_s", "pred_dram_lups_per_s",
@@ -111,6 +121,18 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class Soak:
+    """Back-to-back launches of one configuration: how many, and their GPU time in seconds."""
+
+    launches: int
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if self.launches < 1 or not math.isfinite(self.seconds) or self.seconds <= 0:
+            raise MeasurementError(f"a soak needs >= 1 launch and positive seconds, got {self.launches}, {self.seconds}")
+
+
+@dataclass(frozen=True)
 class MeasurementTable:
     """A measurement campaign: metadata (the CSV's comment block) and one dict per row."""
 
@@ -147,6 +169,15 @@ def measured_columns(lups: int, timing: Timing | None, counters: Mapping[str, fl
         meas_dram_store_bytes_per_lup=c["ncu_dram_write_bytes"] / lups,
     )
     return out
+
+
+def power_columns(lups: int, soak: Soak, watts: float, sm_clock_mhz: float, samples: int) -> dict[str, float]:
+    """The :data:`POWER_COLUMNS` of a soak of ``soak.launches`` launches of ``lups`` updates each
+    and the median board power (W) and SM clock (MHz) sampled during it."""
+    rate = soak.launches * lups / soak.seconds
+    return {"power_seconds": soak.seconds, "power_launches": soak.launches, "power_lups_per_s": rate,
+            "power_watts": watts, "power_sm_clock_mhz": sm_clock_mhz, "power_samples": samples,
+            "meas_joules_per_lup": watts / rate}
 
 
 def prediction_record(prediction: Any) -> dict[str, Any]:
@@ -227,11 +258,11 @@ def predicted_columns(record: Mapping[str, Any], lups: int) -> dict[str, Any]:
 
 def assemble_row(config: Config, grid: Sequence[int], lups: int, timing: Timing | None,
                  counters: Mapping[str, float] | None, prediction: Mapping[str, Any] | None,
-                 error: str = "") -> dict[str, Any]:
+                 error: str = "", power: Mapping[str, float] | None = None) -> dict[str, Any]:
     """One CSV row: configuration, measured values and predictions side by side.
 
-    ``prediction`` is a :func:`prediction_record`; missing parts (no ncu, failed prediction)
-    become NaN cells, ``error`` says why.
+    ``prediction`` is a :func:`prediction_record`, ``power`` the :func:`power_columns` of a
+    soak; missing parts (no ncu, failed prediction, no soak) become NaN cells, ``error`` says why.
     """
     row: dict[str, Any] = {c: math.nan for c in CSV_COLUMNS}
     row.update(config=config.label.replace(" ", "_"), error=error, lups=lups, pred_limiter="")
@@ -239,6 +270,8 @@ def assemble_row(config: Config, grid: Sequence[int], lups: int, timing: Timing 
     for i, d in enumerate(_DIMS):
         row[f"grid_{d}"] = int(grid[i]) if i < len(grid) else 1
     row.update(measured_columns(lups, timing, counters))
+    if power is not None:
+        row.update(power)
     if prediction is not None:
         row.update(predicted_columns(prediction, lups))
     return row
