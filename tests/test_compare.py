@@ -51,7 +51,7 @@ def _find(table: dict, key: str):
 
 
 def test_rows_equal_what_rank_gives_for_each_model(small_space, small_comparison):
-    for model in ("roofline", "interval", "pipeline"):
+    for model in ("overlap", "roofline", "interval", "pipeline"):
         ranking = rank_per_fold(small_space.kernels, small_space.device, small_space.blocks, executor=None,
                                 scoring=Scoring(model=model))
         by_config = {r.config: r for r in ranking.rows}
@@ -61,11 +61,11 @@ def test_rows_equal_what_rank_gives_for_each_model(small_space, small_comparison
         assert small_comparison.summary(model).best == ranking.best().config
 
 
-def test_rows_follow_the_roofline_ranking_and_ratios_divide(small_space, small_comparison):
+def test_rows_follow_the_default_ranking_and_ratios_divide(small_space, small_comparison):
     ranking = rank_per_fold(small_space.kernels, small_space.device, small_space.blocks, executor=None)
     assert [r.config for r in small_comparison.rows] == [r.config for r in ranking.rows]
     row = small_comparison.rows[0]
-    assert row.ratio("interval") == pytest.approx(row.rate("interval").lups_per_s / row.rate("roofline").lups_per_s)
+    assert row.ratio("interval") == pytest.approx(row.rate("interval").lups_per_s / row.rate("overlap").lups_per_s)
     s = small_comparison.summary("interval")
     ratios = [r.ratio("interval") for r in small_comparison.rows]
     assert (s.ratio_min, s.ratio_max) == (min(ratios), max(ratios))
@@ -129,11 +129,11 @@ def test_cli_json_csv_and_plot(tmp_path):
                                        "--plot", str(tmp_path / "c.png")])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert doc["models"] == ["roofline", "interval", "pipeline"]
-    assert len(doc["summary"]["spearman"]) == 3
+    assert doc["models"] == ["overlap", "roofline", "interval", "pipeline"]
+    assert len(doc["summary"]["spearman"]) == 6  # every pair of four models
     first = doc["rows"][0]
-    assert first["interval"]["ratio_to_roofline"] == pytest.approx(
-        first["interval"]["lups_per_s"] / first["roofline"]["lups_per_s"])
+    assert first["interval"]["ratio_to_overlap"] == pytest.approx(
+        first["interval"]["lups_per_s"] / first["overlap"]["lups_per_s"])
     with open(tmp_path / "c.csv", newline="") as handle:
         records = list(csv.DictReader(handle))
     assert len(records) == len(doc["rows"])
@@ -155,9 +155,9 @@ def test_a_model_without_parameters_for_the_device_is_left_out():
     # the A40 device file has no [interval] table: the interval model predicts nothing there
     space = rank_space("star3d-r1", "64,64,64", "A40", None, 128)
     comparison = compare_configs({(1, 1, 1): space.kernels[(1, 1, 1)]}, space.device, space.blocks)
-    assert comparison.models == ("roofline", "pipeline")
+    assert comparison.models == ("overlap", "roofline", "pipeline")
     assert "A40" in comparison.dropped["interval"]
-    assert set(comparison.spearman) == {("roofline", "pipeline")}
+    assert set(comparison.spearman) == {("overlap", "roofline"), ("overlap", "pipeline"), ("roofline", "pipeline")}
     result = CliRunner().invoke(main, ["compare", "--device", "A40", "--kernel", "star3d-r1", "--domain", "64,64,64",
                                        "--threads", "128", "--models", "interval,roofline"])
     assert result.exit_code == 2

@@ -1,9 +1,10 @@
-"""The three time models side by side: roofline, interval and pipeline rates per configuration.
+"""The time models side by side: overlap, roofline, interval and pipeline rates per configuration.
 
 Every configuration is predicted once (:class:`warpspeed.predict.Predictor`) and scored by each
 time model along the code path of ``warpspeed rank --model``
 (:func:`warpspeed.rank.predict_scored`), so a comparison row holds exactly the rates the three
-rankings hold. The summary gives, per model, the range of its rate relative to the roofline's,
+rankings hold. The summary gives, per model, the range of its rate relative to the reference
+model's (the default time model, :data:`warpspeed.models.DEFAULT_TIME_MODEL`, when compared),
 the Spearman rank correlation of every pair of models over the configurations all of them
 predict (``scipy.stats.spearmanr``), and each model's best configuration.
 """
@@ -20,12 +21,12 @@ from warpspeed.hardware.device import Device
 from warpspeed.kernel.description import Kernel
 from warpspeed.launch.space import Config
 from warpspeed.memory.capacity import CapacityCurves
-from warpspeed.models import TIME_MODELS, require_model
+from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS, require_model
 from warpspeed.predict import Predictor
 from warpspeed.rank import RankRow, Scoring, predict_scored, sort_rows
 
-#: The model the others are divided by and the rows are sorted by.
-REFERENCE_MODEL = "roofline"
+#: The model the others are divided by and the rows are sorted by (when it is compared).
+REFERENCE_MODEL = DEFAULT_TIME_MODEL
 
 
 @dataclass(frozen=True)

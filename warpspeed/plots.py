@@ -92,7 +92,7 @@ def plot_ranking(ranking: "Ranking", path: str | Path, top: int | None = None) -
 
 
 #: Marker and color of each time model in the comparison figure.
-MODEL_STYLE = {"roofline": ("s", "black"), "interval": ("o", "tab:orange"), "pipeline": ("^", "tab:blue")}
+MODEL_STYLE = {"overlap": ("D", "tab:green"), "roofline": ("s", "black"), "interval": ("o", "tab:orange"), "pipeline": ("^", "tab:blue")}
 
 
 def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figure":

@@ -11,14 +11,16 @@ from warpspeed.cli.common import curves_option, dtype_option, kernel_options, ra
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.models import TIME_MODELS
 
 #: Accuracy of each model on public measurements (docs/accuracy.md, "Time models"), for --help.
 MODELS_HELP = (
-    "Time models to compare, comma-separated, at least two of roofline, interval, pipeline (default: all "
-    "three). On public measurements (docs/accuracy.md) the roofline and the pipeline model are within "
-    "2-16 % MAPE on streaming, gpu-roofline and FluidX3D D3Q19 kernels but 38-168 % high on launch-bound "
-    "small kernels (they have no launch cost); the interval model is within 16-32 % there, and 5-24 % "
-    "elsewhere, low at low occupancy."
+    "Time models to compare, comma-separated, at least two of overlap, roofline, interval, pipeline "
+    "(default: all four). On the 25-point stencil timed on an H200 (docs/accuracy.md, real GPU) the overlap "
+    "model is within 6 % MAPE, the roofline and pipeline 37 %, the interval model 30 %. On public "
+    "microbenchmarks the roofline and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline "
+    "and FluidX3D D3Q19 kernels but 38-168 % high on launch-bound small kernels (they have no launch cost); "
+    "the interval model is within 16-32 % there, and 5-24 % elsewhere, low at low occupancy."
 )
 
 
@@ -92,33 +94,32 @@ def _document(comparison) -> dict:
 @dtype_option
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads per block of the candidate space, a power of two (default: as for rank).")
-@click.option("--models", "models_text", default="roofline,interval,pipeline", show_default=True, help=MODELS_HELP)
+@click.option("--models", "models_text", default=",".join(TIME_MODELS), show_default=True, help=MODELS_HELP)
 @click.option("--top", type=click.IntRange(min=0), default=15, show_default=True,
               help="Rows to show in the table and the plot; --top 0 shows all.")
 @click.option("--wide", is_flag=True, help="Show every column even if the table is wider than the terminal.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison (every row and the summary) as JSON.")
 @click.option("--csv", "csv_path", type=OutputFile("CSV file"), default=None, help="Write all rows to a CSV file.")
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
-              help="Write one figure of every model's rate per configuration, sorted by the roofline "
+              help="Write one figure of every model's rate per configuration, sorted by the first model "
                    "(format from the suffix: png, pdf, svg, ...).")
 @curves_option
 def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None,
             models_text: str, top: int, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None,
             curves_path: str | None) -> None:
-    """Time models side by side: every configuration of rank's space under the roofline, the
-    interval and the pipeline model, each with what dominates its time, the ratios to the
-    roofline, the Spearman rank correlation between the models and each model's best
+    """Time models side by side: every configuration of rank's space under the overlap model, the
+    roofline, the interval and the pipeline model, each with what dominates its time, the ratios to
+    the first model, the Spearman rank correlation between the models and each model's best
     configuration.
 
     The rates are those of `warpspeed rank --model ...` (one prediction per configuration, scored by
-    each model). Rows are sorted by the first model's rate (the roofline's, when compared).
+    each model). Rows are sorted by the first model's rate (the default model's, when compared).
     """
     from warpspeed.compare import compare_configs
     from warpspeed.memory.capacity import load_curves
 
     models = _parse_models(models_text)
-    if "roofline" in models:
-        models = ("roofline",) + tuple(m for m in models if m != "roofline")
+    models = tuple(sorted(models, key=TIME_MODELS.index))  # the default model (the reference) first
     space = rank_space(kernel_name, domain, device_name, dtype, threads)
     curves = load_curves(path=curves_path) if curves_path else None
     total = sum(len(space.blocks(k)) for k in space.kernels.values())
