@@ -16,10 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from warpspeed.cli.main import main
-from warpspeed.errors import FitError
+from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.validation import public
 from warpspeed.validation.public import DatasetAccuracy, PointError, public_accuracy, source_of
 from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown
+from warpspeed.validation import real_gpu
 
 ROOT = Path(__file__).parents[1]
 PUBLIC = ROOT / "fits" / "data" / "public"
@@ -28,6 +29,14 @@ PUBLIC = ROOT / "fits" / "data" / "public"
 @pytest.fixture(scope="module")
 def datasets() -> tuple[DatasetAccuracy, ...]:
     return public_accuracy()
+
+
+@pytest.fixture(scope="module")
+def real():
+    """The real GPU's comparison (the pystencils workloads; ptxas register counts where nvcc is
+    installed, as for the committed page)."""
+    pytest.importorskip("pystencils")
+    return real_gpu.real_gpu_accuracy()
 
 
 def _data_rows(path: Path) -> list[dict[str, str]]:
@@ -42,9 +51,9 @@ def test_every_dataset_within_its_stated_bound(datasets):
     assert not out, "\n".join(out)
 
 
-def test_committed_accuracy_page_is_what_validate_writes(datasets):
+def test_committed_accuracy_page_is_what_validate_writes(datasets, real):
     committed = (ROOT / DOCS_PATH).read_text()
-    assert committed == accuracy_markdown(datasets), \
+    assert committed == accuracy_markdown(datasets, real), \
         "docs/accuracy.md is stale: run `warpspeed validate --write-docs` in the repository root"
 
 
@@ -107,8 +116,8 @@ def test_source_line_names_path_and_commit():
         source_of("measured somewhere")
 
 
-def test_page_names_every_source_and_the_held_out_files(datasets):
-    page = accuracy_markdown(datasets)
+def test_page_names_every_source_and_the_held_out_files(datasets, real):
+    page = accuracy_markdown(datasets, real)
     for f in sorted(PUBLIC.glob("gpu-stream/*.csv")) + sorted(PUBLIC.glob("gpu-l2-cache/*.csv")):
         path, commit = source_of(f.read_text())
         assert f"path `{path}`, commit `{commit}`" in page, f.name
@@ -116,13 +125,17 @@ def test_page_names_every_source_and_the_held_out_files(datasets):
     assert re.search(r"H200, A40 and MI210", page) and "gpu-roofline" in page and "not opened" in page
 
 
-def test_cli_writes_page_and_json(tmp_path, monkeypatch, datasets):
+def test_cli_writes_page_and_json(tmp_path, monkeypatch, datasets, real):
     monkeypatch.setattr(public, "public_accuracy", lambda: datasets)
+    monkeypatch.setattr(real_gpu, "real_gpu_accuracy", lambda: real)
     out = tmp_path / "sub" / "acc.md"
     result = CliRunner().invoke(main, ["validate", "--json", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert out.read_text() == accuracy_markdown(datasets)
-    records = json.loads(result.output)
+    assert out.read_text() == accuracy_markdown(datasets, real)
+    doc = json.loads(result.output)
+    records = doc["datasets"]
+    assert doc["real_gpu"]["within_criteria"] is True
+    assert [m["model"] for m in doc["real_gpu"]["models"]] == [m.model for m in real.models]
     assert [r["dataset"] for r in records] == [d.name for d in datasets]
     assert all(re.fullmatch(r"[0-9a-f]{40}", s["commit"]) for r in records for s in r["sources"])
 
@@ -131,6 +144,7 @@ def test_cli_exits_1_when_a_bound_is_exceeded(monkeypatch):
     bad = DatasetAccuracy("L2", "toy", "MiB", (PointError("x", 2.0, 1.0),), (("p", "0" * 40),), "one point",
                           1.0, 1.0)
     monkeypatch.setattr(public, "public_accuracy", lambda: (bad,))
+    monkeypatch.setattr(real_gpu, "real_gpu_accuracy", lambda: (_ for _ in ()).throw(WarpspeedError("skipped")))
     result = CliRunner().invoke(main, ["validate"], env={"COLUMNS": "200"})
     assert result.exit_code == 1
     assert "NO" in result.output

@@ -176,6 +176,14 @@ class PowerCheck:
     predicted_lups_per_s: float
 
 
+#: What the default time model must reach on these measurements (``warpspeed validate`` exits with
+#: status 1 otherwise): MAPE at most 10 %, Spearman at least 0.95, the configuration it ranks first
+#: at least 97 % of the best measured rate; the overlap model's volumes and the board power within
+#: 10 % of the profiles and the soaks.
+CRITERIA = {"mape_percent": 10.0, "spearman": 0.95, "best_share": 0.97, "volume_percent": 10.0,
+            "power_percent": 10.0}
+
+
 @dataclass(frozen=True)
 class RealGpuAccuracy:
     """Every time model, the volumes and the board power against the H200 measurements."""
@@ -186,6 +194,24 @@ class RealGpuAccuracy:
     models: tuple[ModelAccuracy, ...]
     volumes: tuple[VolumeCheck, ...]
     power: tuple[PowerCheck, ...]
+
+    def model(self, name: str) -> ModelAccuracy:
+        for m in self.models:
+            if m.model == name:
+                return m
+        raise WarpspeedError(f"model {name!r} was not compared; compared: {', '.join(m.model for m in self.models)}")
+
+    @property
+    def within_criteria(self) -> bool:
+        """Whether the default time model, its volumes and the power meet :data:`CRITERIA`."""
+        from warpspeed.models import DEFAULT_TIME_MODEL
+
+        m = self.model(DEFAULT_TIME_MODEL)
+        volumes = all(abs(o / meas - 1.0) * 100 <= CRITERIA["volume_percent"]
+                      for v in self.volumes for o, meas in zip(v.overlap, v.measured))
+        power = all(abs(c.predicted_w / c.soak.watts - 1.0) * 100 <= CRITERIA["power_percent"] for c in self.power)
+        return (m.mape_percent <= CRITERIA["mape_percent"] and m.spearman >= CRITERIA["spearman"]
+                and m.best_share >= CRITERIA["best_share"] and volumes and power)
 
 
 def real_gpu_accuracy(models: Sequence[str] | None = None) -> RealGpuAccuracy:
@@ -278,3 +304,48 @@ def real_gpu_markdown(acc: RealGpuAccuracy) -> str:
             lines.append(f"| {_config_text(c.soak.config)} | {c.soak.clock_mhz:.0f} MHz | {c.soak.watts:.0f} W | "
                          f"{c.predicted_w:.0f} W | {_percent(c.predicted_w, c.soak.watts)} |")
     return "\n".join(lines) + "\n"
+
+
+def real_gpu_rows(acc: RealGpuAccuracy) -> list[list[str]]:
+    """Rows (model, MAPE %, median ratio, Spearman, best predicted, its share of the best) of the
+    terminal table of ``warpspeed validate``."""
+    return [[m.model, f"{m.mape_percent:.1f}", f"{m.median_ratio:.2f}", f"{m.spearman:.3f}",
+             _config_text(m.best_predicted), f"{100 * m.best_share:.1f} %"] for m in acc.models]
+
+
+def real_gpu_caption(acc: RealGpuAccuracy) -> str:
+    """One paragraph under the terminal table: the volumes and the power of the default model."""
+    parts = []
+    for v in acc.volumes:
+        errors = ", ".join(f"{name.split()[0]} {_percent(o, m)}" for (name, _), o, m in zip(VOLUMES, v.overlap, v.measured))
+        parts.append(f"{_config_text(v.config)}: {errors}")
+    power = "; ".join(f"{_config_text(c.soak.config)} {c.predicted_w:.0f} W against {c.soak.watts:.0f} W"
+                      for c in acc.power)
+    verdict = "meets" if acc.within_criteria else "MISSES"
+    return (f"Volumes of the overlap model against the profiles: {'; '.join(parts)}. Board power: {power}. "
+            f"The default model {verdict} the criteria (MAPE <= {CRITERIA['mape_percent']:g} %, Spearman >= "
+            f"{CRITERIA['spearman']:g}, best >= {100 * CRITERIA['best_share']:g} %, volumes and power within "
+            f"{CRITERIA['volume_percent']:g} %). Data: fits/data/H200/ (docs/accuracy.md).")
+
+
+def real_gpu_document(acc: RealGpuAccuracy) -> dict:
+    """The comparison as JSON (``warpspeed validate --json``'s ``real_gpu``)."""
+    def config(c: Config) -> dict:
+        return {"block": list(c[0]), "fold": list(c[1])}
+
+    return {
+        "device": acc.device, "kernel": acc.kernel, "registers": acc.registers,
+        "within_criteria": acc.within_criteria, "criteria": dict(CRITERIA),
+        "models": [{"model": m.model, "mape_percent": m.mape_percent, "median_ratio": m.median_ratio,
+                    "min_ratio": min(m.ratios), "max_ratio": max(m.ratios), "spearman": m.spearman,
+                    "best_predicted": config(m.best_predicted), "best_share": m.best_share,
+                    "points": [{**config(c), "predicted_lups_per_s": p, "measured_lups_per_s": meas}
+                               for c, p, meas in m.points]} for m in acc.models],
+        "volumes": [{**config(v.config), **{key: {"measured": v.measured[k], "roofline": v.roofline[k],
+                                                   "overlap": v.overlap[k]}
+                                             for k, key in enumerate(("l1_wavefronts_per_lup", "l2_load_bytes_per_lup",
+                                                                      "dram_load_bytes_per_lup"))}}
+                    for v in acc.volumes],
+        "power": [{**config(c.soak.config), "clock_mhz": c.soak.clock_mhz, "measured_w": c.soak.watts,
+                   "predicted_w": c.predicted_w} for c in acc.power],
+    }

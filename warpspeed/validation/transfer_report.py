@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from warpspeed.validation.public import DatasetAccuracy
+from warpspeed.validation.real_gpu import RealGpuAccuracy
 
 Pick = Callable[[DatasetAccuracy], bool]
 
@@ -47,8 +48,34 @@ def _section(title: str, documented: str, fitted: str, expected: Sequence[str]) 
             f"*Expected error on an unseen device of the same family:* {body}", ""]
 
 
-def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
-    """The section (Markdown, ending in a blank line)."""
+def _real(real: RealGpuAccuracy | None, model: str) -> str:
+    """``"MAPE m %, Spearman r"`` of ``model`` on the real GPU's timings; ``""`` without them."""
+    for m in real.models if real is not None else ():
+        if m.model == model:
+            return f"MAPE {m.mape_percent:.1f} %, Spearman {m.spearman:.3f}"
+    return ""
+
+
+def _volume_range(real: RealGpuAccuracy | None, which: str, index: int) -> str:
+    """The range of the errors of one volume (``index`` into :data:`~warpspeed.validation.real_gpu.VOLUMES`)
+    of model ``which`` (``roofline`` or ``overlap``) over the profiles, ``"a to b %"``."""
+    if real is None or not real.volumes:
+        return ""
+    errors = sorted(100.0 * (getattr(v, which)[index] / v.measured[index] - 1.0) for v in real.volumes)
+    return f"{errors[0]:+.0f} to {errors[-1]:+.0f} %"
+
+
+def _power_range(real: RealGpuAccuracy | None) -> str:
+    """The range of the power errors over the real GPU's soaks, ``"a to b %"``."""
+    if real is None or not real.power:
+        return ""
+    errors = sorted(100.0 * (c.predicted_w / c.soak.watts - 1.0) for c in real.power)
+    return f"{errors[0]:+.1f} to {errors[-1]:+.1f} %"
+
+
+def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None = None) -> str:
+    """The section (Markdown, ending in a blank line); ``real``: the real GPU's comparison, quoted
+    where it exists."""
     d = datasets
     lines = [
         "## What transfers",
@@ -87,9 +114,14 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
         "kernel's addresses; the cache sizes come from the device files.",
         "the Gompertz hit-rate curves of Ernst, Holzer, Hager, Knorr, Wellein (J. Parallel Distrib. "
         "Comput., 2023), fitted on an A100 and used by every family (`fits/*.toml` say so).",
-        ["No whole-kernel measurement is stored, so no error can be quoted; on a family other than "
-         "Ampere the curves are the A100's and the error is unknown. `warpspeed accuracy` and "
-         "`warpspeed refit` measure and refit them on a machine with a GPU."])
+        [_sentence("On the three H200 profiles of the 25-point stencil the roofline's L2 -> L1 load is {}",
+                   _volume_range(real, "roofline", 1)),
+         _sentence("and its DRAM load {} off the counters;", _volume_range(real, "roofline", 2)),
+         _sentence("the overlap model (the L1 curve at the L1's full capacity, the layer conditions at the "
+                   "H200's fitted L2 capacity) {} and", _volume_range(real, "overlap", 1)),
+         _sentence("{}.", _volume_range(real, "overlap", 2)),
+         "On a family other than Ampere and Hopper the curves are the A100's and the error is unknown. "
+         "`warpspeed accuracy` and `warpspeed refit` measure and refit them on a machine with a GPU."])
     lines += _section(
         "DRAM and L2 bandwidth",
         "vendor peak bandwidths (datasheets), used only where no measurement exists.",
@@ -102,6 +134,27 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
          _sentence("(worst point {}).", _worst(d, _in("DRAM", "not fitted"))),
          "Rule-built devices (H100 SXM5, MI300X, W6800, RX 5500 XT) add the spread of the sustained/peak "
          "ratio between parts of one memory technology, which no stored measurement checks."])
+    lines += _section(
+        "Overlap model (the default)",
+        "the roofline's volumes; one data-stage wavefront per missing L1 line (the L1TEX stages of the "
+        "Nsight Compute Kernel Profiling Guide, checked against the H200's data-pipe counter); the "
+        "wave-end latency, the pointer-chase DRAM latency of each part (gpu-latency) or of a part with "
+        "the same SM and L2 (each device file says which); the L1 capacity curve's capacity scaled "
+        "linearly from the A100 it was fitted on.",
+        "the exponent of the smooth maximum of the L1 and DRAM times (3.5) and the L1 miss stage's "
+        "request rate (0.62 per cycle and SM), both on the H200's 160 timed stencil configurations and "
+        "used for every device; the H200's L2 capacity of the layer conditions (35.5 MiB) on two of its "
+        "profiles (`warpspeed/overlap/params.py` and the H200 file say so).",
+        [_sentence("On the H200's stencil timings (in-sample) {};", _real(real, "overlap")),
+         _sentence("the roofline there: {}.", _real(real, "roofline")),
+         _sentence("On the public whole kernels it fits nothing: MAPE {} on streaming kernels by occupancy",
+                   _range(d, _in("Time models", "overlap:", "gpu-stream"))),
+         _sentence("(the wave-end latency adds to the DRAM curve's own latency at one block of 32 threads), "
+                   "{} on the intensity sweep", _range(d, _in("Time models", "overlap:", "gpu-roofline"))),
+         _sentence("and {} on FluidX3D's D3Q19 rates;", _range(d, _in("Time models", "overlap:", "FluidX3D"))),
+         "a device of another family keeps the exponent and the request rate of an H200, which no "
+         "measurement of it checks: expect the roofline's error there where L1 and DRAM are far apart, "
+         "and the H200's where they are close."])
     lines += _section(
         "Interval model (AMALI)",
         "issue rate, functional-unit lanes and tensor throughputs per SM (architecture whitepapers, "
@@ -142,20 +195,22 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy]) -> str:
     lines += _section(
         "Power model (AccelWattch-style)",
         "board power limits and idle figures (datasheets), transistors and SMs per chip "
-        "(whitepapers), the process's energy at iso-speed (TSMC's published N5 against N7) and the "
-        "memory technology's supply voltages (JEDEC), which build a family without measurements from "
-        "a calibrated one (`warpspeed/power/transfer.py`).",
+        "(whitepapers) and the memory technology's supply voltages (JEDEC), which with a process factor "
+        "build a family without measurements from a calibrated one (`warpspeed/power/transfer.py`).",
         "per family, the FP32 lane and DRAM sector energies and the static floor, on that family's "
         "gpu-roofline runs (A100, A40, L40); the voltage floor is fitted only where the runs span "
         "clocks (the L40), else assumed in a plausible range, so the energy-optimal clock is reported "
-        "as a range (`warpspeed dvfs`). The Hopper family is built by the rules, not fitted.",
+        "as a range (`warpspeed dvfs`). The Hopper family is built by the rules, with the 4N process "
+        "factor at the products' clocks (0.95 of N7's energy) fitted on two H200 board-power soaks.",
         [_sentence("A device of a calibrated family (the L40S from the L40, the A100 80 GB from the 40 GB) "
                    "should expect about the in-sample error, {}, plus its board's difference.",
                    _range(d, lambda ds: ds.group == "Power" and "transfer" not in ds.name)),
          _sentence("A family built by the rules from another one, as the Hopper family is, should expect "
                    "the transfer row's error: {} when the rules build the L40 from the A100",
                    _range(d, _in("Power", "transfer"))),
-         _sentence("(worst run {}), an under-prediction that grows with the FMA count, at clocks "
-                   "far above the source chip's.", _worst(d, _in("Power", "transfer")))])
+         _sentence("(worst run {}), an under-prediction that grows with the FMA count.",
+                   _worst(d, _in("Power", "transfer"))),
+         _sentence("On the H200 itself the two soaks the factor was fitted on are within {}.",
+                   _power_range(real))])
     lines.append("")
     return "\n".join(lines)
