@@ -24,6 +24,9 @@ NVIDIA_L1_FITTED_ON = "A100-SXM4-40GB"
 #: The part whose gpu-strides rows fitted the RDNA L0's tag stage (``gpu-strides/rdna2.txt``,
 #: ``[l1_pipeline]`` of the RDNA device files).
 RDNA_L1_FITTED_ON = "RX6900XT"
+#: The part whose timed stencil configurations fitted the overlap model's exponent and miss-stage
+#: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
+OVERLAP_FITTED_ON = "H200"
 #: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
 #: chip, memory system and clock; :data:`warpspeed.perf.device_figures.MEASURED_AS`).
 MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
@@ -127,7 +130,9 @@ def _power(device: Device) -> Component | None:
     if status == "calibrated":
         return Component("power energies", source, f"family {name}", own)
     if status == "transferred":  # warpspeed.power.transfer: published facts applied to a calibrated family
-        return Component("power energies", "a calibrated family by published facts", f"family {name}", False)
+        soaks = OVERLAP_FITTED_ON in str(prov.get("method", ""))
+        source = "a calibrated family by published facts" + (f" and {OVERLAP_FITTED_ON} soaks" if soaks else "")
+        return Component("power energies", source, f"family {name}", False)
     return Component("power energies", f"{status} values of {source}", f"family {name}", False)
 
 
@@ -142,8 +147,20 @@ def _launch(device: Device) -> Component | None:
     return Component("launch cost", source, "gpu-small-kernels", source == device.name)
 
 
+def _overlap(device: Device) -> Component:
+    """The overlap model's fitted constants: the exponent and (NVIDIA) the request rate on the
+    H200's stencil timings; the H200's own L2 capacity of the layer conditions on its profiles."""
+    from warpspeed.overlap.params import TABLE
+
+    own = device.name == OVERLAP_FITTED_ON
+    layers = "l2_layer_bytes" in (device.tables.get(TABLE) or {})
+    what = "overlap constants" + (" and L2 layer capacity" if layers else "")
+    return Component(what, OVERLAP_FITTED_ON, "25-point stencil timings", own)
+
+
 def calibration(device: Device, curves: "CapacityCurves | None" = None) -> Calibration:
     """Where each of ``device``'s fitted constants comes from (no model is evaluated);
     ``curves``: capacity curves given instead of the family's (``--curves``)."""
-    parts = [_memory(device), _first_level(device), _capacity(device, curves), _power(device), _launch(device)]
+    parts = [_memory(device), _first_level(device), _capacity(device, curves), _overlap(device), _power(device),
+             _launch(device)]
     return Calibration(device.name, tuple(c for c in parts if c is not None))

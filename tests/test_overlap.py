@@ -1,0 +1,97 @@
+"""The overlap model (warpspeed.overlap): a DRAM-bound copy by hand from the device file, the
+smooth maximum, and its constants per device."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from warpspeed import Field, Kernel, load, store
+from warpspeed.errors import DeviceError
+from warpspeed.hardware.device import load_device, load_device_file
+from warpspeed.kernel.description import X
+from warpspeed.models import estimate_time
+from warpspeed.overlap import overlap_model, overlap_params
+from warpspeed.overlap.model import smooth_max
+from warpspeed.overlap.params import MISS_REQUESTS_PER_CYCLE, OVERLAP_EXPONENT
+from warpspeed.predict import Predictor
+
+DEVICES = Path(__file__).parents[1] / "warpspeed" / "hardware" / "devices"
+N = 1 << 24
+
+
+def _toml(name: str) -> dict:
+    return tomllib.loads((DEVICES / f"{name}.toml").read_text())
+
+
+def test_smooth_maximum_by_hand():
+    assert smooth_max(3.0, 4.0, 2.0) == pytest.approx(5.0)
+    assert smooth_max(1.0, 1.0, 1.0) == pytest.approx(2.0)
+    assert smooth_max(0.0, 2.0, 3.5) == 2.0 and smooth_max(0.0, 0.0, 3.5) == 0.0
+    assert smooth_max(1e300, 1e300, 3.5) == pytest.approx(1e300 * 2 ** (1 / 3.5))  # no overflow
+
+
+def test_copy_on_the_a100_by_hand(a100):
+    """dst[x] = src[x] in doubles, blocks of 256 threads. Per warp: the load touches 256 aligned
+    bytes for the first time, two lines, every lane misses: max(2 bank wavefronts, 0 + 2 lines) =
+    2; the store 2 wavefronts: 4 / 32 = 0.125 cycles per lup; requests 2 + 2 lines per warp, 0.125
+    per lup at 0.62 per cycle = 0.2016 cycles. Wave end: 8 blocks of 256 threads per SM (2048
+    threads), the A100's latencies 37 + 224 + 290 = 551 cycles (its [interval] table) over 2048
+    lups = 0.269 cycles. L1 time = (0.2016 + 0.269) / (108 SMs x 1.41 GHz); DRAM time 16 B over
+    the roofline's DRAM rate; L2 time 16 B over the L2 bandwidth; smooth maximum with p = 3.5."""
+    fields = (Field("src", 8, (N,)), Field("dst", 8, (N,)))
+    p = Predictor(Kernel("copy", fields, (load("src", X), store("dst", X)), (N, 1, 1)), a100).predict((256, 1, 1))
+    r = overlap_model(p, overlap_params(a100))
+    table = _toml("A100-SXM4-40GB")
+    dev, latencies = table["device"], table["interval"]
+    drain = latencies["l1_latency"] + latencies["l2_latency"] + latencies["dram_latency"]
+    assert r.l1.data_wavefronts_per_lup == pytest.approx(4 / 32)
+    assert r.l1.requests_per_lup == pytest.approx(4 / 32)
+    assert r.drain_cycles_per_lup == pytest.approx(drain / 2048)
+    l1 = (4 / 32 / MISS_REQUESTS_PER_CYCLE + drain / 2048) / (dev["sms"] * dev["clock_ghz"] * 1e9)
+    dram = 1 / p.roofline.dram_lups_per_s
+    l2 = 16 / (dev["l2_bandwidth_gb_s"] * 1e9)
+    expected = 1 / max((l1 ** OVERLAP_EXPONENT + dram ** OVERLAP_EXPONENT) ** (1 / OVERLAP_EXPONENT), l2)
+    assert r.lups_per_s == pytest.approx(expected, rel=1e-9)
+    assert r.limiter == "dram" and r.dram_load_bytes_per_lup == pytest.approx(8) and r.l2_load_bytes_per_lup == 8
+    assert r.lups_per_s < p.lups_per_s  # never faster than the roofline's minimum
+    e = estimate_time("overlap", p)
+    assert e.lups_per_s == r.lups_per_s and e.details["limits"]["dram"] == pytest.approx(1 / dram)
+
+
+def test_constants_per_device():
+    h200, mi100 = load_device("H200"), load_device("MI100")
+    assert overlap_params(h200).l2_layer_bytes == _toml("H200")["overlap"]["l2_layer_bytes"]
+    # no pointer chase of the MI100: the MI210's DRAM latency at the MI100's clock
+    chase, clock = _toml("MI210")["device"]["dram_latency_ns"], _toml("MI100")["device"]["clock_ghz"]
+    assert overlap_params(mi100).drain_cycles == pytest.approx(chase * clock)
+    assert "miss-stage request rate" not in overlap_params(mi100).fitted
+    assert "miss-stage request rate" in overlap_params(h200).fitted
+
+
+@pytest.mark.parametrize("table, message", [
+    ("overlap_exponent = -1", "overlap_exponent must be a number > 0"),
+    ("exponent = 3", "unknown key(s) exponent; allowed: overlap_exponent"),
+    ('latencies_from = "A40"', "no pointer-chase DRAM latency"),
+])
+def test_bad_overlap_tables_are_one_line_errors(tmp_path, table, message):
+    text = (DEVICES / "V100-PCIe-32GB.toml").read_text() + f"\n[overlap]\n{table}\n"
+    if "latencies_from" in table:  # only a device without latencies of its own reaches latencies_from
+        text = text.replace("[interval]", "[interval_unused]")
+    path = tmp_path / "d.toml"
+    path.write_text(text)
+    device = load_device_file(path)
+    with pytest.raises(DeviceError) as err:
+        overlap_params(device)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_every_builtin_device_has_the_constants():
+    from warpspeed.hardware.device import all_devices
+
+    for device in all_devices():
+        params = overlap_params(device)
+        assert math.isfinite(params.drain_cycles) and params.drain_cycles > 0, device.name
