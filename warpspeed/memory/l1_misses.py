@@ -108,25 +108,42 @@ def first_touch_misses(compiled: CompiledKernel, addresses: np.ndarray, lanes: n
     fields = {name: k for k, name in enumerate(dict.fromkeys(a.field.name for a in compiled.accesses))}
     is_load = np.array([not a.access.is_store for a in compiled.accesses])
     field_id = np.array([fields[a.field.name] for a in compiled.accesses], dtype=np.int64)
-    warp = np.arange(threads, dtype=np.int64) // warp_size
-    # sequence number of each (access, copy, thread): warp-major, then copy, then access
-    seq = (warp[None, None, :] * (n_fold * n_acc) + np.arange(n_fold)[None, :, None] * n_acc
-           + np.arange(n_acc)[:, None, None])
+    key = (addresses // sector_bytes) * len(fields) + field_id[:, None, None]
     take = lanes & is_load[:, None, None]
-    sector = addresses // sector_bytes
-    key = sector[take] * len(fields) + np.broadcast_to(field_id[:, None, None], addresses.shape)[take]
-    s = seq[take]
-    order = np.lexsort((s, key))
-    ks, ss = key[order], s[order]
-    starts = np.ones(len(ks), dtype=bool)
-    starts[1:] = ks[1:] != ks[:-1]
-    first = np.maximum.accumulate(np.where(starts, np.arange(len(ks)), 0))
-    miss_sorted = ss == ss[first]
-    miss_flat = np.empty(len(ks), dtype=bool)
-    miss_flat[order] = miss_sorted
-    miss = np.zeros(addresses.shape, dtype=bool)
-    miss[take] = miss_flat
+
+    def in_order(x: np.ndarray) -> np.ndarray:
+        """(access, copy, thread) -> (warp, copy, access, lane), flattened: the visiting order."""
+        x = _pad_last(x, warp_size).reshape(n_acc, n_fold, -1, warp_size)
+        return x.transpose(2, 1, 0, 3).ravel()
+
+    k, t = in_order(key), in_order(take)
+    instruction = np.arange(len(k)) // warp_size  # the lanes of one instruction share a number
+    k, instruction = k[t], instruction[t]
+    _, first, inverse = np.unique(k, return_index=True, return_inverse=True)  # first = earliest lane
+    ordered = np.zeros(len(t), dtype=bool)
+    ordered[np.flatnonzero(t)] = instruction == instruction[first][inverse]
+    padded = _pad_last(np.zeros(addresses.shape, dtype=bool), warp_size)
+    miss = ordered.reshape(-1, n_fold, n_acc, warp_size).transpose(2, 1, 0, 3).reshape(padded.shape)
+    miss = miss[..., :threads]
     return miss
+
+
+def _distinct_rows(addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray,
+                   line_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct warp instructions among the rows of ``addr`` (with their ``lanes`` and ``miss``
+    masks) and how often each occurs. Rows that differ by a whole number of cache lines are the
+    same instruction for every cost here: banks repeat every 128 B and lines every ``line_bytes``
+    (a multiple of 128 B), so each row is moved to the line of its lowest active address first."""
+    active = lanes.any(axis=1)
+    low = np.where(lanes, addr, np.iinfo(np.int64).max).min(axis=1)
+    base = np.where(active, low // line_bytes * line_bytes, 0)
+    rel = np.where(lanes, addr - base[:, None], -1)
+    bits = (miss.astype(np.int64) << np.arange(miss.shape[1], dtype=np.int64)).sum(axis=1)
+    # one byte string per row (relative addresses and the miss bits), unique as a 1-D array
+    key = np.concatenate([rel, bits[:, None]], axis=1)
+    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return rel[first].clip(min=0), lanes[first], miss[first], counts.astype(float)
 
 
 def _expected_cost(addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, bank_all: np.ndarray,
@@ -176,6 +193,7 @@ def l1_miss_costs(compiled: CompiledKernel, cells: BlockCells, device: Device, a
                 continue
             a, v, m = (_pad_last(x[idx].reshape(-1, x.shape[-1]), warp).reshape(-1, warp)
                        for x in (addresses, lanes, miss))
+            a, v, m, weight = _distinct_rows(a, v, m, line)
             if not modelled:  # the roofline's first-level cost; requests for first touches and stores
                 bank, tag = warp_instruction_costs(a, v, elem, device)
                 cost, tag = bank.ravel(), tag.ravel()
@@ -187,9 +205,9 @@ def l1_miss_costs(compiled: CompiledKernel, cells: BlockCells, device: Device, a
                     cost, req = bank, distinct_lines(a // line, v)
                 else:
                     cost, req = _expected_cost(a, v, m, bank, elem, device, p)
-            data += float(np.sum(cost))
-            cycles += float(np.sum(np.maximum(cost, tag)))
-            requests += float(np.sum(req))
+            data += float(weight @ cost)
+            cycles += float(weight @ np.maximum(cost, tag))
+            requests += float(weight @ req)
     lups = cells.lups
     return L1MissCosts(
         data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
