@@ -146,8 +146,15 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
     console = make_console()
     table, dropped = fitted_table(console, RANK_COLUMNS, [_rank_cells(i, r) for i, r in enumerate(shown, 1)], wide)
     headers = {c.header for c in RANK_COLUMNS} - {c.header for c in dropped}
+    model = next((r.model for r in rows if r.ok), "roofline")
+    limits_text = {
+        "roofline": "FP, L1, L2, DRAM: the limit each imposes, Glup/s.",
+        "overlap": "FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss wavefronts, "
+                   "requests and wave-end latency); the overlap model combines L1 and DRAM imperfectly, so "
+                   "the prediction can lie below all four (docs/overlap.md).",
+    }.get(model, f"FP, L1, L2, DRAM: the roofline's limits, Glup/s; Glup/s and limiter: the {model} model's.")
     caption = [
-        "FP, L1, L2, DRAM: the limit each imposes, Glup/s." if "FP" in headers else "",
+        limits_text if "FP" in headers else "",
         "Volumes: load + store bytes per lattice update (--json or --csv for the split)."
         if "L2\nB/lup" in headers else "",
         "blk/SM: resident blocks per SM." if "blk/\nSM" in headers else "",
