@@ -47,14 +47,15 @@ from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs
 from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTES, OverlapParams
+from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
     from warpspeed.predict import Prediction
 
 #: Hertz per gigahertz, bytes/s per GB/s.
 GIGA = 1e9
-#: The components of the time, in report order.
-COMPONENTS = ("l1", "l2", "dram", "fp")
+#: The components of the time, in report order: the roofline's limiter names.
+COMPONENTS = LIMITERS
 
 
 def l1_capacity_oversubscription(l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
@@ -161,10 +162,10 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
     sm_hz = device.sms * device.clock_ghz * GIGA
     fp_rate = prediction.roofline.fp_lups_per_s
     t = {
+        "fp": 1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
         "l1": (l1_cycles + drain) / sm_hz,
         "l2": (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2_bandwidth_gb_s * GIGA),
         "dram": (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
-        "fp": 1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
     }
     seconds = max(smooth_max(t["l1"], t["dram"], params.overlap_exponent), t["l2"], t["fp"])
     limiter = max(COMPONENTS, key=lambda k: t[k])
