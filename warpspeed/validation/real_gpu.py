@@ -147,13 +147,17 @@ class ModelAccuracy:
         return float(spearmanr([p for _, p, _ in self.points], [m for _, _, m in self.points])[0])
 
     @property
+    def _first(self) -> tuple[Config, float, float]:
+        """The point the model ranks first; equal rates go by block, then fold (as ``rank``)."""
+        return min(self.points, key=lambda t: (-t[1], t[0][0], t[0][1]))
+
+    @property
     def best_predicted(self) -> Config:
-        return max(self.points, key=lambda t: t[1])[0]
+        return self._first[0]
 
     @property
     def best_share(self) -> float:
-        best = max(m for _, _, m in self.points)
-        return max(self.points, key=lambda t: t[1])[2] / best
+        return self._first[2] / max(m for _, _, m in self.points)
 
 
 @dataclass(frozen=True)
