@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import math
 import sys
-import time
 
 from warpspeed.power.benchmark import BLOCK_THREADS
 from warpspeed.validation.power_sampling import DEFAULT_SETTLE_S, PowerSampler
+from warpspeed.validation.runners import back_to_back
 from warpspeed.validation.roofline_soak import (
     DEFAULT_ITS,
     FILL_A,
@@ -33,10 +32,6 @@ from warpspeed.validation.roofline_soak import (
     run_record,
 )
 
-#: Seconds of launches enqueued at once; at most two such batches are in flight.
-BATCH_S = 0.05
-
-
 def _blocks_per_sm(cp, kernel, device_id: int) -> int:
     """Resident blocks of BLOCK_THREADS threads per SM (threads, registers and the block limit)."""
     props = cp.cuda.runtime.getDeviceProperties(device_id)
@@ -44,34 +39,6 @@ def _blocks_per_sm(cp, kernel, device_id: int) -> int:
     by_threads = props["maxThreadsPerMultiProcessor"] // BLOCK_THREADS
     by_registers = props["regsPerMultiprocessor"] // (regs * BLOCK_THREADS)
     return max(1, min(by_threads, by_registers, props.get("maxBlocksPerMultiProcessor", 32)))
-
-
-def _soak(cp, launch, seconds: float) -> tuple[int, float]:
-    """Launch back to back for about ``seconds``: (launches, GPU seconds between two events)."""
-    launch()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    launch()
-    end.record()
-    end.synchronize()
-    batch = max(1, math.ceil(BATCH_S * 1e3 / max(cp.cuda.get_elapsed_time(start, end), 1e-3)))
-    launches, previous = 0, None
-    begin = cp.cuda.Event()
-    begin.record()
-    host = time.perf_counter()
-    while time.perf_counter() - host < seconds:
-        for _ in range(batch):
-            launch()
-        launches += batch
-        mark = cp.cuda.Event()
-        mark.record()
-        if previous is not None:
-            previous.synchronize()
-        previous = mark
-    finish = cp.cuda.Event()
-    finish.record()
-    finish.synchronize()
-    return launches, cp.cuda.get_elapsed_time(begin, finish) / 1e3
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 def launch(kernel=kernel) -> None:
                     kernel((blocks,), (BLOCK_THREADS,), (a, b, out))
 
-                (launches, seconds), reading = sampler.sample_during(lambda: _soak(cp, launch, args.seconds))
+                (launches, seconds), reading = sampler.sample_during(lambda: back_to_back(cp, launch, args.seconds))
                 row = run_record(name, its, blocks, launches, seconds, reading)
                 fh.write(",".join(str(row[c]) for c in RUN_COLUMNS) + "\n")
                 fh.flush()

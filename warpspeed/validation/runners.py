@@ -53,6 +53,36 @@ class Profiler(Protocol):
     def version(self) -> str: ...
 
 
+def back_to_back(cp: Any, launch: Callable[[], None], seconds: float) -> tuple[int, float]:
+    """Launch ``launch`` back to back for about ``seconds`` of host time, enqueueing
+    :data:`SOAK_BATCH_S` worth of launches at a time with at most two such batches in flight:
+    the launches and their GPU time between two CUDA events (s)."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    launch()
+    start.record()
+    launch()
+    end.record()
+    end.synchronize()
+    batch = max(1, math.ceil(SOAK_BATCH_S * _MS_PER_S / max(cp.cuda.get_elapsed_time(start, end), 1e-3)))
+    launches, previous = 0, None
+    begin = cp.cuda.Event()
+    begin.record()
+    host_start = time.perf_counter()
+    while time.perf_counter() - host_start < seconds:
+        for _ in range(batch):
+            launch()
+        launches += batch
+        mark = cp.cuda.Event()
+        mark.record()
+        if previous is not None:
+            previous.synchronize()
+        previous = mark
+    finish = cp.cuda.Event()
+    finish.record()
+    finish.synchronize()
+    return launches, cp.cuda.get_elapsed_time(begin, finish) / _MS_PER_S
+
+
 def parse_nvidia_smi(text: str) -> dict[str, str]:
     """Parse the output of :data:`NVIDIA_SMI_QUERY` (first GPU line)."""
     keys = ("name", "driver", "sm_clock_mhz", "sm_clock_max_mhz", "memory_clock_mhz")
@@ -198,28 +228,5 @@ class CupyRunner:
         cp = self._cp
         call = self._prepare(plan, gpu_kernel)
         with _gpu_errors(plan, "running back to back"), cp.cuda.Device(self._device_id):
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            call()
-            start.record()
-            call()
-            end.record()
-            end.synchronize()
-            batch = max(1, math.ceil(SOAK_BATCH_S * _MS_PER_S / max(cp.cuda.get_elapsed_time(start, end), 1e-3)))
-            launches, previous = 0, None
-            begin = cp.cuda.Event()
-            begin.record()
-            host_start = time.perf_counter()
-            while time.perf_counter() - host_start < seconds:
-                for _ in range(batch):
-                    call()
-                launches += batch
-                mark = cp.cuda.Event()
-                mark.record()
-                if previous is not None:
-                    previous.synchronize()
-                previous = mark
-            finish = cp.cuda.Event()
-            finish.record()
-            finish.synchronize()
-            elapsed = cp.cuda.get_elapsed_time(begin, finish) / _MS_PER_S
+            launches, elapsed = back_to_back(cp, call, seconds)
         return Soak(launches, elapsed)
