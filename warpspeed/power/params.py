@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.names import check_name
 from warpspeed.files.toml import read_toml, table_number
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def load_family(name: str, path: str | Path | None = None) -> dict:
     """The family file ``name`` (built in) or the file at ``path``."""
     if path is not None:
         return read_toml(Path(path), "power family file", PowerParameterError)
-    return _builtin(name)
+    return _builtin(check_name(name, "power family", PowerParameterError))
 
 
 @lru_cache(maxsize=None)
