@@ -124,7 +124,7 @@ def render_best(spec: StudySpec, rows: Sequence[Mapping[str, str]]) -> None:
 
 @click.command()
 @click.argument("study_file", type=InputTextFile("study file"))
-@click.option("--jobs", type=int, default=None, help="Local worker processes (default and 1: serial).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Local worker processes (default and 1: serial).")
 @click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
               help="Run on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
