@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import click
@@ -10,7 +9,7 @@ import click
 from warpspeed.cli.common import curves_option, dtype_option, kernel_options, rank_space
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
-from warpspeed.files.jsonsafe import json_safe
+from warpspeed.files.jsonsafe import json_text
 
 #: Accuracy of each model on public measurements (docs/accuracy.md, "Time models"), for --help.
 MODELS_HELP = (
@@ -102,7 +101,7 @@ def _document(comparison) -> dict:
               help="Write one figure of every model's rate per configuration, sorted by the roofline "
                    "(format from the suffix: png, pdf, svg, ...).")
 @curves_option
-def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None,
+def compare(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None, threads: int | None,
             models_text: str, top: int, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None,
             curves_path: str | None) -> None:
     """Time models side by side: every configuration of rank's space under the roofline, the
@@ -119,8 +118,8 @@ def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     models = _parse_models(models_text)
     if "roofline" in models:
         models = ("roofline",) + tuple(m for m in models if m != "roofline")
-    space = rank_space(kernel_name, domain, device_name, dtype, threads)
     curves = load_curves(path=curves_path) if curves_path else None
+    space = rank_space(kernel_name, domain, device_name, dtype, threads)
     total = sum(len(space.blocks(k)) for k in space.kernels.values())
     progress = DelayedProgress(total, f"comparing {kernel_name}")
     try:
@@ -134,7 +133,7 @@ def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str |
 
         plot_comparison(comparison, plot_path, top=top or None)
     if as_json:
-        click.echo(json.dumps(json_safe(_document(comparison)), indent=2))
+        click.echo(json_text(_document(comparison)))
         return
     _print(comparison, tuple(space.kernels.values())[0].domain, top, wide)
 

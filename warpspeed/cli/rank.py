@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
+    clock_check,
     clock_option,
     curves_option,
     dtype_option,
@@ -18,7 +17,7 @@ from warpspeed.cli.common import (
 )
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
-from warpspeed.files.jsonsafe import json_safe
+from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
 
 
@@ -72,9 +71,10 @@ RANK_COLUMNS = (
 @click.option("--traces", "traces_path", type=OutputFile("trace file"), default=None,
               help="Also write the trace of every configuration to this JSON Lines file (one "
                    "warpspeed-trace document per line, in ranking order).")
-def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
-         jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None,
-         model: str, exact_waves: bool, objective: str, clock_mhz: float | None, traces_path: str | None) -> None:
+def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None, threads: int | None,
+         top: int, jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None,
+         curves_path: str | None, model: str, exact_waves: bool, objective: str, clock_mhz: float | None,
+         traces_path: str | None) -> None:
     """Rank launch configurations (blocks x foldings) by predicted performance.
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
@@ -88,9 +88,11 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     from warpspeed.memory.capacity import load_curves
     from warpspeed.rank import Scoring, rank_per_fold
 
-    space = rank_space(kernel_name, domain, device_name, dtype, threads)
-    device, resolved, kernels, blocks = space.device, space.resolved, space.kernels, space.blocks
+    if clock_mhz is not None and objective == "time":
+        raise click.UsageError("--clock-mhz sets the power model's clock: add --objective energy or edp")
     curves = load_curves(path=curves_path) if curves_path else None
+    space = rank_space(kernel_name, domain, device_name, dtype, threads, check=clock_check(clock_mhz))
+    device, resolved, kernels, blocks = space.device, space.resolved, space.kernels, space.blocks
 
     n_configs = sum(len(blocks(k)) for k in kernels.values())
     progress = DelayedProgress(n_configs, f"ranking {kernel_name}")
@@ -121,7 +123,7 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
         doc["rows"] = [json_safe(r.as_dict()) for r in rows]
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
                    curves.label if curves is not None else None, calibration(device, curves).line())
@@ -217,4 +219,4 @@ def _write_traces(ranking, resolved, device, curves, path: str, exact_waves: boo
             if fold not in predictors:
                 predictors[fold] = Predictor(resolved[fold].kernel, device, curves, exact_waves=exact_waves)
             document = predictors[fold].predict(row.config.block, fold).trace(resolved[fold].registers_source)
-            handle.write(json.dumps(document) + "\n")
+            handle.write(json_text(document, indent=None) + "\n")

@@ -6,15 +6,16 @@ Registered by :mod:`warpspeed.cli.main` (``for c in COMMANDS: main.add_command(c
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
+from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL
+from warpspeed.cli.parse import DOMAIN, NAME
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+from warpspeed.files.jsonsafe import json_text
 
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.files.output import check_output_path
@@ -52,7 +53,8 @@ def _ranking_lines(report) -> list[str]:
 @click.command()
 @click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
               help="A pystencils workload (star3d-r4, star3d-r1, star2d-r1, d3q19-srt, d3q27-srt, allen-cahn).")
-@click.option("--domain", default=None, help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
+@click.option("--domain", type=DOMAIN, default=None,
+              help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
 @click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
               help="Device model for the predictions: built-in name or TOML path (should match the GPU).")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -64,7 +66,7 @@ def _ranking_lines(report) -> list[str]:
               help="CUDA device index: timing and the ncu-profiled launch run on it.")
 @click.option("--out", "out_path", type=OutputFile("measurement file", create_parents=True), default=None,
               help="Output CSV (default: fits/data/<device>/<kernel>.csv; missing directories are created).")
-def measure(kernel_name: str, domain: str | None, device_name: str, threads: int | None, repeats: int,
+def measure(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, threads: int | None, repeats: int,
             warmup: int, no_ncu: bool, gpu_id: int, out_path: str | None) -> None:
     """Run every configuration on this machine's GPU; write measured values and predictions."""
     from warpspeed.hardware.device import load_device
@@ -75,7 +77,7 @@ def measure(kernel_name: str, domain: str | None, device_name: str, threads: int
     from warpspeed.validation.measurement_csv import default_output_path, write_measurement_csv
 
     device = load_device(device_name)
-    dom = _triple(domain, "--domain") if domain else None
+    dom = domain
     space = paper_space(threads or default_threads(resolve_kernel(kernel_name, dom, device=device), device))
     out = Path(out_path) if out_path else check_output_path(
         default_output_path(device.name, kernel_name), "measurement file", create_parents=True)
@@ -118,7 +120,7 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
     if plot_path:
         plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(json_text(report.to_dict(), indent=2))
         return
     console = make_console()
     _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations")
@@ -147,7 +149,8 @@ def _phenomenological_lines(report) -> list[str]:
 
 @click.command()
 @click.argument("csv_path", type=InputTextFile("measurement file"))
-@click.option("--family", required=True, help="Curve family to refit (e.g. nvidia-ampere); its fits/ file is the start.")
+@click.option("--family", type=NAME, required=True,
+              help="Curve family to refit (e.g. nvidia-ampere); its fits/ file is the start.")
 @click.option("--out", "out_path", required=True, type=OutputFile("curve file"), help="Output TOML file.")
 @click.option("--holdout-every", type=click.IntRange(min=2), default=4, show_default=True,
               help="Hold every k-th row out of the fit and report accuracy on those rows.")
@@ -162,7 +165,7 @@ def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json
     result = run_refit(table, family, holdout_every=holdout_every)
     write_refit(result, out_path, source=str(csv_path), device=table.metadata.get("gpu_name", table.device))
     if as_json:
-        click.echo(json.dumps({
+        click.echo(json_text({
             "family": result.family, "out": out_path, "fit_rows": result.fit_rows,
             "held_out_rows": result.held_out_rows,
             "fitted": {n: {"a": r.curve.a, "b": r.curve.b, "c": r.curve.c, "points": len(r.points),
