@@ -126,30 +126,50 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
-                   curves.label if curves is not None else None, calibration(device, curves).line())
+                   curves.label if curves is not None else None, calibration(device, curves).line(), model)
 
 
-def _rank_cells(index: int, r) -> list[str]:
+def model_columns(model: str) -> tuple[Column, ...]:
+    """The ranking table's columns for a time model: the roofline's own, or, for another model,
+    its rate and what dominates its time, then the roofline's limits labelled as the roofline's
+    (they are not the other model's)."""
+    if model == "roofline":
+        return RANK_COLUMNS
+    return (Column("#"), Column("block"), Column("fold"), Column(f"{model}\nGlup/s"),
+            Column("dominated by", justify="left", wraps=True),
+            *(Column(f"roofline\n{name}", priority=1) for name in ("FP", "L1", "L2", "DRAM")),
+            *RANK_COLUMNS[9:])
+
+
+def _rank_cells(index: int, r, model: str = "roofline") -> list[str]:
     """One table row; an error row has dashes for its numbers (its message is printed below)."""
     block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
     if not r.ok:
         return [str(index), block_s, fold_s, "—", "error", *["—"] * 8]
     lim = r.limits
-    return [str(index), block_s, fold_s, glups(r.lups_per_s), r.limiter, glups(lim["fp"]), glups(lim["l1"]),
+    why = r.limiter if model == "roofline" else r.explanation
+    return [str(index), block_s, fold_s, glups(r.lups_per_s), why, glups(lim["fp"]), glups(lim["l1"]),
             glups(lim["l2"]), glups(lim["dram"]), fmt(r.l1_cycles_per_lup),
             fmt(r.l2_load_bytes_per_lup + r.l2_store_bytes_per_lup, 1),
             fmt(r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup, 1), str(r.blocks_per_sm)]
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None, calibration_line: str = "") -> None:
+                   curves_label: str | None = None, calibration_line: str = "", model: str = "roofline") -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
-    table, dropped = fitted_table(console, RANK_COLUMNS, [_rank_cells(i, r) for i, r in enumerate(shown, 1)], wide)
-    headers = {c.header for c in RANK_COLUMNS} - {c.header for c in dropped}
+    columns = model_columns(model)
+    table, dropped = fitted_table(console, columns, [_rank_cells(i, r, model) for i, r in enumerate(shown, 1)], wide)
+    headers = {c.header for c in columns} - {c.header for c in dropped}
+    if model == "roofline":
+        limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s." if "FP" in headers else ""
+    else:
+        limits_note = f"{model} Glup/s: the {model} model's rate; dominated by: the largest part of its time." + (
+            " roofline FP, L1, L2, DRAM: the four-limiter roofline's limits, Glup/s, for comparison."
+            if "roofline\nFP" in headers else "")
     caption = [
-        "FP, L1, L2, DRAM: the limit each imposes, Glup/s." if "FP" in headers else "",
+        limits_note,
         "Volumes: load + store bytes per lattice update (--json or --csv for the split)."
         if "L2\nB/lup" in headers else "",
         "blk/SM: resident blocks per SM." if "blk/\nSM" in headers else "",
@@ -171,8 +191,12 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         for message, labels in messages.items():
             console.print(f"  {', '.join(labels)}: {message}", highlight=False)
     best = ranking.best()
-    console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
-                  f"limited by {best.limiter}")
+    if model == "roofline":
+        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
+                      f"limited by {best.limiter}")
+    else:
+        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
+                      f"by the {model} model, dominated by {best.explanation}", highlight=False)
     console.print(registers_note)
     if calibration_line:
         console.print(calibration_line, highlight=False)
