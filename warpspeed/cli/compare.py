@@ -7,6 +7,7 @@ import math
 import click
 
 from warpspeed.cli.common import curves_option, dtype_option, kernel_options, rank_space
+from warpspeed.cli.parse import InputError
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.files.jsonsafe import json_text
@@ -24,7 +25,11 @@ MODELS_HELP = (
 def _parse_models(text: str) -> tuple[str, ...]:
     from warpspeed.compare import require_models
 
-    return require_models([m.strip() for m in text.split(",") if m.strip()])
+    names = [m.strip() for m in text.split(",")]
+    if text.strip() and not all(names):
+        raise InputError(f"--models has an empty entry (got {text!r}); allowed: model names separated by commas, "
+                         "such as roofline,interval")
+    return require_models([m for m in names if m])
 
 
 def _ratio(value: float, digits: int = 2) -> str:

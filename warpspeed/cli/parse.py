@@ -13,6 +13,7 @@ value and what is allowed, and the command group prints it as one ``error:`` lin
 * **Numbers** (``--clock-mhz``): a finite decimal number > 0 (``nan``, ``inf`` refused); the
   device's clock range is checked once the device is known, still before the kernel is built
   (:func:`warpspeed.hardware.clock.check_clock_mhz`).
+* **Worker processes** (``--jobs``): 1 to :func:`max_jobs` (four per CPU).
 * **Names** (``power-fit --family``, ``fit --family``, ``refit --family``): the rule of
   :mod:`warpspeed.files.names`; a name is never a path.
 """
@@ -20,6 +21,7 @@ value and what is allowed, and the command group prints it as one ``error:`` lin
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Callable
 
@@ -78,6 +80,18 @@ def parse_positive_number(text: str, what: str, unit: str = "") -> float:
     return value
 
 
+#: Local worker processes per CPU at most (``--jobs``): one per CPU keeps them busy; a few more
+#: cover workers waiting on I/O; thousands only spawn processes.
+JOBS_PER_CPU = 4
+
+
+def max_jobs() -> int:
+    """The most local worker processes ``--jobs`` allows on this machine (:data:`JOBS_PER_CPU` per
+    CPU this process may run on)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return JOBS_PER_CPU * max(1, cpus)
+
+
 class ParsedOption(click.ParamType):
     """A click type that reads its value with one of the functions of this module; the option's
     own name (``--domain``) names it in messages."""
@@ -102,5 +116,7 @@ FOLD = ParsedOption(parse_fold, "triple")
 DOMAIN = ParsedOption(parse_domain, "triple")
 #: ``--clock-mhz``: an SM clock in MHz (the device's range is checked with the device).
 CLOCK_MHZ = ParsedOption(lambda text, what: parse_positive_number(text, what, "MHz"), "number")
+#: ``--jobs``: local worker processes, 1 to :func:`max_jobs`.
+JOBS = click.IntRange(min=1, max=max_jobs())
 #: A name (``--family``).
 NAME = ParsedOption(lambda text, what: check_name(text, what, InputError), "name")

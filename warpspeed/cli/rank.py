@@ -15,6 +15,7 @@ from warpspeed.cli.common import (
     rank_space,
     registers_text,
 )
+from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe, json_text
@@ -49,7 +50,7 @@ RANK_COLUMNS = (
                    "the kernel's registers do not fit 1024).")
 @click.option("--top", type=click.IntRange(min=0), default=15, show_default=True,
               help="Rows to show in the table and the plot; --top 0 shows all.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", type=JOBS, default=None,
               help="Worker processes (1: serial; default: automatic).")
 @click.option("--wide", is_flag=True,
               help="Show every column even if the table is wider than the terminal (by default, columns "

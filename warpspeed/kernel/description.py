@@ -289,10 +289,14 @@ class Kernel:
     code: KernelCode | None = dc_field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        fields = tuple(self.fields)
-        accesses = tuple(self.accesses)
+        if not isinstance(self.name, str) or not self.name:
+            raise KernelError(f"kernel name is not a non-empty string (got {self.name!r}); give a label such as '7pt'")
+        fields = _as_tuple(self.fields)
+        accesses = _as_tuple(self.accesses)
         object.__setattr__(self, "fields", fields)
         object.__setattr__(self, "accesses", accesses)
+        if not all(isinstance(f, Field) for f in fields):
+            raise KernelError(f"kernel {self.name!r}: fields must be a sequence of Field objects (got {self.fields!r})")
         if not accesses:
             raise KernelError(f"kernel {self.name!r} has no memory accesses; nothing to estimate")
         names = [f.name for f in fields]

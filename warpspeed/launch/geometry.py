@@ -34,6 +34,8 @@ DEFAULT_REGISTERS_PER_THREAD = 32
 def _triple(values: Sequence[int] | int, what: str) -> tuple[int, int, int]:
     if isinstance(values, int):
         values = (values,)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise LaunchError(f"{what} must be 1 to 3 integers (x[, y[, z]]), got {values!r}")
     vals = tuple(values)
     if not 1 <= len(vals) <= 3:
         raise LaunchError(f"{what} must have 1 to 3 entries (x[, y[, z]]), got {vals!r}")

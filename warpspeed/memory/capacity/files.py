@@ -130,6 +130,7 @@ def _parse_curves(data: dict, origin: str) -> CapacityCurves:
     family = data.get("family")
     if not isinstance(family, str) or not family:
         raise FitError(f"{origin}: missing 'family' (a string such as {DEFAULT_FAMILY!r})")
+    check_name(family, f"{origin}: family", FitError)
     prov = data.get("provenance")
     if not isinstance(prov, dict):
         raise FitError(f"{origin}: missing [provenance] table ({', '.join(PROVENANCE_KEYS)})")
