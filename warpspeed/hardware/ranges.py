@@ -7,9 +7,9 @@ a prediction of 13 GW. The rules:
 
 * every number is finite and inside its range (:data:`FLOAT_RANGES` for the measured and
   clocked quantities; :data:`MAX_COUNT` for counts; :data:`MAX_BYTES` for sizes in bytes). The
-  ranges are wide: each holds every built-in device with at least a factor of ten to spare and
-  only excludes values no GPU has and the model's arithmetic cannot take (a clock of 10^-300
-  GHz divides by zero);
+  ranges are wide: each holds every built-in device with at least a factor of three to spare
+  (the curve sharpness's lower bound, 1, is its definition) and only excludes values no GPU has
+  and the model's arithmetic cannot take (a clock of 10^-300 GHz divides by zero);
 * cache lines, sectors, banks, allocation units and store granules are powers of two (addresses
   are split into them by their low bits); a wavefront has 32 or 64 threads (NVIDIA warps and AMD
   RDNA wavefronts: 32; AMD CDNA wavefronts: 64);

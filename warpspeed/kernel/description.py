@@ -295,7 +295,7 @@ class Kernel:
         accesses = _as_tuple(self.accesses)
         object.__setattr__(self, "fields", fields)
         object.__setattr__(self, "accesses", accesses)
-        if not all(isinstance(f, Field) for f in fields):
+        if not fields or not all(isinstance(f, Field) for f in fields):
             raise KernelError(f"kernel {self.name!r}: fields must be a sequence of Field objects (got {self.fields!r})")
         if not accesses:
             raise KernelError(f"kernel {self.name!r} has no memory accesses; nothing to estimate")
