@@ -115,8 +115,6 @@ class Device:
             if not value > 0:  # NaN included
                 raise DeviceError(f"device {self.name!r}: {f.name} must be positive, got {value!r}")
             numeric.append(f.name)
-        check_numbers(self, tuple(numeric))
-        check_relations(self)
         curve = [getattr(self, k) is None for k in DRAM_CURVE_FIELDS]
         if any(curve) and not all(curve):
             raise DeviceError(f"device {self.name!r}: give all of {', '.join(DRAM_CURVE_FIELDS)} or none")
@@ -137,6 +135,8 @@ class Device:
                     f"device {self.name!r}: max_block_dim_{axis} ({extent}) exceeds max_threads_per_block "
                     f"({self.max_threads_per_block})"
                 )
+        check_numbers(self, tuple(numeric))
+        check_relations(self)
 
     @property
     def has_dram_curve(self) -> bool:
