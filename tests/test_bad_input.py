@@ -250,6 +250,23 @@ def test_measurement_file_without_rows_or_with_short_rows(tmp_path):
     assert_one_line_error(run(["accuracy", str(tmp_path / "short.csv")]), "fewer cells")
 
 
+def test_accuracy_without_a_comparable_row(tmp_path):
+    lines = MEASURED.read_text().splitlines()
+    header_at = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    header = lines[header_at].split(",")
+    failed, unmeasured = lines[:header_at + 1], lines[:header_at + 1]
+    for line in lines[header_at + 1:]:
+        cells = line.split(",")
+        failed.append(",".join(cells[:-1] + ["launch failed"]))  # error is the last column
+        unmeasured.append(",".join(c if h in ("config", "error", "pred_limiter") or not h.startswith("meas_")
+                                   else "" for h, c in zip(header, cells)))
+    assert header[-1] == "error"
+    (tmp_path / "failed.csv").write_text("\n".join(failed) + "\n")
+    assert_one_line_error(run(["accuracy", str(tmp_path / "failed.csv")]), "every row has an error")
+    (tmp_path / "unmeasured.csv").write_text("\n".join(unmeasured) + "\n")
+    assert_one_line_error(run(["accuracy", str(tmp_path / "unmeasured.csv")]), "no row with a measured")
+
+
 STUDY = ('kernels = {kernels}\ndevices = {devices}\ndomains = [[16, 16, 16]]\nthreads = [64]\nmax_block_z = 1\n'
          'foldings = [[1, 1, 1]]\noutput = "out.csv"\n')
 
@@ -263,6 +280,15 @@ def test_study_with_unknown_names_stops_before_any_row(tmp_path, kernels, device
     toml.write_text(STUDY.format(kernels=kernels, devices=devices))
     assert_one_line_error(run(["study", str(toml)]), fragment)
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_study_where_no_configuration_can_be_predicted(tmp_path):
+    """2048 threads per block: more than any device allows, so every row is an error row."""
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]').replace("[64]", "[2048]")
+                    .replace("max_block_z = 1", "max_block_z = 64").replace("[[16, 16, 16]]", "[[64, 64, 64]]"))
+    line = assert_one_line_error(run(["study", str(toml)]), "no configuration of the study could be predicted")
+    assert "out.csv" in line
 
 
 @pytest.mark.parametrize("corrupt, fragment", [

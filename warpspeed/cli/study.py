@@ -166,6 +166,9 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
     refreshed = f", {result.refreshed} recomputed for the models now asked for" if result.refreshed else ""
     click.echo(f"{result.rows} rows in {result.output} ({result.computed} computed, {result.resumed} resumed"
                f"{f', {result.dropped} stale rows dropped' if result.dropped else ''}{refreshed}).")
+    if result.failed and result.failed == result.rows:
+        raise WarpspeedError(f"no configuration of the study could be predicted (got {result.failed} error rows); "
+                             f"see the 'error' column of {result.output}")
     if result.failed:
         click.secho(f"{result.failed} configuration(s) could not be predicted: see the 'error' column.",
                     fg="yellow")

@@ -18,6 +18,7 @@ from warpspeed.cli.render import Column, console as make_console, fitted_table, 
 from warpspeed.files.jsonsafe import json_text
 
 from warpspeed.cli.paths import InputTextFile, OutputFile
+from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
 
 def _pct(value: float) -> str:
@@ -117,6 +118,12 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
 
     table = read_measurement_csv(csv_path)
     report = table_accuracy(table, top_k, device_name)
+    if report.rows == 0:
+        raise WarpspeedError(f"{csv_path!r} has no usable rows (every row has an error); allowed: rows of "
+                             "configurations that ran (measure again)")
+    if not any(m.n for m in report.metrics):
+        raise WarpspeedError(f"{csv_path!r} has no row with a measured and a predicted value; allowed: rows "
+                             "with meas_* and pred_* values (as warpspeed measure writes them)")
     if plot_path:
         plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
     if as_json:
