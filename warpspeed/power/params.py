@@ -238,6 +238,9 @@ def power_params(device: "Device", family_path: str | Path | None = None) -> Pow
         raise PowerParameterError(
             f"no power-model parameters for {device.name} (its device file has no [power] table); devices with "
             f"them: {', '.join(devices_with_power())}")
+    if not isinstance(table, dict):
+        raise PowerParameterError(f"device {device.name!r}: [power] is not a table (got an array of tables); "
+                                  "write it as one [power] table")
     name = table.get("family")
     if not isinstance(name, str):
         raise PowerParameterError(f"device {device.name!r}: [power] family must name a family file")
