@@ -64,15 +64,14 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
 
     from warpspeed.power import power_params
 
-    folding = fold
-    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype, check=power_params)
-    prediction = Predictor(resolved.kernel, device).predict(block, folding)
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype, check=power_params)
+    prediction = Predictor(resolved.kernel, device).predict(block, fold)
     result = sweep(prediction, estimate_time(model, prediction))
     opt = result.optimum
     if plot_path:
         from warpspeed.plots import save_figure
 
-        label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, folding))}"
+        label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, fold))}"
         save_figure(sweep_figure({label: result}, f"{prediction.kernel} on {device.name} ({model})"), plot_path)
     if as_json:
         click.echo(json_text({"kernel": prediction.kernel, "device": device.name, "model": model,

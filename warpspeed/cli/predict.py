@@ -101,14 +101,13 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
                                "to the pipeline model: add --model pipeline")
     if plot_path and model != "interval":
         raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")
-    folding = fold
     curves = load_curves(path=curves_path) if curves_path else None
-    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype,
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype,
                                                check=clock_check(clock_mhz))
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
                           exact_waves=not classes, exact_budget=None if exact_waves else PREDICT_EXACT_BUDGET)
     try:
-        p = predictor.predict(block, folding)
+        p = predictor.predict(block, fold)
     except LaunchError as exc:
         if resolved.registers_source != "estimate":
             raise
