@@ -25,6 +25,7 @@ from pystencils_plugin.folding import create_folded_kernel
 from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc
 from pystencils_plugin.workloads import WORKLOADS, workload_assignments
 from warpspeed.kernel.catalog import ResolvedKernel
+from warpspeed.kernel.limits import check_domain, check_fold
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -78,8 +79,8 @@ def extract_for(name: str, domain: Sequence[int] | None = None, *, fold: Sequenc
     ``domain``: cells (default: the workload's); ``dtype``: ``'double'`` (default) or
     ``'float'``; ``device`` None generates CUDA code for the default architecture.
     """
-    f = tuple(fold) + (1,) * (3 - len(tuple(fold)))
-    dom = tuple(domain) if domain is not None else None
+    f = check_fold(tuple(fold) + (1,) * (3 - len(tuple(fold))))
+    dom = check_domain(tuple(domain)) if domain is not None else None  # before generating anything
     return _extract(name, dom, dtype or "double", f, is_amd(device), _register_arch(device))  # type: ignore[arg-type]
 
 

@@ -6,8 +6,24 @@ plain Python loops over every thread of a block, so agreement with the estimator
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 
 import pytest
+
+# Hypothesis keeps its example database and caches in .hypothesis/ of the working directory; the
+# tests must leave the source tree as they found it, so both go to a temporary directory (set
+# before Hypothesis first needs it) and the database is off.
+_HYPOTHESIS_DIR = tempfile.mkdtemp(prefix="warpspeed-hypothesis-")
+atexit.register(shutil.rmtree, _HYPOTHESIS_DIR, True)
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", _HYPOTHESIS_DIR)
+
+from hypothesis import settings  # noqa: E402  (after the storage directory is set)
+
+settings.register_profile("warpspeed", database=None)
+settings.load_profile("warpspeed")
 
 
 def strides_of(shape, layout):

@@ -483,7 +483,8 @@ def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
     (core + L1 + L2) (1 - s^2) + (static + idle SMs) (1 - s) of the 1980 MHz power (DRAM and
     constant stay).
     64 FMAs at a forced 2600 MHz would exceed 700 W: throttled to the clock where it draws 700 W;
-    at 1980 MHz it is not throttled."""
+    at 1980 MHz it is not throttled. 2600 MHz lies above the H200's range (1980 MHz at most), so
+    the public estimate refuses it and the throttle is checked on the model function itself."""
     _, full = _h200_gpu_roofline(0)
     _, low = _h200_gpu_roofline(0, 1500.0)
     c, s = full.details["components_w"], 1500.0 / 1980.0
@@ -491,9 +492,16 @@ def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
     assert low.lups_per_s == pytest.approx(full.lups_per_s) and low.clock_mhz == pytest.approx(1500.0)
     floor = c["static"] + c["idle_sm"]
     assert low.watts == pytest.approx(full.watts - dynamic * (1 - s * s) - floor * (1 - s), rel=1e-9)
-    _, fast = _h200_gpu_roofline(64, 2600.0)
-    assert fast.details["throttled"] and fast.watts == pytest.approx(700.0, rel=1e-6) and fast.clock_mhz < 2600.0
-    assert not _h200_gpu_roofline(64)[1].details["throttled"]
+    from warpspeed.hardware.clock import ClockError
+    from warpspeed.power import activity, board_power, power_params
+
+    p64, at_max = _h200_gpu_roofline(64)
+    fast = board_power(activity(p64.model_trace), power_params(p64.device_spec), p64.lups_per_s,
+                       p64.roofline.limits, 1980.0, 2600.0)
+    assert fast.throttled and fast.watts == pytest.approx(700.0, rel=1e-6) and fast.clock_mhz < 2600.0
+    assert not at_max.details["throttled"]
+    with pytest.raises(ClockError, match="1980"):
+        _h200_gpu_roofline(64, 2600.0)
 
 
 def test_validate_has_the_transfer_row():

@@ -37,6 +37,9 @@ TIME_MODELS: tuple[str, ...] = ("overlap", "roofline", "interval", "pipeline")
 #: :class:`warpspeed.rank.Scoring`: the one closest to the measurements of a real GPU
 #: (``docs/accuracy.md``, "Real GPU").
 DEFAULT_TIME_MODEL = "overlap"
+#: Time models whose ranking rows carry their own four limits (lups/s per limiter, in the roofline's
+#: names) and limiter; the others report a rate and what dominates their time.
+OWN_LIMITS: tuple[str, ...] = ("overlap", "roofline")
 #: The ranking objectives.
 OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from os import PathLike
 from typing import TYPE_CHECKING, Sequence
 
+from warpspeed.errors import DeviceError, KernelError
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
@@ -235,10 +237,16 @@ class Predictor:
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
                  address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None) -> None:
+        if not isinstance(kernel, Kernel):
+            raise KernelError(f"a prediction needs a warpspeed Kernel (got {type(kernel).__name__}); "
+                              "build one with warpspeed.Kernel")
+        if not isinstance(device, (Device, str, PathLike)):
+            raise DeviceError(f"a prediction needs a device (got {type(device).__name__}); give a Device, a "
+                              "built-in device name or the path of a device file")
         self.exact_waves = exact_waves
         self.exact_budget = exact_budget
         self.kernel = kernel
-        self.device = load_device(device) if isinstance(device, str) else device
+        self.device = device if isinstance(device, Device) else load_device(device)
         self.compiled: CompiledKernel = compile_kernel(kernel)
         self.curves = curves if curves is not None else curves_for_device(self.device)
         self.wave_model = WaveModel(self.compiled, address_space=address_space)

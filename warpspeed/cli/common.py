@@ -7,24 +7,16 @@ from typing import Callable, Mapping
 
 import click
 
+from warpspeed.cli.parse import CLOCK_MHZ, DOMAIN, InputError, parse_domain
+from warpspeed.hardware.clock import check_clock_mhz
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.builtin import BUILTIN_KERNELS
 from warpspeed.kernel.catalog import ResolvedKernel, require_kernel, resolve
 from warpspeed.kernel.description import Kernel
+from warpspeed.kernel.limits import MAX_DOMAIN_CELLS
 
 DEFAULT_DEVICE = "A100-SXM4-40GB"
 DEFAULT_KERNEL = "star3d-r4"
-
-
-def parse_triple(text: str, what: str) -> tuple[int, ...]:
-    """``"32,8,4"`` or ``"32x8x4"`` -> (32, 8, 4); 1 to 3 integers (the model checks their values)."""
-    try:
-        values = tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
-    except ValueError:
-        raise click.BadParameter(f"{what} must be integers like 32,8,4 (got {text!r})") from None
-    if not 1 <= len(values) <= 3:
-        raise click.BadParameter(f"{what} takes 1 to 3 integers like 32,8,4 (got {text!r})")
-    return values
 
 
 def kernel_options(f):
@@ -32,7 +24,9 @@ def kernel_options(f):
                      help="Kernel: " + ", ".join(BUILTIN_KERNELS) + "; with warpspeed[pystencils] also "
                           "d3q19-srt, d3q27-srt, allen-cahn, and the star* kernels are then the code "
                           "pystencils generates (lbmpy for the LBM kernels).")(f)
-    f = click.option("--domain", default=None, help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")(f)
+    f = click.option("--domain", type=DOMAIN, default=None,
+                     help=f"Iteration domain nx,ny[,nz] in cells (default: the kernel's); at most "
+                          f"{MAX_DOMAIN_CELLS} (2^34) cells.")(f)
     f = click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
                      help="Built-in device name or path to a device TOML file.")(f)
     return f
@@ -44,13 +38,33 @@ def dtype_option(f):
                         help="Floating-point precision of the kernel's fields (default: double).")(f)
 
 
-def setup_kernel_and_device(kernel_name: str, domain: str | None, device_name: str,
-                            fold: tuple[int, ...] = (1, 1, 1), dtype: str | None = None
-                            ) -> tuple[ResolvedKernel, Device]:
-    """The device, and the kernel the catalog resolves ``kernel_name`` to for ``fold`` on it."""
-    dom = parse_triple(domain, "--domain") if domain else None
+def setup_kernel_and_device(kernel_name: str, domain: tuple[int, ...] | str | None, device_name: str,
+                            fold: tuple[int, ...] = (1, 1, 1), dtype: str | None = None,
+                            check: Callable[[Device], None] | None = None) -> tuple[ResolvedKernel, Device]:
+    """The device, and the kernel the catalog resolves ``kernel_name`` to for ``fold`` on it.
+
+    ``domain``: cells, or their text as ``--domain`` takes it. ``check(device)``: the command's
+    checks that need the device (a clock's range, a model's parameters), run before the kernel is
+    built."""
+    domain = parse_domain(domain) if isinstance(domain, str) else domain
+    require_kernel(kernel_name)
     device = load_device(device_name)
-    return resolve(kernel_name, dom, fold=fold, device=device, dtype=dtype), device
+    if check is not None:
+        check(device)
+    return resolve(kernel_name, domain, fold=fold, device=device, dtype=dtype), device
+
+
+def clock_check(clock_mhz: float | None) -> Callable[[Device], None]:
+    """The check of ``--clock-mhz`` against a device: inside its clock range, and the device has
+    power-model parameters (the clock is the power model's)."""
+    def check(device: Device) -> None:
+        if clock_mhz is None:
+            return
+        if "power" not in device.tables:
+            raise click.UsageError(f"--clock-mhz sets the power model's clock; {device.name} has no power parameters")
+        check_clock_mhz(device, clock_mhz, "--clock-mhz")
+
+    return check
 
 
 def registers_text(registers: int, source: str) -> str:
@@ -87,8 +101,9 @@ def curves_option(f):
 
 def clock_option(f):
     """``--clock-mhz``: the SM clock for the power model (default: the device's)."""
-    return click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
-                        help="SM clock in MHz for the power model (default: the device's base clock).")(f)
+    return click.option("--clock-mhz", type=CLOCK_MHZ, default=None,
+                        help="SM clock in MHz for the power model (default: the device's clock); from a tenth "
+                             "of the device's maximum clock to the maximum.")(f)
 
 
 @dataclass(frozen=True)
@@ -102,16 +117,21 @@ class RankSpace:
     blocks: Callable[[Kernel], list[tuple[int, int, int]]]
 
 
-def rank_space(kernel_name: str, domain: str | None, device_name: str, dtype: str | None,
-               threads: int | None) -> RankSpace:
+def rank_space(kernel_name: str, domain: tuple[int, ...] | str | None, device_name: str, dtype: str | None,
+               threads: int | None, check: Callable[[Device], None] | None = None) -> RankSpace:
     """The configuration space of ``rank``: the paper's foldings the kernel's domain can use, each
     with its own resolved kernel, times every block of ``threads`` threads (default: the kernel's
     default thread count on the device)."""
     from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads, useful_foldings
 
+    dom = parse_domain(domain) if isinstance(domain, str) else domain
     require_kernel(kernel_name)
     device = load_device(device_name)
-    dom = parse_triple(domain, "--domain") if domain else None
+    if check is not None:
+        check(device)
+    if threads is not None and (threads & (threads - 1) or threads > device.max_threads_per_block):
+        raise InputError(f"threads per block must be a positive power of two, got {threads}; allowed on "
+                         f"{device.name}: 1, 2, 4, ..., {device.max_threads_per_block}")
     first = resolve(kernel_name, dom, fold=PAPER_FOLDINGS[0], device=device, dtype=dtype).kernel
     folds = useful_foldings(PAPER_FOLDINGS, first.domain)
     resolved = {f: resolve(kernel_name, dom, fold=f, device=device, dtype=dtype) for f in folds}

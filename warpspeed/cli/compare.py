@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import click
 
 from warpspeed.cli.common import curves_option, dtype_option, kernel_options, rank_space
+from warpspeed.cli.parse import InputError
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
-from warpspeed.files.jsonsafe import json_safe
+from warpspeed.files.jsonsafe import json_text
 from warpspeed.models import TIME_MODELS
 
 #: Accuracy of each model on public measurements (docs/accuracy.md, "Time models"), for --help.
@@ -27,7 +27,11 @@ MODELS_HELP = (
 def _parse_models(text: str) -> tuple[str, ...]:
     from warpspeed.compare import require_models
 
-    return require_models([m.strip() for m in text.split(",") if m.strip()])
+    names = [m.strip() for m in text.split(",")]
+    if text.strip() and not all(names):
+        raise InputError(f"--models has an empty entry (got {text!r}); allowed: model names separated by commas, "
+                         "such as roofline,interval")
+    return require_models([m for m in names if m])
 
 
 def _ratio(value: float, digits: int = 2) -> str:
@@ -104,7 +108,7 @@ def _document(comparison) -> dict:
               help="Write one figure of every model's rate per configuration, sorted by the first model "
                    "(format from the suffix: png, pdf, svg, ...).")
 @curves_option
-def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None,
+def compare(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None, threads: int | None,
             models_text: str, top: int, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None,
             curves_path: str | None) -> None:
     """Time models side by side: every configuration of rank's space under the overlap model, the
@@ -120,8 +124,8 @@ def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str |
 
     models = _parse_models(models_text)
     models = tuple(sorted(models, key=TIME_MODELS.index))  # the default model (the reference) first
-    space = rank_space(kernel_name, domain, device_name, dtype, threads)
     curves = load_curves(path=curves_path) if curves_path else None
+    space = rank_space(kernel_name, domain, device_name, dtype, threads)
     total = sum(len(space.blocks(k)) for k in space.kernels.values())
     progress = DelayedProgress(total, f"comparing {kernel_name}")
     try:
@@ -135,7 +139,7 @@ def compare(kernel_name: str, domain: str | None, device_name: str, dtype: str |
 
         plot_comparison(comparison, plot_path, top=top or None)
     if as_json:
-        click.echo(json.dumps(json_safe(_document(comparison)), indent=2))
+        click.echo(json_text(_document(comparison)))
         return
     _print(comparison, tuple(space.kernels.values())[0].domain, top, wide)
 

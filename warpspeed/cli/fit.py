@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from warpspeed.cli.parse import NAME
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.errors import WarpspeedError
 
@@ -15,7 +16,7 @@ from warpspeed.errors import WarpspeedError
 @click.option("--curve", required=True, help="Curve to refit: l1_load, x_layer, y_layer, z_layer, l2_load, l2_store.")
 @click.option("--out", "out_path", required=True, type=OutputFile("family file", create_parents=True),
               help="Family file to write (all curves; the others are copied from --family).")
-@click.option("--family", default=None, help="Family whose other curves are kept (default: nvidia-ampere).")
+@click.option("--family", type=NAME, default=None, help="Family whose other curves are kept (default: nvidia-ampere).")
 @click.option("--device", "device_label", default="", help="GPU the data were measured on (provenance).")
 def fit(data: str, curve: str, out_path: str, family: str | None, device_label: str) -> None:
     """Refit one capacity curve from a CSV of (oversubscription, hit_rate) points.

@@ -6,7 +6,6 @@ Rendering lives in the command modules; the library never prints.
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import traceback
@@ -16,6 +15,7 @@ import click
 from warpspeed.cli.paths import OUTPUTS_META_KEY
 from warpspeed.cli.render import Column, console, fitted_table, print_fitted
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.jsonsafe import json_text
 from warpspeed.files.output import describe_os_error
 from warpspeed.hardware.device import Device, all_devices
 
@@ -51,15 +51,45 @@ def _write_failure(exc: OSError, ctx: click.Context) -> str:
     return describe_os_error(exc, " or ".join(repr(p) for p in outputs) if outputs else None)
 
 
+def _one_line(text: str) -> str:
+    """``text`` on one line (click's and the model's messages may hold line breaks)."""
+    return " ".join(text.split())
+
+
+def usage_message(exc: click.ClickException) -> str:
+    """The one ``error:`` line of a click usage error (bad or missing option, unknown command,
+    value out of range, missing file): click's message, and where the allowed values are listed."""
+    message = _one_line(exc.format_message()).rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (allowed: see '{ctx.command_path} --help')"
+    return f"error: {message}"
+
+
 class _Group(click.Group):
-    """Turn WarpspeedError, and a file or standard output that cannot be written, into a one-line
-    message and exit code 2, never a traceback."""
+    """Turn every bad input into a one-line ``error:`` message and exit code 2, never a
+    traceback: WarpspeedError, click's usage errors (printed by click itself as a usage block of
+    several lines), and a file or standard output that cannot be written."""
+
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[override]
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `warpspeed` alone prints the help, as click does
+        except click.ClickException as exc:
+            click.echo(usage_message(exc), err=True)
+            sys.exit(EXIT_USAGE)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.ClickException as exc:
+            click.echo(usage_message(exc), err=True)
+            sys.exit(EXIT_USAGE)
         except WarpspeedError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {_one_line(str(exc))}", err=True)
             sys.exit(EXIT_USAGE)
         except OSError as exc:
             click.echo(f"error: {_write_failure(exc, ctx)}", err=True)
@@ -102,7 +132,7 @@ def devices(as_json: bool, wide: bool) -> None:
     if as_json:
         from dataclasses import asdict
 
-        click.echo(json.dumps([asdict(d) for d in devs], indent=2))
+        click.echo(json_text([asdict(d) for d in devs], indent=2))
         return
     rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1_bytes / 1024:.0f}",
              f"{d.l2_bytes / 2**20:.0f} ({_mib(d.l2_effective_bytes)})", f"{d.l2_bandwidth_gb_s:.0f}",

@@ -2,35 +2,38 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import click
 
-from warpspeed.cli.common import dtype_option, kernel_options, model_option, parse_triple as _triple
-from warpspeed.cli.common import setup_kernel_and_device
-from warpspeed.cli.paths import OutputFile
+from warpspeed.cli.common import dtype_option, kernel_options, model_option, setup_kernel_and_device
+from warpspeed.cli.parse import BLOCK, FOLD, NAME
+from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+from warpspeed.files.jsonsafe import json_text
 
 if TYPE_CHECKING:
     from warpspeed.power.dvfs import Optimum
 
 
 @click.command("power-fit")
-@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", type=InputTextFile("runs file"))
 @click.option("--device", "device_name", required=True, help="Device the measurements were taken on.")
-@click.option("--family", required=True, help="Name of the family file to write.")
+@click.option("--family", type=NAME, required=True,
+              help="Name of the family (letters, digits, '-', '_', '.'; not a path: --out is the path).")
 @click.option("--out", "out_path", type=OutputFile("family file"), default=None,
               help="Where to write it (default: FAMILY.toml in the current directory).")
 def power_fit(data: str, device_name: str, family: str, out_path: str | None) -> None:
     """Fit a power family to measured board power (CSV with its, clock_mhz, watts and optionally
     gflop_s per run of the gpu-roofline streaming kernel)."""
+    from warpspeed.files.output import check_output_path
     from warpspeed.hardware.device import load_device
     from warpspeed.power.calibrate import fit_family, read_runs, write_family
 
+    out = out_path or str(check_output_path(f"{family}.toml", "family file"))
     device = load_device(device_name)
     result = fit_family(device, read_runs(data), data)
-    path = write_family(result, out_path or f"{family}.toml", family)
+    path = write_family(result, out, family)
     d = result.family["dynamic"]
     click.echo(f"{path}: {len(result.runs)} runs, mean |error| {100 * result.mape:.2f} %, largest "
                f"{100 * result.max_error:.2f} %; {d['fp32_lane_j'] * 1e12:.2f} pJ per FP32 FMA lane, "
@@ -43,14 +46,15 @@ DVFS_COLUMNS = (Column("MHz"), Column("Glup/s"), Column("W"), Column("Mlup/J"), 
 @click.command()
 @kernel_options
 @dtype_option
-@click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
-@click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread x,y,z.")
+@click.option("--block", type=BLOCK, default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@click.option("--fold", type=FOLD, default="1,1,1", show_default=True,
+              help="Cells per thread x,y,z; at most 64 in all.")
 @model_option
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
               help="Plot lups/s and lups/J against the clock (format from the suffix).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def dvfs(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
-         model: str, plot_path: str | None, as_json: bool) -> None:
+def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
+         block: tuple[int, ...], fold: tuple[int, ...], model: str, plot_path: str | None, as_json: bool) -> None:
     """Sweep the SM clock for one configuration: power, lups/s and lups per joule, and the
     energy-optimal clock. Memory-bound kernels keep their rate at lower clocks while the core's
     power falls, so they save energy there."""
@@ -58,18 +62,19 @@ def dvfs(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     from warpspeed.power.dvfs import sweep, sweep_figure
     from warpspeed.predict import Predictor
 
-    folding = _triple(fold, "--fold")
-    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
-    prediction = Predictor(resolved.kernel, device).predict(_triple(block, "--block"), folding)
+    from warpspeed.power import power_params
+
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype, check=power_params)
+    prediction = Predictor(resolved.kernel, device).predict(block, fold)
     result = sweep(prediction, estimate_time(model, prediction))
     opt = result.optimum
     if plot_path:
         from warpspeed.plots import save_figure
 
-        label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, folding))}"
+        label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, fold))}"
         save_figure(sweep_figure({label: result}, f"{prediction.kernel} on {device.name} ({model})"), plot_path)
     if as_json:
-        click.echo(json.dumps({"kernel": prediction.kernel, "device": device.name, "model": model,
+        click.echo(json_text({"kernel": prediction.kernel, "device": device.name, "model": model,
                                "optimum": opt.as_dict(), "points_v_min_rel": result.v_min_rel,
                                "points": [{"requested_mhz": asked, "clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s,
                                            "watts": p.watts, "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
+    clock_check,
     clock_option,
     curves_option,
     dtype_option,
     model_option,
     kernel_options,
-    parse_triple as _triple,
     registers_text,
     setup_kernel_and_device,
 )
+from warpspeed.cli.parse import BLOCK, FOLD
 from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.cli.paths import OutputFile
 from warpspeed.errors import LaunchError
+from warpspeed.files.jsonsafe import json_text
 
 
 VOLUME_COLUMNS = (Column("field", justify="left"), Column("L1\ncyc/lup"), Column("L1\nload"),
@@ -44,8 +44,9 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @click.command()
 @kernel_options
 @dtype_option
-@click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
-@click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
+@click.option("--block", type=BLOCK, default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@click.option("--fold", type=FOLD, default="1,1,1", show_default=True,
+              help="Cells per thread (thread folding) x,y,z; at most 64 in all.")
 @click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
               help="Wave-level address space: N-D index tuples (fast) or 1-D byte addresses (exact "
                    "about row wrap-around and alignment, slower).")
@@ -80,8 +81,9 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
               help="With --model pipeline: write the graph, its latencies and the launch as JSON "
                    "(warpspeed-pipeline v1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
-            address_space: str, curves_path: str | None, classes: bool, exact_waves: bool, model: str, clock_mhz: float | None,
+def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
+            block: tuple[int, ...], fold: tuple[int, ...], address_space: str, curves_path: str | None, classes: bool,
+            exact_waves: bool, model: str, clock_mhz: float | None,
             plot_path: str | None, graph_source: str, selection: str, issue: str, pipeline_out: str | None,
             as_json: bool) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
@@ -92,15 +94,20 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
     from warpspeed.memory.wave.exact import PREDICT_EXACT_BUDGET
     from warpspeed.predict import Predictor
 
-    folding = _triple(fold, "--fold")
-    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
-    curves = load_curves(path=curves_path) if curves_path else None
     if classes and exact_waves:
         raise click.UsageError("--classes and --exact-waves exclude each other")
+    if (graph_source != "auto" or pipeline_out or selection != "fifo" or issue != "event") and model != "pipeline":
+        raise click.UsageError("--pipeline-graph, --pipeline-selection, --pipeline-issue and --pipeline-out belong "
+                               "to the pipeline model: add --model pipeline")
+    if plot_path and model != "interval":
+        raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")
+    curves = load_curves(path=curves_path) if curves_path else None
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype,
+                                               check=clock_check(clock_mhz))
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
                           exact_waves=not classes, exact_budget=None if exact_waves else PREDICT_EXACT_BUDGET)
     try:
-        p = predictor.predict(_triple(block, "--block"), folding)
+        p = predictor.predict(block, fold)
     except LaunchError as exc:
         if resolved.registers_source != "estimate":
             raise
@@ -123,25 +130,18 @@ def predict(kernel_name: str, domain: str | None, device_name: str, dtype: str |
 
         energy = estimate_energy(p, estimate, clock_mhz=clock_mhz)
         d["power"] = dict(energy.details)
-    elif clock_mhz is not None:
-        raise click.UsageError(f"--clock-mhz sets the power model's clock; {device.name} has no power parameters")
-    if (graph_source != "auto" or pipeline_out or selection != "fifo" or issue != "event") and model != "pipeline":
-        raise click.UsageError("--pipeline-graph, --pipeline-selection, --pipeline-issue and --pipeline-out belong "
-                               "to the pipeline model: add --model pipeline")
     if pipeline_out:
         from warpspeed.pipeline.document import pipeline_document
 
         with open(pipeline_out, "w", encoding="utf-8") as out:
-            json.dump(pipeline_document(p, graph_source), out, indent=1)
+            out.write(json_text(pipeline_document(p, graph_source), indent=1))
     if plot_path:
-        if model != "interval":
-            raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")
         from warpspeed.interval.plot import plot_cpi_stack
 
         plot_cpi_stack(d[model]["cpi_stack"], plot_path,
                        f"{d['kernel']} on {d['device']}, block {tuple(d['block'])}, fold {tuple(d['fold'])}")
     if as_json:
-        click.echo(json.dumps(d, indent=2))
+        click.echo(json_text(d, indent=2))
         return
     console = make_console()
     console.print(f"[bold]{d['kernel']}[/] on [bold]{d['device']}[/]: block {tuple(d['block'])}, fold "

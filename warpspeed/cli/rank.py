@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
+    clock_check,
     clock_option,
     curves_option,
     dtype_option,
@@ -16,10 +15,12 @@ from warpspeed.cli.common import (
     rank_space,
     registers_text,
 )
+from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
-from warpspeed.files.jsonsafe import json_safe
+from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
+from warpspeed.models import OWN_LIMITS
 
 
 def _executor_arg(jobs: int | None):
@@ -50,7 +51,7 @@ RANK_COLUMNS = (
                    "the kernel's registers do not fit 1024).")
 @click.option("--top", type=click.IntRange(min=0), default=15, show_default=True,
               help="Rows to show in the table and the plot; --top 0 shows all.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", type=JOBS, default=None,
               help="Worker processes (1: serial; default: automatic).")
 @click.option("--wide", is_flag=True,
               help="Show every column even if the table is wider than the terminal (by default, columns "
@@ -72,9 +73,10 @@ RANK_COLUMNS = (
 @click.option("--traces", "traces_path", type=OutputFile("trace file"), default=None,
               help="Also write the trace of every configuration to this JSON Lines file (one "
                    "warpspeed-trace document per line, in ranking order).")
-def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, threads: int | None, top: int,
-         jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None, curves_path: str | None,
-         model: str, exact_waves: bool, objective: str, clock_mhz: float | None, traces_path: str | None) -> None:
+def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None, threads: int | None,
+         top: int, jobs: int | None, wide: bool, as_json: bool, csv_path: str | None, plot_path: str | None,
+         curves_path: str | None, model: str, exact_waves: bool, objective: str, clock_mhz: float | None,
+         traces_path: str | None) -> None:
     """Rank launch configurations (blocks x foldings) by predicted performance.
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
@@ -88,9 +90,11 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
     from warpspeed.memory.capacity import load_curves
     from warpspeed.rank import Scoring, rank_per_fold
 
-    space = rank_space(kernel_name, domain, device_name, dtype, threads)
-    device, resolved, kernels, blocks = space.device, space.resolved, space.kernels, space.blocks
+    if clock_mhz is not None and objective == "time":
+        raise click.UsageError("--clock-mhz sets the power model's clock: add --objective energy or edp")
     curves = load_curves(path=curves_path) if curves_path else None
+    space = rank_space(kernel_name, domain, device_name, dtype, threads, check=clock_check(clock_mhz))
+    device, resolved, kernels, blocks = space.device, space.resolved, space.kernels, space.blocks
 
     n_configs = sum(len(blocks(k)) for k in kernels.values())
     progress = DelayedProgress(n_configs, f"ranking {kernel_name}")
@@ -121,40 +125,58 @@ def rank(kernel_name: str, domain: str | None, device_name: str, dtype: str | No
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
         doc["rows"] = [json_safe(r.as_dict()) for r in rows]
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
-                   curves.label if curves is not None else None, calibration(device, curves).line())
+                   curves.label if curves is not None else None, calibration(device, curves).line(), model)
 
 
-def _rank_cells(index: int, r) -> list[str]:
+def model_columns(model: str) -> tuple[Column, ...]:
+    """The ranking table's columns for a time model: the roofline's own, or, for another model,
+    its rate and what dominates its time, then the roofline's limits labelled as the roofline's
+    (they are not the other model's)."""
+    if model in OWN_LIMITS:
+        return RANK_COLUMNS
+    return (Column("#"), Column("block"), Column("fold"), Column(f"{model}\nGlup/s"),
+            Column("dominated by", justify="left", wraps=True),
+            *(Column(f"roofline\n{name}", priority=1) for name in ("FP", "L1", "L2", "DRAM")),
+            *RANK_COLUMNS[9:])
+
+
+def _rank_cells(index: int, r, model: str = "roofline") -> list[str]:
     """One table row; an error row has dashes for its numbers (its message is printed below)."""
     block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
     if not r.ok:
         return [str(index), block_s, fold_s, "—", "error", *["—"] * 8]
     lim = r.limits
-    return [str(index), block_s, fold_s, glups(r.lups_per_s), r.limiter, glups(lim["fp"]), glups(lim["l1"]),
+    why = r.limiter if model in OWN_LIMITS else r.explanation
+    return [str(index), block_s, fold_s, glups(r.lups_per_s), why, glups(lim["fp"]), glups(lim["l1"]),
             glups(lim["l2"]), glups(lim["dram"]), fmt(r.l1_cycles_per_lup),
             fmt(r.l2_load_bytes_per_lup + r.l2_store_bytes_per_lup, 1),
             fmt(r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup, 1), str(r.blocks_per_sm)]
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None, calibration_line: str = "") -> None:
+                   curves_label: str | None = None, calibration_line: str = "", model: str = "roofline") -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
-    table, dropped = fitted_table(console, RANK_COLUMNS, [_rank_cells(i, r) for i, r in enumerate(shown, 1)], wide)
-    headers = {c.header for c in RANK_COLUMNS} - {c.header for c in dropped}
-    model = next((r.model for r in rows if r.ok), "roofline")
-    limits_text = {
-        "roofline": "FP, L1, L2, DRAM: the limit each imposes, Glup/s.",
-        "overlap": "FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss wavefronts, "
-                   "requests and wave-end latency); the overlap model combines L1 and DRAM imperfectly, so "
-                   "the prediction can lie below all four (docs/overlap.md).",
-    }.get(model, f"FP, L1, L2, DRAM: the roofline's limits, Glup/s; Glup/s and limiter: the {model} model's.")
+    columns = model_columns(model)
+    table, dropped = fitted_table(console, columns, [_rank_cells(i, r, model) for i, r in enumerate(shown, 1)], wide)
+    headers = {c.header for c in columns} - {c.header for c in dropped}
+    if model == "roofline":
+        limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s." if "FP" in headers else ""
+    elif model in OWN_LIMITS:
+        limits_note = ("FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss "
+                       "wavefronts, requests and wave-end latency); the overlap model combines L1 and DRAM "
+                       "imperfectly, so the prediction can lie below all four (docs/overlap.md)."
+                       if "FP" in headers else "")
+    else:
+        limits_note = f"{model} Glup/s: the {model} model's rate; dominated by: the largest part of its time." + (
+            " roofline FP, L1, L2, DRAM: the four-limiter roofline's limits, Glup/s, for comparison."
+            if "roofline\nFP" in headers else "")
     caption = [
-        limits_text if "FP" in headers else "",
+        limits_note,
         "Volumes: load + store bytes per lattice update (--json or --csv for the split)."
         if "L2\nB/lup" in headers else "",
         "blk/SM: resident blocks per SM." if "blk/\nSM" in headers else "",
@@ -176,8 +198,12 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         for message, labels in messages.items():
             console.print(f"  {', '.join(labels)}: {message}", highlight=False)
     best = ranking.best()
-    console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
-                  f"limited by {best.limiter}")
+    if model == "roofline":
+        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
+                      f"limited by {best.limiter}")
+    else:
+        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
+                      f"by the {model} model, dominated by {best.explanation}", highlight=False)
     console.print(registers_note)
     if calibration_line:
         console.print(calibration_line, highlight=False)
@@ -224,4 +250,4 @@ def _write_traces(ranking, resolved, device, curves, path: str, exact_waves: boo
             if fold not in predictors:
                 predictors[fold] = Predictor(resolved[fold].kernel, device, curves, exact_waves=exact_waves)
             document = predictors[fold].predict(row.config.block, fold).trace(resolved[fold].registers_source)
-            handle.write(json.dumps(document) + "\n")
+            handle.write(json_text(document, indent=None) + "\n")

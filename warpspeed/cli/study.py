@@ -20,17 +20,20 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
 from warpspeed.studies.models import best_rows
-from warpspeed.studies.spec import StudySpec, format_for, load_study
+from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study
 from warpspeed.studies.storage import stored_rows
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
+#: Suffixes --output takes: CSV, or Parquet (warpspeed.studies.spec.format_for).
+OUTPUT_SUFFIXES = (".csv", *PARQUET_SUFFIXES)
 #: Nanojoules per joule (the best table shows energy per lup in nJ).
 NJ_PER_J = 1e9
 
@@ -66,7 +69,7 @@ def _executor(jobs: int | None, dask: str | None) -> tuple[Executor | None, Any,
             raise WarpspeedError("--dask needs dask.distributed (pip install warpspeed[distributed])") from None
         try:
             client = Client(dask)
-        except OSError as exc:
+        except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address
             raise WarpspeedError(f"cannot connect to the Dask scheduler at {dask}: {exc}") from None
         threads = sum(client.nthreads().values()) or 1
         return client.get_executor(), client, DEFAULT_IN_FLIGHT_PER_CPU * threads
@@ -124,12 +127,12 @@ def render_best(spec: StudySpec, rows: Sequence[Mapping[str, str]]) -> None:
 
 @click.command()
 @click.argument("study_file", type=InputTextFile("study file"))
-@click.option("--jobs", type=int, default=None, help="Local worker processes (default and 1: serial).")
+@click.option("--jobs", type=JOBS, default=None, help="Local worker processes (default and 1: serial).")
 @click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
               help="Run on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
 @click.option("--output", default=None, type=OutputFile("study output"),
-              help="Write here instead of the study file's output (format from the suffix).")
+              help="Write here instead of the study file's output (format from the suffix: .csv, .parquet or .pq).")
 def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume: bool, output: str | None) -> None:
     """Run a study (kernels x devices x domains x configurations) described by STUDY_FILE (TOML).
 
@@ -137,6 +140,9 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
     """
     spec = load_study(study_file)
     if output is not None:
+        if Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
+            raise WarpspeedError(f"--output has no study format suffix (got {output!r}); allowed: "
+                                 f"{', '.join(OUTPUT_SUFFIXES)} (CSV or Parquet)")
         spec = replace(spec, output=Path(output), format=format_for(Path(output)))
     else:  # the study file's output: missing directories are created, as the journal does
         check_output_path(spec.output, "study output", create_parents=True)
@@ -160,6 +166,9 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
     refreshed = f", {result.refreshed} recomputed for the models now asked for" if result.refreshed else ""
     click.echo(f"{result.rows} rows in {result.output} ({result.computed} computed, {result.resumed} resumed"
                f"{f', {result.dropped} stale rows dropped' if result.dropped else ''}{refreshed}).")
+    if result.failed and result.failed == result.rows:
+        raise WarpspeedError(f"no configuration of the study could be predicted (got {result.failed} error rows); "
+                             f"see the 'error' column of {result.output}")
     if result.failed:
         click.secho(f"{result.failed} configuration(s) could not be predicted: see the 'error' column.",
                     fg="yellow")

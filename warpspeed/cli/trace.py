@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from warpspeed.cli.common import dtype_option, kernel_options, parse_triple as _triple, setup_kernel_and_device
+from warpspeed.cli.common import dtype_option, kernel_options, setup_kernel_and_device
+from warpspeed.cli.parse import BLOCK, FOLD
 from warpspeed.cli.paths import OutputFile
+from warpspeed.files.jsonsafe import json_text
 
 
 @click.command()
 @kernel_options
 @dtype_option
-@click.option("--block", default="32,8,4", show_default=True, help="Threads per block x,y,z.")
-@click.option("--fold", default="1,1,1", show_default=True, help="Cells per thread (thread folding) x,y,z.")
+@click.option("--block", type=BLOCK, default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@click.option("--fold", type=FOLD, default="1,1,1", show_default=True,
+              help="Cells per thread (thread folding) x,y,z; at most 64 in all.")
 @click.option("--out", "out_path", type=OutputFile("trace file"), default=None,
               help="Write the trace to this JSON file (default: print it).")
-def trace(kernel_name: str, domain: str | None, device_name: str, dtype: str | None, block: str, fold: str,
-          out_path: str | None) -> None:
+def trace(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
+          block: tuple[int, ...], fold: tuple[int, ...], out_path: str | None) -> None:
     """Write the per-kernel trace (format warpspeed-trace, version 1): launch geometry, the
     representative warp's instructions (SASS when nvcc is installed, else derived from the
     kernel description), memory activity per level and field, the roofline result. The trace
@@ -26,12 +27,11 @@ def trace(kernel_name: str, domain: str | None, device_name: str, dtype: str | N
     from warpspeed.predict import Predictor
     from warpspeed.trace import validate_trace
 
-    folding = _triple(fold, "--fold")
-    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, folding, dtype)
-    prediction = Predictor(resolved.kernel, device).predict(_triple(block, "--block"), folding)
+    resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype)
+    prediction = Predictor(resolved.kernel, device).predict(block, fold)
     document = prediction.trace(registers_source=resolved.registers_source)
     validate_trace(document)
-    text = json.dumps(document, indent=1)
+    text = json_text(document, indent=1)
     if out_path is None:
         click.echo(text)
         return

@@ -6,7 +6,6 @@ Registered by :mod:`warpspeed.cli.main` (``for c in COMMANDS: main.add_command(c
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -14,10 +13,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL, parse_triple as _triple
+from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL
+from warpspeed.cli.parse import DOMAIN, NAME
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+from warpspeed.files.jsonsafe import json_text
 
 from warpspeed.cli.paths import InputTextFile, OutputFile
+from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
 
 #: Exit status of ``measure`` stopped by SIGINT (Ctrl-C, ``timeout --signal=INT``): 128 + 2, as a shell reports it.
@@ -57,7 +59,8 @@ def _ranking_lines(report) -> list[str]:
 @click.command()
 @click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
               help="A pystencils workload (star3d-r4, star3d-r1, star2d-r1, d3q19-srt, d3q27-srt, allen-cahn).")
-@click.option("--domain", default=None, help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
+@click.option("--domain", type=DOMAIN, default=None,
+              help="Iteration domain nx,ny[,nz] in cells (default: the kernel's).")
 @click.option("--dtype", type=click.Choice(["double", "float"]), default="double", show_default=True,
               help="Element type of the generated kernel.")
 @click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
@@ -84,7 +87,7 @@ def _ranking_lines(report) -> list[str]:
               help="CUDA device index: timing, the ncu-profiled launches and the power samples use it.")
 @click.option("--out", "out_path", type=OutputFile("measurement file", create_parents=True), default=None,
               help="Output CSV (default: fits/data/<device>/<kernel>.csv; missing directories are created).")
-def measure(kernel_name: str, domain: str | None, dtype: str, device_name: str, threads: int | None,
+def measure(kernel_name: str, domain: tuple[int, ...] | None, dtype: str, device_name: str, threads: int | None,
             config_list: str | None, sample: int | None, seed: int, repeats: int, warmup: int, no_ncu: bool,
             chunk: int, power: bool, power_seconds: float, resume: bool, gpu_id: int, out_path: str | None) -> None:
     """Run the configurations on this machine's GPU; write measured values and predictions row by row."""
@@ -102,7 +105,7 @@ def measure(kernel_name: str, domain: str | None, dtype: str, device_name: str, 
     from warpspeed.validation.selection import parse_config_list, remaining_configs, sample_configs
 
     device = load_device(device_name)
-    dom = _triple(domain, "--domain") if domain else None
+    dom = domain
     configs = parse_config_list(config_list) if config_list else None
     if configs is None:
         kernel = resolve_kernel(kernel_name, dom, device=device, dtype=dtype)
@@ -174,10 +177,16 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
 
     table = read_measurement_csv(csv_path)
     report = table_accuracy(table, top_k, device_name)
+    if report.rows == 0:
+        raise WarpspeedError(f"{csv_path!r} has no usable rows (every row has an error); allowed: rows of "
+                             "configurations that ran (measure again)")
+    if not any(m.n for m in report.metrics):
+        raise WarpspeedError(f"{csv_path!r} has no row with a measured and a predicted value; allowed: rows "
+                             "with meas_* and pred_* values (as warpspeed measure writes them)")
     if plot_path:
         plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(json_text(report.to_dict(), indent=2))
         return
     console = make_console()
     _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations")
@@ -206,7 +215,8 @@ def _phenomenological_lines(report) -> list[str]:
 
 @click.command()
 @click.argument("csv_path", type=InputTextFile("measurement file"))
-@click.option("--family", required=True, help="Curve family to refit (e.g. nvidia-ampere); its fits/ file is the start.")
+@click.option("--family", type=NAME, required=True,
+              help="Curve family to refit (e.g. nvidia-ampere); its fits/ file is the start.")
 @click.option("--out", "out_path", required=True, type=OutputFile("curve file"), help="Output TOML file.")
 @click.option("--holdout-every", type=click.IntRange(min=2), default=4, show_default=True,
               help="Hold every k-th row out of the fit and report accuracy on those rows.")
@@ -221,7 +231,7 @@ def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json
     result = run_refit(table, family, holdout_every=holdout_every)
     write_refit(result, out_path, source=str(csv_path), device=table.metadata.get("gpu_name", table.device))
     if as_json:
-        click.echo(json.dumps({
+        click.echo(json_text({
             "family": result.family, "out": out_path, "fit_rows": result.fit_rows,
             "held_out_rows": result.held_out_rows,
             "fitted": {n: {"a": r.curve.a, "b": r.curve.b, "c": r.curve.c, "points": len(r.points),

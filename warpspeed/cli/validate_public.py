@@ -7,7 +7,6 @@ Registered by :mod:`warpspeed.cli.main`. The comparison is
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import click
 
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+from warpspeed.files.jsonsafe import json_text
 from warpspeed.models import TIME_MODELS
 
 #: Exit status when a dataset exceeds its stated error bound.
@@ -70,7 +70,7 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
     if as_json:
-        click.echo(json.dumps({"real_gpu": real_gpu_document(real) if real is not None else None, "datasets": [{
+        click.echo(json_text({"real_gpu": real_gpu_document(real) if real is not None else None, "datasets": [{
             "group": ds.group, "dataset": ds.name, "unit": ds.unit, "points": len(ds.points),
             "mape_percent": ds.mape_percent, "worst_error_percent": ds.worst.error_percent,
             "worst_point": ds.worst.label, "mape_bound_percent": ds.mape_bound_percent,

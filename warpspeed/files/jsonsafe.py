@@ -16,3 +16,11 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON text (:func:`json_safe` first, so the text never holds ``NaN`` or
+    ``Infinity``, which JSON does not have)."""
+    import json
+
+    return json.dumps(json_safe(value), indent=indent, allow_nan=False)

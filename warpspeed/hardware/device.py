@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.toml import read_toml
+from warpspeed.hardware.ranges import check_numbers, check_relations
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
@@ -95,6 +96,7 @@ class Device:
     l1_store_granule_bytes: int | None = None
 
     def __post_init__(self) -> None:
+        numeric = []
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in OPTIONAL_FIELDS and value is None:
@@ -110,8 +112,9 @@ class Device:
                 raise DeviceError(f"device {self.name!r}: {f.name} must be an integer, got {value!r}")
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise DeviceError(f"device {self.name!r}: {f.name} must be a number, got {value!r}")
-            if value <= 0:
+            if not value > 0:  # NaN included
                 raise DeviceError(f"device {self.name!r}: {f.name} must be positive, got {value!r}")
+            numeric.append(f.name)
         curve = [getattr(self, k) is None for k in DRAM_CURVE_FIELDS]
         if any(curve) and not all(curve):
             raise DeviceError(f"device {self.name!r}: give all of {', '.join(DRAM_CURVE_FIELDS)} or none")
@@ -132,6 +135,8 @@ class Device:
                     f"device {self.name!r}: max_block_dim_{axis} ({extent}) exceeds max_threads_per_block "
                     f"({self.max_threads_per_block})"
                 )
+        check_numbers(self, tuple(numeric))
+        check_relations(self)
 
     @property
     def has_dram_curve(self) -> bool:

@@ -76,8 +76,17 @@ def _entry_points() -> tuple[EntryPoint, ...]:
 
 
 def _is_missing_optional(exc: BaseException) -> bool:
-    name = getattr(exc, "name", None) or ""
-    return isinstance(exc, ModuleNotFoundError) and name.split(".")[0] in OPTIONAL_MODULES
+    """Whether ``exc``, or an exception it was raised from, is a ModuleNotFoundError of pystencils
+    or lbmpy: a plugin may re-raise the missing import as a plain ImportError with its own hint."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        name = getattr(current, "name", None) or ""
+        if isinstance(current, ModuleNotFoundError) and name.split(".")[0] in OPTIONAL_MODULES:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _plugins() -> _Plugins:

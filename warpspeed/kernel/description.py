@@ -19,6 +19,7 @@ their field for some cell of the domain are rejected with a
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field as dc_field
 from typing import Literal, Sequence
 
@@ -26,6 +27,7 @@ import sympy
 
 from warpspeed.errors import KernelError
 from warpspeed.kernel.bounds import index_range
+from warpspeed.kernel.limits import MAX_FIELD_BYTES, check_domain
 # X, Y, Z are re-exported: kernels are written with them next to Field, load and store.
 from warpspeed.kernel.expressions import COORDINATES, X, Y, Z, check_quasi_affine, parse_index  # noqa: F401
 
@@ -41,9 +43,26 @@ NAMED_LAYOUTS: dict[str, str] = {
 
 AccessKind = Literal["load", "store"]
 
+#: Bytes one element may have: the sizes a GPU load or store instruction moves (PTX ``ld``/``st``
+#: of .b8, .b16, .b32, .b64 and the 128-bit vector forms: PTX ISA, "Data Movement and Conversion
+#: Instructions: ld"), each naturally aligned.
+ELEMENT_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16)
+
 #: Default base alignment of a field: cudaMalloc/hipMalloc return pointers aligned to at least
 #: 256 bytes (CUDA C++ Programming Guide, "Device Memory Accesses").
 DEVICE_MALLOC_ALIGNMENT_BYTES = 256
+
+
+def _is_int(value: object) -> bool:
+    """Whether ``value`` is an integer (numpy integers included), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _as_tuple(values: object) -> tuple:
+    """``values`` as a tuple when it is a sequence of values (not a string), else ``()``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        return ()
+    return tuple(values)  # type: ignore[call-overload]
 
 
 def _resolve_layout(layout: object, ndim: int, name: str) -> tuple[int, ...]:
@@ -60,13 +79,13 @@ def _resolve_layout(layout: object, ndim: int, name: str) -> tuple[int, ...]:
             # Without a component index the layout is plain x-fastest.
             return tuple(range(ndim))
         return (ndim - 1,) + spatial  # zyxf: the component index is contiguous
-    result = tuple(int(i) for i in layout)  # type: ignore[union-attr]
-    if sorted(result) != list(range(ndim)):
+    result = _as_tuple(layout)
+    if not all(_is_int(i) for i in result) or sorted(result) != list(range(ndim)):
         raise KernelError(
             f"field {name!r}: layout {result} must be a permutation of 0..{ndim - 1} "
             "(index positions ordered from contiguous to slowest)"
         )
-    return result
+    return tuple(int(i) for i in result)
 
 
 @dataclass(frozen=True)
@@ -94,20 +113,36 @@ class Field:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise KernelError(f"field name {self.name!r} must be a Python identifier")
-        if not isinstance(self.element_bytes, int) or self.element_bytes <= 0:
+        if not _is_int(self.element_bytes) or self.element_bytes <= 0:
             raise KernelError(
                 f"field {self.name!r}: element_bytes must be a positive integer, got {self.element_bytes!r}"
             )
-        shape = tuple(self.shape)
-        if not shape or any((not isinstance(s, int)) or s <= 0 for s in shape):
+        if self.element_bytes not in ELEMENT_SIZES:
+            raise KernelError(
+                f"field {self.name!r}: element_bytes is not the size of a load (got {self.element_bytes}); "
+                f"allowed: {', '.join(map(str, ELEMENT_SIZES))}"
+            )
+        shape = _as_tuple(self.shape)
+        if not shape or any((not _is_int(s)) or s <= 0 for s in shape):
             raise KernelError(
                 f"field {self.name!r}: shape must be a non-empty tuple of positive integers, got {self.shape!r}"
             )
+        if math.prod(shape) * self.element_bytes > MAX_FIELD_BYTES:
+            raise KernelError(
+                f"field {self.name!r} is too large (got shape {shape} = {math.prod(shape) * self.element_bytes} "
+                f"bytes); at most {MAX_FIELD_BYTES} (2^48) bytes are allowed"
+            )
+        shape = tuple(int(s) for s in shape)
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "layout", _resolve_layout(self.layout, len(shape), self.name))
-        if not isinstance(self.alignment_bytes, int) or self.alignment_bytes < 0:
+        if not _is_int(self.alignment_bytes) or self.alignment_bytes < 0:
             raise KernelError(
                 f"field {self.name!r}: alignment_bytes must be a non-negative integer, got {self.alignment_bytes!r}"
+            )
+        if self.alignment_bytes % self.element_bytes or self.alignment_bytes > MAX_FIELD_BYTES:
+            raise KernelError(
+                f"field {self.name!r}: alignment_bytes does not align its elements (got {self.alignment_bytes}); "
+                f"allowed: a multiple of element_bytes ({self.element_bytes}) up to {MAX_FIELD_BYTES}"
             )
 
     @property
@@ -192,8 +227,9 @@ class FlopCounts:
     def __post_init__(self) -> None:
         for name in ("adds", "muls", "fmas", "divs"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value < 0 or value != value:
-                raise KernelError(f"flop count {name}={value!r} must be a non-negative number")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise KernelError(f"flop count {name} is not a finite non-negative number (got {value!r}); "
+                                  "give operations per lattice update, such as 0, 2 or 0.5")
 
     @property
     def instructions(self) -> float:
@@ -253,10 +289,14 @@ class Kernel:
     code: KernelCode | None = dc_field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        fields = tuple(self.fields)
-        accesses = tuple(self.accesses)
+        if not isinstance(self.name, str) or not self.name:
+            raise KernelError(f"kernel name is not a non-empty string (got {self.name!r}); give a label such as '7pt'")
+        fields = _as_tuple(self.fields)
+        accesses = _as_tuple(self.accesses)
         object.__setattr__(self, "fields", fields)
         object.__setattr__(self, "accesses", accesses)
+        if not fields or not all(isinstance(f, Field) for f in fields):
+            raise KernelError(f"kernel {self.name!r}: fields must be a sequence of Field objects (got {self.fields!r})")
         if not accesses:
             raise KernelError(f"kernel {self.name!r} has no memory accesses; nothing to estimate")
         names = [f.name for f in fields]
@@ -281,23 +321,24 @@ class Kernel:
                     f"kernel {self.name!r}: {access.kind} of {f.name!r} has {len(access.index)} "
                     f"indices but the field has {f.ndim} dimensions (or use a linear index)"
                 )
-        domain = tuple(self.domain)
+        domain = _as_tuple(self.domain)
         if len(domain) == 2:
             domain = (domain[0], domain[1], 1)
-        if len(domain) != 3 or any((not isinstance(n, int)) or n <= 0 for n in domain):
+        if len(domain) != 3 or any((not _is_int(n)) or n <= 0 for n in domain):
             raise KernelError(
                 f"kernel {self.name!r}: domain must be 2 or 3 positive integers (cells), got {self.domain!r}"
             )
+        domain = check_domain(tuple(int(n) for n in domain), f"kernel {self.name!r}: domain")
         object.__setattr__(self, "domain", domain)
         if self.dtype not in DTYPE_BYTES:
             raise KernelError(
                 f"kernel {self.name!r}: dtype {self.dtype!r} unknown; allowed: {', '.join(DTYPE_BYTES)}"
             )
-        if self.registers is not None and (not isinstance(self.registers, int) or self.registers <= 0):
+        if self.registers is not None and (not _is_int(self.registers) or self.registers <= 0):
             raise KernelError(
                 f"kernel {self.name!r}: registers must be a positive integer or None, got {self.registers!r}"
             )
-        if not isinstance(self.shared_bytes_per_block, int) or self.shared_bytes_per_block < 0:
+        if not _is_int(self.shared_bytes_per_block) or self.shared_bytes_per_block < 0:
             raise KernelError(f"kernel {self.name!r}: shared_bytes_per_block must be a non-negative integer")
         if not isinstance(self.flops, FlopCounts):
             raise KernelError(f"kernel {self.name!r}: flops must be a FlopCounts")

@@ -8,9 +8,12 @@ integer constant ``c``. Everything else is rejected with a
 
 from __future__ import annotations
 
+import numbers
+
 import sympy
 
 from warpspeed.errors import KernelError
+from warpspeed.kernel.index_text import parse_index_text
 
 #: The cell coordinate symbols every address expression may use.
 X, Y, Z = sympy.symbols("x y z", integer=True)
@@ -19,23 +22,17 @@ _COORD_NAMES = ("x", "y", "z")
 
 
 def parse_index(expr: object, what: str) -> sympy.Expr:
-    """Turn a user expression (sympy, int or string) into a sympy expression over x, y, z."""
+    """Turn a user expression (sympy, int or string) into a sympy expression over x, y, z.
+
+    Strings are read by the grammar of :mod:`warpspeed.kernel.index_text`, never evaluated."""
     if isinstance(expr, sympy.Basic):
         result = expr
     elif isinstance(expr, bool):
         raise KernelError(f"{what}: a boolean is not an index expression")
-    elif isinstance(expr, int):
-        result = sympy.Integer(expr)
-    elif isinstance(expr, str):
-        local = {name: sym for name, sym in zip(_COORD_NAMES, COORDINATES)}
-        local.update({"floor": sympy.floor, "Mod": sympy.Mod})
-        try:
-            result = sympy.parse_expr(expr, local_dict=local)
-        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
-            raise KernelError(
-                f"{what}: cannot parse {expr!r} as an index expression ({exc}); "
-                "write an affine expression in x, y, z such as 'x + 4' or 'floor(x / 2)'"
-            ) from None
+    elif isinstance(expr, numbers.Integral):
+        result = sympy.Integer(int(expr))
+    elif isinstance(expr, str):  # parsed by a grammar, never evaluated (warpspeed.kernel.index_text)
+        result = parse_index_text(expr, what)
     else:
         raise KernelError(
             f"{what}: expected a sympy expression, an int or a string, got {type(expr).__name__}"

@@ -16,6 +16,14 @@ from typing import Sequence
 from warpspeed.hardware.device import Device
 from warpspeed.errors import LaunchError
 from warpspeed.kernel.description import Kernel
+from warpspeed.kernel.limits import check_fold
+
+#: Most waves of a grid the model predicts: the wave stage lists up to one entry per full wave of
+#: a period of the grid (:mod:`warpspeed.memory.wave.classes`), about 110 bytes each, so 2^22
+#: waves take about 0.5 GB. Only blocks of a few threads on domains of billions of cells have
+#: more (2^34 cells in blocks of one thread on the 22 compute units of an RX 5500 XT: 4.9 x 10^7
+#: waves, 5.5 GB and 38 s measured on the 2-core reference machine).
+MAX_WAVES = 2**22
 
 #: Registers per thread assumed when the kernel does not say: the largest count that still
 #: allows full thread occupancy on NVIDIA GPUs since Volta (65536 registers / 2048 threads).
@@ -26,6 +34,8 @@ DEFAULT_REGISTERS_PER_THREAD = 32
 def _triple(values: Sequence[int] | int, what: str) -> tuple[int, int, int]:
     if isinstance(values, int):
         values = (values,)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise LaunchError(f"{what} must be 1 to 3 integers (x[, y[, z]]), got {values!r}")
     vals = tuple(values)
     if not 1 <= len(vals) <= 3:
         raise LaunchError(f"{what} must have 1 to 3 entries (x[, y[, z]]), got {vals!r}")
@@ -92,9 +102,10 @@ class Launch:
 
 
 def make_launch(block: Sequence[int] | int, fold: Sequence[int] | int, domain: Sequence[int]) -> Launch:
-    """Build a :class:`Launch`; raise LaunchError on non-positive or malformed entries."""
+    """Build a :class:`Launch`; raise LaunchError on non-positive or malformed entries, and on a
+    folding beyond :data:`warpspeed.kernel.limits.MAX_CELLS_PER_THREAD` cells per thread."""
     b = _triple(block, "block")
-    f = _triple(fold, "fold")
+    f = check_fold(_triple(fold, "fold"), "fold", LaunchError)
     d = _triple(tuple(domain), "domain")
     grid = tuple(math.ceil(n / (bb * ff)) for n, bb, ff in zip(d, b, f))
     return Launch(block=b, fold=f, domain=d, grid=grid)  # type: ignore[arg-type]
@@ -193,7 +204,13 @@ class LaunchInfo:
 
 def analyze_launch(kernel: Kernel, device: Device, block: Sequence[int] | int,
                    fold: Sequence[int] | int = (1, 1, 1)) -> LaunchInfo:
-    """Grid, occupancy and wave of ``kernel`` launched with ``block`` and ``fold`` on ``device``."""
+    """Grid, occupancy and wave of ``kernel`` launched with ``block`` and ``fold`` on ``device``;
+    LaunchError for a grid of more than :data:`MAX_WAVES` waves."""
     launch = make_launch(block, fold, kernel.domain)
     occ = occupancy(launch, device, kernel.registers, kernel.shared_bytes_per_block)
-    return LaunchInfo(launch=launch, occupancy=occ, wave=wave(launch, occ.blocks_per_sm, device))
+    w = wave(launch, occ.blocks_per_sm, device)
+    if w.count > MAX_WAVES:
+        raise LaunchError(f"block {launch.block} gives too many waves on {device.name} (got {w.count} waves of "
+                          f"{w.blocks} blocks over the domain {launch.domain}); the model averages at most "
+                          f"{MAX_WAVES} (2^22): use larger blocks or a smaller domain")
+    return LaunchInfo(launch=launch, occupancy=occ, wave=w)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from warpspeed.hardware.clock import check_clock_mhz
 from warpspeed.power.model import (
     Activity,
     PowerBreakdown,
@@ -30,7 +31,10 @@ if TYPE_CHECKING:
 def breakdown(prediction: "Prediction", time: "ModelEstimate", clock_mhz: float | None = None,
               params: PowerParams | None = None, act: Activity | None = None) -> PowerBreakdown:
     """Watts by component for ``prediction`` at the rate ``time`` predicts, at ``clock_mhz``
-    (default: the device's clock), throttled to the board's power limit."""
+    (default: the device's clock; else a clock in :func:`warpspeed.hardware.clock.clock_range_mhz`),
+    throttled to the board's power limit."""
+    if clock_mhz is not None:
+        clock_mhz = check_clock_mhz(prediction.device_spec, clock_mhz)
     params = params if params is not None else power_params(prediction.device_spec)
     act = act if act is not None else activity(prediction.model_trace)
     return board_power(act, params, time.lups_per_s, prediction.roofline.limits,

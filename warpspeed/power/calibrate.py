@@ -26,6 +26,7 @@ linear least squares of the relative errors (``scipy.optimize.lsq_linear``, unkn
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -34,6 +35,9 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.text import read_text
+from warpspeed.hardware.device import MHZ_PER_GHZ
+from warpspeed.hardware.ranges import FLOAT_RANGES
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
 from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
 from warpspeed.power.params import (
@@ -86,17 +90,53 @@ V_MIN_CANDIDATES = (0.0, *np.round(np.arange(0.5, 1.0001, 0.025), 3))
 V_MIN_TIE = 1e-9
 #: Columns a measurement CSV must have.
 REQUIRED_COLUMNS = ("its", "clock_mhz", "watts")
+#: Fewest runs, and the least rank of their design, that determine the three fitted quantities
+#: (FP32 lane energy, DRAM sector energy and the floor).
+MIN_RUNS = 3
+
+
+#: Longest inner loop of a run (FMAs per element pair): eight times the longest of the published
+#: gpu-roofline runs (512, ``fits/data/public/gpu-roofline``); the benchmark is FP-bound long before.
+MAX_ITS = 4096
+#: Highest SM clock of a run, MHz: the highest device clock a device file may give
+#: (:data:`warpspeed.hardware.ranges.FLOAT_RANGES`).
+MAX_RUN_CLOCK_MHZ = FLOAT_RANGES["clock_ghz"][1] * MHZ_PER_GHZ
+
+
+def _positive(value: object) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value > 0)
 
 
 @dataclass(frozen=True)
 class Run:
     """One measured run: inner-loop FMAs, SM clock (MHz), board power (W) and, when measured, the
-    achieved GFLOP/s (then the run's rate is the measured one, else warpspeed's prediction)."""
+    achieved GFLOP/s (then the run's rate is the measured one, else warpspeed's prediction).
+
+    A measured run (:func:`check_run`) has an integer ``its`` from 0 to :data:`MAX_ITS`, a clock
+    of finite MHz above 0 and at most :data:`MAX_RUN_CLOCK_MHZ`, and watts and GFLOP/s that are
+    finite numbers above 0."""
 
     its: int
     clock_mhz: float
     watts: float
     gflop_s: float | None = None
+
+
+def check_run(run: Run) -> Run:
+    """``run`` if it is a measured run (see :class:`Run`), else a one-line WarpspeedError."""
+    if isinstance(run.its, bool) or not isinstance(run.its, int) or not 0 <= run.its <= MAX_ITS:
+        raise WarpspeedError(f"its is not an inner-loop length (got {run.its!r}); allowed: an integer from 0 "
+                             f"to {MAX_ITS}")
+    if not _positive(run.clock_mhz) or run.clock_mhz > MAX_RUN_CLOCK_MHZ:
+        raise WarpspeedError(f"clock_mhz is not an SM clock (got {run.clock_mhz!r}); allowed: a finite number "
+                             f"of MHz above 0 and at most {MAX_RUN_CLOCK_MHZ:g}")
+    if not _positive(run.watts):
+        raise WarpspeedError(f"watts is not a board power (got {run.watts!r}); allowed: a finite number above 0")
+    if run.gflop_s is not None and not _positive(run.gflop_s):
+        raise WarpspeedError(f"gflop_s is not a rate (got {run.gflop_s!r}); allowed: a finite number above 0, "
+                             "or an empty cell")
+    return run
 
 
 @dataclass(frozen=True)
@@ -119,23 +159,31 @@ class FitResult:
 def read_runs(path: str | Path) -> list[Run]:
     """Runs from a measurement CSV (``#`` comment lines allowed; columns its, clock_mhz, watts)."""
     p = Path(path)
-    try:
-        lines = [line for line in p.read_text().splitlines() if line and not line.startswith("#")]
-    except OSError as exc:
-        raise WarpspeedError(f"cannot read {p}: {exc.strerror}") from None
-    reader = csv.DictReader(lines)
+    text = read_text(p, "runs file")
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.startswith("#")]
+    reader = csv.DictReader([line for _, line in numbered])
     missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise WarpspeedError(f"{p}: missing column(s) {', '.join(missing)}; need {', '.join(REQUIRED_COLUMNS)}")
     runs = []
-    for n, row in enumerate(reader, 2):
+    for (n, _), row in zip(numbered[1:], reader):
+        if None in row or any(row.get(c) is None for c in REQUIRED_COLUMNS):
+            raise WarpspeedError(f"{p} line {n}: the row has another number of cells than the header; "
+                                 "give one cell per column")
         try:
-            gflop = float(row["gflop_s"]) if row.get("gflop_s") else None
-            runs.append(Run(int(row["its"]), float(row["clock_mhz"]), float(row["watts"]), gflop))
-        except (TypeError, ValueError):
-            raise WarpspeedError(f"{p}: row {n} is not numeric in its, clock_mhz, watts") from None
-    if len(runs) < 3:
-        raise WarpspeedError(f"{p}: {len(runs)} runs; the fit needs at least 3")
+            its = int(row["its"])
+            clock, watts = float(row["clock_mhz"]), float(row["watts"])
+            gflop = float(row["gflop_s"]) if (row.get("gflop_s") or "").strip() else None
+        except ValueError:
+            raise WarpspeedError(f"{p} line {n}: its, clock_mhz, watts or gflop_s is not a number (got "
+                                 f"{row['its']!r}, {row['clock_mhz']!r}, {row['watts']!r}, {row.get('gflop_s')!r}); "
+                                 "its is an integer, the others decimal numbers") from None
+        try:
+            runs.append(check_run(Run(its, clock, watts, gflop)))
+        except WarpspeedError as exc:
+            raise WarpspeedError(f"{p} line {n}: {exc}") from None
+    if len(runs) < MIN_RUNS:
+        raise WarpspeedError(f"{p}: too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
     return runs
 
 
@@ -199,15 +247,21 @@ def _solve(a: np.ndarray, watts: np.ndarray):
     tie = RIDGE_WEIGHT * np.array([0.0, 0.0, q, -(1 - q)]) / np.mean(watts)
     a_w = np.vstack([a / watts[:, None], tie])
     b_w = np.concatenate([np.ones(len(watts)), [0.0]])
-    return lsq_linear(a_w, b_w, bounds=(0.0, np.inf))
+    with np.errstate(invalid="ignore"):  # trf's step selection multiplies an infinite stride by 0 at a bound
+        return lsq_linear(a_w, b_w, bounds=(0.0, np.inf))
 
 
 def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     """Fit ``fp32_lane_j``, ``dram_sector_j``, the floor and the voltage floor ``v_min_rel`` of
     ``device``'s family to ``runs`` (the voltage floor by a scan of :data:`V_MIN_CANDIDATES`, the
     rest by least squares for each)."""
+    if len(runs) < MIN_RUNS:
+        raise WarpspeedError(f"too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
+    for run in runs:
+        check_run(run)
     watts = np.array([r.watts for r in runs])
     predicted = _predicted(device, (r.its for r in runs))
+    _require_determined(design(device, runs, V_MIN_CANDIDATES[0], predicted=predicted), watts, runs)
     best, costs = None, []
     for v_min in V_MIN_CANDIDATES:
         a = design(device, runs, v_min, predicted=predicted)
@@ -239,6 +293,20 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
                        "sector_bytes": SECTOR_BYTES},
     }
     return FitResult(family, errors, tuple(runs))
+
+
+def _require_determined(a: np.ndarray, watts: np.ndarray, runs: Sequence[Run]) -> None:
+    """A one-line error unless the runs determine the fitted quantities: the relative design's
+    columns (FP32 activity, DRAM activity, static and constant power) must have rank of at least
+    :data:`MIN_RUNS` (static and constant may coincide when all runs share a clock: the weak
+    Volta tie decides their split). Identical runs, or runs that differ only in watts, have rank 1."""
+    relative = a / watts[:, None]
+    norms = np.linalg.norm(relative, axis=0)
+    rank = int(np.linalg.matrix_rank(relative[:, norms > 0] / norms[norms > 0])) if np.any(norms > 0) else 0
+    if rank < MIN_RUNS:
+        distinct = len({(r.its, r.clock_mhz) for r in runs})
+        raise WarpspeedError(f"the runs do not determine the fit (got {distinct} distinct run(s), design rank {rank}); "
+                             f"allowed: runs whose inner-loop lengths (its) differ, at least {MIN_RUNS} distinct")
 
 
 def voltage_floor(candidates: Sequence[float], costs: Sequence[float], chosen: float) -> dict:

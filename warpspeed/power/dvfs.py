@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
+from warpspeed.hardware.clock import MIN_CLOCK_FRACTION
 from warpspeed.power.model import Activity, PowerBreakdown, board_power
 from warpspeed.power.params import PowerParams
 
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 
 #: Clocks of a default sweep, relative to the device's clock: 30 % to 100 % in 15 steps.
 DEFAULT_FRACTIONS = tuple(np.round(np.linspace(0.3, 1.0, 15), 4))
-#: Clocks searched for the optimum, relative to the device's clock: 10 % to 100 % in steps of 0.5 %.
-OPTIMUM_FRACTIONS = tuple(np.round(np.linspace(0.1, 1.0, 181), 4))
+#: Clocks searched for the optimum, relative to the device's clock: 10 % (the lowest clock the
+#: model accepts, :data:`warpspeed.hardware.clock.MIN_CLOCK_FRACTION`) to 100 % in steps of 0.5 %.
+OPTIMUM_FRACTIONS = tuple(np.round(np.linspace(MIN_CLOCK_FRACTION, 1.0, 181), 4))
 #: Relative difference in lups per joule below which two clocks count as equally good.
 TIE = 1e-9
 #: Voltage floors evaluated across an assumed floor range (its ends included).

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.names import check_name
 from warpspeed.files.toml import read_toml, table_number
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def load_family(name: str, path: str | Path | None = None) -> dict:
     """The family file ``name`` (built in) or the file at ``path``."""
     if path is not None:
         return read_toml(Path(path), "power family file", PowerParameterError)
-    return _builtin(name)
+    return _builtin(check_name(name, "power family", PowerParameterError))
 
 
 @lru_cache(maxsize=None)
@@ -237,6 +238,9 @@ def power_params(device: "Device", family_path: str | Path | None = None) -> Pow
         raise PowerParameterError(
             f"no power-model parameters for {device.name} (its device file has no [power] table); devices with "
             f"them: {', '.join(devices_with_power())}")
+    if not isinstance(table, dict):
+        raise PowerParameterError(f"device {device.name!r}: [power] is not a table (got an array of tables); "
+                                  "write it as one [power] table")
     name = table.get("family")
     if not isinstance(name, str):
         raise PowerParameterError(f"device {device.name!r}: [power] family must name a family file")

@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.toml import read_toml
+from warpspeed.kernel.limits import check_domain, check_fold
 from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, block_sizes, fits_domain
 from warpspeed.studies.models import DEFAULT_MODELS, require_models, require_objective, study_columns
 
@@ -114,6 +115,10 @@ class StudySpec:
             for tr in triples:
                 if len(tr) != 3 or not all(_positive_int(v) for v in tr):
                     raise WarpspeedError(f"study: {what} entries must be 3 positive integers (x, y, z), got {tr!r}")
+        for domain in self.domains:
+            check_domain(domain, "study: domain", WarpspeedError)
+        for fold in self.foldings:
+            check_fold(fold, "study: folding", WarpspeedError)
         if not _positive_int(self.max_block_z):
             raise WarpspeedError(f"study: max_block_z must be a positive integer, got {self.max_block_z!r}")
 

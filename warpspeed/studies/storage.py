@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from pathlib import Path
 from dataclasses import dataclass
 from functools import partial
@@ -88,15 +89,67 @@ def _truncate_partial_line(path: Path) -> None:
 
 
 def _read_journal(path: Path) -> tuple[tuple[str, ...], list[Row]]:
-    """The columns and complete rows of a journal (CSV with a study header)."""
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = tuple(next(reader, ()))
-        if not header:
-            return (), []
-        if header not in _HEADERS:
-            raise _foreign(path)
-        return header, [dict(zip(header, values)) for values in reader if len(values) == len(header)]
+    """The columns and rows of a journal (CSV with a study header); a row that is not a study
+    row (:func:`check_row`) is refused with its line."""
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            header = tuple(next(reader, ()))
+            if not header:
+                return (), []
+            if header not in _HEADERS:
+                raise _foreign(path)
+            rows = []
+            for values in reader:
+                if len(values) != len(header):
+                    raise _corrupt(path, reader.line_num, f"{len(values)} cells for {len(header)} columns")
+                row = dict(zip(header, values))
+                problem = check_row(row)
+                if problem:
+                    raise _corrupt(path, reader.line_num, problem)
+                rows.append(row)
+            return header, rows
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise WarpspeedError(f"{str(path)!r} is not a study file (not CSV text: {exc}); run without resume "
+                             "(--no-resume) or choose another output") from None
+
+
+def _corrupt(path: Path, line: int, problem: str) -> WarpspeedError:
+    return WarpspeedError(f"{str(path)!r} line {line} is not a study row ({problem}); allowed: rows as warpspeed "
+                          "study writes them: fix or delete the line, or run without resume (--no-resume)")
+
+
+#: A whole number as the journal writes it (ASCII digits).
+_WHOLE = re.compile(r"[0-9]+")
+#: Columns that make up a row's key, in key order.
+_KEY_PARTS = ("kernel", "device", ("domain_x", "domain_y", "domain_z"), ("block_x", "block_y", "block_z"),
+              ("fold_x", "fold_y", "fold_z"))
+
+
+def check_row(row: Row) -> str:
+    """What is wrong with a stored row, or ``""``: its key must be its kernel, device, domain,
+    block and folding; the integer columns whole numbers (the identification always, the others
+    unless the row is an error row); the float columns numbers or empty; a row without an error
+    has its rate."""
+    for column, value in row.items():
+        if column in _INT_COLUMNS and value != "" and not _WHOLE.fullmatch(value):
+            return f"{column} {value!r} is not a whole number"
+        if column in _FLOAT_COLUMNS and value != "":
+            try:
+                number = float(value)
+            except ValueError:
+                return f"{column} {value!r} is not a number"
+            if number != number:
+                return f"{column} is NaN"
+    for column in ("threads", *_KEY_PARTS[2], *_KEY_PARTS[3], *_KEY_PARTS[4]):
+        if not _WHOLE.fullmatch(row.get(column, "")) or int(row[column]) < 1:
+            return f"{column} {row.get(column, '')!r} is not a positive whole number"
+    key = "|".join(row[p] if isinstance(p, str) else "x".join(row[c] for c in p) for p in _KEY_PARTS)
+    if row.get("key") != key:
+        return f"key {row.get('key', '')!r} does not match its columns ({key!r})"
+    if not row.get("error") and row.get("lups_per_s", "") == "":
+        return "neither a rate nor an error"
+    return ""
 
 
 def parquet_module() -> Any:
@@ -120,8 +173,14 @@ def _read_parquet_rows(path: Path) -> tuple[tuple[str, ...], list[Row]]:
     columns = tuple(table.column_names)
     if columns not in _HEADERS:
         raise _foreign(path)
-    return columns, [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
-                      for c in columns} for record in table.to_pylist()]
+    rows = [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
+             for c in columns} for record in table.to_pylist()]
+    for i, row in enumerate(rows, 1):
+        problem = check_row(row)
+        if problem:
+            raise WarpspeedError(f"{str(path)!r} row {i} is not a study row ({problem}); run without resume "
+                                 "(--no-resume) or choose another output")
+    return columns, rows
 
 
 def _write_csv(columns: Sequence[str], path: Path, rows: Sequence[Row]) -> None:

@@ -18,10 +18,11 @@ The study is described by a :class:`~warpspeed.studies.spec.StudySpec` (a TOML f
   removed); otherwise they are recomputed whole (:attr:`StudyResult.refreshed`), never mixed.
   A model failing for a configuration makes the whole row an error row, as in ``warpspeed rank``;
   a device lacking a requested model's parameters stops the study before it starts.
-* **Errors.** A configuration that cannot be predicted (impossible launch, unsupported kernel,
-  unknown kernel or device name) becomes a row whose ``error`` column holds the message and
-  whose numeric columns are empty; only :class:`~warpspeed.errors.WarpspeedError` is caught,
-  so a bug in warpspeed still stops the study (and resuming after the fix loses nothing).
+* **Errors.** An unknown kernel or device name stops the study before it starts, with one
+  error. A configuration that cannot be predicted (impossible launch, unsupported kernel)
+  becomes a row whose ``error`` column holds the message and whose numeric columns are empty;
+  only :class:`~warpspeed.errors.WarpspeedError` is caught, so a bug in warpspeed still stops
+  the study (and resuming after the fix loses nothing).
 
 Execution: ``executor=None`` runs serially in this process, one configuration at a time; any
 ``concurrent.futures.Executor`` (a pool from :func:`warpspeed.rank.process_pool`, or Dask's
@@ -221,6 +222,18 @@ def _resume(spec: StudySpec, points: Sequence[StudyPoint], resume: bool) -> _Res
     return _Resumed(done, len(done) - dropped, dropped, refreshed)
 
 
+def _check_names(spec: StudySpec) -> None:
+    """A one-line error, before any row, for a kernel or device name the study cannot resolve (as
+    ``warpspeed rank --kernel nope`` gives)."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.kernel.catalog import require_kernel
+
+    for kernel in spec.kernels:
+        require_kernel(kernel)
+    for device in spec.devices:
+        load_device(device)
+
+
 def _check_parameters(spec: StudySpec) -> None:
     """A one-line error when a device of ``spec`` lacks a requested model's parameters (devices
     that cannot be loaded are left to their error rows)."""
@@ -260,8 +273,13 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
         raise WarpspeedError(f"chunk_size must be a positive integer, got {chunk_size}")
     if spec.format == "parquet":
         parquet_module()
+    _check_names(spec)
     _check_parameters(spec)
     points = spec.points()
+    if not points:
+        raise WarpspeedError("study: no configuration fits its domains (every block is more than twice as wide as "
+                             "a domain, or extends along an axis of extent 1); allowed: thread counts and max_block_z "
+                             "that give blocks the domains can use")
     state = _resume(spec, points, resume)
     done = state.done
     if progress:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from warpspeed.errors import FitError
+from warpspeed.files.names import check_name
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.device import Device
 from warpspeed.memory.capacity.curves import CURVE_NAMES, FORMS, CapacityCurves, GompertzCurve, Point, Provenance
@@ -84,7 +85,7 @@ def load_curves(family: str | None = None, path: str | Path | None = None) -> Ca
         path: a ``.toml`` file, or a directory holding ``<family>.toml``; default
             :func:`fits_directory`.
     """
-    fam = DEFAULT_FAMILY if family is None else family
+    fam = DEFAULT_FAMILY if family is None else check_name(family, "curve family", FitError)
     p = fits_directory() if path is None else Path(path)
     if p.is_dir():
         p = p / f"{fam}.toml"
@@ -129,6 +130,7 @@ def _parse_curves(data: dict, origin: str) -> CapacityCurves:
     family = data.get("family")
     if not isinstance(family, str) or not family:
         raise FitError(f"{origin}: missing 'family' (a string such as {DEFAULT_FAMILY!r})")
+    check_name(family, f"{origin}: family", FitError)
     prov = data.get("provenance")
     if not isinstance(prov, dict):
         raise FitError(f"{origin}: missing [provenance] table ({', '.join(PROVENANCE_KEYS)})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -51,6 +52,12 @@ class FitResult:
     points: tuple[Point, ...]
 
 
+#: Largest oversubscription of a point: a volume a million times the cache. The exponent c x o of
+#: the Gompertz function then stays at most 1e8 (c <= 1e2,
+#: :data:`~warpspeed.memory.capacity.curves.PARAMETER_BOUNDS`), far from floating-point overflow.
+MAX_OVERSUBSCRIPTION = 1e6
+
+
 def validate_points(points: Sequence[Sequence[float]], origin: str = "points",
                     minimum: int = GOMPERTZ_PARAMETERS) -> tuple[Point, ...]:
     """Check (oversubscription, hit rate) pairs; raise FitError naming the first problem."""
@@ -74,6 +81,8 @@ def _check_point(o: float, h: float, where: str) -> None:
                        "only finite numbers are allowed")
     if o < 0:
         raise FitError(f"{where}: negative oversubscription {o}; it must be >= 0")
+    if o > MAX_OVERSUBSCRIPTION:
+        raise FitError(f"{where}: oversubscription is too large (got {o}); allowed: 0 to {MAX_OVERSUBSCRIPTION:g}")
     if not 0.0 <= h <= 1.0:
         raise FitError(f"{where}: hit rate {h} outside [0, 1]")
 
@@ -134,7 +143,7 @@ def fit_curve(points: Sequence[Sequence[float]], curve_name: str, form: str | No
     :data:`~warpspeed.memory.capacity.curves.PARAMETER_BOUNDS`), starting from the reference
     parameters of ``curve_name``.
     """
-    from scipy.optimize import curve_fit
+    from scipy.optimize import OptimizeWarning, curve_fit
 
     if curve_name not in CURVE_NAMES:
         raise FitError(f"unknown curve {curve_name!r}; curves: {', '.join(CURVE_NAMES)}")
@@ -149,8 +158,10 @@ def fit_curve(points: Sequence[Sequence[float]], curve_name: str, form: str | No
     start = REFERENCE_PARAMETERS[curve_name] if shape == REFERENCE_FORMS[curve_name] else None
     function, target = (gompertz_hit, h) if shape == "hit" else (gompertz, 1.0 - h)
     try:
-        params, _ = curve_fit(function, o, target, p0=start,
-                              bounds=(lower, upper), method="trf", maxfev=20000)
+        with warnings.catch_warnings():  # undetermined fits are refused by require_informative_fit
+            warnings.simplefilter("ignore", OptimizeWarning)
+            params, _ = curve_fit(function, o, target, p0=start,
+                                  bounds=(lower, upper), method="trf", maxfev=20000)
     except (RuntimeError, ValueError) as exc:
         raise FitError(f"fit of {curve_name!r} did not converge on {len(pts)} points: {exc}") from None
     a, b, c = (float(min(max(v, lo), hi)) for v, lo, hi in zip(params, lower, upper))

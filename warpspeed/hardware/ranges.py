@@ -1,0 +1,121 @@
+"""The values a device file may hold: a range for every number, and the relations between them.
+
+:class:`warpspeed.hardware.device.Device` checks these when it is built, so a user's device file
+with ``clock_ghz = inf``, an L1 smaller than one cache line or 10^11 SMs is a one-line error
+naming the key, the value and what is allowed, instead of an ``IndexError`` in a clock sweep or
+a prediction of 13 GW. The rules:
+
+* every number is finite and inside its range (:data:`FLOAT_RANGES` for the measured and
+  clocked quantities; :data:`MAX_COUNT` for counts; :data:`MAX_BYTES` for sizes in bytes). The
+  ranges are wide: each holds every built-in device with at least a factor of three to spare
+  (the curve sharpness's lower bound, 1, is its definition) and only excludes values no GPU has
+  and the model's arithmetic cannot take (a clock of 10^-300 GHz divides by zero);
+* cache lines, sectors, banks, allocation units and store granules are powers of two (addresses
+  are split into them by their low bits); a wavefront has 32 or 64 threads (NVIDIA warps and AMD
+  RDNA wavefronts: 32; AMD CDNA wavefronts: 64);
+* a cache holds at least one line; a line is a whole number of sectors; the effective L2 is at
+  most the nominal one; a block fits an SM (threads, shared memory) and its largest extent
+  along x, y, z is at most its thread limit;
+* the vendor is ``nvidia`` or ``amd`` (the model's families), the name is a name
+  (:mod:`warpspeed.files.names`: it names output files, never a path).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from warpspeed.errors import DeviceError
+from warpspeed.files.names import check_name
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+
+#: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
+#: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
+#: 14.5-762 ns, curve sharpness 1.47-6.27 (at least 1 by the curve's definition,
+#: :mod:`warpspeed.perf.bandwidth`).
+FLOAT_RANGES: dict[str, tuple[float, float]] = {
+    "clock_ghz": (0.1, 10.0),
+    "l2_bandwidth_gb_s": (1.0, 1e6),
+    "dram_bandwidth_gb_s": (1.0, 1e6),
+    "dram_curve_peak_gb_s": (1.0, 1e6),
+    "dram_curve_latency_ns": (1.0, 1e5),
+    "dram_curve_sharpness": (1.0, 100.0),
+    "l1_latency_ns": (0.1, 1e5),
+    "l2_latency_ns": (0.1, 1e5),
+    "dram_latency_ns": (0.1, 1e5),
+}
+#: Keys in bytes; at most :data:`MAX_BYTES` each.
+BYTE_FIELDS = ("l1_bytes", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes", "l2_bytes", "l2_effective_bytes",
+               "l2_line_bytes", "l2_sector_bytes", "shared_bytes_per_sm", "shared_bytes_per_block",
+               "shared_alloc_unit_bytes", "l1_store_granule_bytes")
+#: Largest size in bytes (1 TiB; the largest built-in cache is 96 MiB).
+MAX_BYTES = 2**40
+#: Largest count (SMs, threads, warps, blocks, registers, lanes, banks; the largest built-in count
+#: is 131 072 registers per SM).
+MAX_COUNT = 2**24
+#: Keys that are powers of two (module docstring).
+POWER_OF_TWO_FIELDS = ("l1_banks", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes", "l2_line_bytes",
+                       "l2_sector_bytes", "register_alloc_unit", "shared_alloc_unit_bytes", "l1_store_granule_bytes")
+#: Threads per warp or wavefront (module docstring).
+WARP_SIZES = (32, 64)
+#: Vendors the model has families for.
+VENDORS = ("nvidia", "amd")
+
+
+def _fail(device: "Device", key: str, value: object, allowed: str) -> DeviceError:
+    return DeviceError(f"device {device.name!r}: {key} is out of range (got {value!r}); allowed: {allowed}")
+
+
+def check_numbers(device: "Device", numeric: tuple[str, ...]) -> None:
+    """Every key of ``numeric`` (numbers already known to be numbers > 0, or None where optional)
+    inside its range, and the powers of two (module docstring)."""
+    for key in numeric:
+        value = getattr(device, key)
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            raise _fail(device, key, value, "a finite number")
+        if key in FLOAT_RANGES:
+            low, high = FLOAT_RANGES[key]
+            if not low <= value <= high:
+                raise _fail(device, key, value, f"{low:g} to {high:g}")
+        elif key in BYTE_FIELDS:
+            if value > MAX_BYTES:
+                raise _fail(device, key, value, f"1 to {MAX_BYTES} bytes")
+        elif value > MAX_COUNT:
+            raise _fail(device, key, value, f"1 to {MAX_COUNT}")
+        if key in POWER_OF_TWO_FIELDS and value & (value - 1):
+            raise _fail(device, key, value, "a power of two")
+
+
+def check_relations(device: "Device") -> None:
+    """The text keys and the relations between numbers (module docstring)."""
+    check_name(device.name, "device name", DeviceError)
+    if device.vendor.lower() not in VENDORS:
+        raise DeviceError(f"device {device.name!r}: vendor is unknown (got {device.vendor!r}); allowed: "
+                          f"{', '.join(VENDORS)}")
+    if not device.architecture.strip():
+        raise DeviceError(f"device {device.name!r}: architecture is empty; give the architecture, e.g. 'ampere'")
+    if device.warp_size not in WARP_SIZES:
+        raise _fail(device, "warp_size", device.warp_size, " or ".join(map(str, WARP_SIZES)))
+    relations = (
+        ("l1_bytes", "l1_line_bytes", "at least one L1 line"),
+        ("l2_bytes", "l2_line_bytes", "at least one L2 line"),
+        ("l2_effective_bytes", "l2_line_bytes", "at least one L2 line"),
+        ("l1_line_bytes", "l1_sector_bytes", "at least one L1 sector"),
+        ("l2_line_bytes", "l2_sector_bytes", "at least one L2 sector"),
+        ("max_threads_per_sm", "max_threads_per_block", "at least one block's threads (max_threads_per_block)"),
+        ("max_warps_per_sm", None, "at least one block's warps (max_threads_per_block / warp_size)"),
+        ("shared_bytes_per_sm", "shared_bytes_per_block", "at least one block's shared memory "
+                                                         "(shared_bytes_per_block)"),
+        ("registers_per_sm", "register_alloc_unit", "at least one allocation unit (register_alloc_unit)"),
+    )
+    for key, other, allowed in relations:
+        value = getattr(device, key)
+        least = -(-device.max_threads_per_block // device.warp_size) if other is None else getattr(device, other)
+        if value < least:
+            raise _fail(device, key, value, allowed)
+    if device.l2_line_bytes % device.l2_sector_bytes:
+        raise _fail(device, "l2_line_bytes", device.l2_line_bytes, "a multiple of l2_sector_bytes")
