@@ -6,8 +6,24 @@ plain Python loops over every thread of a block, so agreement with the estimator
 
 from __future__ import annotations
 
+import os
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Compiled SASS and register counts go to a directory of the test session, never to the
+    user's cache (``$WARPSPEED_CACHE_DIR``, :func:`warpspeed.sass.compile.cache_dir`)."""
+    from warpspeed.sass.compile import CACHE_ENV
+
+    previous = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("warpspeed-cache"))
+    yield
+    if previous is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = previous
 
 
 def strides_of(shape, layout):
