@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.hardware.device import Device
 from warpspeed.errors import LaunchError
-from warpspeed.kernel.description import Kernel
+
+if TYPE_CHECKING:
+    from warpspeed.kernel.description import Kernel
 
 #: Registers per thread assumed when the kernel does not say: the largest count that still
 #: allows full thread occupancy on NVIDIA GPUs since Volta (65536 registers / 2048 threads).
