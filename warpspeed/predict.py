@@ -27,7 +27,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.files.jsonsafe import json_safe
-from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
+import numpy as np
+
+from warpspeed.memory.addresses import (CompiledKernel, block_addresses, block_cells, compile_kernel, instruction_lanes,
+                                        merged_copies)
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
 from warpspeed.hardware.caches import DEFAULT_DISPATCH, cache_levels
@@ -42,6 +45,7 @@ from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
 from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
+from warpspeed.memory.warps import address_period, warp_rows
 
 if TYPE_CHECKING:
     from warpspeed.rank import Config, RankRow
@@ -240,14 +244,25 @@ class Predictor:
         self.wave_model = WaveModel(self.compiled, address_space=address_space)
         self.levels = cache_levels(self.device)
         self.levels_by_scope = {level.scope: level for level in self.levels}
+        self._element_bytes = tuple(a.field.element_bytes for a in self.compiled.accesses)
+        self._period = address_period(self.device)
+        #: merged fold copies per tuple of fold offsets (a handful of foldings per predictor)
+        self._owners: dict[tuple, np.ndarray] = {}
+
+    def _owner(self, offsets: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+        if offsets not in self._owners:
+            self._owners[offsets] = merged_copies(self.compiled, offsets)
+        return self._owners[offsets]
 
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
         info = analyze_launch(kernel, device, block, fold)
         cells = block_cells(info.launch)
         addresses = block_addresses(self.compiled, cells)
-        l1 = l1_cycles(self.compiled, cells, device, addresses)
-        fp = block_footprint(self.compiled, cells, device, addresses)
+        lanes = instruction_lanes(self.compiled, cells, self._owner(cells.offsets))
+        warps = warp_rows(addresses, lanes, self._element_bytes, device.warp_size, self._period)
+        l1 = l1_cycles(self.compiled, cells, device, addresses, lanes, warps)
+        fp = block_footprint(self.compiled, cells, device, addresses, lanes, warps)
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
