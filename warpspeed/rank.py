@@ -23,7 +23,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.models import estimate_energy, estimate_time, require_model, require_objective
-from warpspeed.predict import Prediction, Predictor
+from warpspeed.predict import Prediction, Predictor, SharedModels
 from warpspeed.launch.space import Config, configuration_space
 
 #: Below this many configurations a local process pool costs more than it saves. Pool workers
@@ -198,14 +198,16 @@ def _chunks(items: Sequence[Config], parts: int) -> list[list[Config]]:
 def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                     executor: Executor | None | str = "auto",
                     progress: Callable[[int], None] | None = None,
-                    curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME) -> list[RankRow]:
+                    curves: CapacityCurves | None = None, scoring: Scoring = ROOFLINE_TIME,
+                    shared: SharedModels | None = None) -> list[RankRow]:
     """Predict ``configs`` in input order.
 
     ``executor``: ``None`` runs serially in this process; an Executor runs chunks on it;
     ``"auto"`` uses a local process pool when there are at least
     :data:`AUTO_PARALLEL_MIN_CONFIGS` configurations and more than one CPU.
     ``progress`` is called with the number of configurations finished so far. ``curves``:
-    capacity curves instead of the device family's; ``scoring``: the time model and objective.
+    capacity curves instead of the device family's; ``scoring``: the time model and objective;
+    ``shared``: wave models shared with the other predictions of a ranking (serial runs only).
     """
     configs = list(configs)
     workers = os.cpu_count() or 1
@@ -215,7 +217,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
             with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
-        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
+        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, shared=shared)
         rows: list[RankRow] = []
         for config in configs:
             rows.append(_predict_one(predictor, config, scoring))
@@ -292,10 +294,11 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
         else:
             groups.append((kernel, configs))
     rows: list[RankRow] = []
+    shared = SharedModels()  # the foldings' kernels differ in registers, not in their wave volumes
     for kernel, configs in groups:
         done = len(rows)
         rows.extend(predict_configs(kernel, device, configs, executor,
                                     (lambda n, base=done: progress(base + n)) if progress else None, curves,
-                                    scoring))
+                                    scoring, shared))
     name = next(iter(kernels.values())).name
     return Ranking(kernel=name, device=device.name, rows=sort_rows(rows, scoring.objective))
