@@ -174,10 +174,11 @@ def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Devi
             l1_load = int(warps.distinct_granules(sector)[warps.inverse[load_idx]].sum())
         if store_idx:
             stores = int(warps.distinct_granules(store_granule)[warps.inverse[store_idx]].sum())
+        sectors, lines = warps.union_granules(load_idx, (sector, line))
         result[name] = FieldFootprint(
-            l2_load_bytes_per_lup=warps.union_granules(load_idx, sector) * sector / lups,
+            l2_load_bytes_per_lup=sectors * sector / lups,
             l2_store_bytes_per_lup=stores * store_granule / lups,
             l1_load_bytes_per_lup=l1_load * sector / lups,
-            l1_alloc_bytes_per_block=warps.union_granules(load_idx, line) * line,
+            l1_alloc_bytes_per_block=lines * line,
         )
     return BlockFootprint(per_field=result, lups_per_block=lups)

@@ -22,12 +22,14 @@ on the number of instructions, not on the addresses' span, so it does not grow w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import lcm
 from typing import Sequence
 
 import numpy as np
 
 from warpspeed.hardware.device import Device
+from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses
 
 #: Multipliers of the row hash that finds equal instructions (odd 63-bit constants from a fixed
 #: seed; equal hashes are verified lane by lane, so a collision costs time, never a wrong count).
@@ -48,11 +50,15 @@ def _pad_threads(values: np.ndarray, warp: int) -> np.ndarray:
     return np.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, pad)])
 
 
+@lru_cache(maxsize=8)
+def _hash_weights(width: int) -> np.ndarray:
+    return np.random.default_rng(_HASH_SEED).integers(1, 2**62, size=width, dtype=np.int64) | 1
+
+
 def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, inverse)``: the index of the first row of each distinct row of ``keys`` and, per
     row, the number of its distinct row."""
-    weights = np.random.default_rng(_HASH_SEED).integers(1, 2**62, size=keys.shape[1], dtype=np.int64) | 1
-    hashed = keys @ weights  # int64 arithmetic wraps around: a hash, verified below
+    hashed = keys @ _hash_weights(keys.shape[1])  # int64 arithmetic wraps around: a hash, verified below
     _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     if not np.array_equal(keys, keys[first[inverse]]):  # a collision: compare the rows themselves
@@ -91,34 +97,46 @@ class WarpRows:
         return rows.reshape(len(accesses) * self.folds, -1)
 
     def granule_runs(self, granule: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(first, last, valid)``, each ``(distinct, runs)``: the runs of consecutive
-        ``granule``-byte granules that the issuing lanes of each representative touch (first and
-        last byte of every element), inclusive granule indices; ``valid`` marks the entries that
-        are runs."""
+        """``(first, last, owner)``: the runs of consecutive ``granule``-byte granules that the
+        issuing lanes of the representatives touch (first and last byte of every element),
+        inclusive granule indices, and the representative of each run, ordered by owner."""
         return self._runs(granule)
 
     def distinct_granules(self, granule: int) -> np.ndarray:
         """Distinct ``granule``-byte granules per representative, ``(distinct,)`` int64."""
-        first, last, valid = self._runs(granule)
-        return np.where(valid, last - first + 1, 0).sum(axis=1)
+        first, last, owner = self._runs(granule)
+        return np.bincount(owner, weights=last - first + 1, minlength=self.addresses.shape[0]).astype(np.int64)
 
-    def union_granules(self, accesses: Sequence[int], granule: int) -> int:
-        """Distinct ``granule``-byte granules of all instructions of ``accesses`` together."""
+    def union_granules(self, accesses: Sequence[int], granules: Sequence[int]) -> tuple[int, ...]:
+        """Distinct granules of all instructions of ``accesses`` together, for each size in
+        ``granules`` (bytes; every size a multiple of the first, and the period a multiple of all):
+        one sort of the first size's runs serves them all."""
         if not len(accesses):
-            return 0
-        first, last, valid = self._runs(granule)
+            return (0,) * len(granules)
+        unit = granules[0]
+        first, last, owner = self._runs(unit)
         index = self.inverse[list(accesses)].reshape(-1)
-        shift = (self.shift[list(accesses)].reshape(-1) // granule)[:, None]
-        picked = valid[index]
-        starts = (first[index] + shift)[picked]
-        if not starts.size:
-            return 0
-        ends = (last[index] + shift)[picked]
+        shift = self.shift[list(accesses)].reshape(-1) // unit
+        per_rep = np.bincount(owner, minlength=self.addresses.shape[0])
+        ptr = np.concatenate(([0], np.cumsum(per_rep)))
+        counts = per_rep[index]
+        total = int(counts.sum())
+        if not total:
+            return (0,) * len(granules)
+        row = np.repeat(np.arange(index.size), counts)
+        position = ptr[index][row] + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+        starts = first[position] + shift[row]
+        ends = last[position] + shift[row]
         order = np.argsort(starts, kind="stable")
         starts, ends = starts[order], ends[order]
-        reach = np.maximum.accumulate(ends)
-        before = np.concatenate((starts[:1] - 1, reach[:-1]))  # the furthest granule covered so far
-        return int(np.maximum(0, ends - np.maximum(starts - 1, before)).sum())
+        result = []
+        for size in granules:
+            ratio = size // unit
+            s, e = (starts, ends) if ratio == 1 else (starts // ratio, ends // ratio)  # still sorted
+            reach = np.maximum.accumulate(e)
+            before = np.concatenate((s[:1] - 1, reach[:-1]))  # the furthest granule covered so far
+            result.append(int(np.maximum(0, e - np.maximum(s - 1, before)).sum()))
+        return tuple(result)
 
     def _runs(self, granule: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cache = self.__dict__.setdefault("_run_cache", {})
@@ -135,14 +153,7 @@ class WarpRows:
             # previous granule and ends at a last occurrence that the next granule does not follow
             starts = present & (prv != g) & ((prv == sentinel) | (prv + 1 != g))
             stops = present & (nxt != g) & ((nxt == sentinel) | (g + 1 != nxt))
-            count = starts.sum(axis=1)
-            width = max(1, int(count.max()) if count.size else 1)
-            valid = np.arange(width)[None, :] < count[:, None]
-            first = np.zeros(valid.shape, dtype=np.int64)
-            last = np.zeros(valid.shape, dtype=np.int64)
-            first[valid] = g[starts]
-            last[valid] = g[stops]
-            cache[granule] = (first, last, valid)
+            cache[granule] = (g[starts], g[stops], np.nonzero(starts)[0])
         return cache[granule]
 
 
@@ -160,13 +171,92 @@ def warp_rows(addresses: np.ndarray, lanes: np.ndarray, element_bytes: Sequence[
     n_acc, folds, _ = addresses.shape
     a = _pad_threads(addresses, warp_size).reshape(n_acc, -1, warp_size)
     v = _pad_threads(lanes, warp_size).reshape(n_acc, -1, warp_size)
+    every = bool(v.all())  # the common case: every lane of every instruction issues
     big = np.iinfo(np.int64).max
-    low = np.where(v, a, big).min(axis=2)
-    shift = np.where(low == big, 0, (low // period) * period)
-    moved = np.where(v, a - shift[..., None], 0)
-    elem = np.broadcast_to(np.asarray(element_bytes, dtype=np.int64)[:, None, None], (n_acc, a.shape[1], 1))
-    keys = np.concatenate((np.where(v, moved, -1), elem), axis=2).reshape(-1, warp_size + 1)
+    low = a.min(axis=2) if every else np.where(v, a, big).min(axis=2)
+    shift = (low // period) * period if every else np.where(low == big, 0, (low // period) * period)
+    keys = np.empty((n_acc, a.shape[1], warp_size + 1), dtype=np.int64)
+    moved = keys[..., :warp_size]
+    np.subtract(a, shift[..., None], out=moved)
+    if not every:
+        moved[~v] = -1  # lanes that issue nothing: -1 in the key, 0 in the representative
+    keys[..., warp_size] = np.asarray(element_bytes, dtype=np.int64)[:, None]
+    keys = keys.reshape(-1, warp_size + 1)
     first, inverse = _distinct_rows(keys)
-    flat_moved, flat_lanes = moved.reshape(-1, warp_size), v.reshape(-1, warp_size)
-    return WarpRows(addresses=flat_moved[first], lanes=flat_lanes[first], element_bytes=elem.reshape(-1)[first],
+    picked = keys[first]
+    flat_lanes = v.reshape(-1, warp_size)[first]
+    representatives = picked[:, :warp_size].copy()
+    representatives[~flat_lanes] = 0
+    return WarpRows(addresses=representatives, lanes=flat_lanes, element_bytes=picked[:, warp_size].copy(),
                     inverse=inverse.reshape(n_acc, -1), shift=shift, folds=folds)
+
+
+def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarray, warp_size: int,
+                    period: int) -> WarpRows:
+    """:func:`warp_rows` of the block ``cells`` of ``compiled``, without evaluating every access.
+
+    Accesses with affine addresses of the same element size and the same coefficients of x, y, z
+    (a stencil's loads of one field) differ by a constant number of bytes ``delta``: their
+    instructions are those of the first of them moved by ``delta``. So only the first one's
+    addresses are evaluated; an instruction's group is then its lane pattern relative to its lowest
+    address (found once per fold copy and set of issuing lanes) and its lowest address modulo the
+    period. ``owner``: :func:`~warpspeed.memory.addresses.merged_copies` of ``cells.offsets``.
+    """
+    accesses = compiled.accesses
+    n_acc, folds = len(accesses), len(cells.offsets)
+    # the copies whose valid lanes each instruction issues on (merged fold copies), as bitmasks
+    serves = np.zeros(n_acc * folds, dtype=np.int64)
+    for r in range(folds):
+        serves[owner[:, r]] |= 1 << r
+    serves = serves.reshape(n_acc, folds)
+    # the accesses that are the same instructions moved by a constant
+    reference: dict[tuple, int] = {}
+    ref_of = np.empty(n_acc, dtype=np.int64)
+    delta = np.zeros(n_acc, dtype=np.int64)
+    for i, a in enumerate(accesses):
+        key = ("affine", a.field.element_bytes, a.linear) if a.linear is not None else ("own", i)
+        first = reference.setdefault(key, i)
+        ref_of[i] = first
+        delta[i] = a.constant - accesses[first].constant if a.linear is not None else 0
+    refs = sorted(set(ref_of.tolist()))
+    ref_addresses = block_addresses(CompiledKernel(compiled.kernel, tuple(accesses[i] for i in refs)), cells)
+    valid = _pad_threads(cells.valid, warp_size)
+    # one pattern table per (reference, copy, issuing copies)
+    combos: dict[tuple[int, int, int], int] = {}
+    combo_of = np.empty((n_acc, folds), dtype=np.int64)
+    for i in range(n_acc):
+        for r in range(folds):
+            combo_of[i, r] = combos.setdefault((int(ref_of[i]), r, int(serves[i, r])), len(combos))
+    rows = []
+    for (ref, r, mask) in combos:
+        lanes = np.zeros(valid.shape[1], dtype=bool)
+        for q in range(folds):
+            if mask >> q & 1:
+                lanes |= valid[q]
+        addr = _pad_threads(ref_addresses[refs.index(ref), r][None, :], warp_size)[0]
+        rows.append((addr.reshape(-1, warp_size), lanes.reshape(-1, warp_size), accesses[ref].field.element_bytes))
+    warps = rows[0][0].shape[0]
+    big = np.iinfo(np.int64).max
+    addr = np.stack([a for a, _, _ in rows])  # (combos, warps, lanes)
+    issue = np.stack([v for _, v, _ in rows])
+    low = np.where(issue, addr, big).min(axis=2)  # (combos, warps); big: no lane issues
+    empty = low == big
+    low = np.where(empty, 0, low)
+    keys = np.empty((len(rows), warps, warp_size + 1), dtype=np.int64)
+    np.subtract(addr, low[..., None], out=keys[..., :warp_size])
+    keys[..., :warp_size][~issue] = -1
+    keys[..., warp_size] = np.array([e for _, _, e in rows], dtype=np.int64)[:, None]
+    first, pattern = _distinct_rows(keys.reshape(-1, warp_size + 1))
+    pattern = pattern.reshape(len(rows), warps)
+    # every instruction: its pattern and its lowest address moved by its access's delta
+    start = low[combo_of] + delta[:, None, None]  # (accesses, folds, warps)
+    residue = np.where(empty[combo_of], 0, start % period)
+    shift = np.where(empty[combo_of], 0, start - residue)
+    codes = pattern[combo_of] * period + residue
+    distinct, inverse = np.unique(codes.reshape(-1), return_inverse=True)
+    rel = keys.reshape(-1, warp_size + 1)[first][distinct // period]  # each group's lanes relative to its lowest
+    issuing = rel[:, :warp_size] >= 0
+    addresses = np.where(issuing, rel[:, :warp_size] + (distinct % period)[:, None], 0)
+    return WarpRows(addresses=addresses, lanes=issuing, element_bytes=rel[:, warp_size].copy(),
+                    inverse=inverse.reshape(n_acc, folds * warps), shift=shift.reshape(n_acc, folds * warps),
+                    folds=folds)
