@@ -44,7 +44,7 @@ from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
 from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
-from warpspeed.memory.warps import address_period, block_warp_rows
+from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
 
 if TYPE_CHECKING:
     from warpspeed.rank import Config, RankRow
@@ -269,19 +269,21 @@ class Predictor:
         self.levels = cache_levels(self.device)
         self.levels_by_scope = {level.scope: level for level in self.levels}
         self._period = address_period(self.device)
-        #: merged fold copies per tuple of fold offsets (a handful of foldings per predictor)
-        self._owners: dict[tuple, np.ndarray] = {}
+        #: merged fold copies and the warp plan per tuple of fold offsets (a few foldings per predictor)
+        self._plans: dict[tuple, tuple[np.ndarray, WarpPlan]] = {}
 
-    def _owner(self, offsets: tuple[tuple[int, int, int], ...]) -> np.ndarray:
-        if offsets not in self._owners:
-            self._owners[offsets] = merged_copies(self.compiled, offsets)
-        return self._owners[offsets]
+    def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
+        if offsets not in self._plans:
+            owner = merged_copies(self.compiled, offsets)
+            self._plans[offsets] = owner, warp_plan(self.compiled, owner)
+        return self._plans[offsets]
 
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
         info = analyze_launch(kernel, device, block, fold)
         cells = block_cells(info.launch)
-        warps = block_warp_rows(self.compiled, cells, self._owner(cells.offsets), device.warp_size, self._period)
+        owner, plan = self._plan(cells.offsets)
+        warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan)
         l1 = l1_cycles(self.compiled, cells, device, warps=warps)
         fp = block_footprint(self.compiled, cells, device, warps=warps)
 

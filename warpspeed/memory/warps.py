@@ -118,15 +118,18 @@ class WarpRows:
         index = self.inverse[list(accesses)].reshape(-1)
         shift = self.shift[list(accesses)].reshape(-1) // unit
         per_rep = np.bincount(owner, minlength=self.addresses.shape[0])
-        ptr = np.concatenate(([0], np.cumsum(per_rep)))
-        counts = per_rep[index]
-        total = int(counts.sum())
-        if not total:
-            return (0,) * len(granules)
-        row = np.repeat(np.arange(index.size), counts)
-        position = ptr[index][row] + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
-        starts = first[position] + shift[row]
-        ends = last[position] + shift[row]
+        if per_rep.size and per_rep.min() == per_rep.max() == 1:  # one run per representative
+            starts, ends = first[index] + shift, last[index] + shift
+        else:
+            ptr = np.concatenate(([0], np.cumsum(per_rep)))
+            counts = per_rep[index]
+            total = int(counts.sum())
+            if not total:
+                return (0,) * len(granules)
+            row = np.repeat(np.arange(index.size), counts)
+            position = ptr[index][row] + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+            starts = first[position] + shift[row]
+            ends = last[position] + shift[row]
         order = np.argsort(starts, kind="stable")
         starts, ends = starts[order], ends[order]
         result = []
@@ -191,19 +194,26 @@ def warp_rows(addresses: np.ndarray, lanes: np.ndarray, element_bytes: Sequence[
                     inverse=inverse.reshape(n_acc, -1), shift=shift, folds=folds)
 
 
-def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarray, warp_size: int,
-                    period: int) -> WarpRows:
-    """:func:`warp_rows` of the block ``cells`` of ``compiled``, without evaluating every access.
+@dataclass(frozen=True)
+class WarpPlan:
+    """What :func:`block_warp_rows` needs of a kernel and its fold copies, computed once
+    (:func:`warp_plan`): the access each access is a translation of, by how many bytes, and the
+    pattern tables (one per reference access, fold copy and set of issuing copies)."""
 
-    Accesses with affine addresses of the same element size and the same coefficients of x, y, z
-    (a stencil's loads of one field) differ by a constant number of bytes ``delta``: their
-    instructions are those of the first of them moved by ``delta``. So only the first one's
-    addresses are evaluated; an instruction's group is then its lane pattern relative to its lowest
-    address (found once per fold copy and set of issuing lanes) and its lowest address modulo the
-    period. ``owner``: :func:`~warpspeed.memory.addresses.merged_copies` of ``cells.offsets``.
-    """
+    references: CompiledKernel  # the reference accesses only
+    delta: np.ndarray  # (accesses,): bytes each access lies above its reference
+    combo_of: np.ndarray  # (accesses, folds): the pattern table of each instruction
+    reference_of: np.ndarray  # (tables,): index into ``references``
+    fold_of: np.ndarray  # (tables,): the fold copy whose cells the table's instructions access
+    serves: np.ndarray  # (tables, folds) bool: the copies on whose valid lanes they issue
+    element_bytes: np.ndarray  # (tables,)
+
+
+def warp_plan(compiled: CompiledKernel, owner: np.ndarray) -> WarpPlan:
+    """The :class:`WarpPlan` of ``compiled`` for fold copies merged as ``owner`` says
+    (:func:`~warpspeed.memory.addresses.merged_copies`)."""
     accesses = compiled.accesses
-    n_acc, folds = len(accesses), len(cells.offsets)
+    n_acc, folds = owner.shape
     # the copies whose valid lanes each instruction issues on (merged fold copies), as bitmasks
     serves = np.zeros(n_acc * folds, dtype=np.int64)
     for r in range(folds):
@@ -211,48 +221,62 @@ def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarr
     serves = serves.reshape(n_acc, folds)
     # the accesses that are the same instructions moved by a constant
     reference: dict[tuple, int] = {}
-    ref_of = np.empty(n_acc, dtype=np.int64)
-    delta = np.zeros(n_acc, dtype=np.int64)
+    ref_of, delta = [], []
     for i, a in enumerate(accesses):
         key = ("affine", a.field.element_bytes, a.linear) if a.linear is not None else ("own", i)
         first = reference.setdefault(key, i)
-        ref_of[i] = first
-        delta[i] = a.constant - accesses[first].constant if a.linear is not None else 0
-    refs = sorted(set(ref_of.tolist()))
-    ref_addresses = block_addresses(CompiledKernel(compiled.kernel, tuple(accesses[i] for i in refs)), cells)
-    valid = _pad_threads(cells.valid, warp_size)
-    # one pattern table per (reference, copy, issuing copies)
-    combos: dict[tuple[int, int, int], int] = {}
+        ref_of.append(first)
+        delta.append(a.constant - accesses[first].constant if a.linear is not None else 0)
+    refs = sorted(set(ref_of))
+    tables: dict[tuple[int, int, int], int] = {}
     combo_of = np.empty((n_acc, folds), dtype=np.int64)
     for i in range(n_acc):
         for r in range(folds):
-            combo_of[i, r] = combos.setdefault((int(ref_of[i]), r, int(serves[i, r])), len(combos))
-    rows = []
-    for (ref, r, mask) in combos:
-        lanes = np.zeros(valid.shape[1], dtype=bool)
-        for q in range(folds):
-            if mask >> q & 1:
-                lanes |= valid[q]
-        addr = _pad_threads(ref_addresses[refs.index(ref), r][None, :], warp_size)[0]
-        rows.append((addr.reshape(-1, warp_size), lanes.reshape(-1, warp_size), accesses[ref].field.element_bytes))
-    warps = rows[0][0].shape[0]
+            combo_of[i, r] = tables.setdefault((refs.index(ref_of[i]), r, int(serves[i, r])), len(tables))
+    keys = list(tables)
+    return WarpPlan(
+        references=CompiledKernel(compiled.kernel, tuple(accesses[i] for i in refs)),
+        delta=np.array(delta, dtype=np.int64), combo_of=combo_of,
+        reference_of=np.array([k[0] for k in keys], dtype=np.int64), fold_of=np.array([k[1] for k in keys], dtype=np.int64),
+        serves=np.array([[k[2] >> q & 1 for q in range(folds)] for k in keys], dtype=bool).reshape(len(keys), folds),
+        element_bytes=np.array([accesses[refs[k[0]]].field.element_bytes for k in keys], dtype=np.int64))
+
+
+def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarray, warp_size: int,
+                    period: int, plan: WarpPlan | None = None) -> WarpRows:
+    """:func:`warp_rows` of the block ``cells`` of ``compiled``, without evaluating every access.
+
+    Accesses with affine addresses of the same element size and the same coefficients of x, y, z
+    (a stencil's loads of one field) differ by a constant number of bytes ``delta``: their
+    instructions are those of the first of them moved by ``delta``. So only the first one's
+    addresses are evaluated; an instruction's group is then its lane pattern relative to its lowest
+    address (found once per fold copy and set of issuing lanes) and its lowest address modulo the
+    period. ``owner``: :func:`~warpspeed.memory.addresses.merged_copies` of ``cells.offsets``;
+    ``plan``: :func:`warp_plan` of both, if at hand.
+    """
+    plan = warp_plan(compiled, owner) if plan is None else plan
+    n_acc, folds = plan.combo_of.shape
+    ref_addresses = _pad_threads(block_addresses(plan.references, cells), warp_size)
+    valid = _pad_threads(cells.valid, warp_size)
+    addr = ref_addresses[plan.reference_of, plan.fold_of].reshape(len(plan.fold_of), -1, warp_size)
+    issue = (plan.serves[:, :, None] & valid[None, :, :]).any(axis=1).reshape(addr.shape)
+    tables, warps = addr.shape[0], addr.shape[1]
     big = np.iinfo(np.int64).max
-    addr = np.stack([a for a, _, _ in rows])  # (combos, warps, lanes)
-    issue = np.stack([v for _, v, _ in rows])
-    low = np.where(issue, addr, big).min(axis=2)  # (combos, warps); big: no lane issues
+    low = np.where(issue, addr, big).min(axis=2)  # (tables, warps); big: no lane issues
     empty = low == big
-    low = np.where(empty, 0, low)
-    keys = np.empty((len(rows), warps, warp_size + 1), dtype=np.int64)
+    low[empty] = 0
+    keys = np.empty((tables, warps, warp_size + 1), dtype=np.int64)
     np.subtract(addr, low[..., None], out=keys[..., :warp_size])
     keys[..., :warp_size][~issue] = -1
-    keys[..., warp_size] = np.array([e for _, _, e in rows], dtype=np.int64)[:, None]
+    keys[..., warp_size] = plan.element_bytes[:, None]
     first, pattern = _distinct_rows(keys.reshape(-1, warp_size + 1))
-    pattern = pattern.reshape(len(rows), warps)
+    pattern = pattern.reshape(tables, warps)
     # every instruction: its pattern and its lowest address moved by its access's delta
-    start = low[combo_of] + delta[:, None, None]  # (accesses, folds, warps)
-    residue = np.where(empty[combo_of], 0, start % period)
-    shift = np.where(empty[combo_of], 0, start - residue)
-    codes = pattern[combo_of] * period + residue
+    start = low[plan.combo_of] + plan.delta[:, None, None]  # (accesses, folds, warps)
+    none = empty[plan.combo_of]
+    residue = np.where(none, 0, start % period)
+    shift = np.where(none, 0, start - residue)
+    codes = pattern[plan.combo_of] * period + residue
     distinct, inverse = np.unique(codes.reshape(-1), return_inverse=True)
     rel = keys.reshape(-1, warp_size + 1)[first][distinct // period]  # each group's lanes relative to its lowest
     issuing = rel[:, :warp_size] >= 0
