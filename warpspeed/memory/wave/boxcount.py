@@ -31,6 +31,11 @@ MAX_GRID_CELLS = 1 << 22
 #: beyond it each set gets its own, so that the scratch memory stays that of one set.
 JOINT_CELLS = 1 << 20
 
+#: Up to this many scratch entries (boxes x grid cells of one slice, float32) :func:`group_coverage`
+#: counts the boxes over each cell with one matrix product (fast on the small grids of stencil
+#: waves); beyond it, with a difference array and prefix sums.
+PRODUCT_CELLS = 1 << 21
+
 @dataclass(frozen=True)
 class BoxGrid:
     """Coverage masks of several box sets on one compressed grid.
@@ -159,29 +164,30 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     owner = np.repeat((np.arange(n_groups)[:, None] * layers + layer[None, :]).reshape(-1),
                       counts.reshape(-1))  # group * layers + layer of each box
     group_of = owner // layers
-    index = np.empty((2, n, dims), dtype=np.int64)  # low and high bound of every box, on its grid
+    # every dimension's boundaries of every group, compressed together: one sort
+    low, high = boxes[:, :, 0], boxes[:, :, 1] + 1  # (boxes, dims), half-open
+    base = min(int(low.min()), 0)
+    span = int(high.max()) - base + 1
+    segment = np.arange(dims)[None, :] * n_groups + group_of[:, None]  # (boxes, dims): dimension and group
+    keys = np.concatenate(((segment * span + (low - base)).reshape(-1), (segment * span + (high - base)).reshape(-1)))
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    seg = distinct // span
+    bounds = np.bincount(seg, minlength=dims * n_groups)  # boundaries per (dimension, group)
+    first = np.concatenate(([0], np.cumsum(bounds)[:-1]))
+    local = inverse.reshape(-1) - first[keys // span]
+    index = local.reshape(2, n, dims)  # low and high bound of every box, on its group's grid
+    if int(bounds.max()) - 1 > max_cells:
+        return None
+    values = distinct % span
+    inner = seg[1:] == seg[:-1]  # consecutive boundaries of one dimension and group
+    left = np.arange(distinct.size - 1)[inner] - first[seg[:-1][inner]]
+    width = (values[1:] - values[:-1])[inner]
     widths = []
     for d in range(dims):
-        values = np.concatenate((boxes[:, d, 0], boxes[:, d, 1] + 1))
-        of = np.concatenate((group_of, group_of))
-        order = np.lexsort((values, of))
-        v, g = values[order], of[order]
-        new = np.ones(v.size, dtype=bool)
-        new[1:] = (v[1:] != v[:-1]) | (g[1:] != g[:-1])
-        rank = np.cumsum(new) - 1  # the distinct boundary's number over all groups
-        bounds_per_group = np.bincount(g[new], minlength=n_groups)
-        first = np.concatenate(([0], np.cumsum(bounds_per_group)[:-1]))
-        local = np.empty(v.size, dtype=np.int64)
-        local[order] = rank - first[g]
-        index[0, :, d], index[1, :, d] = local[:n], local[n:]
-        if int((np.maximum(bounds_per_group - 1, 1)).max()) > max_cells:
-            return None
-        distinct, distinct_group = v[new], g[new]
-        cells = max(1, int(bounds_per_group.max()) - 1)
+        cells = max(1, int(bounds[d * n_groups:(d + 1) * n_groups].max()) - 1)
         w = np.zeros((n_groups, cells), dtype=np.int64)
-        inner = distinct_group[1:] == distinct_group[:-1]  # consecutive boundaries of one group
-        left = (np.arange(distinct.size - 1) - first[distinct_group[:-1]])[inner]
-        w[distinct_group[:-1][inner], left] = (distinct[1:] - distinct[:-1])[inner]
+        mine = seg[:-1][inner] // n_groups == d
+        w[(seg[:-1][inner] % n_groups)[mine], left[mine]] = width[mine]
         widths.append(w)
     shape = tuple(w.shape[1] for w in widths)
     per_group = np.ones(n_groups, dtype=np.int64)
@@ -192,15 +198,31 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     weights = widths[0].reshape(n_groups, shape[0], *([1] * (dims - 1)))
     for d in range(1, dims):
         weights = weights * widths[d].reshape(n_groups, *([1] * d), shape[d], *([1] * (dims - 1 - d)))
-    extent = tuple(s + 1 for s in shape)
-    size = int(np.prod(extent))
-    strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
-    pick, signs = _corners(dims)
-    corner = np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) @ strides  # (boxes, corners)
-    flat = (owner[:, None] * size + corner).reshape(-1)
-    diff = np.bincount(flat, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
-                       minlength=n_groups * layers * size).reshape(n_groups * layers, *extent)
-    computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
+    rest = int(np.prod(shape[1:]))
+    if n * (rest + shape[0]) + n_groups * layers * shape[0] * n <= PRODUCT_CELLS:
+        # boxes are products of intervals: the number of boxes of a set that cover a cell is one
+        # matrix product, (set x first dimension) x boxes times boxes x (other dimensions)
+        def inside(d: int) -> np.ndarray:
+            axis = np.arange(shape[d])
+            return ((axis[None, :] >= index[0][:, d, None]) & (axis[None, :] < index[1][:, d, None])).astype(np.float32)
+
+        others = np.ones((n, 1), dtype=np.float32)
+        for d in range(1, dims):
+            others = (others[:, :, None] * inside(d)[:, None, :]).reshape(n, -1)
+        member = np.zeros((n_groups * layers, n), dtype=np.float32)
+        member[owner, np.arange(n)] = 1.0
+        first_dim = (member[:, None, :] * inside(0).T[None, :, :]).reshape(-1, n)  # (sets x shape[0], boxes)
+        computed = (first_dim @ others).reshape(n_groups * layers, *shape) > 0.5  # counts below 2^24: exact
+    else:
+        extent = tuple(s + 1 for s in shape)
+        size = int(np.prod(extent))
+        strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
+        pick, signs = _corners(dims)
+        corner = np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) @ strides  # (boxes, corners)
+        flat_index = (owner[:, None] * size + corner).reshape(-1)
+        diff = np.bincount(flat_index, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
+                           minlength=n_groups * layers * size).reshape(n_groups * layers, *extent)
+        computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
     covered = np.zeros((n_groups, n_sets, *shape), dtype=bool)
     covered[:, used] = computed.reshape(n_groups, layers, *shape)
     return covered, weights
