@@ -26,18 +26,31 @@ from warpspeed.models import estimate_energy, estimate_time, require_model, requ
 from warpspeed.predict import Prediction, Predictor, SharedModels
 from warpspeed.launch.space import Config, configuration_space
 
-#: Below this many configurations a local process pool costs more than it saves. Pool workers
-#: start with a safe method (:data:`SAFE_START_METHODS`) and import warpspeed first: 1.3-1.9 s
-#: (``python -c "import warpspeed.rank"`` on the 2-core reference machine under load), while one
-#: prediction takes about 15 ms (168 configurations of star3d-r4 in 2.4-3.3 s serially). With
-#: ``w`` workers the pool wins when ``S + N t / w < N t``, i.e. ``N > S / (t (1 - 1/w))``:
-#: 1.5 s / (15 ms x 1/2) = 200 for two workers (fewer with more workers).
-AUTO_PARALLEL_MIN_CONFIGS = 200
+#: Configurations from which a local pool of two workers pays (the ``"auto"`` executor,
+#: :func:`pool_pays`). Pool workers start with a safe method (:data:`SAFE_START_METHODS`), import
+#: warpspeed and build their predictors: S = 1.3-1.9 s on the 2-core reference machine, while one
+#: prediction takes t = 1.5-3 ms serially (168 configurations of star3d-r4 in 0.3-0.5 s, with the
+#: wave volumes that configurations share computed once; a worker shares them only within its
+#: chunk). With ``w`` workers the pool wins when ``S + N t / w < N t``, i.e.
+#: ``N > S / (t (1 - 1/w))``: 1.5 s / (2 ms x 1/2) = 1500 for two workers
+#: (``benchmarks/bench_speed.py`` measures both sides).
+AUTO_PARALLEL_MIN_CONFIGS = 1500
 
 #: Ways to start pool workers, safest first. ``fork`` is not among them: forking a process
 #: that runs threads (numpy's, a Dask client's) can deadlock the child, and Python 3.12+ warns
 #: about it; ``forkserver`` forks from a clean single-threaded server, ``spawn`` starts afresh.
 SAFE_START_METHODS = ("forkserver", "spawn")
+
+
+def pool_pays(configs: int, workers: int) -> bool:
+    """Whether a local pool of ``workers`` processes predicts ``configs`` configurations sooner
+    than this process alone: the break-even ``N = S / (t (1 - 1/w))`` of
+    :data:`AUTO_PARALLEL_MIN_CONFIGS`, which is that of two workers, scaled to ``workers``
+    (``AUTO_PARALLEL_MIN_CONFIGS x (1 - 1/2) / (1 - 1/w)``: 1500 on 2 cores, 1000 on 4, 857 on 8);
+    never with one CPU."""
+    if workers < 2:
+        return False
+    return configs >= AUTO_PARALLEL_MIN_CONFIGS * (1 - 1 / 2) / (1 - 1 / workers)
 
 
 def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
@@ -203,8 +216,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     """Predict ``configs`` in input order.
 
     ``executor``: ``None`` runs serially in this process; an Executor runs chunks on it;
-    ``"auto"`` uses a local process pool when there are at least
-    :data:`AUTO_PARALLEL_MIN_CONFIGS` configurations and more than one CPU.
+    ``"auto"`` uses a local process pool where it pays (:func:`pool_pays`).
     ``progress`` is called with the number of configurations finished so far. ``curves``:
     capacity curves instead of the device family's; ``scoring``: the time model and objective;
     ``shared``: wave models shared with the other predictions of a ranking (serial runs only).
@@ -213,7 +225,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     workers = os.cpu_count() or 1
     if executor == "auto":
         executor = None
-        if len(configs) >= AUTO_PARALLEL_MIN_CONFIGS and workers > 1:
+        if pool_pays(len(configs), workers):
             with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
