@@ -218,22 +218,14 @@ def block_cells(launch: Launch, block_index: tuple[int, int, int] | None = None)
                       z=coords[2].astype(np.int64), valid=valid, offsets=offsets)
 
 
-#: Below this bound integers and their sums are exact in float64.
-_EXACT_FLOAT = 2**52
-
-
 def block_addresses(compiled: CompiledKernel, cells: BlockCells) -> np.ndarray:
     """Byte addresses, shape ``(accesses, folds, threads)``, int64 (guard not applied). Affine
-    addresses are evaluated together, as one integer matrix product."""
+    addresses are evaluated together, in integer arithmetic."""
     out = np.empty((len(compiled.accesses), *cells.x.shape), dtype=np.int64)
     index, linear, constant = compiled.affine
     if index.size:
-        coords = np.stack((cells.x.reshape(-1), cells.y.reshape(-1), cells.z.reshape(-1)))
-        bound = int(np.abs(linear).sum(axis=1).max()) * int(np.abs(coords).max()) + int(np.abs(constant).max())
-        if bound < _EXACT_FLOAT:  # every product and sum an exact integer in float64 (BLAS, fast)
-            values = (linear.astype(np.float64) @ coords.astype(np.float64)).astype(np.int64) + constant[:, None]
-        else:
-            values = linear @ coords + constant[:, None]
+        x, y, z = (c.reshape(1, -1) for c in (cells.x, cells.y, cells.z))
+        values = linear[:, 0:1] * x + linear[:, 1:2] * y + (linear[:, 2:3] * z + constant[:, None])
         out[index] = values.reshape(index.size, *cells.x.shape)
     for i, a in enumerate(compiled.accesses):
         if a.linear is None:

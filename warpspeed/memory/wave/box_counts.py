@@ -81,9 +81,6 @@ def box_field_counts(stacks: FieldStacks, wave: Sequence[Box], previous: Mapping
 #: sets' cell boxes per dimension and the bands' cell boxes.
 CountRequest = tuple[FieldStacks, Sequence[Box], Mapping[str, Sequence[Box]], Sequence[Sequence[Box]]]
 
-#: Exact float64 sums of lattice points: every count below this is an exact integer in float64.
-_EXACT_FLOAT = 2**52
-
 
 def box_counts_many(requests: Sequence[CountRequest]) -> list[FieldLineCounts | None]:
     """:func:`box_field_counts` of several requests (the fields of the waves of a grid), counted
@@ -145,11 +142,7 @@ def _count_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts] |
     queries = [load_w, store_w, load_w & px, load_w & py & ~px, load_w & pz & ~(px | py),
                load_w | px, load_w | py, load_w | pz, *(cov[:, k] for k in range(5, 5 + 2 * bands))]
     stacked = np.stack(queries, axis=1)  # (requests, queries, cells)
-    w = weights.reshape(n, -1)
-    if int(w.sum()) < _EXACT_FLOAT:
-        sums = np.matmul(stacked.astype(np.float64), w[:, :, None].astype(np.float64))[..., 0].astype(np.int64)
-    else:
-        sums = np.where(stacked, w[:, None, :], 0).sum(axis=2)
+    sums = np.where(stacked, weights.reshape(n, 1, -1), 0).sum(axis=2)  # exact integers, no BLAS
     return [FieldLineCounts(load=int(s[0]), store=int(s[1]), overlap=PerDim(int(s[2]), int(s[3]), int(s[4])),
                             layer=PerDim(int(s[5]), int(s[6]), int(s[7])), band=int(s[8:].sum()))
             for s in sums]

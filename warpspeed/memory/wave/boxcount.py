@@ -31,11 +31,6 @@ MAX_GRID_CELLS = 1 << 22
 #: beyond it each set gets its own, so that the scratch memory stays that of one set.
 JOINT_CELLS = 1 << 20
 
-#: Up to this many scratch entries (boxes x grid cells of one slice, float32) :func:`group_coverage`
-#: counts the boxes over each cell with one matrix product (fast on the small grids of stencil
-#: waves); beyond it, with a difference array and prefix sums.
-PRODUCT_CELLS = 1 << 21
-
 @dataclass(frozen=True)
 class BoxGrid:
     """Coverage masks of several box sets on one compressed grid.
@@ -97,7 +92,7 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
     extent = tuple(s + 1 for s in shape)
     strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
     pick, signs = _corners(dims)  # (2^dims, dims): True where the corner takes the high end
-    index = np.where(pick[None, :, :], hi[:, None, :], lo[:, None, :]) @ strides  # (boxes, corners)
+    index = (np.where(pick[None, :, :], hi[:, None, :], lo[:, None, :]) * strides).sum(axis=2)  # (boxes, corners)
     weights_of = np.broadcast_to(signs, index.shape)
     size = int(np.prod(extent))
     counts = [a.shape[0] for a in arrays]
@@ -198,31 +193,15 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     weights = widths[0].reshape(n_groups, shape[0], *([1] * (dims - 1)))
     for d in range(1, dims):
         weights = weights * widths[d].reshape(n_groups, *([1] * d), shape[d], *([1] * (dims - 1 - d)))
-    rest = int(np.prod(shape[1:]))
-    if n * (rest + shape[0]) + n_groups * layers * shape[0] * n <= PRODUCT_CELLS:
-        # boxes are products of intervals: the number of boxes of a set that cover a cell is one
-        # matrix product, (set x first dimension) x boxes times boxes x (other dimensions)
-        def inside(d: int) -> np.ndarray:
-            axis = np.arange(shape[d])
-            return ((axis[None, :] >= index[0][:, d, None]) & (axis[None, :] < index[1][:, d, None])).astype(np.float32)
-
-        others = np.ones((n, 1), dtype=np.float32)
-        for d in range(1, dims):
-            others = (others[:, :, None] * inside(d)[:, None, :]).reshape(n, -1)
-        member = np.zeros((n_groups * layers, n), dtype=np.float32)
-        member[owner, np.arange(n)] = 1.0
-        first_dim = (member[:, None, :] * inside(0).T[None, :, :]).reshape(-1, n)  # (sets x shape[0], boxes)
-        computed = (first_dim @ others).reshape(n_groups * layers, *shape) > 0.5  # counts below 2^24: exact
-    else:
-        extent = tuple(s + 1 for s in shape)
-        size = int(np.prod(extent))
-        strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
-        pick, signs = _corners(dims)
-        corner = np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) @ strides  # (boxes, corners)
-        flat_index = (owner[:, None] * size + corner).reshape(-1)
-        diff = np.bincount(flat_index, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
-                           minlength=n_groups * layers * size).reshape(n_groups * layers, *extent)
-        computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
+    extent = tuple(s + 1 for s in shape)
+    size = int(np.prod(extent))
+    strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
+    pick, signs = _corners(dims)
+    corner = (np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) * strides).sum(axis=2)
+    flat_index = (owner[:, None] * size + corner).reshape(-1)
+    diff = np.bincount(flat_index, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
+                       minlength=n_groups * layers * size).reshape(n_groups * layers, *extent)
+    computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
     covered = np.zeros((n_groups, n_sets, *shape), dtype=bool)
     covered[:, used] = computed.reshape(n_groups, layers, *shape)
     return covered, weights
