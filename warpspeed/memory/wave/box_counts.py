@@ -24,8 +24,12 @@ from warpspeed.memory.wave.geometry import DIMENSIONS, Box, PerDim
 from warpspeed.memory.wave.volumes import FieldLineCounts
 
 
-def _array(boxes: Sequence[Box]) -> np.ndarray:
+def box_array(boxes: Sequence[Box] | np.ndarray) -> np.ndarray:
+    """Cell boxes as an int64 array ``(boxes, 3, 2)``."""
     return np.asarray(boxes, dtype=np.int64).reshape(-1, 3, 2)
+
+
+_array = box_array
 
 
 @dataclass(frozen=True)
@@ -114,8 +118,8 @@ def _images(requests: Sequence[CountRequest], bands: int) -> list[list[np.ndarra
     empty = np.zeros((0, requests[0][0].loads.targets, 2), dtype=np.int64)
     for members in by_stacks.values():
         stacks = requests[members[0]][0]
-        cells = [[_array(requests[i][1]), *(_array(b) for b in requests[i][3])] for i in members]
-        previous = [[_array(requests[i][2].get(d, ())) for d in DIMENSIONS] for i in members]
+        cells = [[box_array(requests[i][1]), *(box_array(b) for b in requests[i][3])] for i in members]
+        previous = [[box_array(requests[i][2].get(d, ())) for d in DIMENSIONS] for i in members]
         loads = stacks.loads.images([c for group in cells for c in group])
         stores = stacks.stores.images([c for group in cells for c in group])
         touched = stacks.both.images([p for group in previous for p in group])

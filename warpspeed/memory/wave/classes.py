@@ -110,12 +110,11 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
     listed = min(full, period)
     k = np.arange(listed, dtype=np.int64)
     in_plane = (k * size) % plane
-    in_row = (k * size) % gx
+    in_row = in_plane % gx  # a row divides a plane
     planes = (in_plane + size - 1) // plane
     rows = (in_row + size - 1) // gx
-    rows = np.where(planes > 0, -1, rows)  # waves across a plane: one class whatever their rows
-    keys = planes * (size + 2) + (rows + 1)  # 0 <= rows + 1 <= size + 1
-    unique, key_index = np.unique(keys, return_inverse=True)
+    rows[planes > 0] = -1  # waves across a plane: one class whatever their rows
+    unique, key_index = _few_distinct(planes, rows, size + 2)  # keys planes * (size + 2) + rows + 1
     counts = np.bincount(key_index, minlength=unique.size) * (full // listed)
     rest = full % listed
     if rest:
@@ -123,15 +122,19 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
     middle = (full - 1) / 2
     classes = []
     for i, key in enumerate(unique.tolist()):
-        members = k[key_index == i]
+        members = k if unique.size == 1 else np.flatnonzero(key_index == i)  # wave k is k[k]
         cz, shifted = divmod(key, size + 2)
         cy = shifted - 1
         if cz > 0 or cy > 0:  # the (lower) median position of the first boundary over all waves
             before = (plane - in_plane[members]) if cz > 0 else (gx - in_row[members])
             repeats = full // listed + (members < rest)
-            order = np.argsort(before, kind="stable")
-            position = np.searchsorted(np.cumsum(repeats[order]), (int(counts[i]) - 1) // 2, side="right")
-            members = members[before == before[order[position]]]
+            # the weighted median of ``before``, from its histogram: ``before`` is a multiple of
+            # gcd(wave, plane) (of gcd(wave, row) for row boundaries), so the histogram has at most
+            # one bin per wave of a period
+            unit = math.gcd(size, plane if cz > 0 else gx)
+            weights = np.cumsum(np.bincount(before // unit, weights=repeats))
+            median = int(np.searchsorted(weights, (int(counts[i]) - 1) // 2, side="right")) * unit
+            members = members[before == median]
         interior = members[in_plane[members] >= gx]  # P_y (the row before) in the same plane
         first = _nearest(interior if interior.size else members, period, full, middle)
         classes.append(WaveClass(crossings=cz, row_crossings=None if cy < 0 else cy, waves=int(counts[i]),
@@ -146,3 +149,18 @@ def _nearest(members: np.ndarray, period: int, full: int, middle: float) -> int:
     j = np.clip(np.round((middle - members) / period), 0, top).astype(np.int64)
     candidates = members + j * period
     return int(candidates[np.argmin(np.abs(candidates - middle))])
+
+
+def _few_distinct(planes: np.ndarray, rows: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(planes * stride + rows + 1, return_inverse=True)`` (``0 <= rows + 1 < stride``):
+    planes and rows take a few consecutive values each (floor and ceiling of the wave length in
+    planes and rows), so one count over the small grid of their pairs replaces a sort, and the
+    cost is linear in the waves of a period."""
+    p0, r0 = int(planes.min()), int(rows.min())
+    width = int(rows.max()) - r0 + 1
+    small = (planes - p0) * width + (rows - r0)
+    present = np.flatnonzero(np.bincount(small))
+    rank = np.zeros(int(small.max()) + 1, dtype=np.int64)
+    rank[present] = np.arange(present.size)
+    keys = (present // width + p0) * stride + (present % width + r0 + 1)
+    return keys, rank[small]

@@ -23,7 +23,7 @@ from warpspeed.hardware.device import Device
 from warpspeed.launch.geometry import Launch, LaunchInfo
 from warpspeed.memory.wave.average import GridWaveVolumes, WaveClassVolumes
 from warpspeed.memory.addresses import CompiledKernel
-from warpspeed.memory.wave.box_counts import FieldStacks, box_counts_many, box_field_counts, field_stacks
+from warpspeed.memory.wave.box_counts import FieldStacks, box_array, box_counts_many, box_field_counts, field_stacks
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
@@ -139,10 +139,15 @@ class WaveModel:
         cells = {i: wave_cells(launch, firsts[i], blocks) for i in missing}
         requests, where = [], []
         for i in missing:
+            boxes = None  # the class's cell boxes as arrays, shared by its fields
             for fm in self.field_maps:
                 stacks = self._field_stacks(fm, gran)
                 if stacks is not None:
-                    requests.append((stacks, cells[i].wave, cells[i].previous, cells[i].bands))
+                    if boxes is None:
+                        c = cells[i]
+                        boxes = (box_array(c.wave), {d: box_array(b) for d, b in c.previous.items()},
+                                 tuple(box_array(b) for b in c.bands))
+                    requests.append((stacks, *boxes))
                     where.append((i, fm.field))
         counted = dict(zip(where, box_counts_many(requests)))
         for i in missing:
