@@ -147,6 +147,10 @@ class CompiledKernel:
 
 def _affine_parts(expr: sympy.Expr) -> tuple[tuple[int, int, int] | None, int]:
     """Integer coefficients of x, y, z and the constant of an affine ``expr``; ``(None, 0)`` otherwise."""
+    terms = expr.as_coefficients_dict()  # an expanded sum: its terms without coefficients
+    if all(coeff.is_Integer and (term == 1 or term in COORDINATES) for term, coeff in terms.items()):
+        return (tuple(int(terms.get(c, 0)) for c in COORDINATES),  # type: ignore[return-value]
+                int(terms.get(sympy.S.One, 0)))
     if not expr.is_polynomial(*COORDINATES):
         return None, 0
     poly = sympy.Poly(expr, *COORDINATES)
