@@ -13,6 +13,7 @@ launch's representative wave); :meth:`WaveModel.grid_volumes` every class of wav
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 from typing import Literal, Sequence
 
 import islpy as isl
@@ -28,7 +29,8 @@ from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
 from warpspeed.memory.wave.geometry import DIMENSIONS, Box, WaveCells, box_cells, cell_boxes, linear_range_boxes, wave_cells
-from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
+from warpspeed.memory.wave.isl_counts import (FieldLayout, FieldMaps, field_layouts, field_maps, isl_cell_set,
+                                              isl_field_counts, line_map)
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
 from warpspeed.memo import BoundedMemo
 
@@ -63,22 +65,32 @@ class WaveModel:
         self.compiled = compiled
         self.address_space = address_space
         self._ctx = isl.Context()
-        self.field_maps: tuple[FieldMaps, ...] = field_maps(compiled, address_space == "linear", self._ctx)
+        #: per field: its name, address space and number of target coordinates (the ISL maps of
+        #: :attr:`field_maps` are built only when a field needs ISL)
+        self.layouts: tuple[FieldLayout, ...] = field_layouts(compiled, address_space == "linear")
         self._line_maps: dict[tuple[int, int], isl.Map] = {}
         self._fast = fast and address_space == "nd"
         self._stacks: dict[tuple[str, int], FieldStacks | None] = {}
         self._waves: BoundedMemo[WaveVolumes] = BoundedMemo(memo_size)
         self._grids: BoundedMemo[GridWaveVolumes] = BoundedMemo(memo_size)
 
+    @cached_property
+    def field_maps(self) -> tuple[FieldMaps, ...]:
+        """Every field's accesses as ISL maps (built on first use: the box fast path does not need them)."""
+        return field_maps(self.compiled, self.address_space == "linear", self._ctx)
+
+    def _isl_maps(self, field: str) -> FieldMaps:
+        return next(fm for fm in self.field_maps if fm.field == field)
+
     @property
     def fast_fields(self) -> tuple[str, ...]:
         """Fields whose footprints are counted as box unions (:mod:`warpspeed.memory.wave.box_counts`)
         for lines at least as large as an element."""
         kernel = self.compiled.kernel
-        return tuple(fm.field for fm in self.field_maps
+        return tuple(fm.field for fm in self.layouts
                      if self._field_stacks(fm, kernel.field(fm.field).element_bytes) is not None)
 
-    def _field_stacks(self, fm: FieldMaps, line_bytes: int) -> FieldStacks | None:
+    def _field_stacks(self, fm: FieldLayout, line_bytes: int) -> FieldStacks | None:
         """The field's accesses as box maps at ``line_bytes``; None when not box-preserving."""
         if not self._fast or fm.address_space != "nd":
             return None
@@ -140,7 +152,7 @@ class WaveModel:
         requests, where = [], []
         for i in missing:
             boxes = None  # the class's cell boxes as arrays, shared by its fields
-            for fm in self.field_maps:
+            for fm in self.layouts:
                 stacks = self._field_stacks(fm, gran)
                 if stacks is not None:
                     if boxes is None:
@@ -157,7 +169,7 @@ class WaveModel:
                 FieldWaveVolumes.from_counts(fm.field, fm.address_space,
                                              counted.get((i, fm.field)) or self._counts(fm, c, isl_sets, gran),
                                              c.lups, gran)
-                for fm in self.field_maps
+                for fm in self.layouts
             )
             found[i] = self._waves.add((*base, firsts[i]), wave_totals(
                 fields, lups=c.lups, blocks=blocks, first_block=firsts[i], previous_lups=c.previous_lups,
@@ -171,7 +183,7 @@ class WaveModel:
         as ``coordinate + c`` in a non-contiguous index."""
         planes: bool = True
         spread: int | None = 0
-        for fm in self.field_maps:
+        for fm in self.layouts:
             stacks = self._field_stacks(fm, granularity_bytes)
             if stacks is None:
                 return ShiftInvariance(planes=False, row_spread_cells=None)
@@ -231,7 +243,7 @@ class WaveModel:
         _check_granularity(line_bytes, "line_bytes")
         cells = cell_boxes(launch, [b for first, last in ranges for b in linear_range_boxes(first, last, launch.grid)])
         lines = {}
-        for fm in self.field_maps:
+        for fm in self.layouts:
             stacks = self._field_stacks(fm, line_bytes)
             counts = None if stacks is None else box_field_counts(stacks, cells, {})
             if counts is None:
@@ -239,7 +251,7 @@ class WaveModel:
             lines[fm.field] = counts.load
         return lines, box_cells(cells)
 
-    def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
+    def _counts(self, fm: FieldLayout, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
         """One field's line counts (with its band lines): box unions when possible (the wave and the
         bands on one grid, else each on its own), else ISL."""
         stacks = self._field_stacks(fm, gran)
@@ -252,10 +264,11 @@ class WaveModel:
             counts = box_field_counts(stacks, cells.wave, cells.previous)
             if counts is not None:
                 return replace(counts, band=band)
-        return replace(isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.wave, isl_sets.previous),
+        return replace(isl_field_counts(self._isl_maps(fm.field), self.line_map(fm.rank, gran), isl_sets.wave,
+                                        isl_sets.previous),
                        band=band)
 
-    def _band_lines(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", index: int, gran: int) -> int:
+    def _band_lines(self, fm: FieldLayout, cells: WaveCells, isl_sets: "_IslCells", index: int, gran: int) -> int:
         """``|L(B)| + |S(B)|`` of band ``index``: the lines one field loads plus the lines it
         stores for the band's cells, each counted on its own as the y curve's source counts
         its sets (:mod:`warpspeed.memory.wave.geometry`)."""
@@ -263,7 +276,7 @@ class WaveModel:
         stacks = self._field_stacks(fm, gran)
         counts = None if stacks is None else box_field_counts(stacks, cells.bands[index], no_previous)
         if counts is None:
-            counts = isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.band(index),
+            counts = isl_field_counts(self._isl_maps(fm.field), self.line_map(fm.rank, gran), isl_sets.band(index),
                                       {d: None for d in DIMENSIONS})
         return counts.load + counts.store
 
