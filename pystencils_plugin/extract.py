@@ -45,6 +45,7 @@ looked up by duck typing; lowered and unlowered buffer accesses are both read).
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
+from functools import lru_cache
 from math import prod
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -200,6 +201,7 @@ def pipeline_operations(kernel_function: Any) -> tuple:
         return ()
 
 
+@lru_cache(maxsize=1)
 def _pystencils_version() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 

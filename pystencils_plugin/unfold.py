@@ -38,7 +38,11 @@ def _axis_position(access: AccessItem, axis: int) -> int | None:
     return None
 
 
-def _divide_axis(current: Counter, axis: int, k: int, kernel_name: str) -> Counter:
+class _FoldError(Exception):
+    """Why an access multiset is no folding (the caller names the kernel)."""
+
+
+def _divide_axis(current: Counter, axis: int, k: int) -> Counter:
     """The multiset whose ``k`` copies shifted by ``0..k-1`` along ``axis`` are ``current``.
 
     Greedy from the lowest position along ``axis`` (ties by the access's text): the lowest access
@@ -50,22 +54,18 @@ def _divide_axis(current: Counter, axis: int, k: int, kernel_name: str) -> Count
     for a in [a for a in pending if positions[a] is None]:
         # an access that does not move along this axis: all k copies coincide
         if pending[a] % k:
-            raise UnsupportedKernelError(
-                f"kernel {kernel_name!r}: folded by {k} along {_AXES[axis]}, but "
-                f"{pending[a]} accesses {a[0]}{list(a[2])} do not split into {k} copies"
-            )
+            raise _FoldError(f"folded by {k} along {_AXES[axis]}, but "
+                             f"{pending[a]} accesses {a[0]}{list(a[2])} do not split into {k} copies")
         result[a] += pending.pop(a) // k
     for a in sorted(pending, key=lambda c: (positions[c], str(c))):
         while pending.get(a, 0) > 0:
             for j in range(k):
                 shifted = _shift(a, axis, j)
                 if pending.get(shifted, 0) <= 0:
-                    raise UnsupportedKernelError(
-                        f"kernel {kernel_name!r}: folded by {k} along {_AXES[axis]}, but the "
-                        f"{a[1]} {a[0]}{list(a[2])} has no copy shifted by {j} cell(s); a folded "
-                        "kernel must consist of k shifted copies of one update rule "
-                        "(use pystencils_plugin.create_folded_kernel)"
-                    )
+                    raise _FoldError(f"folded by {k} along {_AXES[axis]}, but the "
+                                     f"{a[1]} {a[0]}{list(a[2])} has no copy shifted by {j} cell(s); a folded "
+                                     "kernel must consist of k shifted copies of one update rule "
+                                     "(use pystencils_plugin.create_folded_kernel)")
                 pending[shifted] -= 1
                 if pending[shifted] == 0:
                     del pending[shifted]
@@ -81,15 +81,18 @@ UNFOLD_CACHE_SIZE = 64
 def unfold(items: list[AccessItem], fold: Sequence[int], kernel_name: str) -> list[AccessItem]:
     """Per-cell access multiset from a thread's (first-cell coordinates) access multiset, in
     the thread's program order of first occurrence."""
-    return list(_unfold(tuple(items), tuple(fold), kernel_name))
+    try:
+        return list(_unfold(tuple(items), tuple(fold)))
+    except _FoldError as exc:
+        raise UnsupportedKernelError(f"kernel {kernel_name!r}: {exc}") from None
 
 
 @lru_cache(maxsize=UNFOLD_CACHE_SIZE)
-def _unfold(items: tuple[AccessItem, ...], fold: tuple[int, ...], kernel_name: str) -> tuple[AccessItem, ...]:
+def _unfold(items: tuple[AccessItem, ...], fold: tuple[int, ...]) -> tuple[AccessItem, ...]:
     current = Counter(items)
     for axis, k in enumerate(fold):
         if k > 1:
-            current = _divide_axis(current, axis, k, kernel_name)
+            current = _divide_axis(current, axis, k)
     ordered: list[AccessItem] = []
     remaining = Counter(current)
     for item in items:
