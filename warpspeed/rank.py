@@ -27,14 +27,15 @@ from warpspeed.predict import Prediction, Predictor, SharedModels
 from warpspeed.launch.space import Config, configuration_space
 
 #: Configurations from which a local pool of two workers pays (the ``"auto"`` executor,
-#: :func:`pool_pays`). Pool workers start with a safe method (:data:`SAFE_START_METHODS`), import
-#: warpspeed and build their predictors: S = 1.3-1.9 s on the 2-core reference machine, while one
-#: prediction takes t = 1.5-3 ms serially (168 configurations of star3d-r4 in 0.3-0.5 s, with the
-#: wave volumes that configurations share computed once; a worker shares them only within its
-#: chunk). With ``w`` workers the pool wins when ``S + N t / w < N t``, i.e.
-#: ``N > S / (t (1 - 1/w))``: 1.5 s / (2 ms x 1/2) = 1500 for two workers
-#: (``benchmarks/bench_speed.py`` measures both sides).
-AUTO_PARALLEL_MIN_CONFIGS = 1500
+#: :func:`pool_pays`). With ``w`` workers a pool wins when ``S + N t / w < N t``, i.e.
+#: ``N > S / (t (1 - 1/w))``, ``S`` being what the pool adds (workers start with a safe method,
+#: :data:`SAFE_START_METHODS`, import warpspeed and build a predictor per chunk, which shares wave
+#: volumes only within the chunk) and ``t`` the serial time of one configuration. Measured on the
+#: 2-core reference machine, otherwise idle (``benchmarks/bench_speed.py``, star3d-r4 on
+#: A100-SXM4-40GB): ``S`` = 0.6-0.8 s, ``t`` = 2.3 ms; 400 configurations took 0.92 s serially and
+#: 1.29 s on a pool of two, 1200 took 2.82 s and 2.03 s: the break-even lies near 600. On a busy
+#: machine the workers share the cores with other work, so the threshold keeps a margin.
+AUTO_PARALLEL_MIN_CONFIGS = 1000
 
 #: Ways to start pool workers, safest first. ``fork`` is not among them: forking a process
 #: that runs threads (numpy's, a Dask client's) can deadlock the child, and Python 3.12+ warns
@@ -46,7 +47,7 @@ def pool_pays(configs: int, workers: int) -> bool:
     """Whether a local pool of ``workers`` processes predicts ``configs`` configurations sooner
     than this process alone: the break-even ``N = S / (t (1 - 1/w))`` of
     :data:`AUTO_PARALLEL_MIN_CONFIGS`, which is that of two workers, scaled to ``workers``
-    (``AUTO_PARALLEL_MIN_CONFIGS x (1 - 1/2) / (1 - 1/w)``: 1500 on 2 cores, 1000 on 4, 857 on 8);
+    (``AUTO_PARALLEL_MIN_CONFIGS x (1 - 1/2) / (1 - 1/w)``: 1000 on 2 cores, 667 on 4, 572 on 8);
     never with one CPU."""
     if workers < 2:
         return False
