@@ -182,5 +182,6 @@ def test_pool_pays_only_beyond_the_break_even():
     two = AUTO_PARALLEL_MIN_CONFIGS
     assert not pool_pays(10**6, 1)
     assert not pool_pays(two - 1, 2) and pool_pays(two, 2)
-    assert not pool_pays(two * 2 // 3 - 1, 4) and pool_pays(two * 2 // 3, 4)  # x (1/2) / (3/4)
-    assert pool_pays(-(-two * 4 // 7), 8) and not pool_pays(two * 4 // 7 - 1, 8)  # x (1/2) / (7/8)
+    four, eight = -(-two * 2 // 3), -(-two * 4 // 7)  # x (1/2) / (3/4), x (1/2) / (7/8), rounded up
+    assert not pool_pays(four - 1, 4) and pool_pays(four, 4)
+    assert not pool_pays(eight - 1, 8) and pool_pays(eight, 8)
