@@ -29,9 +29,9 @@ Counts are cached on disk, in the directory of the SASS listings
 ``$XDG_CACHE_HOME/warpspeed``, else ``~/.cache/warpspeed``), as ``registers/<key>.json``, the key
 being the SHA-256 of the standalone source, the target architecture, the compiler's version line
 and pystencils' include directory: a kernel is compiled once per compiler, and a later ranking of it
-runs no nvcc (only ``nvcc --version`` once per process, to key the entry). Compile failures are not
-cached. Several kernels missing from the cache (the foldings of a ranking) are compiled
-concurrently (:func:`compile_register_counts`, :func:`prefetch_register_counts`).
+runs no compile (only ``nvcc --version`` and ``nvcc --list-gpu-arch`` once per process, to key the
+entry). Compile failures are not cached. Several kernels missing from the cache (the foldings of a
+ranking) are compiled concurrently (:func:`compile_register_counts`, :func:`prefetch_register_counts`).
 
 The source is the kernel as generated, for its domain: pystencils bakes the field sizes and strides
 into it, so that nvcc folds the neighbours' offsets into the loads' immediate offsets. A source with
