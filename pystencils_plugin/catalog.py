@@ -9,7 +9,10 @@ available for an NVIDIA device, otherwise the estimate of :mod:`pystencils_plugi
 :func:`pystencils_plugin.rank.rank` uses the same function for workload names.
 
 Generating a workload (lbmpy's symbolic derivation in particular) takes seconds, so the
-results are memoised per (workload, domain, precision, fold, target, architecture).
+results are memoised per (workload, domain, precision, fold, target, architecture). Register
+counts are cached on disk (:mod:`pystencils_plugin.registers`); when a folding's count is not
+there, the kernels of the paper's foldings (none, 2 in y, 2 in z) of the same workload are generated
+and compiled together, concurrently, since a ranking asks for all of them next.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ import pystencils as ps
 
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
-from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc
+from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc, prefetch_register_counts, registers_cached
 from pystencils_plugin.workloads import WORKLOADS, workload_assignments
+from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.catalog import ResolvedKernel
 from warpspeed.kernel.limits import check_domain, check_fold
+from warpspeed.launch.space import PAPER_FOLDINGS
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -56,11 +61,35 @@ def cached_assignments(name: str, domain: tuple[int, ...] | None, dtype: str) ->
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
-             hip: bool, arch: str) -> ExtractedKernel:
+def _generated(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
+               hip: bool) -> tuple[Any, str]:
+    """The pystencils kernel of a workload for one folding and its source, memoised (treat as
+    read-only)."""
     target = ps.Target.HIP if hip else ps.Target.CUDA
     kernel = create_folded_kernel(cached_assignments(name, domain, dtype), fold=fold, target=target)
-    return extract_kernel(kernel, name=name.replace("-", "_"), arch=arch)
+    return kernel, kernel.get_c_code()
+
+
+def _prefetch_foldings(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
+                       arch: str) -> None:
+    """Compile the registers of ``fold`` and of the paper's foldings together (see the module
+    docstring); foldings the workload's domain cannot use are left out."""
+    kernels = []
+    for f in dict.fromkeys((fold, *PAPER_FOLDINGS)):
+        try:
+            kernels.append(_generated(name, domain, dtype, f, False)[0])
+        except WarpspeedError:
+            continue
+    prefetch_register_counts(kernels, arch)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
+             hip: bool, arch: str) -> ExtractedKernel:
+    kernel, source = _generated(name, domain, dtype, fold, hip)
+    if not hip and not registers_cached(kernel, arch, source):
+        _prefetch_foldings(name, domain, dtype, fold, arch)
+    return extract_kernel(kernel, name=name.replace("-", "_"), arch=arch, source=source)
 
 
 def _register_arch(device: "Device | None") -> str:

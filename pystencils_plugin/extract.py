@@ -45,6 +45,7 @@ looked up by duck typing; lowered and unlowered buffer accesses are both read).
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
+from functools import lru_cache
 from math import prod
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -110,7 +111,8 @@ def extract_kernel(kernel_function: Any, name: str | None = None, registers: int
                    alignment_bytes: int | None = None,
                    arch: str = "sm_80",
                    compile_registers: bool = True,
-                   contract_fma: bool = True) -> ExtractedKernel:
+                   contract_fma: bool = True,
+                   source: str | None = None) -> ExtractedKernel:
     """Extract the per-cell warpspeed kernel from a pystencils 2.x GPU kernel.
 
     Args:
@@ -132,6 +134,8 @@ def extract_kernel(kernel_function: Any, name: str | None = None, registers: int
         compile_registers: set False to skip the nvcc compile and use the estimate.
         contract_fma: count ``a * b + c`` inside one expression as one FMA, as nvcc does by
             default (``--fmad=true``); False counts every multiplication and addition.
+        source: the kernel's source if already at hand (``kernel_function.get_c_code()``, which
+            prints the whole kernel again).
 
     Returns:
         :class:`ExtractedKernel` with the per-cell kernel (flops per cell, i.e. per thread
@@ -149,7 +153,7 @@ def extract_kernel(kernel_function: Any, name: str | None = None, registers: int
     items = [(a.field, a.kind, a.index) for a in walker.accesses]
     accesses = _distinct_accesses(unfold(items, fold, kname) if prod(fold) > 1 else items)
     cells = prod(fold)
-    source = kernel_function.get_c_code()
+    source = kernel_function.get_c_code() if source is None else source
     if registers is not None:
         reg, reg_source, detail = int(registers), "given", "registers passed by the caller"
     else:
@@ -197,6 +201,7 @@ def pipeline_operations(kernel_function: Any) -> tuple:
         return ()
 
 
+@lru_cache(maxsize=1)
 def _pystencils_version() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 from pystencils_plugin.catalog import arch_for, cached_assignments, extract_for, target_for
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
+from pystencils_plugin.registers import prefetch_register_counts, registers_cached
 from pystencils_plugin.workloads import WORKLOADS
 from warpspeed.errors import KernelError, WarpspeedError
 from warpspeed.hardware.device import Device, load_device
@@ -108,8 +109,21 @@ def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, fo
         if dtype is not None:
             raise KernelError("dtype applies to workload names; the fields of given assignments fix their precision")
 
+        functions: dict[Triple, tuple[Any, str]] = {}
+        arch, requested = arch_for(dev), foldings
+
+        def function(fold: Triple) -> Any:
+            if fold not in functions:
+                kernel_function = create_folded_kernel(source, fold=fold, target=target)
+                functions[fold] = kernel_function, kernel_function.get_c_code()
+            return functions[fold][0]
+
         def generate(fold: Triple) -> ExtractedKernel:
-            return extract_kernel(create_folded_kernel(source, fold=fold, target=target), arch=arch_for(dev))
+            kernel_function = function(fold)
+            code = functions[fold][1]
+            if not registers_cached(kernel_function, arch, code):
+                _prefetch(function, fold, requested, arch)
+            return extract_kernel(kernel_function, arch=arch, source=code)
         assignments = source
     if foldings is None:
         unfolded = generate((1, 1, 1))
@@ -123,6 +137,20 @@ def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, fo
     if domain is not None and tuple(domain) != tuple(first.domain)[: len(domain)]:
         raise KernelError(f"domain {tuple(domain)} differs from the domain the fields fix, {first.domain}")
     return kernels, assignments
+
+
+def _prefetch(function: Callable[[Triple], Any], fold: Triple, foldings: Sequence[Triple] | None,
+              arch: str) -> None:
+    """Count the registers of every folding to be generated together, concurrently, when one of them
+    is not in the disk cache (:func:`pystencils_plugin.registers.prefetch_register_counts`): the given
+    ``foldings``, or ``fold`` and the paper's foldings that the rule can be folded by."""
+    kernels = []
+    for f in dict.fromkeys(foldings if foldings is not None else (fold, *PAPER_FOLDINGS)):
+        try:
+            kernels.append(function(f))  # type: ignore[arg-type]
+        except WarpspeedError:
+            continue
+    prefetch_register_counts(kernels, arch)
 
 
 def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[int] | None = None,

@@ -23,18 +23,41 @@ as an occupancy bound of the right order, not as a count.
 
 CUDA 13 dropped offline compilation for sm_70 (Volta): there the compile fails and the
 estimate is used, with nvcc's message in ``detail``.
+
+Counts are cached on disk, in the directory of the SASS listings
+(:func:`warpspeed.sass.compile.cache_dir`: ``$WARPSPEED_CACHE_DIR``, else
+``$XDG_CACHE_HOME/warpspeed``, else ``~/.cache/warpspeed``), as ``registers/<key>.json``, the key
+being the SHA-256 of the standalone source, the target architecture, the compiler's version line
+and pystencils' include directory: a kernel is compiled once per compiler, and a later ranking of it
+runs no compile (only ``nvcc --version`` and ``nvcc --list-gpu-arch`` once per process, to key the
+entry). Compile failures are not cached. Several kernels missing from the cache (the foldings of a
+ranking) are compiled concurrently (:func:`compile_register_counts`, :func:`prefetch_register_counts`).
+
+The source is the kernel as generated, for its domain: pystencils bakes the field sizes and strides
+into it, so that nvcc folds the neighbours' offsets into the loads' immediate offsets. A source with
+fields of runtime size (``ps.fields("src, dst: double[3D]")``) would be the same for every domain,
+but it is a different kernel: with runtime strides every neighbour needs its own address, and for
+the 25-point stencil ptxas (CUDA 13.0) counts 48 / 40 registers (sm_80 / sm_90) instead of 32
+unfolded, 88 / 72 instead of 32 folded 2 in y and 64 / 64 instead of 32 folded 2 in z, while the
+domain's own source gives 32 on 128^3, 640 x 512 x 512 and 2048^3 alike
+(``benchmarks/register_sources.py`` prints the comparison). The count of the domain's own source
+is the right one, so a domain compiles once, the first time it is ranked.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Sequence
 
+from warpspeed.sass.compile import cache_dir, cache_key, compiler_version, write_cache_file
 from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, compile_target, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
 
 
@@ -51,6 +74,9 @@ ESTIMATE_MIN_REGISTERS = 16
 REGISTER_BYTES = 4
 
 _PTXAS_RE = re.compile(r"Used\s+(\d+)\s+registers")
+
+#: Subdirectory of the cache directory (:func:`warpspeed.sass.compile.cache_dir`) with the counts.
+REGISTER_CACHE = "registers"
 
 
 @dataclass(frozen=True)
@@ -120,17 +146,8 @@ def estimate_registers(kernel_function: Any, per_thread_loads: int | None = None
     return max(ESTIMATE_MIN_REGISTERS, min(MAX_REGISTERS_PER_THREAD, raw))
 
 
-def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
-                           timeout_s: float = DEFAULT_COMPILE_TIMEOUT_S,
-                           nvcc: str | None = None) -> tuple[int | None, str]:
-    """Compile ``source`` (a complete .cu file) with nvcc and return ``(registers, detail)``;
-    ``registers`` is None when nvcc is missing or the compile fails (``detail`` says why)."""
-    nvcc_path = nvcc or find_nvcc()
-    if nvcc_path is None:
-        return None, "nvcc not found on PATH or in the nvidia-cuda-nvcc wheel (pip install 'warpspeed[cuda]')"
-    requested = arch
-    arch, substitute = compile_target(nvcc_path, arch)
-    include = _pystencils_include()
+def _compile(nvcc_path: str, source: str, arch: str, include: str | None, timeout_s: float) -> tuple[int | None, str]:
+    """One nvcc run: ``(registers, "")`` or ``(None, why not)``."""
     with tempfile.TemporaryDirectory(prefix="warpspeed_regs_") as tmp:
         cu = os.path.join(tmp, "kernel.cu")
         with open(cu, "w", encoding="utf-8") as handle:
@@ -152,10 +169,137 @@ def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
     found = _PTXAS_RE.findall(output)
     if not found:
         return None, "ptxas printed no 'Used N registers' line"
-    detail = f"ptxas ({os.path.basename(nvcc_path)} -arch={arch} --resource-usage)"
+    return max(int(n) for n in found), ""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How to count one source: the compiler, the target, the detail of a count, the cache entry."""
+
+    nvcc: str
+    arch: str
+    detail: str
+    include: str | None
+    entry: Path | None  # None: the compiler cannot be identified, nothing is cached
+
+
+def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan | str:
+    """The :class:`_Plan` of ``source`` for ``arch``, or why it cannot be compiled."""
+    nvcc_path = nvcc or find_nvcc()
+    if nvcc_path is None:
+        return "nvcc not found on PATH or in the nvidia-cuda-nvcc wheel (pip install 'warpspeed[cuda]')"
+    target, substitute = compile_target(nvcc_path, arch)
+    detail = f"ptxas ({os.path.basename(nvcc_path)} -arch={target} --resource-usage)"
     if substitute:
-        detail += f" for {requested}: {substitute}"
-    return max(int(n) for n in found), detail
+        detail += f" for {arch}: {substitute}"
+    include = _pystencils_include()
+    entry = None
+    if os.path.isfile(nvcc_path):  # a compiler that cannot be found on disk is not identified
+        key = cache_key(source, target, compiler_version(nvcc_path), include or "")
+        entry = (cache if cache is not None else cache_dir()) / REGISTER_CACHE / f"{key}.json"
+    return _Plan(nvcc_path, target, detail, include, entry)
+
+
+def _cached(plan: _Plan) -> int | None:
+    """The count stored for ``plan``, None when there is none (or it cannot be read)."""
+    if plan.entry is None:
+        return None
+    try:
+        value = json.loads(plan.entry.read_text()).get("registers")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _store(plan: _Plan, registers: int) -> None:
+    if plan.entry is None:
+        return
+    try:
+        write_cache_file(plan.entry, json.dumps({"registers": registers, "arch": plan.arch}) + "\n")
+    except OSError:  # a cache that cannot be written costs a compile next time, nothing else
+        pass
+
+
+def compile_register_counts(sources: Sequence[str], arch: str = DEFAULT_ARCH,
+                            timeout_s: float = DEFAULT_COMPILE_TIMEOUT_S, nvcc: str | None = None,
+                            cache: Path | None = None) -> list[tuple[int | None, str]]:
+    """:func:`compile_register_count` of several sources: counts found in the disk cache are read,
+    the others compiled concurrently (one nvcc process per source, at most one per CPU core, each
+    waited for by a thread), and stored in the cache."""
+    plans = [_plan(source, arch, nvcc, cache) for source in sources]
+    results: list[tuple[int | None, str] | None] = [None] * len(sources)
+    missing = []
+    for i, plan in enumerate(plans):
+        if isinstance(plan, str):
+            results[i] = (None, plan)
+            continue
+        hit = _cached(plan)
+        if hit is not None:
+            results[i] = (hit, plan.detail)
+        else:
+            missing.append(i)
+
+    def compile_one(i: int) -> tuple[int | None, str]:
+        plan = plans[i]
+        assert isinstance(plan, _Plan)
+        registers, why = _compile(plan.nvcc, sources[i], plan.arch, plan.include, timeout_s)
+        if registers is None:
+            return None, why
+        _store(plan, registers)
+        return registers, plan.detail
+
+    if len(missing) == 1:
+        results[missing[0]] = compile_one(missing[0])
+    elif missing:
+        with ThreadPoolExecutor(max_workers=min(len(missing), os.cpu_count() or 1)) as pool:
+            for i, result in zip(missing, pool.map(compile_one, missing)):
+                results[i] = result
+    return results  # type: ignore[return-value]
+
+
+def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
+                           timeout_s: float = DEFAULT_COMPILE_TIMEOUT_S,
+                           nvcc: str | None = None, cache: Path | None = None) -> tuple[int | None, str]:
+    """Compile ``source`` (a complete .cu file) with nvcc and return ``(registers, detail)``;
+    ``registers`` is None when nvcc is missing or the compile fails (``detail`` says why).
+
+    Counts are cached on disk (module docstring): a source compiled before for the same target
+    by the same compiler is not compiled again."""
+    return compile_register_counts([source], arch, timeout_s, nvcc, cache)[0]
+
+
+def registers_cached(kernel_function: Any, arch: str = DEFAULT_ARCH, source: str | None = None) -> bool:
+    """Whether :func:`register_count` of ``kernel_function`` runs no compile: its count is in the
+    disk cache, or there is nothing to compile (HIP, an unknown architecture, no nvcc)."""
+    if _is_hip(kernel_function):
+        return True
+    try:
+        sm = cuda_arch(arch)
+    except ValueError:
+        return True
+    plan = _plan(standalone_cuda_source(kernel_function, source), sm, None, None)
+    return isinstance(plan, str) or _cached(plan) is not None
+
+
+def prefetch_register_counts(kernel_functions: Sequence[Any], arch: str = DEFAULT_ARCH,
+                             timeout_s: float = DEFAULT_COMPILE_TIMEOUT_S) -> None:
+    """Count the registers of several CUDA kernels at once and keep the counts in the disk cache,
+    so that the :func:`register_count` calls that follow read them: the kernels missing from the
+    cache are compiled concurrently. Used before a ranking extracts the kernels of its foldings one
+    by one; HIP kernels, unknown architectures and a cache directory that cannot be written are
+    left to :func:`register_count`."""
+    try:
+        sm = cuda_arch(arch)
+    except ValueError:
+        return
+    cuda = [k for k in kernel_functions if not _is_hip(k)]
+    if len(cuda) < 2 or find_nvcc() is None:
+        return  # a single kernel gains nothing over register_count itself
+    try:
+        (cache_dir() / REGISTER_CACHE).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    compile_register_counts([standalone_cuda_source(k) for k in cuda], sm, timeout_s)
 
 
 def register_count(kernel_function: Any, arch: str = DEFAULT_ARCH, *, compile: bool = True,

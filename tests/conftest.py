@@ -26,6 +26,21 @@ settings.register_profile("warpspeed", database=None)
 settings.load_profile("warpspeed")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Compiled SASS and register counts go to a directory of the test session, never to the
+    user's cache (``$WARPSPEED_CACHE_DIR``, :func:`warpspeed.sass.compile.cache_dir`)."""
+    from warpspeed.sass.compile import CACHE_ENV
+
+    previous = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("warpspeed-cache"))
+    yield
+    if previous is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = previous
+
+
 def strides_of(shape, layout):
     """Element strides per index for ``layout`` (index positions, contiguous first)."""
     strides = [0] * len(shape)

@@ -42,3 +42,44 @@ def test_large_boxes_cost_nothing_extra():
 def test_too_large_grid_returns_none():
     boxes = np.array([[[i, i], [i, i], [i, i]] for i in range(0, 400, 2)])
     assert build_grid({"s": boxes}, max_cells=1000) is None
+
+
+from warpspeed.memory.wave.boxcount import group_coverage  # noqa: E402
+
+boxes2 = st.lists(st.tuples(st.integers(-4, 9), st.integers(0, 5)), min_size=2, max_size=2).map(
+    lambda dims: tuple((lo, lo + w) for lo, w in dims))
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups=st.lists(st.lists(st.lists(box3, min_size=0, max_size=5), min_size=3, max_size=3), min_size=1, max_size=4))
+def test_group_coverage_matches_enumeration(groups):
+    """Several groups of sets, each group on its own grid (padded to a common shape): every set's
+    size and every pairwise intersection equal the lattice points enumerated one by one."""
+    arrays = [[np.array(s, dtype=np.int64).reshape(-1, 3, 2) for s in group] for group in groups]
+    covered, weights = group_coverage(arrays)
+    for g, group in enumerate(groups):
+        points = [_points(s) for s in group]
+        for s, pts in enumerate(points):
+            assert int((covered[g, s] * weights[g]).sum()) == len(pts)
+        assert int(((covered[g, 0] & covered[g, 1]) * weights[g]).sum()) == len(points[0] & points[1])
+        assert int(((covered[g, 1] | ~covered[g, 2]) * weights[g]).sum()) == \
+            len(points[1]) + sum(1 for p in _grid_points(group) if p not in points[1] and p not in points[2])
+
+
+def _grid_points(group):
+    """Lattice points of the bounding region of a group's boxes (the cells of its grid)."""
+    boxes = [b for s in group for b in s]
+    if not boxes:
+        return set()
+    lo = [min(b[d][0] for b in boxes) for d in range(3)]
+    hi = [max(b[d][1] for b in boxes) for d in range(3)]
+    return set(itertools.product(*(range(lo[d], hi[d] + 1) for d in range(3))))
+
+
+def test_group_coverage_in_two_dimensions_and_empty_groups():
+    a = np.array([[[0, 3], [0, 0]], [[2, 5], [1, 2]]])
+    covered, weights = group_coverage([[a, a[:0]], [a[:0], a[:1]]])
+    assert int((covered[0, 0] * weights[0]).sum()) == 4 + 8
+    assert int((covered[0, 1] * weights[0]).sum()) == 0
+    assert int((covered[1, 0] * weights[1]).sum()) == 0
+    assert int((covered[1, 1] * weights[1]).sum()) == 4

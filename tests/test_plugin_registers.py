@@ -90,3 +90,50 @@ def test_cuda_arch(name, arch):
 def test_unknown_arch():
     with pytest.raises(ValueError, match="unknown GPU architecture"):
         cuda_arch("voodoo")
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="no nvcc on PATH or from the nvidia-cuda-nvcc wheel")
+def test_counts_are_cached_on_disk(star7, tmp_path, monkeypatch):
+    """A count compiled once is read from the cache directory afterwards: no nvcc run, the same
+    count and the same detail."""
+    from pystencils_plugin import registers
+
+    monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(tmp_path))
+    first = register_count(star7, arch="ampere")
+    assert first.source == "ptxas"
+    assert len(list((tmp_path / registers.REGISTER_CACHE).glob("*.json"))) == 1
+    assert registers.registers_cached(star7, "ampere")
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(registers, "_compile", no_compile)
+    assert register_count(star7, arch="ampere") == first
+
+
+def test_failures_are_not_cached_and_misses_compile_concurrently(star7, tmp_path, monkeypatch):
+    """Several sources missing from the cache are compiled on more than one thread; a failed
+    compile leaves no entry (the next call tries again)."""
+    import threading
+
+    from pystencils_plugin import registers
+
+    threads, sources = set(), []
+    barrier = threading.Barrier(2, timeout=10)
+
+    def fake(nvcc, source, arch, include, timeout_s):
+        threads.add(threading.get_ident())
+        sources.append(source)
+        barrier.wait()  # returns only when two compiles run at the same time
+        return (None, "made to fail") if "fail" in source else (40, "")
+
+    fake_nvcc = tmp_path / "nvcc"
+    fake_nvcc.write_text("#!/bin/sh\necho 'Build cuda_test'\n")
+    fake_nvcc.chmod(0o755)
+    monkeypatch.setattr(registers, "_compile", fake)
+    monkeypatch.setattr(registers, "compile_target", lambda nvcc, arch: (arch, ""))
+    monkeypatch.setattr(registers.os, "cpu_count", lambda: 2)
+    got = registers.compile_register_counts(["// ok\n", "// fail\n"], "sm_80", nvcc=str(fake_nvcc), cache=tmp_path)
+    assert got[0][0] == 40 and got[1] == (None, "made to fail")
+    assert len(threads) == 2 and sorted(sources) == ["// fail\n", "// ok\n"]
+    assert len(list((tmp_path / registers.REGISTER_CACHE).glob("*.json"))) == 1

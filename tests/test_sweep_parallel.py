@@ -172,3 +172,16 @@ def test_study_dask_identical(tmp_path, study_reference, dask_executor):
     spec = _small_study(tmp_path, "dask.csv")
     run_study(spec, executor=dask_executor, chunk_size=4)
     assert spec.output.read_text() == study_reference
+
+
+def test_pool_pays_only_beyond_the_break_even():
+    """N > S / (t (1 - 1/w)) with the documented break-even of two workers, scaled to w workers;
+    never on one CPU."""
+    from warpspeed.rank import AUTO_PARALLEL_MIN_CONFIGS, pool_pays
+
+    two = AUTO_PARALLEL_MIN_CONFIGS
+    assert not pool_pays(10**6, 1)
+    assert not pool_pays(two - 1, 2) and pool_pays(two, 2)
+    four, eight = -(-two * 2 // 3), -(-two * 4 // 7)  # x (1/2) / (3/4), x (1/2) / (7/8), rounded up
+    assert not pool_pays(four - 1, 4) and pool_pays(four, 4)
+    assert not pool_pays(eight - 1, 8) and pool_pays(eight, 8)

@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.errors import DeviceError, KernelError
 from warpspeed.files.jsonsafe import json_safe
-from warpspeed.memory.addresses import CompiledKernel, block_addresses, block_cells, compile_kernel
+import numpy as np
+
+from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
 from warpspeed.hardware.caches import DEFAULT_DISPATCH, cache_levels
@@ -44,6 +46,7 @@ from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
 from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
+from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
 
 if TYPE_CHECKING:
     from warpspeed.rank import Config, RankRow
@@ -223,6 +226,24 @@ def _field_layers(wave: GridWaveVolumes, dram: DramVolumes, name: str) -> dict[s
                 "cached_bytes": fw.cached_bytes[d]} for d in DIMENSIONS}
 
 
+class SharedModels:
+    """What the predictors of one ranking share: one wave model (with its memo of wave volumes) per
+    memory layout of the kernels, i.e. per (fields, accesses, domain) and address space. A code
+    generator compiles one kernel per folding, which differ in their registers but not in their
+    per-cell accesses, so the foldings' predictors share the wave volumes of equal covered cell
+    boxes. Create one per ranking call (:func:`warpspeed.rank.rank_per_fold` does)."""
+
+    def __init__(self) -> None:
+        self._wave_models: dict[tuple, WaveModel] = {}
+
+    def wave_model(self, compiled: CompiledKernel, address_space: str) -> WaveModel:
+        kernel = compiled.kernel
+        key = (kernel.fields, kernel.accesses, tuple(kernel.domain), address_space)
+        if key not in self._wave_models:
+            self._wave_models[key] = WaveModel(compiled, address_space=address_space)
+        return self._wave_models[key]
+
+
 class Predictor:
     """Predictions of one kernel on one device for any number of launch configurations.
 
@@ -232,11 +253,17 @@ class Predictor:
     of ``warpspeed rank``); ``exact_budget``: with ``exact_waves``, the most wave evaluations to
     spend, beyond which the classes are used (``warpspeed predict`` sets
     :data:`~warpspeed.memory.wave.exact.PREDICT_EXACT_BUDGET`; ``Prediction.wave.method`` says
-    which average was taken).
+    which average was taken). ``shared``: the :class:`SharedModels` of a ranking whose predictors
+    share wave volumes (default: this predictor's own).
+
+    The predictor keeps the wave volumes of the configurations it predicted (bounded,
+    :data:`warpspeed.memory.wave.model.MEMO_SIZE`): configurations that cover the same cell boxes
+    per block with the same wave size share them.
     """
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
-                 address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None) -> None:
+                 address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None,
+                 shared: SharedModels | None = None) -> None:
         if not isinstance(kernel, Kernel):
             raise KernelError(f"a prediction needs a warpspeed Kernel (got {type(kernel).__name__}); "
                               "build one with warpspeed.Kernel")
@@ -249,17 +276,28 @@ class Predictor:
         self.device = device if isinstance(device, Device) else load_device(device)
         self.compiled: CompiledKernel = compile_kernel(kernel)
         self.curves = curves if curves is not None else curves_for_device(self.device)
-        self.wave_model = WaveModel(self.compiled, address_space=address_space)
+        self.wave_model = (shared.wave_model(self.compiled, address_space) if shared is not None
+                           else WaveModel(self.compiled, address_space=address_space))
         self.levels = cache_levels(self.device)
         self.levels_by_scope = {level.scope: level for level in self.levels}
+        self._period = address_period(self.device)
+        #: merged fold copies and the warp plan per tuple of fold offsets (a few foldings per predictor)
+        self._plans: dict[tuple, tuple[np.ndarray, WarpPlan]] = {}
+
+    def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
+        if offsets not in self._plans:
+            owner = merged_copies(self.compiled, offsets)
+            self._plans[offsets] = owner, warp_plan(self.compiled, owner)
+        return self._plans[offsets]
 
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
         info = analyze_launch(kernel, device, block, fold)
         cells = block_cells(info.launch)
-        addresses = block_addresses(self.compiled, cells)
-        l1 = l1_cycles(self.compiled, cells, device, addresses)
-        fp = block_footprint(self.compiled, cells, device, addresses)
+        owner, plan = self._plan(cells.offsets)
+        warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan)
+        l1 = l1_cycles(self.compiled, cells, device, warps=warps)
+        fp = block_footprint(self.compiled, cells, device, warps=warps)
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))

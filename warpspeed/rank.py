@@ -23,21 +23,35 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.models import DEFAULT_TIME_MODEL, estimate_energy, estimate_time, require_model, require_objective
-from warpspeed.predict import Prediction, Predictor
+from warpspeed.predict import Prediction, Predictor, SharedModels
 from warpspeed.launch.space import Config, configuration_space
 
-#: Below this many configurations a local process pool costs more than it saves. Pool workers
-#: start with a safe method (:data:`SAFE_START_METHODS`) and import warpspeed first: 1.3-1.9 s
-#: (``python -c "import warpspeed.rank"`` on the 2-core reference machine under load), while one
-#: prediction takes about 15 ms (168 configurations of star3d-r4 in 2.4-3.3 s serially). With
-#: ``w`` workers the pool wins when ``S + N t / w < N t``, i.e. ``N > S / (t (1 - 1/w))``:
-#: 1.5 s / (15 ms x 1/2) = 200 for two workers (fewer with more workers).
-AUTO_PARALLEL_MIN_CONFIGS = 200
+#: Configurations from which a local pool of two workers pays (the ``"auto"`` executor,
+#: :func:`pool_pays`). With ``w`` workers a pool wins when ``S + N t / w < N t``, i.e.
+#: ``N > S / (t (1 - 1/w))``, ``S`` being what the pool adds (workers start with a safe method,
+#: :data:`SAFE_START_METHODS`, import warpspeed and build a predictor per chunk, which shares wave
+#: volumes only within the chunk) and ``t`` the serial time of one configuration. Measured on the
+#: 2-core reference machine, otherwise idle (``benchmarks/bench_speed.py``, star3d-r4 on
+#: A100-SXM4-40GB): ``S`` = 0.6-0.8 s, ``t`` = 2.3 ms; 400 configurations took 0.92 s serially and
+#: 1.29 s on a pool of two, 1200 took 2.82 s and 2.03 s: the break-even lies near 600. On a busy
+#: machine the workers share the cores with other work, so the threshold keeps a margin.
+AUTO_PARALLEL_MIN_CONFIGS = 1000
 
 #: Ways to start pool workers, safest first. ``fork`` is not among them: forking a process
 #: that runs threads (numpy's, a Dask client's) can deadlock the child, and Python 3.12+ warns
 #: about it; ``forkserver`` forks from a clean single-threaded server, ``spawn`` starts afresh.
 SAFE_START_METHODS = ("forkserver", "spawn")
+
+
+def pool_pays(configs: int, workers: int) -> bool:
+    """Whether a local pool of ``workers`` processes predicts ``configs`` configurations sooner
+    than this process alone: the break-even ``N = S / (t (1 - 1/w))`` of
+    :data:`AUTO_PARALLEL_MIN_CONFIGS`, which is that of two workers, scaled to ``workers``
+    (``AUTO_PARALLEL_MIN_CONFIGS x (1 - 1/2) / (1 - 1/w)``: 1000 on 2 cores, 667 on 4, 572 on 8);
+    never with one CPU."""
+    if workers < 2:
+        return False
+    return configs >= AUTO_PARALLEL_MIN_CONFIGS * (1 - 1 / 2) / (1 - 1 / workers)
 
 
 def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
@@ -217,24 +231,25 @@ def _chunks(items: Sequence[Config], parts: int) -> list[list[Config]]:
 def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                     executor: Executor | None | str = "auto",
                     progress: Callable[[int], None] | None = None,
-                    curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING) -> list[RankRow]:
+                    curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING,
+                    shared: SharedModels | None = None) -> list[RankRow]:
     """Predict ``configs`` in input order.
 
     ``executor``: ``None`` runs serially in this process; an Executor runs chunks on it;
-    ``"auto"`` uses a local process pool when there are at least
-    :data:`AUTO_PARALLEL_MIN_CONFIGS` configurations and more than one CPU.
+    ``"auto"`` uses a local process pool where it pays (:func:`pool_pays`).
     ``progress`` is called with the number of configurations finished so far. ``curves``:
-    capacity curves instead of the device family's; ``scoring``: the time model and objective.
+    capacity curves instead of the device family's; ``scoring``: the time model and objective;
+    ``shared``: wave models shared with the other predictions of a ranking (serial runs only).
     """
     configs = list(configs)
     workers = os.cpu_count() or 1
     if executor == "auto":
         executor = None
-        if len(configs) >= AUTO_PARALLEL_MIN_CONFIGS and workers > 1:
+        if pool_pays(len(configs), workers):
             with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
-        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
+        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, shared=shared)
         rows: list[RankRow] = []
         for config in configs:
             rows.append(_predict_one(predictor, config, scoring))
@@ -311,10 +326,11 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
         else:
             groups.append((kernel, configs))
     rows: list[RankRow] = []
+    shared = SharedModels()  # the foldings' kernels differ in registers, not in their wave volumes
     for kernel, configs in groups:
         done = len(rows)
         rows.extend(predict_configs(kernel, device, configs, executor,
                                     (lambda n, base=done: progress(base + n)) if progress else None, curves,
-                                    scoring))
+                                    scoring, shared))
     name = next(iter(kernels.values())).name
     return Ranking(kernel=name, device=device.name, rows=sort_rows(rows, scoring.objective))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import click
 
@@ -12,8 +12,10 @@ from warpspeed.hardware.clock import check_clock_mhz
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.builtin import BUILTIN_KERNELS
 from warpspeed.kernel.catalog import ResolvedKernel, require_kernel, resolve
-from warpspeed.kernel.description import Kernel
 from warpspeed.kernel.limits import MAX_DOMAIN_CELLS
+
+if TYPE_CHECKING:
+    from warpspeed.kernel.description import Kernel
 
 DEFAULT_DEVICE = "A100-SXM4-40GB"
 DEFAULT_KERNEL = "star3d-r4"

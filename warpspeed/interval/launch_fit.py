@@ -34,7 +34,6 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
-from scipy.optimize import least_squares
 
 #: Bytes each element of the benchmark moves (one 8 B load, one 8 B store).
 BYTES_PER_ELEMENT = 16
@@ -166,6 +165,8 @@ def fit_launch() -> LaunchFit:
     def residuals(v: np.ndarray) -> np.ndarray:
         return np.concatenate([np.log1p(_errors(rows[p], devs[p], v[0] * 1e-9, v[1 + i] * 1e-6))
                                for i, p in enumerate(parts)])
+
+    from scipy.optimize import least_squares  # imported by the fit only: predictions do not need scipy
 
     fit = least_squares(residuals, [_START_NS] + [_START_US] * len(parts), bounds=(0.0, np.inf))
     block_s = float(fit.x[0]) * 1e-9

@@ -12,10 +12,12 @@ Modern GPUs", Journal of Parallel and Distributed Computing, 2023.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.errors import KernelError
-from warpspeed.kernel.description import X, Y, Z, Field, FlopCounts, Kernel, load, store
+
+if TYPE_CHECKING:  # the builders import the description (and sympy) when they build a kernel
+    from warpspeed.kernel.description import Kernel
 
 #: Ernst et al. (JPDC 2023), section 5.2: the 3D 25-point range-4 star stencil on a 640 x 512 x 512 grid.
 PAPER_STENCIL_DOMAIN = (640, 512, 512)
@@ -52,6 +54,8 @@ def star_stencil(dims: int = 3, radius: int = PAPER_STENCIL_RADIUS,
         raise KernelError(f"star stencil dims must be 2 or 3, got {dims}")
     if not isinstance(radius, int) or radius < 1:
         raise KernelError(f"stencil radius must be a positive integer, got {radius!r}")
+    from warpspeed.kernel.description import X, Y, Z, Field, FlopCounts, Kernel, load, store
+
     d = _domain(domain, dims)
     g = radius
     shape = tuple(n + 2 * g for n in d[:dims])
@@ -81,6 +85,8 @@ def star_stencil(dims: int = 3, radius: int = PAPER_STENCIL_RADIUS,
 
 def copy_kernel(domain: Sequence[int] = (256, 256, 256), element_bytes: int = 8) -> Kernel:
     """Streaming copy dst[c] = src[c] (no ghost layers): the minimum-traffic kernel."""
+    from warpspeed.kernel.description import X, Y, Z, Field, Kernel, load, store
+
     d = _domain(domain, 3)
     src = Field("src", element_bytes, d)
     dst = Field("dst", element_bytes, d)
@@ -97,6 +103,8 @@ def lbm_pull(velocities: Sequence[tuple[int, int, int]] = D3Q15_VELOCITIES,
     Fields have one ghost layer and layout ``fzyx`` (component slowest), as pystencils and
     lbmpy generate for GPUs. Flops are left at zero: this is the access pattern only.
     """
+    from warpspeed.kernel.description import X, Y, Z, Field, FlopCounts, Kernel, load, store
+
     d = _domain(domain, 3)
     q = len(velocities)
     shape = (d[0] + 2, d[1] + 2, d[2] + 2, q)

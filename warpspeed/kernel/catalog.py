@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from warpspeed.errors import KernelError, WarpspeedError
 from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel, element_bytes_of
-from warpspeed.kernel.description import Kernel
 
 if TYPE_CHECKING:
+    from warpspeed.kernel.description import Kernel
     from warpspeed.hardware.device import Device
 
 #: Entry-point group under which plugins register kernel providers.

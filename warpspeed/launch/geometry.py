@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.hardware.device import Device
 from warpspeed.errors import LaunchError
-from warpspeed.kernel.description import Kernel
 from warpspeed.kernel.limits import check_fold
 
 #: Most waves of a grid the model predicts: the wave stage lists up to one entry per full wave of
@@ -24,6 +23,9 @@ from warpspeed.kernel.limits import check_fold
 #: more (2^34 cells in blocks of one thread on the 22 compute units of an RX 5500 XT: 4.9 x 10^7
 #: waves, 5.5 GB and 38 s measured on the 2-core reference machine).
 MAX_WAVES = 2**22
+
+if TYPE_CHECKING:
+    from warpspeed.kernel.description import Kernel
 
 #: Registers per thread assumed when the kernel does not say: the largest count that still
 #: allows full thread occupancy on NVIDIA GPUs since Volta (65536 registers / 2048 threads).

@@ -20,7 +20,7 @@ are never merged (a store between two loads may change the value).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
+from functools import cached_property, reduce
 from math import lcm
 from typing import Callable
 
@@ -135,9 +135,22 @@ class CompiledKernel:
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.kernel.fields)
 
+    @cached_property
+    def affine(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(index, linear, constant)``: the accesses with affine addresses, their coefficients of
+        x, y, z ``(n, 3)`` and constants ``(n,)`` (bytes), for :func:`block_addresses`."""
+        index = [i for i, a in enumerate(self.accesses) if a.linear is not None]
+        linear = np.array([self.accesses[i].linear for i in index], dtype=np.int64).reshape(-1, 3)
+        constant = np.array([self.accesses[i].constant for i in index], dtype=np.int64)
+        return np.array(index, dtype=np.int64), linear, constant
+
 
 def _affine_parts(expr: sympy.Expr) -> tuple[tuple[int, int, int] | None, int]:
     """Integer coefficients of x, y, z and the constant of an affine ``expr``; ``(None, 0)`` otherwise."""
+    terms = expr.as_coefficients_dict()  # an expanded sum: its terms without coefficients
+    if all(coeff.is_Integer and (term == 1 or term in COORDINATES) for term, coeff in terms.items()):
+        return (tuple(int(terms.get(c, 0)) for c in COORDINATES),  # type: ignore[return-value]
+                int(terms.get(sympy.S.One, 0)))
     if not expr.is_polynomial(*COORDINATES):
         return None, 0
     poly = sympy.Poly(expr, *COORDINATES)
@@ -210,9 +223,18 @@ def block_cells(launch: Launch, block_index: tuple[int, int, int] | None = None)
 
 
 def block_addresses(compiled: CompiledKernel, cells: BlockCells) -> np.ndarray:
-    """Byte addresses, shape ``(accesses, folds, threads)``, int64 (guard not applied)."""
-    return np.stack([a.address(cells.x, cells.y, cells.z) for a in compiled.accesses])
-
+    """Byte addresses, shape ``(accesses, folds, threads)``, int64 (guard not applied). Affine
+    addresses are evaluated together, in integer arithmetic."""
+    out = np.empty((len(compiled.accesses), *cells.x.shape), dtype=np.int64)
+    index, linear, constant = compiled.affine
+    if index.size:
+        x, y, z = (c.reshape(1, -1) for c in (cells.x, cells.y, cells.z))
+        values = linear[:, 0:1] * x + linear[:, 1:2] * y + (linear[:, 2:3] * z + constant[:, None])
+        out[index] = values.reshape(index.size, *cells.x.shape)
+    for i, a in enumerate(compiled.accesses):
+        if a.linear is None:
+            out[i] = a.address(cells.x, cells.y, cells.z)
+    return out
 
 
 def _copy_key(acc: CompiledAccess, offset: tuple[int, int, int]) -> tuple:
@@ -250,16 +272,18 @@ def merged_copies(compiled: CompiledKernel, offsets: tuple[tuple[int, int, int],
     return owner
 
 
-def instruction_lanes(compiled: CompiledKernel, cells: BlockCells) -> np.ndarray:
+def instruction_lanes(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarray | None = None) -> np.ndarray:
     """Lanes on which each (access, fold copy) issues a memory instruction.
 
     Returns a bool array ``(accesses, folds, threads)``: the guard ``cells.valid``, except that a
     load merged into an earlier identical load (:func:`merged_copies`) issues nothing and the
-    earlier one issues on every lane where either copy's cell is valid.
+    earlier one issues on every lane where either copy's cell is valid. ``owner`` may pass
+    :func:`merged_copies` of ``cells.offsets`` (it depends on the fold copies only).
     """
     n_acc, n_fold = len(compiled.accesses), len(cells.offsets)
-    owner = merged_copies(compiled, cells.offsets).ravel()
-    valid = np.broadcast_to(cells.valid, (n_acc, n_fold, cells.valid.shape[-1])).reshape(n_acc * n_fold, -1)
-    lanes = np.zeros_like(valid)
-    np.logical_or.at(lanes, owner, valid)
+    owner = merged_copies(compiled, cells.offsets) if owner is None else owner
+    lanes = np.zeros((n_acc * n_fold, cells.valid.shape[-1]), dtype=bool)
+    for r in range(n_fold):  # the instructions that serve copy r issue on its valid lanes
+        rows = owner[:, r]
+        lanes[rows] |= cells.valid[r]
     return lanes.reshape(n_acc, n_fold, -1)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses, instruction_lanes
+from warpspeed.memory.warps import WarpRows
 from warpspeed.hardware.device import Device
 
 
@@ -105,15 +106,24 @@ def _per_warp_unique(granules: np.ndarray, valid: np.ndarray, warp_size: int) ->
 
 
 def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
-                    addresses: np.ndarray | None = None) -> BlockFootprint:
-    """Unique-footprint volumes of the block ``cells`` per field (see the module docstring)."""
+                    addresses: np.ndarray | None = None, lanes: np.ndarray | None = None,
+                    warps: WarpRows | None = None) -> BlockFootprint:
+    """Unique-footprint volumes of the block ``cells`` per field (see the module docstring).
+
+    ``addresses``, ``lanes`` and ``warps`` may pass what :func:`warpspeed.memory.l1.l1_cycles`
+    takes too (block addresses, instruction lanes, the grouped instructions); with ``warps`` every
+    count is taken from the groups (:mod:`warpspeed.memory.warps`), the same integers at a cost
+    that does not grow with the domain.
+    """
+    if warps is not None:
+        return _grouped_footprint(compiled, cells, device, warps)
     addr = block_addresses(compiled, cells) if addresses is None else addresses
     lups = cells.lups
     sector = device.l1_sector_bytes
     line = device.l1_line_bytes
     store_granule = device.store_granule_bytes
     valid = cells.valid
-    issued = instruction_lanes(compiled, cells)  # merged fold-copy loads issue nothing
+    issued = instruction_lanes(compiled, cells) if lanes is None else lanes  # merged fold-copy loads issue nothing
     result: dict[str, FieldFootprint] = {}
     for name in compiled.field_names:
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == name]
@@ -144,5 +154,31 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
             l2_store_bytes_per_lup=stores * store_granule / lups,
             l1_load_bytes_per_lup=l1_load * sector / lups,
             l1_alloc_bytes_per_block=load_lines * line,
+        )
+    return BlockFootprint(per_field=result, lups_per_block=lups)
+
+
+def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device, warps: WarpRows) -> BlockFootprint:
+    """:func:`block_footprint` from the grouped instructions. A merged fold-copy load issues on no
+    lane and its earlier twin on the lanes of both, at the same addresses, so the unions over the
+    issuing lanes are the unions over the valid cells; stores issue on their valid lanes."""
+    lups = cells.lups
+    sector, line, store_granule = device.l1_sector_bytes, device.l1_line_bytes, device.store_granule_bytes
+    result: dict[str, FieldFootprint] = {}
+    for name in compiled.field_names:
+        idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == name]
+        load_idx = [i for i in idx if not compiled.accesses[i].access.is_store]
+        store_idx = [i for i in idx if compiled.accesses[i].access.is_store]
+        l1_load = stores = 0
+        if load_idx:
+            l1_load = int(warps.distinct_granules(sector)[warps.inverse[load_idx]].sum())
+        if store_idx:
+            stores = int(warps.distinct_granules(store_granule)[warps.inverse[store_idx]].sum())
+        sectors, lines = warps.union_granules(load_idx, (sector, line))
+        result[name] = FieldFootprint(
+            l2_load_bytes_per_lup=sectors * sector / lups,
+            l2_store_bytes_per_lup=stores * store_granule / lups,
+            l1_load_bytes_per_lup=l1_load * sector / lups,
+            l1_alloc_bytes_per_block=lines * line,
         )
     return BlockFootprint(per_field=result, lups_per_block=lups)

@@ -95,6 +95,7 @@ from warpspeed.errors import DeviceError
 from warpspeed.files.toml import table_number
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses, instruction_lanes
+from warpspeed.memory.warps import WarpRows
 
 _SENTINEL = np.iinfo(np.int64).max
 
@@ -429,22 +430,30 @@ def warp_instruction_costs(addr: np.ndarray, lanes: np.ndarray, element_bytes: i
 
 
 def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
-              addresses: np.ndarray | None = None) -> L1Cycles:
+              addresses: np.ndarray | None = None, lanes: np.ndarray | None = None,
+              warps: WarpRows | None = None) -> L1Cycles:
     """L1 cycles per lup of the block ``cells`` (see the module docstring).
 
-    ``addresses`` may pass precomputed :func:`~warpspeed.memory.addresses.block_addresses`.
-    Accesses with the same element size are counted in one vectorized batch.
+    ``addresses`` may pass precomputed :func:`~warpspeed.memory.addresses.block_addresses`,
+    ``lanes`` :func:`~warpspeed.memory.addresses.instruction_lanes` and ``warps`` the block's
+    instructions grouped by :func:`warpspeed.memory.warps.warp_rows` (then only one instruction of
+    each group is costed; the result is the same). Accesses with the same element size are counted
+    in one vectorized batch.
     """
-    addr = block_addresses(compiled, cells) if addresses is None else addresses
-    lanes = instruction_lanes(compiled, cells)
+    if warps is None:
+        addr = block_addresses(compiled, cells) if addresses is None else addresses
+        lanes = instruction_lanes(compiled, cells) if lanes is None else lanes
     lups = cells.lups
     n_acc = len(compiled.accesses)
     per_access = np.zeros(n_acc)
     data_total = tag_total = 0.0
     for elem in sorted({a.field.element_bytes for a in compiled.accesses}):
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.element_bytes == elem]
-        flat = addr[idx].reshape(-1, addr.shape[-1])  # (accesses * folds, threads)
-        data, tag = warp_instruction_costs(flat, lanes[idx].reshape(flat.shape), elem, device)
+        if warps is None:
+            flat = addr[idx].reshape(-1, addr.shape[-1])  # (accesses * folds, threads)
+            data, tag = warp_instruction_costs(flat, lanes[idx].reshape(flat.shape), elem, device)
+        else:
+            data, tag = _grouped_costs(warps, idx, elem, device)
         cycles = np.maximum(data, tag).reshape(len(idx), -1).sum(axis=1)
         per_access[idx] = cycles / lups
         data_total += float(data.sum()) / lups
@@ -460,3 +469,14 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
     return L1Cycles(cycles_per_lup=loads + stores, per_field=per_field,
                     load_cycles_per_lup=loads, store_cycles_per_lup=stores,
                     data_pipe_wavefronts_per_lup=data_total, tag_wavefronts_per_lup=tag_total)
+
+
+def _grouped_costs(warps: WarpRows, idx: list[int], elem: int, device: Device) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`warp_instruction_costs` of the instructions of accesses ``idx`` (element size
+    ``elem``), costed once per group of equal instructions: ``(accesses * folds, warps)`` arrays."""
+    used = np.unique(warps.inverse[idx])
+    data_u, tag_u = warp_instruction_costs(warps.addresses[used], warps.lanes[used], elem, device)
+    data = np.zeros(warps.addresses.shape[0])
+    tag = np.zeros(warps.addresses.shape[0])
+    data[used], tag[used] = data_u[:, 0], tag_u[:, 0]
+    return warps.gather(data, idx), warps.gather(tag, idx)

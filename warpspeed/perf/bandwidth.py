@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from warpspeed.errors import FitError
 from warpspeed.perf.public_data import StreamSweep
@@ -143,6 +142,8 @@ def fit_stream_kernel(sweep: StreamSweep, kernel: str) -> StreamFit:
     start = np.array([np.clip(measured.max(), low_peak, high_peak), _START_LATENCY_NS, _START_SHARPNESS])
     lower = [low_peak, LATENCY_BOUNDS_NS[0], SHARPNESS_BOUNDS[0]]
     upper = [high_peak, LATENCY_BOUNDS_NS[1], SHARPNESS_BOUNDS[1]]
+    from scipy.optimize import least_squares  # imported by the fit only: predictions do not need scipy
+
     result = least_squares(residuals, start, bounds=(lower, upper))
     params = BandwidthParams(*(float(v) for v in result.x))
     rel = np.abs(achievable_bandwidth(q, params) / measured - 1) * 100

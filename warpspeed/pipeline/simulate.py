@@ -176,8 +176,8 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     next_issue = [math.inf] * num_p
     busy = [0.0] * num_p
     events: list[tuple[float, int]] = []
-    remaining: dict[int, tuple[list[int], list]] = {}
-    warp_left: dict[int, int] = {}
+    # per live warp: predecessors left per node, the successor lists it follows, nodes left
+    remaining: dict[int, list] = {}
     group_left: dict[int, int] = {}
     arrivals: dict[tuple[int, int], int] = {}
     completions: list[float] = []
@@ -218,8 +218,7 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
         for warp in range(group * W, group * W + W):
             full = warp - group * W < full_warps
             # per warp: predecessors left per node, and the successor lists it follows
-            remaining[warp] = (npred.copy(), succ if full else succ_guard)
-            warp_left[warp] = n if full else guard_nodes
+            remaining[warp] = [npred.copy(), succ if full else succ_guard, n if full else guard_nodes]
             for i in roots if full else (r for r in roots if r < guard_nodes):
                 if barrier[i]:
                     barrier_ready(warp, i, t)
@@ -234,11 +233,13 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     started, issued, t, done = resident, 0, 0.0, 0
     history: list[tuple[int, tuple[float, ...]]] = []  # issued and busy at each simulated completion
     extrapolated = False
+    inf = math.inf
+    # the issue edge of a warp's next node in program order: every node but the last of a full
+    # warp, the guard's prologue of a guard warp
+    edge_limit = None if not in_order else (n if full_warps >= W else None)
     while True:
-        ti, p = math.inf, -1
-        for q in range(num_p):
-            if next_issue[q] < ti:
-                ti, p = next_issue[q], q
+        ti = min(next_issue)  # the earliest issue, on the lowest pipeline among equals
+        p = next_issue.index(ti) if ti < inf else -1
         rescan = False
         # completions due before the next issue (at the same time too, completions first)
         while events and (events[0][0] < ti or (completions_first and events[0][0] == ti)):
@@ -246,13 +247,14 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             issue_edge = key < 0  # the warp's previous node issued: its next node in program order may follow
             if issue_edge:
                 key = -key - 1
-            warp = key // n
-            i = key - warp * n
-            rem, follow = remaining[warp]
+            warp, i = divmod(key, n)
+            state = remaining[warp]
+            rem = state[0]
             base = warp * n
-            for s in (i + 1,) if issue_edge else follow[i]:
-                rem[s] -= 1
-                if rem[s]:
+            for s in (i + 1,) if issue_edge else state[1][i]:
+                left = rem[s] - 1
+                rem[s] = left
+                if left:
                     continue
                 if barrier[s]:
                     barrier_ready(warp, s, t)
@@ -261,8 +263,9 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                 q = pipe[s]
                 queue = ready[q]
                 if not queue:
-                    tf = t_free[q]  # wake(q, t), its common case inline
-                    nx = next_issue[q] = tf if t < tf or (t == tf and completions_first) else wake(q, t)
+                    tf = t_free[q]  # wake(q, t) inline, but for polling
+                    nx = next_issue[q] = (tf if t < tf or (t == tf and completions_first) else
+                                          t if not poll else wake(q, t))
                     if nx < ti or (nx == ti and q < p):
                         ti, p = nx, q
                 push(queue, base + s)
@@ -270,12 +273,12 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                 if rescan:
                     break
                 continue
-            left = warp_left[warp] = warp_left[warp] - 1
+            left = state[2] = state[2] - 1
             if left:
                 if rescan:
                     break
                 continue
-            del remaining[warp], warp_left[warp]
+            del remaining[warp]
             group = warp // W
             group_left[group] -= 1
             if group_left[group]:
@@ -319,12 +322,12 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
             key = pop(queue)
             i = key % n
             t = ti
-            t_free[p] = ti + lam[i]
+            free = t_free[p] = ti + lam[i]
             busy[p] += lam[i]
             heappush(events, (ti + delay[i], key))
-            if in_order and i + 1 < (n if (key // n) % W < full_warps else guard_nodes):
+            if in_order and i + 1 < (edge_limit or (n if (key // n) % W < full_warps else guard_nodes)):
                 heappush(events, (ti + ISSUE_GAP_CYCLES, -key - 1))
-            next_issue[p] = t_free[p] if queue else math.inf
+            next_issue[p] = free if queue else inf
             issued += 1
     span = max(completions[-1] if completions else t, *t_free, _EPS)  # the time simulated
     return SimulationResult(cycles=t, groups=groups, resident=resident, warps_per_group=warps_per_group,

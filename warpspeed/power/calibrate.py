@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.text import read_text
@@ -247,6 +246,8 @@ def _solve(a: np.ndarray, watts: np.ndarray):
     tie = RIDGE_WEIGHT * np.array([0.0, 0.0, q, -(1 - q)]) / np.mean(watts)
     a_w = np.vstack([a / watts[:, None], tie])
     b_w = np.concatenate([np.ones(len(watts)), [0.0]])
+    from scipy.optimize import lsq_linear  # imported by the fit only: predictions do not need scipy
+
     with np.errstate(invalid="ignore"):  # trf's step selection multiplies an infinite stride by 0 at a bound
         return lsq_linear(a_w, b_w, bounds=(0.0, np.inf))
 

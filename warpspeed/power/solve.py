@@ -12,8 +12,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import LinearConstraint, minimize
-from scipy.stats import gmean
 
 from warpspeed.errors import WarpspeedError
 
@@ -38,6 +36,8 @@ def idle_sm_power(constant_w: float, runs: Sequence[tuple[float, int, float, int
         per_idle.append(idle)
     if not per_idle:
         raise WarpspeedError("the idle-SM fit needs at least one benchmark")
+    from scipy.stats import gmean  # imported by the fit only: predictions do not need scipy
+
     return float(gmean(per_idle))
 
 
@@ -57,6 +57,8 @@ def constrained_energies(activity_per_s: np.ndarray, dynamic_w: np.ndarray,
     if np.any(scale == 0):
         raise WarpspeedError("every component needs activity in at least one benchmark")
     weight = 1.0 / b if relative else np.ones_like(b)
+    from scipy.optimize import LinearConstraint, minimize  # imported by the fit only
+
     aw, bw = (a / scale) * weight[:, None], b * weight
 
     def cost(y: np.ndarray) -> float:

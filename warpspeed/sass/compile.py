@@ -5,6 +5,12 @@ cubin. The listing is cached under the user's cache directory (``$WARPSPEED_CACH
 ``$XDG_CACHE_HOME/warpspeed``, else ``~/.cache/warpspeed``) in ``sass/<key>.sass``, the key being
 the SHA-256 of the source, the architecture and the compiler's version line, so a ranking
 compiles each folding's kernel once, and later runs not at all.
+
+The same directory holds the other results of the compiler (register counts,
+:mod:`pystencils_plugin.registers`, in ``registers/<key>.json``): :func:`cache_dir`,
+:func:`cache_key` and :func:`write_cache_file` are the one place that decides where an entry lives,
+how it is keyed and how it is written (atomically, so that concurrent processes never read half a
+file).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -58,12 +65,28 @@ def _run(cmd: list[str], what: str) -> str:
     return proc.stdout
 
 
-def _key(source: str, arch: str, version: str, include_dirs: tuple[str, ...]) -> str:
+def cache_key(*parts: str) -> str:
+    """The SHA-256 (hex) of ``parts``, each followed by a NUL byte: the name of a cache entry.
+    Entries of compiled code are keyed by the source, the architecture, the compiler's version
+    line (:func:`compiler_version`) and the include directories."""
     h = hashlib.sha256()
-    for part in (source, arch, version, *include_dirs):
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _key(source: str, arch: str, version: str, include_dirs: tuple[str, ...]) -> str:
+    return cache_key(source, arch, version, *include_dirs)
+
+
+def write_cache_file(path: Path, text: str) -> None:
+    """Write a cache entry atomically (a temporary file in the same directory, then a rename), so
+    a concurrent reader sees the whole entry or none."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_path = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp_path.write_text(text)
+    os.replace(tmp_path, path)
 
 
 def compile_sass(source: str, arch: str, include_dirs: tuple[str, ...] = (),
@@ -93,8 +116,5 @@ def _cached_sass(source: str, arch: str, include_dirs: tuple[str, ...], cache: s
             cmd[1:1] = ["-I", inc]
         _run(cmd, f"nvcc -arch={arch}")
         listing = _run([cuobjdump, "-sass", cubin], "cuobjdump -sass")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_path = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp_path.write_text(listing)
-    os.replace(tmp_path, path)
+    write_cache_file(path, listing)
     return listing

@@ -31,14 +31,10 @@ from warpspeed.memory.capacity.files import (
     load_curves,
     write_fit_toml,
 )
-from warpspeed.memory.capacity.fitting import (
-    CSV_COLUMNS,
-    FitResult,
-    fit_curve,
-    read_points_csv,
-    require_informative_fit,
-    validate_points,
-)
+from importlib import import_module
+
+#: The fitting's names, imported on first use (PEP 562): predictions do not need them.
+_FITTING = ("CSV_COLUMNS", "FitResult", "fit_curve", "read_points_csv", "require_informative_fit", "validate_points")
 
 __all__ = [
     "CSV_COLUMNS", "CURVE_NAMES", "DEFAULT_FAMILY", "FAMILIES", "FORMS", "GOMPERTZ_PARAMETERS", "PARAMETER_BOUNDS",
@@ -46,3 +42,15 @@ __all__ = [
     "base_reference", "curves_for_device", "family_for_device", "fit_curve", "fits_directory", "gompertz", "gompertz_hit", "load_curves",
     "read_points_csv", "require_informative_fit", "validate_points", "write_fit_toml",
 ]
+
+
+def __getattr__(name: str):
+    if name in _FITTING:
+        value = getattr(import_module("warpspeed.memory.capacity.fitting"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FITTING})

@@ -18,6 +18,7 @@ the volumes of one wave (:attr:`GridWaveVolumes.fields` has the per-field attrib
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Sequence
 
 from warpspeed.errors import KernelError
@@ -77,7 +78,7 @@ class GridWaveVolumes:
         if not self.classes:
             raise KernelError("a grid has at least one class of full waves")
 
-    @property
+    @cached_property
     def waves(self) -> int:
         """Full waves of the grid (the sum of the class weights)."""
         return sum(c.wave_class.waves for c in self.classes)
@@ -88,47 +89,54 @@ class GridWaveVolumes:
     def _per_wave(self, get: Callable[[WaveVolumes], float]) -> float:
         return weighted_mean([get(c.volumes) for c in self.classes], [c.wave_class.waves for c in self.classes])
 
-    @property
+    @cached_property
     def compulsory_load_bytes_per_lup(self) -> float:
         return self._per_lup(lambda v: v.compulsory_load_bytes_per_lup)
 
-    @property
+    @cached_property
     def compulsory_store_bytes_per_lup(self) -> float:
         return self._per_lup(lambda v: v.compulsory_store_bytes_per_lup)
 
-    @property
+    @cached_property
     def overlap_bytes_per_lup(self) -> PerDim:
         return PerDim(*(self._per_lup(lambda v, d=d: v.overlap_bytes_per_lup[d]) for d in DIMENSIONS))
 
-    @property
+    @cached_property
     def layer_volume_bytes(self) -> PerDim:
         return PerDim(*(self._per_wave(lambda v, d=d: v.layer_volume_bytes[d]) for d in DIMENSIONS))
 
-    @property
+    @cached_property
     def band_volume_bytes(self) -> float:
         return self._per_wave(lambda v: v.band_volume_bytes)
 
-    @property
+    @cached_property
     def cached_bytes(self) -> PerDim:
         """Per dimension, the volume that sets the curve's oversubscription
         (:attr:`warpspeed.memory.wave.WaveVolumes.cached_bytes`), averaged per wave."""
         return PerDim(*(self._per_wave(lambda v, d=d: v.cached_bytes[d]) for d in DIMENSIONS))
 
-    @property
+    @cached_property
     def oversubscription(self) -> PerDim:
         return PerDim(*(self._per_wave(lambda v, d=d: v.oversubscription[d]) for d in DIMENSIONS))
 
-    @property
+    @cached_property
     def l2_oversubscription(self) -> float:
         return self._per_wave(lambda v: v.l2_oversubscription)
 
-    @property
+    @cached_property
     def fields(self) -> tuple[AveragedFieldVolumes, ...]:
         """Every field's averaged volumes, in the kernel's field order."""
         return tuple(self.field(f.field) for f in self.classes[0].volumes.fields)
 
     def field(self, name: str) -> AveragedFieldVolumes:
-        """One field's averaged volumes."""
+        """One field's averaged volumes (computed once: a grid's volumes are shared by the
+        configurations that cover the same cells)."""
+        known = self.__dict__.setdefault("_fields", {})
+        if name not in known:
+            known[name] = self._field(name)
+        return known[name]
+
+    def _field(self, name: str) -> AveragedFieldVolumes:
         per_lup = [c.lup_weight for c in self.classes]
         per_wave = [c.wave_class.waves for c in self.classes]
         fields: list[FieldWaveVolumes] = [c.volumes.field(name) for c in self.classes]

@@ -18,14 +18,18 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from warpspeed.memory.wave.boxcount import BoxGrid, build_grid
+from warpspeed.memory.wave.boxcount import build_grid, group_coverage
 from warpspeed.memory.wave.boxmaps import BoxMap, MapStack
 from warpspeed.memory.wave.geometry import DIMENSIONS, Box, PerDim
 from warpspeed.memory.wave.volumes import FieldLineCounts
 
 
-def _array(boxes: Sequence[Box]) -> np.ndarray:
+def box_array(boxes: Sequence[Box] | np.ndarray) -> np.ndarray:
+    """Cell boxes as an int64 array ``(boxes, 3, 2)``."""
     return np.asarray(boxes, dtype=np.int64).reshape(-1, 3, 2)
+
+
+_array = box_array
 
 
 @dataclass(frozen=True)
@@ -43,17 +47,23 @@ def field_stacks(loads: Sequence[BoxMap], stores: Sequence[BoxMap], targets: int
                        MapStack.covering([*loads, *stores], targets))
 
 
-def box_field_counts(stacks: FieldStacks, wave: Sequence[Box],
-                     previous: Mapping[str, Sequence[Box]]) -> FieldLineCounts | None:
+def box_field_counts(stacks: FieldStacks, wave: Sequence[Box], previous: Mapping[str, Sequence[Box]],
+                     bands: Sequence[Sequence[Box]] = ()) -> FieldLineCounts | None:
     """Line counts of one field, or None when the compressed grid would be too large.
 
     Args:
         stacks: the field's maps at the line granularity (loads, stores, both).
         wave: cell boxes of the wave; previous: cell boxes of ``P_x``, ``P_y``, ``P_z``.
+        bands: cell boxes of each band; their lines (``|L(B)| + |S(B)|`` per band) are counted on
+            the same grid (``FieldLineCounts.band``; 0 without bands).
     """
-    w = _array(wave)
-    prev = {d: _array(previous.get(d, ())) for d in DIMENSIONS}
-    grid = _grid({"LW": stacks.loads.image(w), "SW": stacks.stores.image(w)}, stacks.both, prev)
+    cells = [_array(wave), *(_array(b) for b in bands)]
+    loads, stores = stacks.loads.images(cells), stacks.stores.images(cells)
+    touched = stacks.both.images([_array(previous.get(d, ())) for d in DIMENSIONS])
+    sets = {"LW": loads[0], "SW": stores[0], **dict(zip(DIMENSIONS, touched))}
+    for i in range(len(bands)):
+        sets[f"BL{i}"], sets[f"BS{i}"] = loads[i + 1], stores[i + 1]
+    grid = build_grid(sets)
     if grid is None:
         return None
     load_w = grid.masks["LW"]
@@ -67,9 +77,76 @@ def box_field_counts(stacks: FieldStacks, wave: Sequence[Box],
         load=grid.count(load_w), store=grid.size("SW"),
         overlap=PerDim(*(overlap[d] for d in DIMENSIONS)),
         layer=PerDim(*(grid.count(load_w | grid.masks[d]) for d in DIMENSIONS)),
+        band=sum(grid.size(f"BL{i}") + grid.size(f"BS{i}") for i in range(len(bands))),
     )
 
 
-def _grid(wave_sets: dict[str, np.ndarray], touched: MapStack, previous: Mapping[str, np.ndarray]) -> BoxGrid | None:
-    """One compressed grid for the wave's line boxes and what each previous set touched."""
-    return build_grid({**wave_sets, **{d: touched.image(previous[d]) for d in DIMENSIONS}})
+#: One field's counting problem: its map stacks, the wave's cell boxes, the previous-neighbour
+#: sets' cell boxes per dimension and the bands' cell boxes.
+CountRequest = tuple[FieldStacks, Sequence[Box], Mapping[str, Sequence[Box]], Sequence[Sequence[Box]]]
+
+
+def box_counts_many(requests: Sequence[CountRequest]) -> list[FieldLineCounts | None]:
+    """:func:`box_field_counts` of several requests (the fields of the waves of a grid), counted
+    together: the line boxes of every request go to one call of
+    :func:`warpspeed.memory.wave.boxcount.group_coverage` per number of target coordinates, each
+    request on its own compressed grid, and all counts come from one product with the grids'
+    weights. The numpy work does not grow with the number of requests, so a grid with more classes
+    of waves (larger domains) costs about as much as one with fewer. The integers are those of
+    :func:`box_field_counts`; a request whose grid would be too large gets None."""
+    results: list[FieldLineCounts | None] = [None] * len(requests)
+    by_field: dict[int, list[int]] = {}  # one batch per field: its grids have similar shapes
+    for i, request in enumerate(requests):
+        by_field.setdefault(id(request[0]), []).append(i)
+    for members in by_field.values():
+        counted = _count_together([requests[i] for i in members])
+        if counted is None:
+            counted = [box_field_counts(*requests[i]) for i in members]
+        for i, counts in zip(members, counted):
+            results[i] = counts
+    return results
+
+
+def _images(requests: Sequence[CountRequest], bands: int) -> list[list[np.ndarray]]:
+    """Per request the line boxes of LW, SW, P_x, P_y, P_z and of each band's loads and stores
+    (``bands`` of them, empty where the request has fewer), the images of requests that share
+    their map stacks taken together."""
+    sets: list[list[np.ndarray]] = [[] for _ in requests]
+    by_stacks: dict[int, list[int]] = {}
+    for i, (stacks, *_rest) in enumerate(requests):
+        by_stacks.setdefault(id(stacks), []).append(i)
+    empty = np.zeros((0, requests[0][0].loads.targets, 2), dtype=np.int64)
+    for members in by_stacks.values():
+        stacks = requests[members[0]][0]
+        cells = [[box_array(requests[i][1]), *(box_array(b) for b in requests[i][3])] for i in members]
+        previous = [[box_array(requests[i][2].get(d, ())) for d in DIMENSIONS] for i in members]
+        loads = stacks.loads.images([c for group in cells for c in group])
+        stores = stacks.stores.images([c for group in cells for c in group])
+        touched = stacks.both.images([p for group in previous for p in group])
+        at = 0
+        for k, i in enumerate(members):
+            own = len(cells[k])
+            lw, sw = loads[at:at + own], stores[at:at + own]
+            at += own
+            band_sets = [s for j in range(1, own) for s in (lw[j], sw[j])]
+            band_sets += [empty] * (2 * bands - len(band_sets))
+            sets[i] = [lw[0], sw[0], *touched[3 * k:3 * k + 3], *band_sets]
+    return sets
+
+
+def _count_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts] | None:
+    bands = max(len(r[3]) for r in requests)
+    coverage = group_coverage(_images(requests, bands))
+    if coverage is None:
+        return None
+    covered, weights = coverage
+    n = len(requests)
+    cov = covered.reshape(n, covered.shape[1], -1)
+    load_w, store_w, px, py, pz = (cov[:, k] for k in range(5))
+    queries = [load_w, store_w, load_w & px, load_w & py & ~px, load_w & pz & ~(px | py),
+               load_w | px, load_w | py, load_w | pz, *(cov[:, k] for k in range(5, 5 + 2 * bands))]
+    stacked = np.stack(queries, axis=1)  # (requests, queries, cells)
+    sums = np.where(stacked, weights.reshape(n, 1, -1), 0).sum(axis=2)  # exact integers, no BLAS
+    return [FieldLineCounts(load=int(s[0]), store=int(s[1]), overlap=PerDim(int(s[2]), int(s[3]), int(s[4])),
+                            layer=PerDim(int(s[5]), int(s[6]), int(s[7])), band=int(s[8:].sum()))
+            for s in sums]

@@ -4,9 +4,10 @@ The wave-level footprints of stencil-like accesses are unions of shifted boxes: 
 box of cells under an access whose every target coordinate is ``cell_d + c``, a constant, or
 ``floor((A + e * (cell_d + c)) / L)`` with ``0 < e <= L`` is again a box. Their sizes are counted
 here without ISL: all box corners are compressed into one grid (the distinct boundaries per
-dimension), each set's coverage is marked on that grid (box by box for a few hundred boxes,
-else with a D-dimensional difference array and prefix sums, whose cost does not grow with the
-boxes' extents), and a cell of the compressed grid counts with the product of its extents. The
+dimension), each set's coverage is marked on that grid with a D-dimensional difference array and
+prefix sums (all sets in one array, so that the number of numpy operations depends neither on the
+boxes' extents nor on their number), and a cell of the compressed grid counts with the product of
+its extents. The
 cost depends on the number of distinct boundaries, not on the size of the boxes, so it does not
 grow with the domain or the wave.
 
@@ -16,20 +17,19 @@ Results are exact integers; the tests check them against ISL and against brute-f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
 #: Largest compressed grid (cells) evaluated here; larger problems are left to ISL. 2^22 cells
-#: of int32 coverage take 16 MiB per set.
+#: of float64 coverage take 32 MiB per set.
 MAX_GRID_CELLS = 1 << 22
 
-#: Up to this many boxes a set's coverage is set box by box (numpy slice assignment, faster
-#: than the difference array for the wave footprints of stencils, measured at 30 % per grid);
-#: beyond it, when boxes may overlap many times, the difference array bounds the cost.
-PAINT_MAX_BOXES = 256
-
+#: Up to this many cells (grid cells x sets) the coverage of all sets is one difference array;
+#: beyond it each set gets its own, so that the scratch memory stays that of one set.
+JOINT_CELLS = 1 << 20
 
 @dataclass(frozen=True)
 class BoxGrid:
@@ -59,17 +59,23 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
         sets: name -> int64 array ``(boxes, dims, 2)`` of inclusive ``[lo, hi]`` per dimension
             (all sets must have the same number of dimensions; a set may have no boxes).
         max_cells: give up (return ``None``) when the compressed grid would be larger.
+
+    Every set's coverage comes from one D-dimensional difference array (+1 and -1 at the corners
+    of each box, then prefix sums along every dimension), all sets in one array: the number of
+    numpy operations does not depend on the number of boxes or sets.
     """
+    names = list(sets)
     arrays = [np.asarray(b, dtype=np.int64) for b in sets.values()]
     dims = max((a.shape[1] for a in arrays if a.size), default=0)
     if dims == 0:
         return BoxGrid(masks={n: np.zeros((), dtype=bool) for n in sets}, weights=np.zeros((), dtype=np.int64))
     arrays = [a.reshape(-1, dims, 2) for a in arrays]
     everything = np.concatenate(arrays)
+    low, high = everything[:, :, 0], everything[:, :, 1] + 1  # half-open [low, high)
     bounds = []
     cells = 1
     for d in range(dims):
-        b = np.unique(np.concatenate([everything[:, d, 0], everything[:, d, 1] + 1]))
+        b = np.unique(np.concatenate((low[:, d], high[:, d])))
         bounds.append(b)
         cells *= max(1, b.size - 1)
         if cells > max_cells:
@@ -79,33 +85,123 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
     for d, b in enumerate(bounds):
         w = np.diff(b) if b.size > 1 else np.ones(1, dtype=np.int64)
         weights = weights * w.reshape([-1 if i == d else 1 for i in range(dims)])
-    sizes = [a.shape[0] for a in arrays]
-    ends = np.cumsum(sizes)[:-1]
-    lo_all = [np.split(np.searchsorted(bounds[d], everything[:, d, 0]), ends) for d in range(dims)]
-    hi_all = [np.split(np.searchsorted(bounds[d], everything[:, d, 1] + 1), ends) for d in range(dims)]
+    if not everything.shape[0]:
+        return BoxGrid(masks={n: np.zeros(shape, dtype=bool) for n in names}, weights=weights)
+    lo = np.stack([np.searchsorted(bounds[d], low[:, d]) for d in range(dims)], axis=1)
+    hi = np.stack([np.searchsorted(bounds[d], high[:, d]) for d in range(dims)], axis=1)
+    extent = tuple(s + 1 for s in shape)
+    strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
+    pick, signs = _corners(dims)  # (2^dims, dims): True where the corner takes the high end
+    index = (np.where(pick[None, :, :], hi[:, None, :], lo[:, None, :]) * strides).sum(axis=2)  # (boxes, corners)
+    weights_of = np.broadcast_to(signs, index.shape)
+    size = int(np.prod(extent))
+    counts = [a.shape[0] for a in arrays]
+    window = (slice(None), *(slice(0, s) for s in shape))
+    if len(arrays) * size <= JOINT_CELLS:
+        owner = np.repeat(np.arange(len(arrays), dtype=np.int64), counts)
+        flat = (owner[:, None] * size + index).reshape(-1)
+        diff = np.bincount(flat, weights=weights_of.reshape(-1), minlength=len(arrays) * size)
+        covered = _prefix_sums(diff.reshape(len(arrays), *extent), dims)[window] > 0.5
+        return BoxGrid(masks=dict(zip(names, covered)), weights=weights)
     masks = {}
-    for k, (name, boxes) in enumerate(zip(sets, arrays)):
-        if boxes.size == 0:
-            masks[name] = np.zeros(shape, dtype=bool)
-            continue
-        lo = [lo_all[d][k] for d in range(dims)]
-        hi = [hi_all[d][k] for d in range(dims)]
-        if boxes.shape[0] <= PAINT_MAX_BOXES:
-            masks[name] = _painted(shape, lo, hi)
-            continue
-        diff = np.zeros(tuple(s + 1 for s in shape), dtype=np.int32)
-        for corner in product((0, 1), repeat=dims):
-            index = tuple(hi[d] if c else lo[d] for d, c in enumerate(corner))
-            np.add.at(diff, index, -1 if sum(corner) % 2 else 1)
-        for d in range(dims):
-            np.cumsum(diff, axis=d, out=diff)
-        masks[name] = diff[tuple(slice(0, s) for s in shape)] > 0
+    ends = np.cumsum(counts)
+    for name, stop, n in zip(names, ends, counts):
+        part = slice(stop - n, stop)
+        diff = np.bincount(index[part].reshape(-1), weights=weights_of[part].reshape(-1), minlength=size)
+        masks[name] = _prefix_sums(diff.reshape(1, *extent), dims)[window][0] > 0.5
     return BoxGrid(masks=masks, weights=weights)
 
 
-def _painted(shape: tuple[int, ...], lo: list[np.ndarray], hi: list[np.ndarray]) -> np.ndarray:
-    """Coverage of boxes ``[lo, hi)`` (compressed-grid indices per dimension), set box by box."""
-    mask = np.zeros(shape, dtype=bool)
-    for low, high in zip(zip(*(a.tolist() for a in lo)), zip(*(a.tolist() for a in hi))):
-        mask[tuple(map(slice, low, high))] = True
-    return mask
+def _prefix_sums(diff: np.ndarray, dims: int) -> np.ndarray:
+    """Prefix sums along every spatial axis (1 .. dims) of ``diff``, in place."""
+    for d in range(dims):
+        np.cumsum(diff, axis=d + 1, out=diff)
+    return diff
+
+
+@lru_cache(maxsize=8)
+def _corners(dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of a ``dims``-dimensional box as one row each of True where it takes the high
+    end, and the sign of each in the difference array (+1 for an even number of high ends)."""
+    pick = np.array(list(product((False, True), repeat=dims)), dtype=bool).reshape(-1, dims)
+    return pick, np.where(pick.sum(axis=1) % 2, -1.0, 1.0)
+
+
+def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_GRID_CELLS,
+                   joint_cells: int = JOINT_CELLS) -> tuple[np.ndarray, np.ndarray] | None:
+    """The coverage of several groups of box sets, each group on its own compressed grid, all of
+    them evaluated together: the grids are padded to a common shape with cells of weight 0.
+
+    Args:
+        groups: ``n_groups`` lists of ``n_sets`` int64 arrays ``(boxes, dims, 2)`` (inclusive
+            bounds; every group has the same number of sets, every set the same ``dims``).
+        max_cells: give up (return ``None``) when a group's compressed grid would be larger.
+        joint_cells: give up when the padded grids of all groups and sets together would be.
+
+    Returns:
+        ``(covered, weights)``: bool ``(n_groups, n_sets, *shape)`` and int64
+        ``(n_groups, *shape)``, lattice points per cell (0 in the padding), so that
+        ``(covered[g, s] * weights[g]).sum()`` is the size of the union of set ``s`` of group ``g``.
+    """
+    n_groups, n_sets = len(groups), len(groups[0]) if groups else 0
+    arrays = [np.asarray(a, dtype=np.int64) for group in groups for a in group]
+    dims = max((a.shape[1] for a in arrays if a.size), default=0)
+    if dims == 0:
+        return np.zeros((n_groups, n_sets), dtype=bool), np.zeros((n_groups,), dtype=np.int64)
+    arrays = [a.reshape(-1, dims, 2) for a in arrays]
+    counts = np.array([a.shape[0] for a in arrays], dtype=np.int64).reshape(n_groups, n_sets)
+    used = np.flatnonzero(counts.sum(axis=0))  # sets empty in every group take no layer
+    layer = np.full(n_sets, -1, dtype=np.int64)
+    layer[used] = np.arange(used.size)
+    layers = used.size
+    boxes = np.concatenate(arrays)
+    n = boxes.shape[0]
+    owner = np.repeat((np.arange(n_groups)[:, None] * layers + layer[None, :]).reshape(-1),
+                      counts.reshape(-1))  # group * layers + layer of each box
+    group_of = owner // layers
+    # every dimension's boundaries of every group, compressed together: one sort
+    low, high = boxes[:, :, 0], boxes[:, :, 1] + 1  # (boxes, dims), half-open
+    base = min(int(low.min()), 0)
+    span = int(high.max()) - base + 1
+    segment = np.arange(dims)[None, :] * n_groups + group_of[:, None]  # (boxes, dims): dimension and group
+    keys = np.concatenate(((segment * span + (low - base)).reshape(-1), (segment * span + (high - base)).reshape(-1)))
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    seg = distinct // span
+    bounds = np.bincount(seg, minlength=dims * n_groups)  # boundaries per (dimension, group)
+    first = np.concatenate(([0], np.cumsum(bounds)[:-1]))
+    local = inverse.reshape(-1) - first[keys // span]
+    index = local.reshape(2, n, dims)  # low and high bound of every box, on its group's grid
+    if int(bounds.max()) - 1 > max_cells:
+        return None
+    values = distinct % span
+    inner = seg[1:] == seg[:-1]  # consecutive boundaries of one dimension and group
+    left = np.arange(distinct.size - 1)[inner] - first[seg[:-1][inner]]
+    width = (values[1:] - values[:-1])[inner]
+    widths = []
+    for d in range(dims):
+        cells = max(1, int(bounds[d * n_groups:(d + 1) * n_groups].max()) - 1)
+        w = np.zeros((n_groups, cells), dtype=np.int64)
+        mine = seg[:-1][inner] // n_groups == d
+        w[(seg[:-1][inner] % n_groups)[mine], left[mine]] = width[mine]
+        widths.append(w)
+    shape = tuple(w.shape[1] for w in widths)
+    per_group = np.ones(n_groups, dtype=np.int64)
+    for w in widths:
+        per_group *= np.maximum((w > 0).sum(axis=1), 1)
+    if int(per_group.max()) > max_cells or n_groups * layers * int(np.prod([s + 1 for s in shape])) > joint_cells:
+        return None
+    weights = widths[0].reshape(n_groups, shape[0], *([1] * (dims - 1)))
+    for d in range(1, dims):
+        weights = weights * widths[d].reshape(n_groups, *([1] * d), shape[d], *([1] * (dims - 1 - d)))
+    extent = tuple(s + 1 for s in shape)
+    size = int(np.prod(extent))
+    strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
+    pick, signs = _corners(dims)
+    corner = (np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) * strides).sum(axis=2)
+    flat_index = (owner[:, None] * size + corner).reshape(-1)
+    diff = np.bincount(flat_index, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
+                       minlength=n_groups * layers * size).reshape(n_groups * layers, *extent)
+    computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
+    covered = np.zeros((n_groups, n_sets, *shape), dtype=bool)
+    covered[:, used] = computed.reshape(n_groups, layers, *shape)
+    return covered, weights

@@ -166,6 +166,19 @@ class MapStack:
                 offset[row, target], offset_hi[row, target] = low, high
         return cls(targets, points.dims[index], offset, points.scale[index], points.line[index], offset_hi)
 
+    def images(self, parts: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`image` of several arrays of cell boxes, evaluated together."""
+        sizes = [p.shape[0] for p in parts]
+        total = sum(sizes)
+        if total == 0 or self.dims.shape[0] == 0:
+            return [np.zeros((0, self.targets, 2), dtype=np.int64) for _ in parts]
+        boxes = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        picked = boxes[:, self.dims, :]  # (n, maps, targets, 2)
+        out = np.floor_divide(self._bounds_offset + self.scale[..., None] * picked, self.line[..., None])
+        out = out.transpose(1, 0, 2, 3)  # (maps, n, targets, 2)
+        ends = np.cumsum(sizes)
+        return [out[:, stop - n:stop].reshape(-1, self.targets, 2) for stop, n in zip(ends, sizes)]
+
     def image(self, boxes: np.ndarray) -> np.ndarray:
         """Union-preserving images of cell boxes ``(n, 3, 2)`` under every row:
         ``(rows * n, targets, 2)``."""

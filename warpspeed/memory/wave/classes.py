@@ -109,13 +109,10 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
     period = plane // math.gcd(size, plane)
     listed = min(full, period)
     k = np.arange(listed, dtype=np.int64)
-    in_plane = (k * size) % plane
-    in_row = (k * size) % gx
-    planes = (in_plane + size - 1) // plane
-    rows = (in_row + size - 1) // gx
-    rows = np.where(planes > 0, -1, rows)  # waves across a plane: one class whatever their rows
-    keys = planes * (size + 2) + (rows + 1)  # 0 <= rows + 1 <= size + 1
-    unique, key_index = np.unique(keys, return_inverse=True)
+    in_plane = k * size
+    in_plane %= plane
+    in_row = in_plane % gx  # a row divides a plane
+    unique, key_index = _class_keys(in_plane, in_row, size, plane, gx)
     counts = np.bincount(key_index, minlength=unique.size) * (full // listed)
     rest = full % listed
     if rest:
@@ -123,15 +120,19 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
     middle = (full - 1) / 2
     classes = []
     for i, key in enumerate(unique.tolist()):
-        members = k[key_index == i]
+        members = k if unique.size == 1 else np.flatnonzero(key_index == i)  # wave k is k[k]
         cz, shifted = divmod(key, size + 2)
         cy = shifted - 1
         if cz > 0 or cy > 0:  # the (lower) median position of the first boundary over all waves
             before = (plane - in_plane[members]) if cz > 0 else (gx - in_row[members])
             repeats = full // listed + (members < rest)
-            order = np.argsort(before, kind="stable")
-            position = np.searchsorted(np.cumsum(repeats[order]), (int(counts[i]) - 1) // 2, side="right")
-            members = members[before == before[order[position]]]
+            # the weighted median of ``before``, from its histogram: ``before`` is a multiple of
+            # gcd(wave, plane) (of gcd(wave, row) for row boundaries), so the histogram has at most
+            # one bin per wave of a period
+            unit = math.gcd(size, plane if cz > 0 else gx)
+            weights = np.cumsum(np.bincount(before // unit, weights=repeats))
+            median = int(np.searchsorted(weights, (int(counts[i]) - 1) // 2, side="right")) * unit
+            members = members[before == median]
         interior = members[in_plane[members] >= gx]  # P_y (the row before) in the same plane
         first = _nearest(interior if interior.size else members, period, full, middle)
         classes.append(WaveClass(crossings=cz, row_crossings=None if cy < 0 else cy, waves=int(counts[i]),
@@ -140,9 +141,41 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
 
 
 def _nearest(members: np.ndarray, period: int, full: int, middle: float) -> int:
-    """The wave index ``m + j * period`` (``m`` in ``members``, ``j >= 0``, below ``full``)
-    nearest ``middle``."""
+    """The wave index ``m + j * period`` (``m`` in ``members``, ascending, ``j >= 0``, below
+    ``full``) nearest ``middle`` (the lowest ``m`` among equals).
+
+    Only a few members can be it: with at most one period of waves (``full <= period``) every
+    ``j`` is 0 and it is a neighbour of ``middle`` among the members; with more (``full > period``)
+    no ``j`` is clipped, ``m + j * period`` is the wave of ``m``'s class of residues nearest
+    ``middle``, and it is a neighbour of ``middle mod period``, the first or the last member. The
+    formula below is evaluated on those."""
+    if members.size > 4:
+        at = int(np.searchsorted(members, middle if full <= period else middle % period))
+        members = members[sorted({0, max(at - 1, 0), min(at, members.size - 1), members.size - 1})]
     top = (full - 1 - members) // period
     j = np.clip(np.round((middle - members) / period), 0, top).astype(np.int64)
     candidates = members + j * period
     return int(candidates[np.argmin(np.abs(candidates - middle))])
+
+
+def _class_keys(in_plane: np.ndarray, in_row: np.ndarray, size: int, plane: int, gx: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` of the waves' class keys ``planes * (size + 2) +
+    rows + 1``, with ``planes = floor((in_plane + size - 1) / plane)`` and ``rows = floor((in_row +
+    size - 1) / gx)`` (-1 across a plane), without a sort: writing ``size - 1 = q * n + t``
+    (``0 <= t < n``) for a plane (row) of ``n`` blocks, a wave that starts ``r < n`` blocks into it
+    crosses ``q + (r >= n - t)`` of its boundaries, so every key is one of three, found by
+    comparisons: linear in the waves of a period."""
+    stride = size + 2
+    qp, tp = divmod(size - 1, plane)
+    crossing = in_plane >= plane - tp  # one plane boundary more than qp
+    if qp > 0:  # every wave crosses a plane: rows -1
+        code = crossing.astype(np.int64)
+        keys = np.array([qp * stride, (qp + 1) * stride], dtype=np.int64)
+    else:
+        qr, tr = divmod(size - 1, gx)
+        code = np.where(crossing, 2, in_row >= gx - tr)  # rows qr, rows qr + 1, across a plane
+        keys = np.array([qr + 1, qr + 2, stride], dtype=np.int64)
+    present = np.flatnonzero(np.bincount(code, minlength=keys.size))
+    rank = np.zeros(keys.size, dtype=np.int64)
+    rank[present] = np.arange(present.size)
+    return keys[present], rank[code]

@@ -48,6 +48,25 @@ class FieldMaps:
     rank: int  # number of output coordinates
 
 
+@dataclass(frozen=True)
+class FieldLayout:
+    """What :func:`field_maps` decides for a field without building its maps: its address space
+    and the number of output coordinates."""
+
+    field: str
+    address_space: str
+    rank: int
+
+
+def field_layouts(compiled: CompiledKernel, linear_space: bool) -> tuple[FieldLayout, ...]:
+    """The :class:`FieldLayout` of every field of ``compiled``, in field order (as :func:`field_maps`)."""
+    layouts = []
+    for field in compiled.kernel.fields:
+        linear = linear_space or any(a.access.linear for a in compiled.accesses if a.field.name == field.name)
+        layouts.append(FieldLayout(field.name, "linear" if linear else "nd", 1 if linear else field.ndim))
+    return tuple(layouts)
+
+
 def field_maps(compiled: CompiledKernel, linear_space: bool, ctx: isl.Context) -> tuple[FieldMaps, ...]:
     """The :class:`FieldMaps` of every field of ``compiled``, in field order; every field uses
     the linear space when ``linear_space``, else the N-D space unless it has a linear access."""

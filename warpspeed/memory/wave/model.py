@@ -13,6 +13,7 @@ launch's representative wave); :meth:`WaveModel.grid_volumes` every class of wav
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 from typing import Literal, Sequence
 
 import islpy as isl
@@ -23,15 +24,21 @@ from warpspeed.hardware.device import Device
 from warpspeed.launch.geometry import Launch, LaunchInfo
 from warpspeed.memory.wave.average import GridWaveVolumes, WaveClassVolumes
 from warpspeed.memory.addresses import CompiledKernel
-from warpspeed.memory.wave.box_counts import FieldStacks, box_field_counts, field_stacks
+from warpspeed.memory.wave.box_counts import FieldStacks, box_array, box_counts_many, box_field_counts, field_stacks
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
 from warpspeed.memory.wave.geometry import DIMENSIONS, Box, WaveCells, box_cells, cell_boxes, linear_range_boxes, wave_cells
-from warpspeed.memory.wave.isl_counts import FieldMaps, field_maps, isl_cell_set, isl_field_counts, line_map
+from warpspeed.memory.wave.isl_counts import (FieldLayout, FieldMaps, field_layouts, field_maps, isl_cell_set,
+                                              isl_field_counts, line_map)
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
+from warpspeed.memo import BoundedMemo
 
 AddressSpace = Literal["nd", "linear"]
+
+#: Wave evaluations and grid averages a :class:`WaveModel` keeps (least recently used out). The
+#: 168 configurations of the paper space need some 120 grid averages and 300 wave evaluations.
+MEMO_SIZE = 2048
 
 #: The address spaces of Ernst et al. 2023, section 4.4.1: N-D index tuples or 1-D byte addresses.
 ADDRESS_SPACES: tuple[str, ...] = ("nd", "linear")
@@ -46,9 +53,11 @@ class WaveModel:
     outside this object.
     """
 
-    def __init__(self, compiled: CompiledKernel, address_space: AddressSpace = "nd", fast: bool = True) -> None:
+    def __init__(self, compiled: CompiledKernel, address_space: AddressSpace = "nd", fast: bool = True,
+                 memo_size: int = MEMO_SIZE) -> None:
         """``fast``: count box-preserving fields with :mod:`warpspeed.memory.wave.box_counts`
-        instead of ISL (same integers, 5-20x faster); ``False`` forces ISL for every field."""
+        instead of ISL (same integers, 5-20x faster); ``False`` forces ISL for every field.
+        ``memo_size``: how many wave evaluations and grid averages to keep (see :data:`MEMO_SIZE`)."""
         if address_space not in ADDRESS_SPACES:
             raise KernelError(
                 f"address_space {address_space!r} is unknown; allowed: {', '.join(ADDRESS_SPACES)}"
@@ -56,20 +65,32 @@ class WaveModel:
         self.compiled = compiled
         self.address_space = address_space
         self._ctx = isl.Context()
-        self.field_maps: tuple[FieldMaps, ...] = field_maps(compiled, address_space == "linear", self._ctx)
+        #: per field: its name, address space and number of target coordinates (the ISL maps of
+        #: :attr:`field_maps` are built only when a field needs ISL)
+        self.layouts: tuple[FieldLayout, ...] = field_layouts(compiled, address_space == "linear")
         self._line_maps: dict[tuple[int, int], isl.Map] = {}
         self._fast = fast and address_space == "nd"
         self._stacks: dict[tuple[str, int], FieldStacks | None] = {}
+        self._waves: BoundedMemo[WaveVolumes] = BoundedMemo(memo_size)
+        self._grids: BoundedMemo[GridWaveVolumes] = BoundedMemo(memo_size)
+
+    @cached_property
+    def field_maps(self) -> tuple[FieldMaps, ...]:
+        """Every field's accesses as ISL maps (built on first use: the box fast path does not need them)."""
+        return field_maps(self.compiled, self.address_space == "linear", self._ctx)
+
+    def _isl_maps(self, field: str) -> FieldMaps:
+        return next(fm for fm in self.field_maps if fm.field == field)
 
     @property
     def fast_fields(self) -> tuple[str, ...]:
         """Fields whose footprints are counted as box unions (:mod:`warpspeed.memory.wave.box_counts`)
         for lines at least as large as an element."""
         kernel = self.compiled.kernel
-        return tuple(fm.field for fm in self.field_maps
+        return tuple(fm.field for fm in self.layouts
                      if self._field_stacks(fm, kernel.field(fm.field).element_bytes) is not None)
 
-    def _field_stacks(self, fm: FieldMaps, line_bytes: int) -> FieldStacks | None:
+    def _field_stacks(self, fm: FieldLayout, line_bytes: int) -> FieldStacks | None:
         """The field's accesses as box maps at ``line_bytes``; None when not box-preserving."""
         if not self._fast or fm.address_space != "nd":
             return None
@@ -101,24 +122,59 @@ class WaveModel:
                 has ``info.wave.blocks`` blocks.
         """
         launch = info.launch
+        self._check_domain(launch)
+        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        _check_granularity(gran, "granularity_bytes")
+        first = info.wave.first_block if first_block is None else first_block
+        return self._volumes_many(launch, info.wave.blocks, (first,), gran, device.l2_effective_bytes)[0]
+
+    def _check_domain(self, launch: Launch) -> None:
         if tuple(launch.domain) != tuple(self.compiled.kernel.domain):
             raise LaunchError(
                 f"launch domain {launch.domain} differs from the kernel's domain "
                 f"{self.compiled.kernel.domain}; analyze the launch for this kernel"
             )
-        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
-        _check_granularity(gran, "granularity_bytes")
-        first = info.wave.first_block if first_block is None else first_block
-        cells = wave_cells(launch, first, info.wave.blocks)
-        isl_sets = _IslCells(cells, self._ctx)
-        fields = tuple(
-            FieldWaveVolumes.from_counts(fm.field, fm.address_space, self._counts(fm, cells, isl_sets, gran),
-                                         cells.lups, gran)
-            for fm in self.field_maps
-        )
-        return wave_totals(fields, lups=cells.lups, blocks=info.wave.blocks, first_block=first,
-                           previous_lups=cells.previous_lups, address_space=self.address_space,
-                           granularity_bytes=gran, l2_effective_bytes=device.l2_effective_bytes)
+
+    def _volumes_many(self, launch: Launch, blocks: int, firsts: Sequence[int], gran: int,
+                      l2_effective_bytes: int) -> list[WaveVolumes]:
+        """The volumes of the waves of ``blocks`` blocks starting at each of ``firsts``: kept ones
+        from the memo, the others counted together (:func:`~warpspeed.memory.wave.box_counts.box_counts_many`:
+        every box-preserving field of every wave in one batch)."""
+        # what a wave's volumes depend on: the covered cells (domain, grid, cells per block), the
+        # wave's blocks, the line size and the cache capacity of the oversubscription factors
+        base = (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), blocks, gran,
+                l2_effective_bytes)
+        found = [self._waves.find((*base, first)) for first in firsts]
+        missing = [i for i, f in enumerate(found) if f is None]
+        if not missing:
+            return found  # type: ignore[return-value]
+        cells = {i: wave_cells(launch, firsts[i], blocks) for i in missing}
+        requests, where = [], []
+        for i in missing:
+            boxes = None  # the class's cell boxes as arrays, shared by its fields
+            for fm in self.layouts:
+                stacks = self._field_stacks(fm, gran)
+                if stacks is not None:
+                    if boxes is None:
+                        c = cells[i]
+                        boxes = (box_array(c.wave), {d: box_array(b) for d, b in c.previous.items()},
+                                 tuple(box_array(b) for b in c.bands))
+                    requests.append((stacks, *boxes))
+                    where.append((i, fm.field))
+        counted = dict(zip(where, box_counts_many(requests)))
+        for i in missing:
+            c = cells[i]
+            isl_sets = _IslCells(c, self._ctx)
+            fields = tuple(
+                FieldWaveVolumes.from_counts(fm.field, fm.address_space,
+                                             counted.get((i, fm.field)) or self._counts(fm, c, isl_sets, gran),
+                                             c.lups, gran)
+                for fm in self.layouts
+            )
+            found[i] = self._waves.add((*base, firsts[i]), wave_totals(
+                fields, lups=c.lups, blocks=blocks, first_block=firsts[i], previous_lups=c.previous_lups,
+                address_space=self.address_space, granularity_bytes=gran, l2_effective_bytes=l2_effective_bytes))
+        return found  # type: ignore[return-value]
 
     def shift_invariance(self, granularity_bytes: int) -> ShiftInvariance:
         """Which shifts of the cells move every field's lines rigidly (so that footprint counts
@@ -127,7 +183,7 @@ class WaveModel:
         as ``coordinate + c`` in a non-contiguous index."""
         planes: bool = True
         spread: int | None = 0
-        for fm in self.field_maps:
+        for fm in self.layouts:
             stacks = self._field_stacks(fm, granularity_bytes)
             if stacks is None:
                 return ShiftInvariance(planes=False, row_spread_cells=None)
@@ -157,6 +213,16 @@ class WaveModel:
         evaluation per distinct wave, up to one per full wave). ``exact_budget``: the most wave
         evaluations the exact average may take; a grid with more distinct waves gets the
         representative classes (``GridWaveVolumes.method`` says which)."""
+        launch = info.launch
+        self._check_domain(launch)
+        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        _check_granularity(gran, "granularity_bytes")
+        key = (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), info.wave.blocks, gran,
+               device.l2_effective_bytes, exact, exact_budget)
+        return self._grids.get(key, lambda: self._grid_volumes(info, device, granularity_bytes, exact, exact_budget))
+
+    def _grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None, exact: bool,
+                      exact_budget: int | None) -> GridWaveVolumes:
         classes, method = wave_classes(info.launch.grid, info.wave.blocks), "classes"
         if exact:
             gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
@@ -164,10 +230,10 @@ class WaveModel:
             distinct = exact_wave_classes(info.launch, info.wave.blocks, self.shift_invariance(gran))
             if exact_budget is None or len(distinct) <= exact_budget:
                 classes, method = distinct, "exact"
-        return GridWaveVolumes(tuple(
-            WaveClassVolumes(c, self.volumes(info, device, granularity_bytes, first_block=c.first_block))
-            for c in classes
-        ), method)
+        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        volumes = self._volumes_many(info.launch, info.wave.blocks, [c.first_block for c in classes], gran,
+                                     device.l2_effective_bytes)
+        return GridWaveVolumes(tuple(WaveClassVolumes(c, v) for c, v in zip(classes, volumes)), method)
 
     def group_load_lines(self, launch: Launch, ranges: Sequence[tuple[int, int]],
                          line_bytes: int) -> tuple[dict[str, int], int] | None:
@@ -177,7 +243,7 @@ class WaveModel:
         _check_granularity(line_bytes, "line_bytes")
         cells = cell_boxes(launch, [b for first, last in ranges for b in linear_range_boxes(first, last, launch.grid)])
         lines = {}
-        for fm in self.field_maps:
+        for fm in self.layouts:
             stacks = self._field_stacks(fm, line_bytes)
             counts = None if stacks is None else box_field_counts(stacks, cells, {})
             if counts is None:
@@ -185,18 +251,24 @@ class WaveModel:
             lines[fm.field] = counts.load
         return lines, box_cells(cells)
 
-    def _counts(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
-        """One field's line counts (with its band lines): box unions when possible, else ISL."""
-        band = sum(self._band_lines(fm, cells, isl_sets, i, gran) for i in range(len(cells.bands)))
+    def _counts(self, fm: FieldLayout, cells: WaveCells, isl_sets: "_IslCells", gran: int) -> FieldLineCounts:
+        """One field's line counts (with its band lines): box unions when possible (the wave and the
+        bands on one grid, else each on its own), else ISL."""
         stacks = self._field_stacks(fm, gran)
+        if stacks is not None:
+            counts = box_field_counts(stacks, cells.wave, cells.previous, cells.bands)
+            if counts is not None:
+                return counts
+        band = sum(self._band_lines(fm, cells, isl_sets, i, gran) for i in range(len(cells.bands)))
         if stacks is not None:
             counts = box_field_counts(stacks, cells.wave, cells.previous)
             if counts is not None:
                 return replace(counts, band=band)
-        return replace(isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.wave, isl_sets.previous),
+        return replace(isl_field_counts(self._isl_maps(fm.field), self.line_map(fm.rank, gran), isl_sets.wave,
+                                        isl_sets.previous),
                        band=band)
 
-    def _band_lines(self, fm: FieldMaps, cells: WaveCells, isl_sets: "_IslCells", index: int, gran: int) -> int:
+    def _band_lines(self, fm: FieldLayout, cells: WaveCells, isl_sets: "_IslCells", index: int, gran: int) -> int:
         """``|L(B)| + |S(B)|`` of band ``index``: the lines one field loads plus the lines it
         stores for the band's cells, each counted on its own as the y curve's source counts
         its sets (:mod:`warpspeed.memory.wave.geometry`)."""
@@ -204,7 +276,7 @@ class WaveModel:
         stacks = self._field_stacks(fm, gran)
         counts = None if stacks is None else box_field_counts(stacks, cells.bands[index], no_previous)
         if counts is None:
-            counts = isl_field_counts(fm, self.line_map(fm.rank, gran), isl_sets.band(index),
+            counts = isl_field_counts(self._isl_maps(fm.field), self.line_map(fm.rank, gran), isl_sets.band(index),
                                       {d: None for d in DIMENSIONS})
         return counts.load + counts.store
 
