@@ -46,7 +46,7 @@ from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
 from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
-from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
+from warpspeed.memory.warps import WarpPlan, WarpRows, address_period, block_warp_rows, warp_plan
 
 if TYPE_CHECKING:
     from warpspeed.rank import Config, RankRow
@@ -82,6 +82,10 @@ class Prediction:
     #: re-evaluates at the block level).
     compiled: CompiledKernel | None = field(default=None, repr=False, compare=False)
     curves: CapacityCurves | None = field(default=None, repr=False, compare=False)
+    #: The representative block's warp instructions, grouped (:func:`warpspeed.memory.warps.block_warp_rows`),
+    #: and its lattice updates.
+    warps: WarpRows | None = field(default=None, repr=False, compare=False)
+    block_lups: int = field(default=0, repr=False, compare=False)
 
     @property
     def clock_ghz(self) -> float:
@@ -337,7 +341,7 @@ class Predictor:
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
                           kernel_spec=kernel, device_spec=device, levels=levels, compiled=self.compiled,
-                          curves=curves)
+                          curves=curves, warps=warps, block_lups=cells.lups)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:

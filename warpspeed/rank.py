@@ -278,22 +278,33 @@ def rank(kernel: Kernel, device: Device, configs: Iterable[Config] | None = None
     return Ranking(kernel=kernel.name, device=device.name, rows=sort_rows(rows, scoring.objective))
 
 
+#: Significant digits of the rates the ranking compares: rates equal to this many digits are a
+#: tie (the same configuration computed in another summation order differs in the last bits of a
+#: double, and must not change the order).
+SORT_DIGITS = 12
+
+
+def _key(value: float) -> float:
+    """``value`` rounded to :data:`SORT_DIGITS` significant digits (infinities and NaN kept)."""
+    return float(f"{value:.{SORT_DIGITS - 1}e}") if math.isfinite(value) else value
+
+
 def _headroom_key(row: RankRow) -> tuple:
     """Sort key: the four limits in ascending order, larger first. The first entry is the
     prediction; equal predictions (e.g. all FP-bound) are decided by the headroom of the next
     tightest limiter, then by block and fold so the order is total."""
     limits = sorted(row.limits.values()) if row.limits else [row.lups_per_s]
-    return (tuple(-v for v in limits), row.config.block, row.config.fold)
+    return (tuple(-_key(v) for v in limits), row.config.block, row.config.fold)
 
 
 def _objective_key(objective: str) -> Callable[[RankRow], tuple]:
     """Sort key for ``objective``: lups/s (``time``), lups per joule (``energy``) or the
     energy-delay product per lup, 1 / (lups/J x lups/s) (``edp``); ties by the roofline headroom."""
     if objective == "energy":
-        return lambda r: (-r.lups_per_joule, -r.lups_per_s, *_headroom_key(r))
+        return lambda r: (-_key(r.lups_per_joule), -_key(r.lups_per_s), *_headroom_key(r))
     if objective == "edp":
-        return lambda r: (-(r.lups_per_joule * r.lups_per_s), -r.lups_per_s, *_headroom_key(r))
-    return lambda r: (-r.lups_per_s, *_headroom_key(r)) if r.model != "roofline" else _headroom_key(r)
+        return lambda r: (-_key(r.lups_per_joule * r.lups_per_s), -_key(r.lups_per_s), *_headroom_key(r))
+    return lambda r: (-_key(r.lups_per_s), *_headroom_key(r)) if r.model != "roofline" else _headroom_key(r)
 
 
 def sort_rows(rows: Iterable[RankRow], objective: str = "time") -> tuple[RankRow, ...]:

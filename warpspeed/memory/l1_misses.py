@@ -55,6 +55,7 @@ import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
+from warpspeed.memory.warps import WarpRows, address_period, warp_rows
 from warpspeed.memory.l1 import (
     _pad_last,
     distinct_lines,
@@ -91,59 +92,99 @@ class L1MissCosts:
     modelled: bool = True
 
 
-def first_touch_misses(compiled: CompiledKernel, addresses: np.ndarray, lanes: np.ndarray,
-                       warp_size: int, sector_bytes: int) -> np.ndarray:
-    """Lanes whose load misses at the first touch of its sector in the block.
+def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per representative instruction (rows of ``addresses``): its distinct sectors (of each lane's
+    first byte) in ascending order, flattened with ``ptr`` giving each row's slice, and every lane's
+    position among its row's distinct sectors (``rank``, -1 for lanes that issue nothing)."""
+    big = np.iinfo(np.int64).max
+    g = np.where(lanes, addresses // sector_bytes, big)
+    order = np.argsort(g, axis=1, kind="stable")
+    ordered = np.take_along_axis(g, order, axis=1)
+    first = ordered != big
+    first[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]
+    rank_sorted = np.cumsum(first, axis=1) - 1
+    rank = np.empty_like(rank_sorted)
+    np.put_along_axis(rank, order, rank_sorted, axis=1)
+    rank[~lanes] = -1
+    counts = first.sum(axis=1)
+    ptr = np.concatenate(([0], np.cumsum(counts)))
+    return ordered[first], ptr, rank
 
-    Args:
-        addresses: int64 byte addresses ``(accesses, folds, threads)``.
-        lanes: bool, same shape: lanes that issue the access.
 
-    Returns:
-        bool array of the same shape: load lanes whose sector no earlier instruction touched
-        (order: warp by warp, each warp copy by copy, accesses in kernel order). Lanes of one
-        instruction that share a sector all miss. Stores are never misses.
-    """
-    n_acc, n_fold, threads = addresses.shape
+def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
+                     capacity_miss_rate: float) -> L1MissCosts:
+    """First-level costs of a block whose warp instructions ``warps`` groups
+    (:func:`warpspeed.memory.warps.block_warp_rows`), with its misses (module docstring);
+    ``lups``: the block's lattice updates, ``capacity_miss_rate`` in [0, 1].
+
+    The first touches are found among the instructions' sectors in the order of the module
+    docstring (warp by warp, copy by copy, access by access); each instruction is then one of few
+    kinds, its representative and which of its sectors miss, and each kind is costed once."""
+    p = min(1.0, max(0.0, float(capacity_miss_rate)))
+    sector, line = device.l1_sector_bytes, device.l1_line_bytes
+    n_acc, rows = warps.inverse.shape
+    folds = warps.folds
+    n_warps = rows // folds
     fields = {name: k for k, name in enumerate(dict.fromkeys(a.field.name for a in compiled.accesses))}
-    is_load = np.array([not a.access.is_store for a in compiled.accesses])
     field_id = np.array([fields[a.field.name] for a in compiled.accesses], dtype=np.int64)
-    key = (addresses // sector_bytes) * len(fields) + field_id[:, None, None]
-    take = lanes & is_load[:, None, None]
+    is_load = np.array([not a.access.is_store for a in compiled.accesses])
+    sectors, ptr, rank = _sector_ranks(warps.addresses, warps.lanes, sector)
+    per_rep = np.diff(ptr)
 
-    def in_order(x: np.ndarray) -> np.ndarray:
-        """(access, copy, thread) -> (warp, copy, access, lane), flattened: the visiting order."""
-        x = _pad_last(x, warp_size).reshape(n_acc, n_fold, -1, warp_size)
-        return x.transpose(2, 1, 0, 3).ravel()
+    # load instructions in program order: warp-major, then fold copy, then access
+    acc, copy, wp = np.meshgrid(np.flatnonzero(is_load), np.arange(folds), np.arange(n_warps), indexing="ij")
+    acc, copy, wp = (x.transpose(2, 1, 0).ravel() for x in (acc, copy, wp))  # (warp, copy, access) order
+    col = copy * n_warps + wp
+    rep = warps.inverse[acc, col]
+    shift = warps.shift[acc, col] // sector
+    counts = per_rep[rep]
+    total = int(counts.sum())
+    instr = np.repeat(np.arange(rep.size), counts)  # the instruction of each (instruction, sector) pair
+    position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
+    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * len(fields) + field_id[acc][instr]
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)  # first: earliest pair
+    missed = instr == instr[first][inverse.reshape(-1)]
+    # which sectors of each load instruction miss, as a bit mask over its representative's sectors
+    mask = np.bincount(instr, weights=np.where(missed, np.ldexp(1.0, position), 0.0),
+                       minlength=rep.size).astype(np.int64)
 
-    k, t = in_order(key), in_order(take)
-    instruction = np.arange(len(k)) // warp_size  # the lanes of one instruction share a number
-    k, instruction = k[t], instruction[t]
-    _, first, inverse = np.unique(k, return_index=True, return_inverse=True)  # first = earliest lane
-    ordered = np.zeros(len(t), dtype=bool)
-    ordered[np.flatnonzero(t)] = instruction == instruction[first][inverse]
-    padded = _pad_last(np.zeros(addresses.shape, dtype=bool), warp_size)
-    miss = ordered.reshape(-1, n_fold, n_acc, warp_size).transpose(2, 1, 0, 3).reshape(padded.shape)
-    miss = miss[..., :threads]
-    return miss
-
-
-def _distinct_rows(addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray,
-                   line_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct warp instructions among the rows of ``addr`` (with their ``lanes`` and ``miss``
-    masks) and how often each occurs. Rows that differ by a whole number of cache lines are the
-    same instruction for every cost here: banks repeat every 128 B and lines every ``line_bytes``
-    (a multiple of 128 B), so each row is moved to the line of its lowest active address first."""
-    active = lanes.any(axis=1)
-    low = np.where(lanes, addr, np.iinfo(np.int64).max).min(axis=1)
-    base = np.where(active, low // line_bytes * line_bytes, 0)
-    rel = np.where(lanes, addr - base[:, None], -1)
-    bits = (miss.astype(np.int64) << np.arange(miss.shape[1], dtype=np.int64)).sum(axis=1)
-    # one byte string per row (relative addresses and the miss bits), unique as a 1-D array
-    key = np.concatenate([rel, bits[:, None]], axis=1)
-    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    return rel[first].clip(min=0), lanes[first], miss[first], counts.astype(float)
+    modelled = device.vendor == "nvidia"
+    stage = tag_stage_for(device) if modelled else None
+    data = cycles = requests = 0.0
+    kinds = [(rep, mask, False), (warps.inverse[~is_load].reshape(-1), None, True)]
+    for reps, masks, store in kinds:
+        if reps.size == 0:
+            continue
+        key = reps if masks is None else reps.astype(np.int64) * (np.int64(1) << 33) + masks
+        _, kind, weight = np.unique(key, return_index=True, return_counts=True)
+        r = reps[kind]
+        a, v = warps.addresses[r], warps.lanes[r]
+        m = (np.zeros_like(v) if masks is None else
+             v & ((masks[kind][:, None] >> np.maximum(rank[r], 0)) & 1).astype(bool))
+        for elem in np.unique(warps.element_bytes[r]):
+            sel = warps.element_bytes[r] == elem
+            ae, ve, me, we = a[sel], v[sel], m[sel], weight[sel].astype(float)
+            elem = int(elem)
+            if not modelled:  # the roofline's first-level cost; requests for first touches and stores
+                bank, tag = warp_instruction_costs(ae, ve, elem, device)
+                cost, tag = bank.ravel(), tag.ravel()
+                req = distinct_lines(ae // line, ve if store else me)
+            else:
+                bank = lane_group_wavefronts(ae, ve, elem, device).sum(axis=1)
+                tag = stage.wavefronts(distinct_lines(ae // line, ve), ve.sum(axis=1)) if stage else 0.0
+                if store:
+                    cost, req = bank, distinct_lines(ae // line, ve)
+                else:
+                    cost, req = _expected_cost(ae, ve, me, bank, elem, device, p)
+            data += float(we @ cost)
+            cycles += float(we @ np.maximum(cost, tag))
+            requests += float(we @ req)
+    first_touch = len(first)
+    return L1MissCosts(
+        data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
+        first_touch_load_bytes_per_lup=first_touch * sector / lups,
+        capacity_miss_rate=p, modelled=modelled)
 
 
 def _expected_cost(addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, bank_all: np.ndarray,
@@ -169,47 +210,9 @@ def _expected_cost(addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, bank_a
 
 def l1_miss_costs(compiled: CompiledKernel, cells: BlockCells, device: Device, addresses: np.ndarray,
                   lanes: np.ndarray, capacity_miss_rate: float) -> L1MissCosts:
-    """First-level costs of the block ``cells`` with its misses (see the module docstring).
-
-    ``addresses`` and ``lanes`` are :func:`~warpspeed.memory.addresses.block_addresses` and
-    :func:`~warpspeed.memory.addresses.instruction_lanes` of ``cells``;
-    ``capacity_miss_rate`` in [0, 1].
-    """
-    p = min(1.0, max(0.0, float(capacity_miss_rate)))
-    warp, line = device.warp_size, device.l1_line_bytes
-    miss = first_touch_misses(compiled, addresses, lanes, warp, device.l1_sector_bytes)
-    first_touch = 0
-    for f in dict.fromkeys(a.field.name for a in compiled.accesses):
-        idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == f]
-        first_touch += len(np.unique(addresses[idx][miss[idx]] // device.l1_sector_bytes))
-    modelled = device.vendor == "nvidia"
-    stage = tag_stage_for(device) if modelled else None
-    data = cycles = requests = 0.0
-    for elem in sorted({a.field.element_bytes for a in compiled.accesses}):
-        for store in (False, True):
-            idx = [i for i, a in enumerate(compiled.accesses)
-                   if a.field.element_bytes == elem and a.access.is_store == store]
-            if not idx:
-                continue
-            a, v, m = (_pad_last(x[idx].reshape(-1, x.shape[-1]), warp).reshape(-1, warp)
-                       for x in (addresses, lanes, miss))
-            a, v, m, weight = _distinct_rows(a, v, m, line)
-            if not modelled:  # the roofline's first-level cost; requests for first touches and stores
-                bank, tag = warp_instruction_costs(a, v, elem, device)
-                cost, tag = bank.ravel(), tag.ravel()
-                req = distinct_lines(a // line, v if store else m)
-            else:
-                bank = lane_group_wavefronts(a, v, elem, device).sum(axis=1)
-                tag = stage.wavefronts(distinct_lines(a // line, v), v.sum(axis=1)) if stage else 0.0
-                if store:
-                    cost, req = bank, distinct_lines(a // line, v)
-                else:
-                    cost, req = _expected_cost(a, v, m, bank, elem, device, p)
-            data += float(weight @ cost)
-            cycles += float(weight @ np.maximum(cost, tag))
-            requests += float(weight @ req)
-    lups = cells.lups
-    return L1MissCosts(
-        data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
-        first_touch_load_bytes_per_lup=first_touch * device.l1_sector_bytes / lups,
-        capacity_miss_rate=p, modelled=modelled)
+    """:func:`l1_miss_costs_of` of the block ``cells`` from its addresses: ``addresses`` and
+    ``lanes`` are :func:`~warpspeed.memory.addresses.block_addresses` and
+    :func:`~warpspeed.memory.addresses.instruction_lanes` of ``cells``."""
+    warps = warp_rows(addresses, lanes, [a.field.element_bytes for a in compiled.accesses], device.warp_size,
+                      address_period(device))
+    return l1_miss_costs_of(compiled, warps, cells.lups, device, capacity_miss_rate)

@@ -215,10 +215,12 @@ def warp_plan(compiled: CompiledKernel, owner: np.ndarray) -> WarpPlan:
     accesses = compiled.accesses
     n_acc, folds = owner.shape
     # the copies whose valid lanes each instruction issues on (merged fold copies), as bitmasks
-    serves = np.zeros(n_acc * folds, dtype=np.int64)
+    # Python integers: a thread folds up to 64 cells, one bit each (more than an int64 holds)
+    flat = [0] * (n_acc * folds)
     for r in range(folds):
-        serves[owner[:, r]] |= 1 << r
-    serves = serves.reshape(n_acc, folds)
+        for i in owner[:, r].tolist():
+            flat[i] |= 1 << r
+    serves = [flat[i * folds:(i + 1) * folds] for i in range(n_acc)]
     # the accesses that are the same instructions moved by a constant
     reference: dict[tuple, int] = {}
     ref_of, delta = [], []
@@ -232,7 +234,7 @@ def warp_plan(compiled: CompiledKernel, owner: np.ndarray) -> WarpPlan:
     combo_of = np.empty((n_acc, folds), dtype=np.int64)
     for i in range(n_acc):
         for r in range(folds):
-            combo_of[i, r] = tables.setdefault((refs.index(ref_of[i]), r, int(serves[i, r])), len(tables))
+            combo_of[i, r] = tables.setdefault((refs.index(ref_of[i]), r, serves[i][r]), len(tables))
     keys = list(tables)
     return WarpPlan(
         references=CompiledKernel(compiled.kernel, tuple(accesses[i] for i in refs)),

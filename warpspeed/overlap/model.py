@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Mapping
 from warpspeed.memory.addresses import block_addresses, block_cells, instruction_lanes
 from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_volumes
-from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs
+from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs, l1_miss_costs_of
 from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTES, OverlapParams
 from warpspeed.perf.roofline import LIMITERS
 
@@ -138,9 +138,12 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
     compiled, curves = prediction.compiled, prediction.curves
     miss_rate = float(curves.l1_load.miss_rate(
         l1_capacity_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)))
-    cells = block_cells(info.launch)
-    costs = l1_miss_costs(compiled, cells, device, block_addresses(compiled, cells),
-                          instruction_lanes(compiled, cells), miss_rate)
+    if prediction.warps is not None:
+        costs = l1_miss_costs_of(compiled, prediction.warps, prediction.block_lups, device, miss_rate)
+    else:
+        cells = block_cells(info.launch)
+        costs = l1_miss_costs(compiled, cells, device, block_addresses(compiled, cells),
+                              instruction_lanes(compiled, cells), miss_rate)
 
     l2_per_field = {name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, miss_rate)
                     for name, f in fp.per_field.items()}
