@@ -143,8 +143,10 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     instr = np.repeat(np.arange(rep.size), counts)  # the instruction of each (instruction, sector) pair
     position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
     keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * len(fields) + field_id[acc][instr]
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)  # first: earliest pair
-    missed = instr == instr[first][inverse.reshape(-1)]
+    # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
+    _, first = np.unique(keys, return_index=True)  # stable: the earliest pair of each key
+    missed = np.zeros(total, dtype=bool)
+    missed[first] = True
     # which sectors of each load instruction miss, as a bit mask over its representative's sectors
     mask = np.bincount(instr, weights=np.where(missed, np.ldexp(1.0, position), 0.0),
                        minlength=rep.size).astype(np.int64)
@@ -162,8 +164,9 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
         a, v = warps.addresses[r], warps.lanes[r]
         m = (np.zeros_like(v) if masks is None else
              v & ((masks[kind][:, None] >> np.maximum(rank[r], 0)) & 1).astype(bool))
-        for elem in np.unique(warps.element_bytes[r]):
-            sel = warps.element_bytes[r] == elem
+        sizes = warps.element_bytes[r]
+        for elem in sorted(set(sizes.tolist())):
+            sel = sizes == elem
             ae, ve, me, we = a[sel], v[sel], m[sel], weight[sel].astype(float)
             elem = int(elem)
             if not modelled:  # the roofline's first-level cost; requests for first touches and stores
