@@ -9,7 +9,8 @@ available for an NVIDIA device, otherwise the estimate of :mod:`pystencils_plugi
 :func:`pystencils_plugin.rank.rank` uses the same function for workload names.
 
 Generating a workload (lbmpy's symbolic derivation in particular) takes seconds, so the
-results are memoised per (workload, domain, precision, fold, target, architecture). Register
+results are memoised per (workload, domain, precision, fold, target, architecture), in the
+process and on disk (:mod:`pystencils_plugin.kernel_cache`). Register
 counts are cached on disk (:mod:`pystencils_plugin.registers`); when a folding's count is not
 there, the kernels of the paper's foldings (none, 2 in y, 2 in z) of the same workload are generated
 and compiled together, concurrently, since a ranking asks for all of them next.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pystencils as ps
 
+from pystencils_plugin import kernel_cache
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
 from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc, prefetch_register_counts, registers_cached
@@ -31,6 +33,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.catalog import ResolvedKernel
 from warpspeed.kernel.limits import check_domain, check_fold
 from warpspeed.launch.space import PAPER_FOLDINGS
+from warpspeed.sass.compile import compiler_version
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -83,13 +86,30 @@ def _prefetch_foldings(name: str, domain: tuple[int, ...] | None, dtype: str, fo
     prefetch_register_counts(kernels, arch)
 
 
+def _toolchain(hip: bool) -> tuple[str, str]:
+    """What counts a kernel's registers and the register source that it gives: the estimate for
+    HIP and without nvcc, else ptxas of the nvcc found (named by its version line)."""
+    nvcc = None if hip else find_nvcc()
+    if nvcc is None:
+        return "estimate", "estimate"
+    return f"nvcc {compiler_version(nvcc)}", "ptxas"
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
              hip: bool, arch: str) -> ExtractedKernel:
+    toolchain, expected_source = _toolchain(hip)
+    key = kernel_cache.entry_key(name, domain, dtype, fold, hip, arch, toolchain)
+    stored = kernel_cache.load(key)
+    if stored is not None:
+        return stored
     kernel, source = _generated(name, domain, dtype, fold, hip)
     if not hip and not registers_cached(kernel, arch, source):
         _prefetch_foldings(name, domain, dtype, fold, arch)
-    return extract_kernel(kernel, name=name.replace("-", "_"), arch=arch, source=source)
+    extracted = extract_kernel(kernel, name=name.replace("-", "_"), arch=arch, source=source)
+    if extracted.registers_source == expected_source:
+        kernel_cache.store(key, extracted)
+    return extracted
 
 
 def _register_arch(device: "Device | None") -> str:

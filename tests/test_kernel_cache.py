@@ -1,0 +1,82 @@
+"""The disk cache of extracted workload kernels (pystencils_plugin.kernel_cache): a second
+process-level lookup reads the entry instead of generating, the entry is the kernel that was
+generated, the key separates what would generate something else, and a broken or unwritable
+entry is a miss, never an error."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pystencils")
+
+from pystencils_plugin import catalog, kernel_cache  # noqa: E402
+
+DOMAIN = (24, 20, 16)  # a domain no other test generates, so the first lookup is a miss
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """An empty cache directory, estimated registers, and no memo in the process."""
+    monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr("pystencils_plugin.registers.find_nvcc", lambda: None)
+    monkeypatch.setattr("pystencils_plugin.catalog.find_nvcc", lambda: None)
+    catalog._extract.cache_clear()
+    yield tmp_path
+    catalog._extract.cache_clear()
+
+
+def _entries(root):
+    return sorted((root / kernel_cache.SUBDIR).glob("*.pickle"))
+
+
+def test_second_lookup_reads_the_entry_without_generating(fresh, monkeypatch):
+    first = catalog.extract_for("star3d-r1", DOMAIN, fold=(1, 2, 1))
+    assert len(_entries(fresh)) == 1
+    catalog._extract.cache_clear()
+
+    def fail(*args, **kwargs):
+        raise AssertionError("generated although the kernel was on disk")
+
+    monkeypatch.setattr(catalog, "_generated", fail)
+    second = catalog.extract_for("star3d-r1", DOMAIN, fold=(1, 2, 1))
+    assert second == first and second is not first
+    assert second.registers_source == "estimate"
+
+
+def test_key_separates_domain_fold_precision_and_toolchain():
+    base = ("star3d-r1", DOMAIN, "double", (1, 1, 1), False, "ampere", "estimate")
+    keys = {kernel_cache.entry_key(*base)}
+    for i, other in [(1, (24, 20, 17)), (2, "float"), (3, (1, 2, 1)), (4, True), (5, "hopper"),
+                     (6, "nvcc Build cuda_13.0")]:
+        args = list(base)
+        args[i] = other
+        keys.add(kernel_cache.entry_key(*args))
+    assert len(keys) == 7
+
+
+def test_unreadable_entry_is_a_miss(fresh):
+    first = catalog.extract_for("star2d-r1", (64, 32), fold=(1, 1, 1))
+    (entry,) = _entries(fresh)
+    entry.write_bytes(b"not a pickle")
+    catalog._extract.cache_clear()
+    again = catalog.extract_for("star2d-r1", (64, 32), fold=(1, 1, 1))
+    assert again == first
+    assert kernel_cache.load(entry.stem) == first  # rewritten
+
+
+def test_failed_register_compile_is_not_kept(fresh, monkeypatch):
+    """With nvcc found but its compile failing, the count falls back to the estimate: that kernel
+    is not stored, so the next process compiles again."""
+    monkeypatch.setattr("pystencils_plugin.catalog.find_nvcc", lambda: "/opt/fake/nvcc")
+    monkeypatch.setattr(catalog, "compiler_version", lambda nvcc: "fake 1.0")
+    extracted = catalog.extract_for("star2d-r1", (48, 32), fold=(1, 1, 1))
+    assert extracted.registers_source == "estimate"
+    assert _entries(fresh) == []
+
+
+def test_unwritable_cache_is_skipped(fresh, monkeypatch):
+    blocker = fresh / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(blocker))  # a file, not a directory
+    extracted = catalog.extract_for("star2d-r1", (40, 32), fold=(1, 1, 1))
+    assert extracted.kernel.name == "star2d_r1"
