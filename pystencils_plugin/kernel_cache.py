@@ -6,7 +6,7 @@ An entry is the :class:`~pystencils_plugin.extract.ExtractedKernel` of one (work
 precision, folding, target, register architecture), pickled, in the directory of the compile
 cache (:func:`warpspeed.sass.compile.cache_dir`: ``$WARPSPEED_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/warpspeed``, else ``~/.cache/warpspeed``), under ``kernels/``. The key also holds
-the versions of Python, sympy, pystencils and lbmpy, the version of the nvcc that counted the
+the versions of Python, sympy, pystencils and (for its workloads) lbmpy, the version of the nvcc that counted the
 registers (or that there was none) and a digest of the plugin's and the kernel description's
 source files, so an entry is never read by code that would generate something else. Only kernels
 whose register count is the one the toolchain gives are kept: a failed compile, whose count fell
@@ -22,10 +22,10 @@ import pickle
 import sys
 import tempfile
 from functools import lru_cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pystencils_plugin.workloads import LBMPY_WORKLOADS
 from warpspeed.sass.compile import cache_dir, cache_key
 
 if TYPE_CHECKING:
@@ -33,17 +33,22 @@ if TYPE_CHECKING:
 
 #: Sub-directory of the cache directory with the extracted kernels.
 SUBDIR = "kernels"
-#: Distributions whose versions decide what a workload generates.
-GENERATORS = ("sympy", "pystencils", "lbmpy")
 #: Format of an entry; a change makes every older entry a miss.
 FORMAT = "extracted-kernel-1"
 
 
-def _version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "none"
+def generator_versions(name: str) -> tuple[str, ...]:
+    """The versions of what derives and generates workload ``name``: sympy and pystencils, and
+    lbmpy for the workloads it derives (lbmpy is imported only for those)."""
+    import pystencils
+    import sympy
+
+    versions = [f"sympy={sympy.__version__}", f"pystencils={pystencils.__version__}"]
+    if name in LBMPY_WORKLOADS:
+        import lbmpy
+
+        versions.append(f"lbmpy={lbmpy.__version__}")
+    return tuple(versions)
 
 
 @lru_cache(maxsize=1)
@@ -64,8 +69,7 @@ def entry_key(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple
               arch: str, toolchain: str) -> str:
     """The name of the entry of one extracted kernel (see the module docstring); ``toolchain``
     names what counted the registers (the compiler's version line, or that there is none)."""
-    versions = [f"{d}={_version(d)}" for d in GENERATORS]
-    return cache_key(FORMAT, sys.version, *versions, _code_digest(), name, repr(domain), dtype, repr(fold),
+    return cache_key(FORMAT, sys.version, *generator_versions(name), _code_digest(), name, repr(domain), dtype, repr(fold),
                      "hip" if hip else "cuda", arch, toolchain)
 
 

@@ -191,6 +191,8 @@ WORKLOADS: dict[str, tuple[str, tuple[int, ...]]] = {
     "allen-cahn": ("conservative Allen-Cahn interface tracking, D3Q15 pull + 7-point FD (Ernst et al. 2023, 5.3)",
                    DEFAULT_LBM_DOMAIN),
 }
+#: The workloads whose update rule lbmpy derives (the others only need pystencils and sympy).
+LBMPY_WORKLOADS = frozenset({"d3q19-srt", "d3q27-srt", "allen-cahn"})
 
 
 def workload_assignments(name: str, domain: Sequence[int] | None = None, dtype: str = "double") -> Any:

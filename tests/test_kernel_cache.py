@@ -80,3 +80,14 @@ def test_unwritable_cache_is_skipped(fresh, monkeypatch):
     monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(blocker))  # a file, not a directory
     extracted = catalog.extract_for("star2d-r1", (40, 32), fold=(1, 1, 1))
     assert extracted.kernel.name == "star2d_r1"
+
+
+def test_lbmpy_version_keys_only_the_lbm_workloads():
+    import lbmpy
+
+    from pystencils_plugin.workloads import WORKLOADS
+
+    for name in WORKLOADS:
+        named = any(v.startswith("lbmpy=") for v in kernel_cache.generator_versions(name))
+        assert named == name.startswith(("d3q", "allen")), name
+    assert f"lbmpy={lbmpy.__version__}" in kernel_cache.generator_versions("d3q19-srt")
