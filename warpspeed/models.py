@@ -31,6 +31,8 @@ GHZ = 1e9
 if TYPE_CHECKING:
     from warpspeed.predict import Prediction
 
+#: The four-limiter roofline of every prediction (:mod:`warpspeed.perf.roofline`).
+ROOFLINE_MODEL = "roofline"
 #: The time models, in the order the CLI lists them.
 TIME_MODELS: tuple[str, ...] = ("overlap", "roofline", "interval", "pipeline")
 #: The time model of ``predict``, ``rank`` and ``compare`` when none is named, and of

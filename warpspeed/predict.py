@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from warpspeed.errors import DeviceError, KernelError
 from warpspeed.files.jsonsafe import json_safe
@@ -47,10 +47,6 @@ from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwi
 from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
 from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
 from warpspeed.memory.warps import WarpPlan, WarpRows, address_period, block_warp_rows, warp_plan
-
-if TYPE_CHECKING:
-    from warpspeed.rank import Config, RankRow
-
 
 @dataclass(frozen=True)
 class Prediction:
@@ -191,21 +187,6 @@ class Prediction:
         prediction and shared by them; read it, do not change it (:meth:`trace` gives a copy
         of one's own)."""
         return self.trace()
-
-    def rank_row(self, config: "Config") -> "RankRow":
-        from warpspeed.rank import RankRow
-
-        occ = self.launch.occupancy
-        return RankRow(
-            config=config, lups_per_s=self.lups_per_s, limiter=self.limiter,
-            limits=dict(self.roofline.limits), l1_cycles_per_lup=self.l1.cycles_per_lup,
-            l2_load_bytes_per_lup=self.l2_load_bytes_per_lup,
-            l2_store_bytes_per_lup=self.l2_store_bytes_per_lup,
-            dram_load_bytes_per_lup=self.dram.load_bytes_per_lup,
-            dram_store_bytes_per_lup=self.dram.store_bytes_per_lup,
-            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
-            registers=occ.registers_per_thread,
-        )
 
 
 def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:

@@ -19,7 +19,8 @@ from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe, json_text
-from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
+from warpspeed.files.records import csv_record, json_record
+from warpspeed.files.rows import write_table_csv
 from warpspeed.models import OWN_LIMITS
 
 
@@ -124,7 +125,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         if curves is not None:
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
-        doc["rows"] = [json_safe(r.as_dict()) for r in rows]
+        doc["rows"] = [json_safe(json_record(r)) for r in rows]
         click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
@@ -231,8 +232,10 @@ def _registers(resolved) -> int:
 
 
 def _write_rank_csv(ranking, path: str) -> None:
-    """All rows, best first, with their rank (columns: ``rank`` + :data:`warpspeed.files.rows.RANK_COLUMNS`)."""
-    records = ({"rank": i, **rank_row_record(r)} for i, r in enumerate(ranking.rows, 1))
+    """All rows, best first, with their rank (columns: ``rank`` + :data:`warpspeed.rank.RANK_COLUMNS`)."""
+    from warpspeed.rank import RANK_COLUMNS as CSV_COLUMNS
+
+    records = ({"rank": i, **csv_record(r)} for i, r in enumerate(ranking.rows, 1))
     write_table_csv(path, ("rank", *CSV_COLUMNS), records)
 
 

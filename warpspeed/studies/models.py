@@ -5,7 +5,7 @@ prediction (:mod:`warpspeed.predict`) and is evaluated by the functions ``warpsp
 uses (:func:`warpspeed.models.estimate_time`, :func:`warpspeed.models.estimate_energy`), so a
 study's figures are those of ``rank --model interval|pipeline`` and ``rank --objective energy``:
 
-* ``roofline``: the ranking columns (:data:`warpspeed.files.rows.RANK_COLUMNS`), always written;
+* ``roofline``: the ranking columns (:data:`warpspeed.rank.RANK_COLUMNS`), always written;
 * ``overlap``: ``overlap_lups_per_s`` (lup/s) and ``overlap_explanation`` (its largest time
   component), the default model of ``warpspeed rank``;
 * ``interval``: :data:`MODEL_COLUMNS` ``interval_lups_per_s`` (lup/s) and ``interval_explanation``
@@ -28,7 +28,7 @@ import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import RANK_COLUMNS
+from warpspeed.rank import RANK_COLUMNS
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device

@@ -1,6 +1,6 @@
 """The measurement row: its columns, and the measured and predicted values that fill them.
 
-One row per launch configuration: the configuration (:data:`warpspeed.files.rows.CONFIG_COLUMNS`),
+One row per launch configuration: the configuration (:data:`warpspeed.launch.space.CONFIG_COLUMNS`),
 grid and lattice updates, the run times, the raw Nsight Compute counters, the measured volumes
 per lattice update, and the prediction of the same configuration. Units are in the column names
 (``_s`` seconds, ``_hz`` hertz, ``_bytes`` bytes, ``_per_lup`` per lattice update).
@@ -13,8 +13,8 @@ import statistics
 from dataclasses import asdict, dataclass, field as dc_field
 from typing import Any, Mapping, Sequence
 
-from warpspeed.files.rows import CONFIG_COLUMNS, config_record
-from warpspeed.launch.space import Config
+from warpspeed.files.records import csv_record
+from warpspeed.launch.space import CONFIG_COLUMNS, Config
 from warpspeed.validation.ncu import NCU_METRICS, NCU_SECTOR_BYTES
 from warpspeed.validation.plan import MeasurementError
 
@@ -266,7 +266,7 @@ def assemble_row(config: Config, grid: Sequence[int], lups: int, timing: Timing 
     """
     row: dict[str, Any] = {c: math.nan for c in CSV_COLUMNS}
     row.update(config=config.label.replace(" ", "_"), error=error, lups=lups, pred_limiter="")
-    row.update(config_record(config.block, config.fold))
+    row.update(csv_record(config))
     for i, d in enumerate(_DIMS):
         row[f"grid_{d}"] = int(grid[i]) if i < len(grid) else 1
     row.update(measured_columns(lups, timing, counters))
