@@ -12,6 +12,7 @@ import pytest
 
 from test_wave import encode, enumerate_cells, line_rows
 from warpspeed.errors import DeviceError
+from warpspeed.summary import prediction_record
 from warpspeed.hardware.caches import cache_levels
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import copy_kernel, star_stencil
@@ -138,7 +139,7 @@ def test_levels_of_a_prediction():
     assert p.roofline.l2_lups_per_s == pytest.approx(device.l2_bandwidth_gb_s * 1e9 / served)
     assert levels["GL1"].lups_per_s is None and levels["MALL"].lups_per_s is None
     assert set(p.roofline.limits) == {"fp", "l1", "l2", "dram"}
-    assert p.to_dict()["cache_levels"][1]["name"] == "GL1"
+    assert prediction_record(p)["cache_levels"][1]["name"] == "GL1"
 
 
 def test_first_level_lines_against_nvidia_sectors_by_hand():

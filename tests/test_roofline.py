@@ -9,6 +9,7 @@ import math
 import pytest
 
 from warpspeed.perf.roofline import four_limiter, two_limiter
+from warpspeed.summary import prediction_record
 
 
 @pytest.fixture(scope="module")
@@ -86,4 +87,4 @@ def test_float16_kernel_fp_limit(device, lanes, clock_ghz, sms):
     kernel = star_stencil(3, 1, (64, 64, 64), element_bytes=2)
     assert kernel.dtype == "float16"
     prediction = Predictor(kernel, load_device(device)).predict((64, 4, 4))
-    assert prediction.to_dict()["limiters"]["fp"] == pytest.approx(sms * clock_ghz * 1e9 * lanes / 7)
+    assert prediction_record(prediction)["limiters"]["fp"] == pytest.approx(sms * clock_ghz * 1e9 * lanes / 7)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from warpspeed.models import MODELS, ROOFLINE_MODEL
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -91,8 +93,8 @@ def plot_ranking(ranking: "Ranking", path: str | Path, top: int | None = None) -
     return save_figure(ranking_figure(ranking, top), path)
 
 
-#: Marker and color of each time model in the comparison figure.
-MODEL_STYLE = {"overlap": ("D", "tab:green"), "roofline": ("s", "black"), "interval": ("o", "tab:orange"), "pipeline": ("^", "tab:blue")}
+#: Marker and color of a model the registry does not know.
+UNKNOWN_MODEL_STYLE = ("x", "gray")
 
 
 def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figure":
@@ -103,9 +105,10 @@ def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figu
     ax = fig.subplots()
     x = np.arange(len(rows))
     for model in comparison.models:
-        marker, color = MODEL_STYLE.get(model, ("x", "gray"))
+        known = MODELS.get(model)
+        marker, color = known.style if known is not None else UNKNOWN_MODEL_STYLE
         ax.plot(x, [r.rate(model).lups_per_s * _GIGA for r in rows], linestyle="none", marker=marker,
-                markersize=5, markerfacecolor="none" if model == "roofline" else color, color=color, label=model)
+                markersize=5, markerfacecolor="none" if model == ROOFLINE_MODEL else color, color=color, label=model)
     ax.set_xticks(x)
     ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= _MANY_BARS else 5)
     ax.set_ylabel("predicted performance, Glup/s")

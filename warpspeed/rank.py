@@ -25,14 +25,23 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_columns, recorded
 from warpspeed.files.rows import error_text
 from warpspeed.hardware.device import Device
-from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL, estimate_energy, estimate_time, require_model, require_objective
+from warpspeed.models import (
+    DEFAULT_TIME_MODEL,
+    ROOFLINE_MODEL,
+    estimate_energy,
+    estimate_time,
+    require_model,
+    require_objective,
+    shared_trace,
+)
 from warpspeed.launch.space import Config, configuration_space
 from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
     from warpspeed.kernel.description import Kernel
     from warpspeed.memory.capacity import CapacityCurves
-    from warpspeed.predict import Prediction, Predictor, SharedModels
+    from warpspeed.predict import Predictor, SharedModels
+    from warpspeed.prediction import Prediction
 
 #: Configurations from which a local pool of two workers pays (the ``"auto"`` executor,
 #: :func:`pool_pays`). With ``w`` workers a pool wins when ``S + N t / w < N t``, i.e.
@@ -197,12 +206,13 @@ def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring 
     row = RankRow.from_prediction(prediction, config)
     if scoring == ROOFLINE_TIME:
         return row
-    time = estimate_time(scoring.model, prediction)
+    trace = shared_trace(prediction, scoring.model, scoring.objective)
+    time = estimate_time(scoring.model, prediction, trace)
     if scoring.model != ROOFLINE_MODEL:
         row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation,
                       **_own_figures(time.details))
     if scoring.objective != "time":
-        energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz)
+        energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz, trace=trace)
         row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
                       lups_per_joule=energy.lups_per_joule)
     return row

@@ -72,9 +72,9 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         from warpspeed.plots import save_figure
 
         label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, fold))}"
-        save_figure(sweep_figure({label: result}, f"{prediction.kernel} on {device.name} ({model})"), plot_path)
+        save_figure(sweep_figure({label: result}, f"{prediction.kernel_name} on {device.name} ({model})"), plot_path)
     if as_json:
-        click.echo(json_text({"kernel": prediction.kernel, "device": device.name, "model": model,
+        click.echo(json_text({"kernel": prediction.kernel_name, "device": device.name, "model": model,
                                "optimum": opt.as_dict(), "points_v_min_rel": result.v_min_rel,
                                "points": [{"requested_mhz": asked, "clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s,
                                            "watts": p.watts, "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}
@@ -88,7 +88,7 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
              + (f"throttled from {asked:.0f}" if p.throttled else "")]
             for p, asked in zip(result.points, result.requested_mhz)]
     table, _ = fitted_table(console, DVFS_COLUMNS, rows)
-    print_fitted(console, table, f"{prediction.kernel} on {device.name}: clock sweep ({model} model, voltage floor "
+    print_fitted(console, table, f"{prediction.kernel_name} on {device.name}: clock sweep ({model} model, voltage floor "
                                  f"{result.v_min_rel:g})", optimum_lines(opt))
 
 

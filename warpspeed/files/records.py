@@ -5,7 +5,7 @@ CSV row one column per field, so a record layout is written once, as the datacla
 ``metadata`` may say how it is recorded (:func:`recorded`, :class:`FieldFormat`): under another
 key, only when a condition on the result holds, flattened into its parent (a nested dataclass),
 split into one CSV column per axis (a block's x, y, z) or per name of a mapping (the limiters),
-or left out of one of the two forms.
+or left out of one of the two forms. :func:`from_json` reads a JSON object back into its type.
 
 JSON values are the fields' values with nested dataclasses as objects, tuples as lists and
 mappings as objects; :func:`warpspeed.files.jsonsafe.json_text` turns non-finite floats into
@@ -14,6 +14,7 @@ mappings as objects; :func:`warpspeed.files.jsonsafe.json_text` turns non-finite
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache
@@ -90,6 +91,39 @@ def json_record(result: Any) -> dict[str, Any]:
         else:
             out[form.key or f.name] = _json_value(value)
     return out
+
+
+def from_json(cls: type, data: Mapping[str, Any]) -> Any:
+    """The instance of dataclass ``cls`` whose :func:`json_record` is ``data`` (nested dataclasses,
+    tuples and mappings rebuilt from the field types; keys that are no field are ignored, fields
+    without a key take their default)."""
+    hints = _field_types(cls)
+    values = {}
+    for f in fields(cls):
+        form = field_format(f)
+        key = form.key or f.name
+        if form.flatten:
+            values[f.name] = from_json(hints[f.name], data)
+        elif form.json and key in data:
+            values[f.name] = _from_json_value(hints[f.name], data[key])
+    return cls(**values)
+
+
+def _from_json_value(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        return _from_json_value(next(a for a in args if a is not type(None)), value)
+    if is_dataclass(hint):
+        return from_json(hint, value)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_json_value(args[0], v) for v in value)
+        return tuple(_from_json_value(a, v) for a, v in zip(args, value))
+    if origin in (dict, collections.abc.Mapping):
+        return {k: _from_json_value(args[1], v) for k, v in value.items()}
+    return value
 
 
 @lru_cache(maxsize=None)

@@ -50,7 +50,7 @@ from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTE
 from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
 #: Hertz per gigahertz, bytes/s per GB/s.
 GIGA = 1e9
@@ -134,7 +134,7 @@ def smooth_max(a: float, b: float, p: float) -> float:
 
 def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
     """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
-    device, info, fp = prediction.device_spec, prediction.launch, prediction.footprint
+    device, info, fp = prediction.device, prediction.launch, prediction.footprint
     compiled, curves = prediction.compiled, prediction.curves
     miss_rate = float(curves.l1_load.miss_rate(
         l1_capacity_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)))

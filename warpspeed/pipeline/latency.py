@@ -31,7 +31,7 @@ from warpspeed.pipeline.graph import FP_KINDS, GLOBAL_MEMORY_KINDS, Graph, Node,
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
 _PACKAGE = "warpspeed.hardware.latencies"
 #: Hertz per gigahertz and bytes per gigabyte.
@@ -165,7 +165,7 @@ def level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float
 
 def memory_latency(prediction: "Prediction", table: LatencyTable, memory_nodes: int) -> MemoryLatency:
     """lambda_mem and Lambda_mem of this launch (see the module docstring)."""
-    device = prediction.device_spec
+    device = prediction.device
     pipeline = str(table.memory.get("pipeline", "global"))
     if memory_nodes <= 0:
         return MemoryLatency(pipeline, 0.0, 0.0, {})

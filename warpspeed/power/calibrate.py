@@ -202,11 +202,12 @@ def _constant_share() -> float:
 def _predicted(device: "Device", its_values) -> dict[int, tuple]:
     """Per inner-loop length: the benchmark's activity, predicted rate and roofline limits."""
     from warpspeed.predict import Predictor
+    from warpspeed.trace.build import build_trace
 
     out = {}
     for its in sorted(set(its_values)):
         p = Predictor(roofline_benchmark(its), device).predict((BLOCK_THREADS, 1, 1))
-        out[its] = (activity(p.trace()), p.lups_per_s, dict(p.roofline.limits))
+        out[its] = (activity(build_trace(p)), p.lups_per_s, dict(p.roofline.limits))
     return out
 
 

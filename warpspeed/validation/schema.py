@@ -181,8 +181,11 @@ def power_columns(lups: int, soak: Soak, watts: float, sm_clock_mhz: float, samp
 
 
 def prediction_record(prediction: Any) -> dict[str, Any]:
-    """``Prediction.to_dict()`` plus the DRAM model terms the refit needs (``"dram_terms"``)."""
-    d = dict(prediction.to_dict())
+    """The prediction's summary (:func:`warpspeed.summary.prediction_record`, ``predict --json``)
+    plus the DRAM model terms the refit needs (``"dram_terms"``)."""
+    from warpspeed.summary import prediction_record as summary_record
+
+    d = summary_record(prediction)
     dram = prediction.dram
     d["dram_terms"] = {
         "l2_oversubscription": dram.l2_oversubscription,

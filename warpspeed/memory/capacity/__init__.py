@@ -31,8 +31,6 @@ from warpspeed.memory.capacity.files import (
     load_curves,
     write_fit_toml,
 )
-from importlib import import_module
-
 #: The fitting's names, imported on first use (PEP 562): predictions do not need them.
 _FITTING = ("CSV_COLUMNS", "FitResult", "fit_curve", "read_points_csv", "require_informative_fit", "validate_points")
 
@@ -46,7 +44,9 @@ __all__ = [
 
 def __getattr__(name: str):
     if name in _FITTING:
-        value = getattr(import_module("warpspeed.memory.capacity.fitting"), name)
+        from warpspeed.memory.capacity import fitting
+
+        value = getattr(fitting, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
