@@ -595,7 +595,7 @@ def test_readme_fit_example_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_readme_power_fit_example_names_a_shipped_file():
-    from warpspeed.power.calibrate import read_runs
+    from warpspeed.calibration.power import read_runs
 
     readme = (ROOT / "README.md").read_text()
     line = next(line for line in readme.splitlines() if line.startswith("warpspeed power-fit "))

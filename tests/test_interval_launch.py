@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from scipy.stats import linregress
 
+from warpspeed.calibration.launch import (MAX_FIT_BYTES, PART_DEVICES, fit_file_text, fit_launch, launch_seconds,
+                                          measured_rows, part_device)
 from warpspeed.hardware.device import load_device
 from warpspeed.interval import interval_params
-from warpspeed.interval.launch_fit import (MAX_FIT_BYTES, PART_DEVICES, fit_file_text, fit_launch, launch_constants,
-                                           launch_seconds, measured_rows, part_device)
 from warpspeed.interval.model import launch_latency
+from warpspeed.interval.params import launch_constants
 from warpspeed.trace.build import build_trace
 
 FIT_FILE = Path(__file__).resolve().parent.parent / "fits" / "kernel-launch.toml"

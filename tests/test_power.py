@@ -11,7 +11,7 @@ import pytest
 from warpspeed.hardware.device import load_device
 from warpspeed.errors import WarpspeedError
 from warpspeed.power import activity, board_power, power_at, power_params, static_category, static_power
-from warpspeed.power.calibrate import Run, clock_power_fit, design, fit_family, read_runs
+from warpspeed.calibration.power import Run, clock_power_fit, design, fit_family, read_runs
 from warpspeed.power.model import Activity, active_sms
 from warpspeed.power.params import CORE_COMPONENTS, PowerParameterError, PowerParams
 from warpspeed.trace.build import build_trace
@@ -366,7 +366,7 @@ def test_voltage_floor_fitted_only_without_a_tie():
     floors 0-0.7 tie (runs all above 0.7 of the reference clock), assumed over the plausible floors
     cut to the tie: 0.6-0.7, point floor its middle 0.65. All four tied: the plausible 0.6-0.9,
     point floor 0.75 (never the tied 0.0 the scan met first, which lies outside the range)."""
-    from warpspeed.power.calibrate import voltage_floor
+    from warpspeed.calibration.power import voltage_floor
 
     floors = (0.0, 0.5, 0.7, 0.95)
     assert voltage_floor(floors, (3, 2, 1, 2), 0.7) == {"v_min_rel": 0.7, "v_min_status": "fitted"}

@@ -60,7 +60,8 @@ SMALL = ["--kernel", "star3d-r1", "--domain", "64,64,64"]
 
 
 def _custom_curves_file(tmp_path):
-    from warpspeed.memory.capacity import CURVE_NAMES, GompertzCurve, load_curves, write_fit_toml
+    from warpspeed.calibration.capacity import write_fit_toml
+    from warpspeed.memory.capacity import CURVE_NAMES, GompertzCurve, load_curves
 
     base = load_curves("nvidia-ampere")
     curves = {n: base.curve(n) for n in CURVE_NAMES}

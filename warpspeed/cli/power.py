@@ -28,7 +28,7 @@ def power_fit(data: str, device_name: str, family: str, out_path: str | None) ->
     gflop_s per run of the gpu-roofline streaming kernel)."""
     from warpspeed.files.output import check_output_path
     from warpspeed.hardware.device import load_device
-    from warpspeed.power.calibrate import fit_family, read_runs, write_family
+    from warpspeed.calibration.power import fit_family, read_runs, write_family
 
     out = out_path or str(check_output_path(f"{family}.toml", "family file"))
     device = load_device(device_name)
@@ -69,7 +69,7 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     result = sweep(prediction, estimate_time(model, prediction))
     opt = result.optimum
     if plot_path:
-        from warpspeed.plots import save_figure
+        from warpspeed.files.figure import save_figure
 
         label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, fold))}"
         save_figure(sweep_figure({label: result}, f"{prediction.kernel_name} on {device.name} ({model})"), plot_path)

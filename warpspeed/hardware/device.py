@@ -11,11 +11,11 @@ to the SIMDs (the vector L1 on CDNA, the L0 on RDNA).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
 from warpspeed.errors import DeviceError
+from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.ranges import check_numbers, check_relations
 
@@ -204,8 +204,7 @@ def load_device_file(path: str | Path) -> Device:
 
 def device_names() -> list[str]:
     """Names of the built-in devices (file stems of ``warpspeed/hardware/devices/*.toml``)."""
-    root = resources.files(_DEVICE_PACKAGE)
-    return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
+    return [p.name[: -len(".toml")] for p in package_files(_DEVICE_PACKAGE, ".toml")]
 
 
 def load_device(name_or_path: str | Path) -> Device:
@@ -217,7 +216,7 @@ def load_device(name_or_path: str | Path) -> Device:
     matches = [n for n in names if n.lower() == text.lower()]
     if not matches:
         raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(names)} (or give a .toml path)")
-    resource = resources.files(_DEVICE_PACKAGE) / f"{matches[0]}.toml"
+    resource = package_file(_DEVICE_PACKAGE, f"{matches[0]}.toml")
     return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{matches[0]}.toml")
 
 

@@ -23,13 +23,10 @@ a prediction of 13 GW. The rules:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.names import check_name
-
-if TYPE_CHECKING:
-    from warpspeed.hardware.device import Device
 
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
@@ -64,13 +61,14 @@ WARP_SIZES = (32, 64)
 VENDORS = ("nvidia", "amd")
 
 
-def _fail(device: "Device", key: str, value: object, allowed: str) -> DeviceError:
+def _fail(device: Any, key: str, value: object, allowed: str) -> DeviceError:
     return DeviceError(f"device {device.name!r}: {key} is out of range (got {value!r}); allowed: {allowed}")
 
 
-def check_numbers(device: "Device", numeric: tuple[str, ...]) -> None:
-    """Every key of ``numeric`` (numbers already known to be numbers > 0, or None where optional)
-    inside its range, and the powers of two (module docstring)."""
+def check_numbers(device: Any, numeric: tuple[str, ...]) -> None:
+    """Every key of ``numeric`` of ``device`` (the :class:`~warpspeed.hardware.device.Device`
+    being built; numbers already known to be numbers > 0, or None where optional) inside its
+    range, and the powers of two (module docstring)."""
     for key in numeric:
         value = getattr(device, key)
         if value is None:
@@ -90,8 +88,9 @@ def check_numbers(device: "Device", numeric: tuple[str, ...]) -> None:
             raise _fail(device, key, value, "a power of two")
 
 
-def check_relations(device: "Device") -> None:
-    """The text keys and the relations between numbers (module docstring)."""
+def check_relations(device: Any) -> None:
+    """The text keys of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built)
+    and the relations between its numbers (module docstring)."""
     check_name(device.name, "device name", DeviceError)
     if device.vendor.lower() not in VENDORS:
         raise DeviceError(f"device {device.name!r}: vendor is unknown (got {device.vendor!r}); allowed: "

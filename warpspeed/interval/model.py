@@ -21,7 +21,7 @@ gives them (:func:`~warpspeed.interval.multiwarp.batch_stack`). Per SM:
   the load the issue term, eq 9, spreads over the active sub-cores);
 - ``KLL = k + max(0, n_b d + T_warp - (S_I + S_IP + ID))``: the per-launch overhead ``k`` and,
   where the SM's own work does not cover it, the dispatch of its ``n_b`` blocks at ``d`` each
-  plus the last block's single-warp time ``T_warp`` (:mod:`warpspeed.interval.launch_fit`: the
+  plus the last block's single-warp time ``T_warp`` (:mod:`warpspeed.calibration.launch`: the
   dispatch overlaps the blocks' work on measured GPUs).
 
 The kernel takes as long as its slowest SM, whose stack is reported, but never longer than the

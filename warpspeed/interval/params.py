@@ -3,7 +3,7 @@
 Pipeline latencies and lanes, issue rate, MSHRs and tensor-core throughput come from the table
 (every number there carries its source). The launch cost (the per-launch overhead ``kll_k`` and
 the block dispatch time per SM) comes from the fit to gpu-benches' small-kernel launches stored
-in ``fits/kernel-launch.toml`` (:mod:`warpspeed.interval.launch_fit`), for the measured GPU the
+in ``fits/kernel-launch.toml`` (:mod:`warpspeed.calibration.launch`), for the measured GPU the
 table names as ``launch_overhead_part``. The L1, L2 and DRAM
 latencies come from the table when it gives them in cycles (the A100's, from AMALI's Table 2),
 else from the device's measured pointer-chase latencies (``l1_latency_ns`` etc. of the
@@ -15,11 +15,12 @@ device's sustained L2 bandwidth and the sub-cores its register partitions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.toml import table_number
-from warpspeed.interval.launch_fit import launch_constants
+from warpspeed.files.stored import fits_file
+from warpspeed.files.toml import read_toml, table_number
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -31,6 +32,8 @@ REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_late
 LATENCY_KEYS = ("l1_latency", "l2_latency", "dram_latency")
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
 TENSOR_PREFIX = "tensor_fma_per_clock_"
+#: The fitted launch-cost constants, in ``fits/`` (:mod:`warpspeed.calibration.launch` writes it).
+LAUNCH_FIT_FILE = "kernel-launch.toml"
 
 
 class IntervalParameterError(WarpspeedError):
@@ -140,3 +143,23 @@ def interval_params(device: "Device") -> IntervalParams:
         shared_store_latency=n["shared_store_latency"], mshrs=n["mshrs"],
         noc_bandwidth_gb_s=device.l2_bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
         tensor_cores_per_sm=int(table.get("tensor_cores_per_sm", 0)), tensor_fma_per_clock=tensor)
+
+
+@dataclass(frozen=True)
+class LaunchConstants:
+    """The stored fit: ``block_dispatch_s`` per block and SM, ``overhead_s`` per measured part,
+    ``device_of_part``: the built-in device each part was measured on."""
+
+    block_dispatch_s: float
+    overhead_s: dict[str, float]
+    device_of_part: dict[str, str] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def launch_constants() -> LaunchConstants:
+    """The constants of the stored ``fits/kernel-launch.toml`` (written by
+    :func:`warpspeed.calibration.launch.fit_file_text`)."""
+    data = read_toml(fits_file(LAUNCH_FIT_FILE), "kernel launch fit", IntervalParameterError)
+    return LaunchConstants(data["block_dispatch_ns"] * 1e-9,
+                           {p: v["overhead_us"] * 1e-6 for p, v in data["parts"].items()},
+                           {p: v["device"] for p, v in data["parts"].items()})

@@ -19,13 +19,14 @@ module under ``warpspeed.measurement`` (:func:`measurement_generator`) with
 ``measurable_kernels()``, ``default_domain(kernel)`` and ``plan_launch(kernel, config, domain,
 dtype)``.
 
-This module is the only one of warpspeed that imports from ``importlib`` (its entry points).
+This module is the only one of warpspeed that imports from ``importlib`` (entry points and
+installed versions, :func:`installed_version`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, version
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from warpspeed.errors import KernelError, WarpspeedError
@@ -199,3 +200,12 @@ def measurement_generator() -> Any:
     if not found:
         raise ImportError(f"no plugin registers the entry-point group {MEASUREMENT_GROUP!r}")
     return found[0].load()
+
+
+def installed_version(distribution: str) -> str | None:
+    """The version of an installed distribution (a code generator a plugin records with its
+    kernels), or None when it is not installed as one (imported from a source tree)."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None

@@ -22,10 +22,10 @@ Global memory nodes take both latencies from warpspeed's prediction of this laun
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.pipeline.graph import FP_KINDS, GLOBAL_MEMORY_KINDS, Graph, Node, Operation
 
@@ -82,15 +82,14 @@ class LatencyTable:
 
 def architectures() -> list[str]:
     """Architectures with a latency file."""
-    root = resources.files(_PACKAGE)
-    return sorted(p.name[:-len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
+    return [p.name[:-len(".toml")] for p in package_files(_PACKAGE, ".toml")]
 
 
 def _latency_data(architecture: str, known: list[str], derived: tuple[str, ...] = ()) -> dict:
     """The tables of ``architecture``'s latency file. A file whose ``[latencies]`` names
     ``based_on = "<architecture>"`` holds only what differs: its units and memory keys replace
     those of the base file, everything else is the base's."""
-    data = read_toml(resources.files(_PACKAGE) / f"{architecture}.toml", "latency file", LatencyError)
+    data = read_toml(package_file(_PACKAGE, f"{architecture}.toml"), "latency file", LatencyError)
     base = data.get("latencies", {}).get("based_on")
     if base is None:
         return data

@@ -130,7 +130,7 @@ def sweep(prediction: "Prediction", time: "ModelEstimate", clocks_mhz: Sequence[
 def sweep_figure(curves: dict[str, ClockSweep], title: str = ""):
     """Lups/s and lups/J against the clock, one line per configuration, the optimum's clock range
     shaded."""
-    from warpspeed.plots import new_figure
+    from warpspeed.files.figure import new_figure
 
     fig = new_figure(7.0, 6.0)
     top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)

@@ -4,7 +4,7 @@
 element, a buffer that all threads of the block re-read, so each warp-level load reads 32
 consecutive elements. While the buffer fits the L1, the L1 sets the bandwidth. The measured L1
 bytes per cycle and SM are the level bandwidth of the sweep (median over data sets of 1/8 to 1/2
-of the nominal L1, :func:`warpspeed.perf.sustained.cache_step`) divided by SMs x clock of the
+of the nominal L1, :func:`warpspeed.calibration.sustained.cache_step`) divided by SMs x clock of the
 device measured as that part. The element size of each file is stated in its header
 (``element_bytes``, from the benchmark source at the file's commit).
 
@@ -33,9 +33,9 @@ from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.memory.l1 import l1_cycles, vector_l1_stages_for
-from warpspeed.perf.public_data import load_size_sweep, public_parts, read_public_csv
-from warpspeed.perf.sustained import cache_step
-from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, device_of_part, source_of
+from warpspeed.calibration.public_data import load_size_sweep, public_parts, read_public_csv
+from warpspeed.calibration.sustained import cache_step
+from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset as _dataset, device_of_part, source_of
 
 #: Threads per block of gpu-cache (one block per SM).
 CACHE_BLOCK_THREADS = 256

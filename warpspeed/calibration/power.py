@@ -290,7 +290,7 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
                        "method": "bounded linear least squares of relative errors (scipy.optimize.lsq_linear); "
                                  f"fp32_lane_j, dram_sector_j and the floor ({BASE_CATEGORY} static at 32 lanes plus constant) "
                                  "fitted; core ratios from priors.toml, the rest tied to AccelWattch's Volta values "
-                                 "(warpspeed.power.calibrate)",
+                                 "(warpspeed.calibration.power)",
                        "mape": float(np.mean(np.abs(errors))), "max_error": float(np.max(np.abs(errors))),
                        "sector_bytes": SECTOR_BYTES},
     }

@@ -28,7 +28,7 @@ RDNA_L1_FITTED_ON = "RX6900XT"
 #: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
 OVERLAP_FITTED_ON = "H200"
 #: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
-#: chip, memory system and clock; :data:`warpspeed.perf.device_figures.MEASURED_AS`).
+#: chip, memory system and clock; :data:`warpspeed.calibration.device_figures.MEASURED_AS`).
 MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
 
 
@@ -78,7 +78,7 @@ class Calibration:
 
 
 def _memory(device: Device) -> Component:
-    from warpspeed.perf.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
+    from warpspeed.calibration.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
 
     what = "DRAM and L2 figures"
     if device.name in MEASURED_ON_ANOTHER_PART:
@@ -137,7 +137,7 @@ def _power(device: Device) -> Component | None:
 
 
 def _launch(device: Device) -> Component | None:
-    from warpspeed.interval.launch_fit import launch_constants
+    from warpspeed.interval.params import launch_constants
 
     table = device.tables.get("interval")
     if not isinstance(table, dict) or "launch_overhead_part" not in table:
