@@ -20,6 +20,7 @@ import numpy as np
 
 from warpspeed.files.figure import FIGURE_DPI, new_figure, save_figure
 from warpspeed.models import MODELS, ROOFLINE_MODEL
+from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from warpspeed.studies.scan import ScanPoint
 
 #: Hatch pattern per limiter in the ranking chart.
-LIMITER_HATCH = {"fp": "xx", "l1": "..", "l2": "//", "dram": ""}
+LIMITER_HATCH = dict(zip(LIMITERS, ("xx", "..", "//", "")))
 #: Widest ranking chart (inches); beyond ~150 bars the labels shrink instead.
 MAX_RANK_WIDTH_IN = 22.0
 #: Legend entries of the block-shape colors: (RGB, label).

@@ -48,14 +48,15 @@ from warpspeed.interval.latency import dram_store_ratio, instruction_cost
 from warpspeed.interval.multiwarp import BATCH_KEYS, GB, batch_stack
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval, profile
+from warpspeed.perf.roofline import LIMITERS
 from warpspeed.trace.document import Trace
 
 #: Every entry of the CPI stack, in the order reports show them.
 STACK_KEYS = (*BATCH_KEYS[:5], "stall_lg_throttle", "stall_tex_throttle", "stall_mio_throttle",
               "stall_imc_miss_no_instruction", "idle")
 #: Where the bandwidth floor's excess cycles go, by the roofline's limiter.
-FLOOR_ENTRY = {"dram": "stall_long_scoreboard", "l2": "stall_long_scoreboard", "l1": "stall_lg_throttle",
-               "fp": "stall_math_pipe_throttle"}
+FLOOR_ENTRY = dict(zip(LIMITERS, ("stall_math_pipe_throttle", "stall_lg_throttle", "stall_long_scoreboard",
+                                   "stall_long_scoreboard")))
 #: Issue-slot policies for the hidden stall cycles (GCoM): loose round robin or greedy-then-oldest.
 POLICIES = ("lrr", "gto")
 

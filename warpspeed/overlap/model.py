@@ -164,12 +164,12 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
     l1_cycles = max(costs.cycles_per_lup, requests)
     sm_hz = device.sms * device.clock_ghz * GIGA
     fp_rate = prediction.roofline.fp_lups_per_s
-    t = {
-        "fp": 1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
-        "l1": (l1_cycles + drain) / sm_hz,
-        "l2": (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2_bandwidth_gb_s * GIGA),
-        "dram": (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
-    }
+    t = dict(zip(COMPONENTS, (  # seconds per lup of FP, L1, L2 and DRAM
+        1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
+        (l1_cycles + drain) / sm_hz,
+        (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2_bandwidth_gb_s * GIGA),
+        (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
+    )))
     seconds = max(smooth_max(t["l1"], t["dram"], params.overlap_exponent), t["l2"], t["fp"])
     limiter = max(COMPONENTS, key=lambda k: t[k])
     if limiter == "l1" and requests > costs.cycles_per_lup:

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from warpspeed.files.records import csv_record
 from warpspeed.launch.space import CONFIG_COLUMNS, Config
+from warpspeed.perf.roofline import LIMITERS
 from warpspeed.validation.ncu import NCU_METRICS, NCU_SECTOR_BYTES
 from warpspeed.validation.plan import MeasurementError
 
@@ -228,7 +229,7 @@ def predicted_columns(record: Mapping[str, Any], lups: int) -> dict[str, Any]:
     terms = r.get("dram_terms", {})
     out: dict[str, Any] = {
         "pred_lups_per_s": _num(r["lups_per_s"]), "pred_limiter": r.get("limiter", ""),
-        **{f"pred_{k}_lups_per_s": _num(lim.get(k)) for k in ("fp", "l1", "l2", "dram")},
+        **{f"pred_{k}_lups_per_s": _num(lim.get(k)) for k in LIMITERS},
         "pred_l1_wavefronts_per_lup": float(r["l1_cycles_per_lup"]),
         "pred_l1_load_bytes_per_lup": float(r["l1_load_bytes_per_lup"]),
         "pred_l2_load_compulsory_bytes_per_lup": float(r["l2_load_compulsory_bytes_per_lup"]),
