@@ -15,7 +15,7 @@ from warpspeed.summary import prediction_record
 @pytest.fixture(scope="module")
 def a100(a100):
     """The A100 with the bandwidths of Ernst et al. 2023, Table 1."""
-    return dataclasses.replace(a100, l2_bandwidth_gb_s=5000.0, dram_bandwidth_gb_s=1400.0)
+    return dataclasses.replace(a100.with_level("device", bandwidth_gb_s=5000.0), dram_bandwidth_gb_s=1400.0)
 
 FP_CAPACITY = 108 * 1.41e9 * 32  # FP64 instructions per second
 L1_CAPACITY = 108 * 1.41e9  # wavefronts per second

@@ -34,7 +34,7 @@ from warpspeed.errors import DeviceError, KernelError
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
-from warpspeed.hardware.caches import DEFAULT_DISPATCH, cache_levels
+from warpspeed.hardware.caches import DEFAULT_DISPATCH
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
@@ -101,7 +101,7 @@ class Predictor:
         self.curves = curves if curves is not None else curves_for_device(self.device)
         self.wave_model = (shared.wave_model(self.compiled, address_space) if shared is not None
                            else WaveModel(self.compiled, address_space=address_space))
-        self.levels = cache_levels(self.device)
+        self.levels = self.device.levels
         self.levels_by_scope = {level.scope: level for level in self.levels}
         self._period = address_period(self.device)
         #: merged fold copies and the warp plan per tuple of fold offsets (a few foldings per predictor)
@@ -122,7 +122,7 @@ class Predictor:
         l1 = l1_cycles(self.compiled, cells, device, warps=warps)
         fp = block_footprint(self.compiled, cells, device, warps=warps)
 
-        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)
+        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)

@@ -1,8 +1,8 @@
 """Calibration: the stored measurements, the figures read off them, and every fit of a constant.
 
 Prediction (:mod:`warpspeed.predict` and the models) reads documented hardware numbers (the
-device files) and a few fitted constants (``fits/*.toml``, the ``[l1_pipeline]``, ``[interval]``,
-``[power]`` and ``[overlap]`` tables). This package is where those constants come from and where
+device files) and a few fitted constants (``fits/*.toml``, the first level's pipeline in its
+``[[memory]]`` table, the ``[interval]``, ``[power]`` and ``[overlap]`` tables). This package is where those constants come from and where
 each device's borrow is reported; nothing here runs during a prediction except the report of
 where the constants were fitted (:func:`calibration`).
 

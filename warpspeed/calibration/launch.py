@@ -114,7 +114,7 @@ def part_device(part: str) -> PartDevice:
 
     device = load_device(PART_DEVICES[part])
     l1, l2, _ = memory_latencies(device)
-    return PartDevice(device.sms, device.l2_bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
+    return PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
 
 
 def launch_seconds(row: Row, dev: PartDevice, block_s: float, overhead_s: float) -> float:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 #: ``gpu-strides/a100.txt``; :mod:`warpspeed.memory.l1`).
 NVIDIA_L1_FITTED_ON = "A100-SXM4-40GB"
 #: The part whose gpu-strides rows fitted the RDNA L0's tag stage (``gpu-strides/rdna2.txt``,
-#: ``[l1_pipeline]`` of the RDNA device files).
+#: the first level's ``[[memory]]`` table of the RDNA device files).
 RDNA_L1_FITTED_ON = "RX6900XT"
 #: The part whose timed stencil configurations fitted the overlap model's exponent and miss-stage
 #: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
@@ -91,17 +91,18 @@ def _memory(device: Device) -> Component:
 
 
 def _first_level(device: Device) -> Component:
-    from warpspeed.memory.l1 import CDNA_FAMILY, PIPELINE_TABLE, nvidia_family, tag_stage_for, vector_l1_stages_for
+    from warpspeed.memory.first_level import CdnaVectorL1, NvidiaL1Tex, first_level
+    from warpspeed.memory.l1_stages import CDNA_FAMILY
 
     what = "L1 tag stage"
-    if vector_l1_stages_for(device) is not None:
+    first = first_level(device)
+    if isinstance(first, CdnaVectorL1):
         return Component("L1 stages", "AMD's documented rates", f"family {CDNA_FAMILY}", False, documented=True)
-    if device.vendor == "nvidia":
+    if isinstance(first, NvidiaL1Tex):
         source = NVIDIA_L1_FITTED_ON
-        return Component(what, source, f"family {nvidia_family(device)}", device.name == source)
-    if tag_stage_for(device) is not None:
-        table = device.tables.get(PIPELINE_TABLE, {})
-        family = table.get("family", device.architecture) if isinstance(table, dict) else device.architecture
+        return Component(what, source, f"family {first.family}", device.name == source)
+    if first.tag_stage is not None:
+        family = device.l1.family or device.architecture
         return Component(what, RDNA_L1_FITTED_ON, f"family {family}", device.name == RDNA_L1_FITTED_ON)
     return Component("L1 data path", "the device file", "no tag stage modelled", False)
 

@@ -6,8 +6,8 @@ the block dispatch time per SM) comes from the fit to gpu-benches' small-kernel 
 in ``fits/kernel-launch.toml`` (:mod:`warpspeed.calibration.launch`), for the measured GPU the
 table names as ``launch_overhead_part``. The L1, L2 and DRAM
 latencies come from the table when it gives them in cycles (the A100's, from AMALI's Table 2),
-else from the device's measured pointer-chase latencies (``l1_latency_ns`` etc. of the
-``[device]`` table), converted to cycles at the SM clock and to increments (L2 beyond L1, DRAM
+else from the device's measured pointer-chase latencies (the ``latency_ns`` of the first level's
+and the L2's ``[[memory]]`` tables and ``dram_latency_ns`` of the ``[device]`` table), converted to cycles at the SM clock and to increments (L2 beyond L1, DRAM
 beyond L2), as AMALI's additive average memory access time uses them. The NoC bandwidth is the
 device's sustained L2 bandwidth and the sub-cores its register partitions.
 """
@@ -83,7 +83,7 @@ def _latencies_ns(device: "Device", table: Mapping) -> tuple:
         from warpspeed.hardware.device import load_device
 
         source = load_device(table["latencies_from"])
-    return source.l1_latency_ns, source.l2_latency_ns, source.dram_latency_ns
+    return source.l1.latency_ns, source.l2.latency_ns, source.dram_latency_ns
 
 
 def memory_latencies(device: "Device") -> tuple[float, float, float]:
@@ -98,7 +98,7 @@ def memory_latencies(device: "Device") -> tuple[float, float, float]:
     if None in (l1_ns, l2_ns, dram_ns):
         raise IntervalParameterError(
             f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
-            "[device] l1_latency_ns..)")
+            "latency_ns of the L1 and L2 [[memory]] tables and [device] dram_latency_ns)")
     f = device.clock_ghz
     return l1_ns * f, (l2_ns - l1_ns) * f, (dram_ns - l2_ns) * f
 
@@ -141,7 +141,7 @@ def interval_params(device: "Device") -> IntervalParams:
                  "sfu": n["sfu_latency"]},
         l1_latency=l1, l2_latency=l2, dram_latency=dram, shared_load_latency=n["shared_load_latency"],
         shared_store_latency=n["shared_store_latency"], mshrs=n["mshrs"],
-        noc_bandwidth_gb_s=device.l2_bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
+        noc_bandwidth_gb_s=device.l2.bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
         tensor_cores_per_sm=int(table.get("tensor_cores_per_sm", 0)), tensor_fma_per_clock=tensor)
 
 

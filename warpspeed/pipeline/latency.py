@@ -150,7 +150,7 @@ def _miss(num: float, den: float) -> float:
 def level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float, float]:
     """L1 latency and the L2 and DRAM increments, cycles: the device's pointer-chase latencies
     when its file has all three, else the architecture table's."""
-    chase = (device.l1_latency_ns, device.l2_latency_ns, device.dram_latency_ns)
+    chase = (device.l1.latency_ns, device.l2.latency_ns, device.dram_latency_ns)
     if all(v is not None for v in chase):
         cycles = [v * NANO * device.clock_ghz * GIGA for v in chase]
         return cycles[0], cycles[1] - cycles[0], cycles[2] - cycles[1]
@@ -173,7 +173,7 @@ def memory_latency(prediction: "Prediction", table: LatencyTable, memory_nodes: 
     l2_load, dram_load = prediction.l2_load_bytes_per_lup, prediction.dram.load_bytes_per_lup
     m1, m2 = _miss(l2_load, fp.l1_load_bytes_per_lup), _miss(dram_load, l2_load)
     per_sm_cycle = device.sms * device.clock_ghz * GIGA
-    l2_bytes_per_cycle = device.l2_bandwidth_gb_s * GIGA / per_sm_cycle
+    l2_bytes_per_cycle = device.l2.bandwidth_gb_s * GIGA / per_sm_cycle
     dram_bytes_per_cycle = prediction.roofline.dram_bandwidth_gb_s * GIGA / per_sm_cycle
     lups_per_node = device.warp_size * prediction.launch.launch.cells_per_thread / memory_nodes
     terms = {

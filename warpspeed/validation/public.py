@@ -193,8 +193,8 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
         sources.append(source_of(step.source))
         for name in (n for n, p in MEASURED_AS.items() if p == part):
             device = load_device(name)
-            bandwidth.append(PointError(name, device.l2_bandwidth_gb_s, step.level_gb_s))
-            capacity.append(PointError(name, device.l2_effective_bytes / 2**20, step.onset_bytes / 2**20))
+            bandwidth.append(PointError(name, device.l2.bandwidth_gb_s, step.level_gb_s))
+            capacity.append(PointError(name, device.l2.effective_bytes / 2**20, step.onset_bytes / 2**20))
     return (
         _dataset("L2", "L2 bandwidth: device file vs measured plateau", "GB/s", bandwidth, sources,
                  "plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal L2",

@@ -4,7 +4,7 @@
 that gpu-strides measured on an RX 6900 XT (RDNA 2), for the same strided and 2-D block access
 patterns as the A100 rows (:mod:`warpspeed.validation.strides`); AMD has no counterpart of the
 L1TEX counters, so only the cycles are compared. The model is the first-level cost of
-:mod:`warpspeed.memory.l1` with the RX6900XT device file's ``[l1_pipeline]`` parameters: the
+:mod:`warpspeed.memory.l1` with the RX6900XT device file's first-level (``[[memory]]``) parameters: the
 tag stage's wavefronts per line are a least-MAPE fit to these rows (in-sample), the 64-bit data
 rate is derived by hand from them.
 """
