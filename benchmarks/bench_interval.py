@@ -7,7 +7,7 @@ after imports and generation:
 - "SASS cold": compiling and disassembling the three foldings' kernels (nvcc + cuobjdump) into an
   empty cache directory; "SASS warm": the same from the disk cache in a fresh in-memory state;
 - "roofline": ``Predictor.predict`` for every configuration;
-- "trace": ``Prediction.trace()`` on top (the SASS stream cached in memory);
+- "trace": ``build_trace(prediction)`` on top (the SASS stream cached in memory);
 - "interval": ``warpspeed.interval.estimate`` on top (trace included).
 
 Then the comparison of the two rankings (Spearman's rank correlation, the range of the interval
@@ -27,7 +27,8 @@ from scipy.stats import spearmanr
 
 from pystencils_plugin.catalog import extract_for
 from warpspeed.hardware.device import load_device
-from warpspeed.interval import estimate
+from warpspeed.interval import INTERVAL
+from warpspeed.trace.build import build_trace
 from warpspeed.launch.space import PAPER_FOLDINGS, block_sizes
 from warpspeed.predict import Predictor
 from warpspeed.sass import compile as sass_compile
@@ -56,10 +57,10 @@ def main() -> None:
     roof = time.perf_counter() - t
     t = time.perf_counter()
     for p in predictions:
-        p.trace()
+        build_trace(p)
     trace = time.perf_counter() - t
     t = time.perf_counter()
-    estimates = [estimate(p) for p in predictions]
+    estimates = [INTERVAL.estimate(p) for p in predictions]
     interval = time.perf_counter() - t
     n = len(configs)
     print(f"{n} configurations: roofline {roof:.2f} s; traces {trace:.2f} s ({1e3 * trace / n:.2f} ms each); "
@@ -70,7 +71,7 @@ def main() -> None:
     rho = spearmanr(r_roof, r_int).statistic
     floored = sum(1 for e in estimates if e.details["bandwidth_floor_cycles"] > 0)
     ratios = sorted(i / r for i, r in zip(r_int, r_roof))
-    guarded = sum(1 for p in predictions if p.trace()["launch"]["guard_warps"] > 0)
+    guarded = sum(1 for p in predictions if build_trace(p).launch.guard_warps > 0)
     print(f"Spearman (roofline vs interval): {rho:.3f}; interval / roofline {ratios[0]:.3f} to {ratios[-1]:.3f} "
           f"(median {ratios[n // 2]:.3f}); at the bandwidth bound: {floored} of {n}; with guard-only warps: "
           f"{guarded} of {n}")

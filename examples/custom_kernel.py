@@ -6,6 +6,7 @@ Run: python examples/custom_kernel.py
 import warpspeed as ws
 from warpspeed.kernel.description import X, Y, Z
 from warpspeed.predict import Predictor
+from warpspeed.summary import prediction_record
 
 GHOST = 1
 DOMAIN = (512, 512, 512)
@@ -31,7 +32,7 @@ kernel = ws.Kernel(
 predictor = Predictor(kernel, "A100-SXM4-40GB")  # build once, reuse for many configurations
 for block, fold in (((32, 8, 4), (1, 1, 1)), ((8, 8, 16), (1, 2, 1))):
     p = predictor.predict(block, fold)
-    d = p.to_dict()
+    d = prediction_record(p)  # the summary `warpspeed predict --json` prints
     print(f"block {block} fold {fold}: {p.lups_per_s / 1e9:.1f} Glup/s, limited by {p.limiter}; "
           f"L2 load {d['l2_load_bytes_per_lup']:.1f} B/lup, DRAM {d['dram_load_bytes_per_lup']:.1f} + "
           f"{d['dram_store_bytes_per_lup']:.1f} B/lup")

@@ -1,6 +1,6 @@
 """pystencils 2.x -> warpspeed: extract kernels, fold threads, count registers.
 
-Needs pystencils >= 2.0 (and lbmpy for the LBM workloads): ``pip install 'warpspeed[pystencils]'``.
+Needs pystencils >= 2.0 (and lbmpy for the LBM workloads), dependencies of warpspeed.
 """
 
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel

@@ -62,6 +62,7 @@ from pystencils_plugin.registers import register_count, standalone_cuda_source
 from pystencils_plugin.unfold import AccessItem, unfold
 from pystencils_plugin.walker import KernelWalker
 from warpspeed.errors import KernelError, UnsupportedKernelError, WarpspeedError
+from warpspeed.kernel.catalog import installed_version
 from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode, load, store
 
 #: Register source labels of :attr:`ExtractedKernel.registers_source`.
@@ -203,12 +204,8 @@ def pipeline_operations(kernel_function: Any) -> tuple:
 
 @lru_cache(maxsize=1)
 def _pystencils_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pystencils")
-    except PackageNotFoundError:  # pragma: no cover - pystencils imported from a source tree
-        return None
+    """The installed pystencils' version (None when it runs from a source tree)."""
+    return installed_version("pystencils")
 
 
 def _kernel_name(kernel_function: Any) -> str:

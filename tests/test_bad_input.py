@@ -54,10 +54,17 @@ def assert_one_line_error(result, fragment: str) -> str:
 
 
 def device_file(tmp_path: Path, replace: dict[str, str], name: str = "dev.toml") -> Path:
-    """The A100 file with ``key = value`` lines replaced (value as TOML text)."""
+    """The A100 file with ``key = value`` lines replaced (value as TOML text); ``TABLE.key`` replaces
+    the key in the ``[TABLE]`` table or the ``[[memory]]`` table named TABLE."""
     text = A100_FILE.read_text()
     for key, value in replace.items():
-        text, n = re.subn(rf"(?m)^{re.escape(key)} = [^#\n]*", f"{key} = {value} ", text, count=1)
+        level, _, key = key.rpartition(".")
+        start = 0
+        if level:
+            table = f"[{level}]" if f"[{level}]" in text else f'[[memory]]\nname = "{level}"'
+            start = text.index(table)
+        tail, n = re.subn(rf"(?m)^{re.escape(key)} = [^#\n]*", f"{key} = {value} ", text[start:], count=1)
+        text = text[:start] + tail
         assert n == 1, key
     path = tmp_path / name
     path.write_text(text)
@@ -155,11 +162,11 @@ def test_command_line_bad_input(args, fragment, tmp_path, monkeypatch):
     ({"clock_ghz": "nan"}, "clock_ghz"),
     ({"clock_ghz": "1e-300"}, "clock_ghz"),
     ({"clock_ghz": "100.0"}, "clock_ghz"),
-    ({"l1_bytes": "64"}, "at least one L1 line"),            # smaller than its 128-byte line
-    ({"l2_effective_bytes": "64"}, "at least one L2 line"),
-    ({"l1_line_bytes": "96"}, "a power of two"),
-    ({"l2_sector_bytes": "3"}, "a power of two"),
-    ({"l1_banks": "3"}, "a power of two"),
+    ({"L1.bytes": "64"}, "at least one L1 line"),            # smaller than its 128-byte line
+    ({"L2.effective_bytes": "64"}, "at least one L2 line"),
+    ({"L1.line_bytes": "96"}, "a power of two"),
+    ({"L2.sector_bytes": "3"}, "a power of two"),
+    ({"L1.banks": "3"}, "a power of two"),
     ({"warp_size": "7"}, "32 or 64"),
     ({"sms": "100000000000"}, "sms"),
     ({"dram_bandwidth_gb_s": "1e308"}, "dram_bandwidth_gb_s"),
@@ -170,7 +177,7 @@ def test_command_line_bad_input(args, fragment, tmp_path, monkeypatch):
     ({"vendor": '"intel"'}, "vendor"),
     ({"name": '"../../x"'}, "device name is not a name"),
     ({"name": '""'}, "device name is not a name"),
-    ({"family": '"../../evil"'}, "power family is not a name"),
+    ({"power.family": '"../../evil"'}, "power family is not a name"),
     ({"power_limit_w": "inf"}, "power_limit_w"),
     ({"reference_clock_mhz": "nan"}, "reference_clock_mhz"),
 ])
@@ -595,7 +602,7 @@ def test_readme_fit_example_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_readme_power_fit_example_names_a_shipped_file():
-    from warpspeed.power.calibrate import read_runs
+    from warpspeed.calibration.power import read_runs
 
     readme = (ROOT / "README.md").read_text()
     line = next(line for line in readme.splitlines() if line.startswith("warpspeed power-fit "))

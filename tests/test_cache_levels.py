@@ -6,13 +6,14 @@ the blocks involved (the enumeration helpers of test_wave)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from test_wave import encode, enumerate_cells, line_rows
 from warpspeed.errors import DeviceError
-from warpspeed.hardware.caches import cache_levels
+from warpspeed.summary import prediction_record
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import copy_kernel, star_stencil
 from warpspeed.kernel.description import X, Field, FlopCounts, Kernel, load, store
@@ -27,10 +28,10 @@ LINE = 128
 
 def test_nvidia_levels_are_the_base_fields():
     a100 = load_device("A100-SXM4-40GB")
-    levels = cache_levels(a100)
+    levels = a100.levels
     assert [(lv.name, lv.scope) for lv in levels] == [("L1", "cu"), ("L2", "device")]
-    assert (levels[0].bytes, levels[0].instances, levels[1].bytes) == (a100.l1_bytes, a100.sms, a100.l2_bytes)
-    assert levels[1].bandwidth_gb_s == a100.l2_bandwidth_gb_s
+    assert (levels[0].bytes, levels[0].instances, levels[1].bytes) == (a100.l1.bytes, a100.sms, a100.l2.bytes)
+    assert levels[1].bandwidth_gb_s == a100.l2.bandwidth_gb_s
 
 
 @pytest.mark.parametrize("device, names", [
@@ -40,7 +41,7 @@ def test_nvidia_levels_are_the_base_fields():
 def test_amd_hierarchies(device, names):
     """RDNA: L0 per CU, graphics L1 per shader array (8 on Navi 21, 2 on Navi 14), L2, and on RDNA 2
     the 128 MiB Infinity Cache; CDNA 3: vector L1, L2, 256 MiB Infinity Cache; CDNA 2: L1, L2."""
-    levels = cache_levels(load_device(device))
+    levels = load_device(device).levels
     assert [lv.name for lv in levels] == names
     gl1 = next((lv for lv in levels if lv.scope == "shader_array"), None)
     if gl1 is not None:
@@ -51,22 +52,39 @@ def test_amd_hierarchies(device, names):
         assert mall.bytes == (256 if device == "MI300X" else 128) * 2**20
 
 
+W6800_FILE = Path(__file__).resolve().parents[1] / "warpspeed" / "hardware" / "devices" / "W6800.toml"
+
+
 @pytest.mark.parametrize("table, message", [
-    ({"name": "X", "scope": "shader_array", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "evict",
-      "instances": 2, "colour": 1}, "unknown key"),
-    ({"name": "X", "scope": "cu", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "evict", "instances": 2},
-     "scope must be one of shader_array, memory_side"),
-    ({"name": "X", "scope": "shader_array", "bytes": 0, "line_bytes": 128, "fill_bytes": 128, "write": "evict",
-      "instances": 2}, "bytes must be a positive integer"),
-    ({"name": "X", "scope": "shader_array", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "evict",
-      "instances": 2, "dispatch": "random"}, "dispatch must be one of round_robin, contiguous"),
-    ({"name": "X", "scope": "memory_side", "bytes": 1, "line_bytes": 128, "fill_bytes": 128, "write": "later",
-      "instances": 1}, "write must be one of through, evict, back"),
+    ('name = "X"\nscope = "memory_side"\nbytes = 1\nline_bytes = 128\nsector_bytes = 128\nwrite = "back"\n'
+     'instances = 1\ncolour = 1', "unknown key"),
+    ('name = "X"\nscope = "cu"\nbytes = 1\nline_bytes = 128\nsector_bytes = 128\nwrite = "through"\nbanks = 32\n'
+     'bank_bytes = 4', "needs exactly one level with scope 'cu'"),
+    ('name = "X"\nscope = "memory_side"\nbytes = 0\nline_bytes = 128\nsector_bytes = 128\nwrite = "back"\n'
+     'instances = 1', "bytes must be a positive integer"),
+    ('name = "X"\nscope = "memory_side"\nbytes = 1\nline_bytes = 128\nsector_bytes = 128\nwrite = "later"\n'
+     'instances = 1', "write must be one of through, evict, back"),
+    ('name = "X"\nscope = "shader_array"\nbytes = 1\nline_bytes = 128\nsector_bytes = 128\nwrite = "evict"\n'
+     'instances = 2\ndispatch = "random"', "dispatch must be one of round_robin, contiguous"),
+    ('name = "X"\nscope = "device"\nbytes = 1\nline_bytes = 128\nsector_bytes = 128\nwrite = "back"\n'
+     'effective_bytes = 1\nbandwidth_gb_s = 1.0', "needs exactly one level with scope 'device'"),
 ])
-def test_bad_cache_tables_name_the_key(table, message):
-    device = dataclasses.replace(load_device("W6800"), tables={"cache": [table]})
+def test_bad_memory_tables_name_the_key(tmp_path, table, message):
+    """A further ``[[memory]]`` table appended to the W6800 file (after its Infinity Cache)."""
+    path = tmp_path / "dev.toml"
+    path.write_text(W6800_FILE.read_text() + f"\n[[memory]]\n{table}\n")
     with pytest.raises(DeviceError, match=message):
-        cache_levels(device)
+        load_device(str(path))
+
+
+def test_memory_levels_out_of_order(tmp_path):
+    """A shader-array level after the A100's L2."""
+    text = (W6800_FILE.parent / "A100-SXM4-40GB.toml").read_text()
+    path = tmp_path / "dev.toml"
+    path.write_text(text + '\n[[memory]]\nname = "X"\nscope = "shader_array"\nbytes = 1\nline_bytes = 128\n'
+                    'sector_bytes = 128\nwrite = "evict"\ninstances = 2\n')
+    with pytest.raises(DeviceError, match="from the SIMDs outwards"):
+        load_device(str(path))
 
 
 def test_shader_array_ranges_by_hand():
@@ -135,10 +153,10 @@ def test_levels_of_a_prediction():
     assert levels["MALL"].load_bytes_per_lup <= levels["L2"].load_bytes_per_lup
     assert levels["MALL"].load_bytes_per_lup == pytest.approx(p.dram.load_bytes_per_lup)
     served = levels["GL1"].load_bytes_per_lup + levels["L0"].store_bytes_per_lup
-    assert p.roofline.l2_lups_per_s == pytest.approx(device.l2_bandwidth_gb_s * 1e9 / served)
+    assert p.roofline.l2_lups_per_s == pytest.approx(device.l2.bandwidth_gb_s * 1e9 / served)
     assert levels["GL1"].lups_per_s is None and levels["MALL"].lups_per_s is None
     assert set(p.roofline.limits) == {"fp", "l1", "l2", "dram"}
-    assert p.to_dict()["cache_levels"][1]["name"] == "GL1"
+    assert prediction_record(p)["cache_levels"][1]["name"] == "GL1"
 
 
 def test_first_level_lines_against_nvidia_sectors_by_hand():
@@ -167,7 +185,7 @@ def test_double_copy_on_rdna_by_hand(device_name):
     p = Predictor(copy_kernel((512, 512, 256)), device).predict((256, 1, 1))
     for level in p.levels:
         assert (level.load_bytes_per_lup, level.store_bytes_per_lup) == pytest.approx((8.0, 8.0)), level.name
-    assert p.roofline.l2_lups_per_s == pytest.approx(device.l2_bandwidth_gb_s * 1e9 / 16)
+    assert p.roofline.l2_lups_per_s == pytest.approx(device.l2.bandwidth_gb_s * 1e9 / 16)
     assert p.roofline.limits["dram"] == pytest.approx(device.dram_bandwidth_gb_s * 1e9 / 16, rel=1e-3)
 
 
@@ -203,5 +221,8 @@ def test_nvidia_stores_stay_at_32_byte_sectors():
 
 
 def test_store_granule_must_divide_the_line():
-    with pytest.raises(DeviceError, match="l1_store_granule_bytes"):
-        dataclasses.replace(load_device("W6800"), l1_store_granule_bytes=96)
+    w6800 = load_device("W6800")
+    memory = tuple(dataclasses.replace(level, store_granule_bytes=96) if level.scope == "cu" else level
+                   for level in w6800.memory)
+    with pytest.raises(DeviceError, match="store_granule_bytes"):
+        dataclasses.replace(w6800, memory=memory)

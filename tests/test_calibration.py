@@ -40,10 +40,10 @@ def test_strided_l1_data_exist_only_for_the_parts_named_as_sources():
         c = _component(calibration(dev), "L1")
         if dev.vendor == "nvidia":
             assert c.source == "A100-SXM4-40GB" and c.own == (name == "A100-SXM4-40GB")
-        elif "tag_wavefronts_per_line" in dev.tables.get("l1_pipeline", {}):
+        elif dev.l1.tag_wavefronts_per_line is not None:
             assert c.source == "RX6900XT" and c.own == (name == "RX6900XT")
         else:  # CDNA's vector L1: documented rates only, nothing borrowed
-            assert dev.tables["l1_pipeline"]["family"] == "cdna-vl1d"
+            assert dev.l1.family == "cdna-vl1d"
             assert c.documented and not c.own and c not in calibration(dev).borrowed
 
 
@@ -92,7 +92,8 @@ def test_a_device_file_outside_the_catalog_says_its_figures_are_unchecked(tmp_pa
 
 def test_an_unknown_power_family_is_named_not_raised(tmp_path):
     # rank does not use the power model by default: the line must not fail where it would not
-    text = _device_text("A100-SXM4-40GB").replace('family = "ampere-ga100"', 'family = "no-such-family"', 1)
+    head, power, tail = _device_text("A100-SXM4-40GB").partition("\n[power]")
+    text = head + power + tail.replace('family = "ampere-ga100"', 'family = "no-such-family"', 1)
     path = tmp_path / "a100-other-power.toml"
     path.write_text(text)
     power = _component(calibration(load_device(str(path))), "power")

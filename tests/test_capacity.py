@@ -11,22 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from warpspeed.calibration.capacity import FitResult, fit_curve, read_points_csv, write_fit_toml
+from warpspeed.errors import FitError
+from warpspeed.hardware.device import load_device
 from warpspeed.memory.capacity import (
     CURVE_NAMES,
     FAMILIES,
-    FitResult,
     GompertzCurve,
     Provenance,
     curves_for_device,
     family_for_device,
-    fit_curve,
     fits_directory,
     load_curves,
-    read_points_csv,
-    write_fit_toml,
 )
-from warpspeed.hardware.device import load_device
-from warpspeed.errors import FitError
 
 A100 = load_device("A100-SXM4-40GB")
 
@@ -401,7 +398,7 @@ def test_fit_command_refuses_undetermined_fits(tmp_path, rates):
 
 @pytest.mark.parametrize("r_squared", [0.0, -0.3])
 def test_a_fit_no_better_than_the_mean_is_refused(r_squared):
-    from warpspeed.memory.capacity import require_informative_fit
+    from warpspeed.calibration.capacity import require_informative_fit
 
     result = FitResult("z_layer", GompertzCurve(0.5, 5.0, 1.0), 0.1, r_squared, ((0.0, 0.2), (1.0, 0.4), (2.0, 0.3)))
     with pytest.raises(FitError, match="explains nothing"):

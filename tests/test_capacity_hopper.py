@@ -53,7 +53,7 @@ def gompertz_crossing(a: float, b: float, c: float, level: float) -> float:
     ("h200", "H200", (0.99, 1.24, 1.61)),
 ])
 def test_sweep_miss_rates_quoted_in_the_hopper_file(name, device, documented):
-    o, miss = sweep_miss_rate(name, load_device(device).l2_effective_bytes)
+    o, miss = sweep_miss_rate(name, load_device(device).l2.effective_bytes)
     got = tuple(crossing(o, miss, level) for level in (0.1, 0.5, 0.9))
     assert got == pytest.approx(documented, abs=0.01)
 
@@ -65,7 +65,7 @@ def test_the_a100_sweep_does_not_reproduce_the_reference_layer_curve():
     assert curve.parameters == (1.0, 37.1, 3.2)
     reference = tuple(gompertz_crossing(*curve.parameters, level) for level in (0.1, 0.5, 0.9))
     assert reference == pytest.approx((0.87, 1.24, 1.83), abs=0.01)
-    o, miss = sweep_miss_rate("a100-80gb", load_device("A100-SXM4-80GB").l2_effective_bytes)
+    o, miss = sweep_miss_rate("a100-80gb", load_device("A100-SXM4-80GB").l2.effective_bytes)
     assert crossing(o, miss, 0.5) - reference[1] > 0.5
     rms = float(np.sqrt(np.mean((np.asarray(curve.miss_rate(o)) - miss) ** 2)))
     assert rms == pytest.approx(0.16, abs=0.01)

@@ -2,7 +2,7 @@
 
 The sustained figures in ``warpspeed/hardware/devices/*.toml`` are re-derived here from the stored
 gpu-benches rows (D. Ernst, https://github.com/te42kyfo/gpu-benches; fits/data/public/) through
-:mod:`warpspeed.perf.device_figures`, so that the files and the data cannot drift apart; a few
+:mod:`warpspeed.calibration.device_figures`, so that the files and the data cannot drift apart; a few
 anchors are checked against rows read off the data files by hand.
 """
 
@@ -14,7 +14,7 @@ from importlib import resources
 import pytest
 
 from warpspeed.hardware.device import device_names, load_device
-from warpspeed.perf.device_figures import MEASURED_AS, device_figures
+from warpspeed.calibration.device_figures import MEASURED_AS, device_figures
 
 #: Files write bandwidths and latencies to 0.1 and the curve exponent to 0.001.
 GB_S_ABS = 0.051
@@ -34,16 +34,16 @@ def test_device_file_equals_the_derived_figures(name):
     dev, fig = load_device(name), device_figures(name)
     assert dev.dram_bandwidth_gb_s == pytest.approx(fig.dram_bandwidth_gb_s.value, abs=GB_S_ABS)
     if fig.l2_bandwidth_gb_s is not None:
-        assert dev.l2_bandwidth_gb_s == pytest.approx(fig.l2_bandwidth_gb_s.value, abs=GB_S_ABS)
+        assert dev.l2.bandwidth_gb_s == pytest.approx(fig.l2_bandwidth_gb_s.value, abs=GB_S_ABS)
     if fig.l2_effective_bytes is not None:
-        assert dev.l2_effective_bytes == fig.l2_effective_bytes.value
+        assert dev.l2.effective_bytes == fig.l2_effective_bytes.value
     if fig.l1_bytes is not None:
-        assert dev.l1_bytes == fig.l1_bytes.value
+        assert dev.l1.bytes == fig.l1_bytes.value
     assert dev.dram_curve_peak_gb_s == pytest.approx(fig.dram_curve.peak_gb_s, abs=GB_S_ABS)
     assert dev.dram_curve_latency_ns == pytest.approx(fig.dram_curve.latency_ns, abs=NS_ABS)
     assert dev.dram_curve_sharpness == pytest.approx(fig.dram_curve.sharpness, abs=SHARPNESS_ABS)
-    for level in ("l1", "l2", "dram"):
-        value = getattr(dev, f"{level}_latency_ns")
+    latencies = {"l1": dev.l1.latency_ns, "l2": dev.l2.latency_ns, "dram": dev.dram_latency_ns}
+    for level, value in latencies.items():
         if level in fig.latency_ns:
             assert value == pytest.approx(fig.latency_ns[level].value, abs=NS_ABS)
         else:
@@ -88,9 +88,9 @@ def test_a40_and_l40_specifications():
     # 6 MB L2 (GA102 whitepaper); L40 datasheet: 18,176 cores = 142 x 128, 90.5 TFLOPS =
     # 142 x 128 x 2 x 2.49 GHz, 96 MB L2 (Ada whitepaper); compute capability 8.6 / 8.9: 1536 threads per SM
     a40, l40 = load_device("A40"), load_device("L40")
-    assert (a40.sms, a40.l2_bytes, a40.max_threads_per_sm) == (84, 6 * 2**20, 1536)
+    assert (a40.sms, a40.l2.bytes, a40.max_threads_per_sm) == (84, 6 * 2**20, 1536)
     assert a40.sms * a40.fp32_lanes_per_sm * 2 * a40.clock_ghz / 1e3 == pytest.approx(37.4, rel=0.01)
-    assert (l40.sms, l40.l2_bytes, l40.max_threads_per_sm) == (142, 96 * 2**20, 1536)
+    assert (l40.sms, l40.l2.bytes, l40.max_threads_per_sm) == (142, 96 * 2**20, 1536)
     assert l40.sms * l40.fp32_lanes_per_sm * 2 * l40.clock_ghz / 1e3 == pytest.approx(90.5, rel=0.01)
     # gpu-cache/a40.txt and l40.txt: the L1 bandwidth falls below 90 % before the nominal 128 KiB
-    assert 100 * 1024 < a40.l1_bytes < 128 * 1024 and 100 * 1024 < l40.l1_bytes < 128 * 1024
+    assert 100 * 1024 < a40.l1.bytes < 128 * 1024 and 100 * 1024 < l40.l1.bytes < 128 * 1024

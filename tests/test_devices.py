@@ -145,7 +145,7 @@ def test_warps_times_warp_size_is_threads_per_sm(name):
 @pytest.mark.parametrize("name", NVIDIA)
 def test_nvidia_l1_is_128_bytes_per_cycle(name):
     # 32 banks x 4 B = 128 B per cycle (CUDA C++ Programming Guide, "Shared Memory"; Ernst et al. 2023, 4.2).
-    assert load_device(name).l1_bytes_per_cycle == 16 * 8
+    assert load_device(name).l1.bytes_per_cycle == 16 * 8
 
 
 @pytest.mark.parametrize("name", ["A100-SXM4-40GB", "A100-SXM4-80GB"])
@@ -153,7 +153,7 @@ def test_ampere_split_l2_effective_is_half(name):
     # Ernst et al. 2023 sec. 3: the split L2 duplicates lines, the effective capacity is half the
     # nominal 40 MiB; the Ampere capacity curves are fitted against it.
     dev = load_device(name)
-    assert dev.l2_bytes == 40 * MiB and dev.l2_effective_bytes == 20 * MiB
+    assert dev.l2.bytes == 40 * MiB and dev.l2.effective_bytes == 20 * MiB
 
 
 @pytest.mark.parametrize("name, low_kib, high_kib", [
@@ -166,15 +166,15 @@ def test_ampere_split_l2_effective_is_half(name):
 ])
 def test_hopper_effective_l2_is_the_measured_onset(name, low_kib, high_kib):
     dev = load_device(name)
-    assert dev.l2_bytes == 50 * MiB
-    assert low_kib * 1024 < dev.l2_effective_bytes < high_kib * 1024
-    assert dev.l2_effective_bytes > dev.l2_bytes // 2  # not the half assumed before measurements
+    assert dev.l2.bytes == 50 * MiB
+    assert low_kib * 1024 < dev.l2.effective_bytes < high_kib * 1024
+    assert dev.l2.effective_bytes > dev.l2.bytes // 2  # not the half assumed before measurements
 
 
 @pytest.mark.parametrize("name", ["V100-PCIe-32GB", "A40", "MI100", "MI300X", "RX5500XT", "W6800", "RX6900XT"])
 def test_unsplit_l2_effective_is_nominal(name):
     dev = load_device(name)
-    assert dev.l2_effective_bytes == dev.l2_bytes
+    assert dev.l2.effective_bytes == dev.l2.bytes
 
 
 def test_v100_and_a100_agree_with_the_published_table():
@@ -184,15 +184,15 @@ def test_v100_and_a100_agree_with_the_published_table():
     # block, A100 80 GB L2 sweep ~5.4 TB/s), within 2 % (DRAM) and 9 % (L2) of the table;
     # the V100 L2 bandwidth has no stored sweep and stays the table's.
     v = load_device("V100-PCIe-32GB")
-    assert (v.sms, v.clock_ghz, v.l2_bytes) == (80, 1.38, 6 * MiB)
-    assert v.l1_bytes <= 128 * 1024
-    assert v.dram_bandwidth_gb_s == 814.0 and v.l2_bandwidth_gb_s == 2500.0
+    assert (v.sms, v.clock_ghz, v.l2.bytes) == (80, 1.38, 6 * MiB)
+    assert v.l1.bytes <= 128 * 1024
+    assert v.dram_bandwidth_gb_s == 814.0 and v.l2.bandwidth_gb_s == 2500.0
     assert v.dram_bandwidth_gb_s == pytest.approx(800, rel=0.02)
     a = load_device("A100-SXM4-40GB")
-    assert (a.sms, a.clock_ghz, a.l1_bytes, a.l2_bytes) == (108, 1.41, 192 * 1024, 40 * MiB)
+    assert (a.sms, a.clock_ghz, a.l1.bytes, a.l2.bytes) == (108, 1.41, 192 * 1024, 40 * MiB)
     assert a.dram_bandwidth_gb_s == 1381.0
     assert a.dram_bandwidth_gb_s == pytest.approx(1400, rel=0.02)
-    assert a.l2_bandwidth_gb_s == pytest.approx(5000, rel=0.09)
+    assert a.l2.bandwidth_gb_s == pytest.approx(5000, rel=0.09)
 
 
 def test_navisim_configurations():
@@ -203,12 +203,12 @@ def test_navisim_configurations():
     rx = load_device("RX5500XT")
     assert (rx.sms, rx.clock_ghz) == (22, 1.845)
     assert rx.dram_bandwidth_gb_s == pytest.approx(224 * 456 / 512, abs=0.05)
-    assert (rx.l1_bytes, rx.l2_bytes) == (16 * 1024, 1 * MiB)
+    assert (rx.l1.bytes, rx.l2.bytes) == (16 * 1024, 1 * MiB)
     w = load_device("W6800")
     assert (w.sms, w.clock_ghz) == (60, 2.32)
     assert w.dram_bandwidth_gb_s == pytest.approx(512 * 456 / 512, abs=0.05)
     for dev in (rx, w, load_device("RX6900XT")):
-        assert dev.warp_size == 32 and dev.l1_line_bytes == 128 and dev.l2_line_bytes == 128
+        assert dev.warp_size == 32 and dev.l1.line_bytes == 128 and dev.l2.line_bytes == 128
 
 
 @pytest.mark.parametrize("name, vgprs_per_wave, waves_per_simd", [
@@ -238,8 +238,13 @@ def _write(tmp_path, text, name="user.toml"):
 
 
 def _template() -> str:
-    """The A100's [device] table (the file's other tables left out, so appended keys land in it)."""
+    """The A100's [device] table and its [[memory]] tables (the model tables left out)."""
     return _text("A100-SXM4-40GB").partition("\n[interval]")[0] + "\n"
+
+
+def _with_device_key(text: str, line: str) -> str:
+    """``text`` with ``line`` added to its [device] table (after ``sms``)."""
+    return re.sub(r"(?m)^(sms = .*\n)", lambda m: m.group(1) + line + "\n", text, count=1)
 
 
 def test_user_file_loads(tmp_path):
@@ -256,10 +261,21 @@ def test_missing_key(tmp_path):
 
 
 def test_unknown_key(tmp_path):
-    path = _write(tmp_path, _template() + "l3_bytes = 1024\n")
+    path = _write(tmp_path, _with_device_key(_template(), "l3_bytes = 1024"))
     with pytest.raises(DeviceError, match=r"unknown key\(s\) l3_bytes") as info:
         load_device_file(path)
     assert "allowed:" in str(info.value)
+    # a key of a level in a level's table: named with the level
+    path = _write(tmp_path, _template() + "l3_bytes = 1024\n")
+    with pytest.raises(DeviceError, match=r"\[\[memory\]\] L2: unknown key\(s\) l3_bytes; allowed for scope device"):
+        load_device_file(path)
+
+
+def test_flat_cache_key_points_to_the_memory_tables(tmp_path):
+    """A cache key of the [device] table (the layout before the [[memory]] list) is named with where it goes."""
+    path = _write(tmp_path, _with_device_key(_template(), "l2_bandwidth_gb_s = 5000.0"))
+    with pytest.raises(DeviceError, match=r"l2_bandwidth_gb_s: the caches are \[\[memory\]\] tables"):
+        load_device_file(path)
 
 
 def test_negative_value(tmp_path):
@@ -302,13 +318,23 @@ def test_bad_device_file_is_one_line_error_in_the_cli(tmp_path):
 
 #: Every device key that counts something (SMs, threads, registers, bytes, lanes): an integer.
 INTEGER_KEYS = [
-    "sms", "warp_size", "l1_bytes", "l1_banks", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes",
-    "l2_bytes", "l2_effective_bytes", "l2_line_bytes", "l2_sector_bytes",
-    "registers_per_sm", "register_alloc_unit", "register_partitions", "max_registers_per_thread",
+    "sms", "warp_size", "registers_per_sm", "register_alloc_unit", "register_partitions", "max_registers_per_thread",
     "max_threads_per_block", "max_block_dim_x", "max_block_dim_y", "max_block_dim_z", "max_threads_per_sm",
     "max_warps_per_sm", "max_blocks_per_sm", "shared_bytes_per_sm", "shared_bytes_per_block",
     "shared_alloc_unit_bytes", "fp32_lanes_per_sm", "fp64_lanes_per_sm", "fp16_lanes_per_sm",
 ]
+
+
+#: ... and every key of a memory level that counts something.
+LEVEL_INTEGER_KEYS = ["bytes", "banks", "bank_bytes", "line_bytes", "sector_bytes", "effective_bytes"]
+
+
+@pytest.mark.parametrize("key", LEVEL_INTEGER_KEYS)
+def test_level_integer_keys_refuse_fractions(tmp_path, key):
+    text = re.sub(rf"^({key} = )(\d+)", lambda m: f"{m.group(1)}{m.group(2)}.5", _template(), flags=re.M)
+    assert f"\n{key} = " in text and ".5" in text.split(f"\n{key} = ")[1].split("#")[0]
+    with pytest.raises(DeviceError, match=rf"\[\[memory\]\] L[12]: {key} must be a positive integer, got \d+\.5"):
+        load_device(_write(tmp_path, text))
 
 
 @pytest.mark.parametrize("key", INTEGER_KEYS)
@@ -340,6 +366,10 @@ def test_every_built_in_integer_key_is_an_integer():
         for key in INTEGER_KEYS:
             value = getattr(dev, key)
             assert isinstance(value, int) and not isinstance(value, bool), (name, key, value)
+        for level in (dev.l1, dev.l2):
+            for key in LEVEL_INTEGER_KEYS:
+                value = getattr(level, key)
+                assert value is None or isinstance(value, int) and not isinstance(value, bool), (name, key, value)
 
 
 # ---------------------------------------------------------------------------------------------

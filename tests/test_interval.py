@@ -27,6 +27,9 @@ from warpspeed.interval.latency import COMPUTE_UNITS, LONG, WAIT, instruction_co
 from warpspeed.interval.model import STACK_KEYS, distribution_idle
 from warpspeed.interval.multiwarp import batch_stack
 from warpspeed.interval.profile import Demand, Interval, profile
+from warpspeed.trace.build import build_trace
+from warpspeed.trace.document import FieldMemory, TotalMemory, TraceBlockKind, TraceMemory
+from warpspeed.trace.instructions import Instruction
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +38,17 @@ def a100p():
 
 
 def _ins(opcode, dst=(), src=(), fu="int", space=None, field=None, shape=None, modifiers=()):
-    return {"opcode": opcode, "dst": list(dst), "src": list(src), "fu": fu, "space": space, "field": field,
-            "tensor_shape": shape, "modifiers": list(modifiers)}
+    return Instruction(opcode=opcode, dst=tuple(dst), src=tuple(src), fu=fu, space=space, field=field,
+                       tensor_shape=shape, modifiers=tuple(modifiers))
 
 
 def _memory(m1=1.0, m2=1.0, omega=2.0, r=8.0, w=8.0, dram_store=1.0):
-    entry = {"l1_wavefronts_per_instruction": omega, "l1_miss_rate": m1, "l2_miss_rate": m2,
-             "l2_load_sectors_per_load": r, "l2_store_sectors_per_store": w,
-             "l2_store_bytes_per_lup": 8.0, "dram_store_bytes_per_lup": 8.0 * dram_store}
-    return {"fields": {"a": entry}, "totals": entry}
+    figures = dict(l1_wavefronts_per_instruction=omega, l1_miss_rate=m1, l2_miss_rate=m2,
+                   l2_load_sectors_per_load=r, l2_store_sectors_per_store=w,
+                   l2_store_bytes_per_lup=8.0, dram_store_bytes_per_lup=8.0 * dram_store, loads_per_thread=2,
+                   stores_per_thread=1, l1_cycles_per_lup=0.0, l1_load_bytes_per_lup=0.0, l2_load_bytes_per_lup=0.0,
+                   dram_load_bytes_per_lup=0.0)
+    return TraceMemory("per_field", {"a": FieldMemory(**figures)}, TotalMemory(**figures))
 
 
 WARP = [_ins("LDG", ["R2"], ["R10"], "global", "global", "a"), _ins("LDG", ["R4"], ["R10"], "global", "global", "a"),
@@ -74,8 +79,8 @@ def test_tensor_core_intervals(a100p):
     mem = _memory()
 
     def cost(line, params):
-        ins = parse_instruction(0, line).as_dict()
-        assert ins["fu"] == "tensor"
+        ins = parse_instruction(0, line)
+        assert ins.fu == "tensor"
         return instruction_cost(ins, mem, params, 1.0)
 
     a100_cases = {"HMMA.16816.F32.BF16 R12, R4, R16, RZ": 8, "HMMA.1688.F32.TF32 R12, R4, R16, R12": 8,
@@ -99,7 +104,7 @@ def test_interval_profiling_by_hand(a100p):
     mem = _memory()
     costs = [instruction_cost(i, mem, a100p, 0.0) for i in WARP]
     assert [c.latency for c in costs] == [551, 551, 4, 261]
-    intervals = profile(costs, [i["src"] for i in WARP], [i["dst"] for i in WARP])
+    intervals = profile(costs, [i.src for i in WARP], [i.dst for i in WARP])
     assert [(k.instructions, k.stall, k.flag) for k in intervals] == [(2, 550, LONG), (1, 3, WAIT), (1, 260, LONG)]
     issued = sum(k.instructions for k in intervals)
     assert issued / (issued + sum(k.stall for k in intervals)) == pytest.approx(4 / 817)
@@ -123,7 +128,7 @@ def test_sixty_four_warps_by_hand(a100p):
     params = a100p.__class__(**{**a100p.__dict__, "noc_bandwidth_gb_s": 5000.0})
     mem = _memory()
     costs = [instruction_cost(i, mem, params, 0.0) for i in WARP]
-    intervals = profile(costs, [i["src"] for i in WARP], [i["dst"] for i in WARP])
+    intervals = profile(costs, [i.src for i in WARP], [i.dst for i in WARP])
     s = batch_stack(intervals, 64, params, active_sms=108, dram_bandwidth_gb_s=1940.0, dram_writes=False)
     o_p = 15 * 4 / 817
     assert s["selected"] == 64
@@ -139,7 +144,7 @@ def _trace(a100, block=(32, 8, 4), fold=(1, 1, 1), domain=(256, 128, 64)):
     from warpspeed.kernel.builtin import star_stencil
     from warpspeed.predict import predict
 
-    return predict(star_stencil(3, 1, domain), a100, block, fold).trace()
+    return build_trace(predict(star_stencil(3, 1, domain), a100, block, fold))
 
 
 def test_stack_sums_to_cycles_and_respects_the_bandwidth_bound(a100, a100p):
@@ -147,7 +152,7 @@ def test_stack_sums_to_cycles_and_respects_the_bandwidth_bound(a100, a100p):
     r = interval_model(t, a100p)
     assert set(r.cpi_stack) == set(STACK_KEYS)
     assert sum(r.cpi_stack.values()) == pytest.approx(r.cycles, rel=1e-9)
-    assert r.lups_per_s <= t["roofline"]["lups_per_s"] * (1 + 1e-12)
+    assert r.lups_per_s <= t.roofline.lups_per_s * (1 + 1e-12)
     free = interval_model(t, a100p, floor=False)
     assert free.bandwidth_floor_cycles == 0 and sum(free.cpi_stack.values()) == pytest.approx(free.cycles)
 
@@ -157,7 +162,7 @@ def test_more_resident_warps_never_slow_the_latency_bound_part(a100p):
     with more resident warps: the others hide the stalls."""
     mem = _memory()
     costs = [instruction_cost(i, mem, a100p, 0.0) for i in WARP]
-    intervals = profile(costs, [i["src"] for i in WARP], [i["dst"] for i in WARP])
+    intervals = profile(costs, [i.src for i in WARP], [i.dst for i in WARP])
     keys = ("selected", "stall_wait", "stall_long_scoreboard", "stall_short_scoreboard")
     per_warp = []
     for x in (1, 2, 4, 8, 16, 32, 64):
@@ -203,7 +208,7 @@ def test_batch_with_guard_warps_by_hand(a100p):
     params = a100p.__class__(**{**a100p.__dict__, "noc_bandwidth_gb_s": 5000.0})
     mem = _memory()
     costs = [instruction_cost(i, mem, params, 0.0) for i in GUARDED]
-    intervals = profile(costs, [i["src"] for i in GUARDED], [i["dst"] for i in GUARDED], guard_instructions=3)
+    intervals = profile(costs, [i.src for i in GUARDED], [i.dst for i in GUARDED], guard_instructions=3)
     assert [(k.instructions, k.guard.instructions, k.stall) for k in intervals] == \
         [(2, 2, 3), (3, 1, 550), (1, 0, 3), (1, 0, 260)]
     s = batch_stack(intervals, 8, params, active_sms=108, dram_bandwidth_gb_s=1940.0, dram_writes=False,
@@ -266,7 +271,7 @@ def test_dealing_equals_enumeration(block, fold, domain, sms, per_sm):
     from warpspeed.trace.warps import block_kinds
 
     launch = make_launch(block, fold, domain)
-    kinds = [k.as_dict() for k in block_kinds(launch, 32)]
+    kinds = block_kinds(launch, 32)
     w_b = math.ceil(math.prod(block) / 32)
     d = deal_blocks(launch.grid, kinds, w_b, per_sm, sms, 4, 100, 7)
     expected, sub_core = _brute_dealing(launch, sms, per_sm, 100, 7)
@@ -286,15 +291,14 @@ def test_distribution_idle_by_hand(a100p):
     or 3; the issue term already charged 1500 of either.) 4-warp blocks whose last warp is
     guard-only (100 instructions): [2000, 2000, 2000, 200], issue (6 x 1000 + 2 x 100) / 4 =
     1550, ID = 450. 8-warp blocks: [4000] x 4 = 8000 x 2 / 4: ID 0."""
-    full3 = [{"count": 1, "last": [False, True, True], "full": [True] * 3},
-             {"count": 1, "last": [True, True, True], "full": [True] * 3}]
+    full3 = [TraceBlockKind(1, (False, True, True), (True,) * 3), TraceBlockKind(1, (True, True, True), (True,) * 3)]
     d = deal_blocks((2, 1, 1), full3, 3, 2, 1, 4, 1000, 100)
     assert d.sub_core_instructions.tolist() == [[2000, 2000, 1000, 1000]] and d.compositions == ((6, 0),)
     one = Interval(instructions=1000, guard=Demand(instructions=100))
     s = batch_stack([one], 6, a100p, active_sms=1, dram_bandwidth_gb_s=1940.0)
     assert s["selected"] == 1500
     assert distribution_idle(d.sub_core_instructions, [s["selected"]], 1.0).tolist() == [500]
-    guard4 = [{"count": 1, "last": [x, True, True], "full": [True, True, True, False]} for x in (False, True)]
+    guard4 = [TraceBlockKind(1, (x, True, True), (True, True, True, False)) for x in (False, True)]
     d = deal_blocks((2, 1, 1), guard4, 4, 2, 1, 4, 1000, 100)
     assert d.sub_core_instructions.tolist() == [[2000, 2000, 2000, 200]] and d.compositions == ((6, 2),)
     s = batch_stack([one], 6, a100p, active_sms=1, dram_bandwidth_gb_s=1940.0, guard_warps=2)
@@ -305,16 +309,16 @@ def test_distribution_idle_by_hand(a100p):
 
 def test_dealing_rejects_kinds_that_do_not_match_the_grid():
     with pytest.raises(WarpspeedError, match="count 1 blocks; the grid 2x1x1 has 2"):
-        deal_blocks((2, 1, 1), [{"count": 1, "last": [True, True, True], "full": [True]}], 1, 1, 4, 4, 10, 2)
+        deal_blocks((2, 1, 1), [TraceBlockKind(1, (True, True, True), (True,))], 1, 1, 4, 4, 10, 2)
     with pytest.raises(WarpspeedError, match="lacks a kind"):
-        deal_blocks((2, 1, 1), [{"count": 2, "last": [True, True, True], "full": [True]}], 1, 1, 4, 4, 10, 2)
+        deal_blocks((2, 1, 1), [TraceBlockKind(2, (True, True, True), (True,))], 1, 1, 4, 4, 10, 2)
 
 
 def _star_trace(a100, block, domain, fold=(1, 1, 1)):
     from warpspeed.kernel.builtin import star_stencil
     from warpspeed.predict import predict
 
-    return predict(star_stencil(3, 4, domain), a100, block, fold).trace()
+    return build_trace(predict(star_stencil(3, 4, domain), a100, block, fold))
 
 
 def test_guard_only_warps_cost_their_guard_path_only(a100, a100p):
@@ -327,16 +331,15 @@ def test_guard_only_warps_cost_their_guard_path_only(a100, a100p):
     roofline's DRAM limit is 25 against 14 Glup/s), which the model's DRAM queueing sees: within
     8 %. With the trace's memory figures made equal the guard grid is slower only by the guard
     path and the latency its halved occupancy exposes: by 0 to 4 %."""
-    import copy
+    import dataclasses
 
     guard = _star_trace(a100, (1, 1024, 1), (640, 512, 512))
     plain = _star_trace(a100, (1, 1024, 1), (640, 1024, 256))
-    assert guard["launch"]["guard_warps"] == guard["launch"]["full_warps"] and plain["launch"]["guard_warps"] == 0
+    assert guard.launch.guard_warps == guard.launch.full_warps and plain.launch.guard_warps == 0
     r_guard, r_plain = interval_model(guard, a100p), interval_model(plain, a100p)
     assert r_guard.lups_per_s == pytest.approx(r_plain.lups_per_s, rel=0.08)
     assert (r_guard.full_warps_per_batch, r_guard.guard_warps_per_batch) == (32, 32)
-    same = copy.deepcopy(guard)
-    same["memory"], same["roofline"] = plain["memory"], plain["roofline"]
+    same = dataclasses.replace(guard, memory=plain.memory, roofline=plain.roofline)
     r_same = interval_model(same, a100p)
     assert 0.96 * r_plain.lups_per_s <= r_same.lups_per_s <= r_plain.lups_per_s
 
@@ -347,13 +350,13 @@ def test_l1_term_charges_the_roofline_wavefronts(a100, a100p):
     the batch's warps, so the L1 term neither rounds nor multiplies them (selected + lg_throttle
     >= that demand, = where the L1 bounds every interval)."""
     t = _star_trace(a100, (8, 4, 32), (640, 512, 512), fold=(1, 1, 2))
-    mem, stream = t["memory"], t["instructions"]["stream"]
+    mem, stream = t.memory, t.instructions.stream
     costs = [instruction_cost(i, mem, a100p, 1.0) for i in stream]
-    intervals = profile(costs, [i["src"] for i in stream], [i["dst"] for i in stream])
-    lups_per_warp = 32 * t["launch"]["cells_per_thread"]
-    assert sum(k.wavefronts for k in intervals) == pytest.approx(mem["totals"]["l1_cycles_per_lup"] * lups_per_warp)
+    intervals = profile(costs, [i.src for i in stream], [i.dst for i in stream])
+    lups_per_warp = 32 * t.launch.cells_per_thread
+    assert sum(k.wavefronts for k in intervals) == pytest.approx(mem.totals.l1_cycles_per_lup * lups_per_warp)
     s = batch_stack(intervals, 64, a100p, active_sms=108, dram_bandwidth_gb_s=1381.0)
-    demand = 64 * mem["totals"]["l1_cycles_per_lup"] * lups_per_warp
+    demand = 64 * mem.totals.l1_cycles_per_lup * lups_per_warp
     assert s["selected"] + s["stall_lg_throttle"] >= demand - 1e-6
 
 

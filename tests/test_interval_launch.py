@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from scipy.stats import linregress
 
+from warpspeed.calibration.launch import (MAX_FIT_BYTES, PART_DEVICES, fit_file_text, fit_launch, launch_seconds,
+                                          measured_rows, part_device)
 from warpspeed.hardware.device import load_device
 from warpspeed.interval import interval_params
-from warpspeed.interval.launch_fit import (MAX_FIT_BYTES, PART_DEVICES, fit_file_text, fit_launch, launch_constants,
-                                           launch_seconds, measured_rows, part_device)
 from warpspeed.interval.model import launch_latency
+from warpspeed.interval.params import launch_constants
+from warpspeed.trace.build import build_trace
 
 FIT_FILE = Path(__file__).resolve().parent.parent / "fits" / "kernel-launch.toml"
 #: Blocks a column must be slower than the 128-thread column by to count as dispatch-bound.
@@ -142,6 +144,6 @@ def test_interval_model_reproduces_the_largest_launches(threads, tolerance):
     n = 24_470_157
     row = next(r for r in measured_rows("a100-80") if r.elements == n and r.block_threads == threads)
     device = load_device("A100-SXM4-80GB")
-    trace = predict(builtin_kernel("copy", domain=(n, 1, 1)), device, (threads, 1, 1), (1, 1, 1)).trace()
+    trace = build_trace(predict(builtin_kernel("copy", domain=(n, 1, 1)), device, (threads, 1, 1), (1, 1, 1)))
     result = interval_model(trace, interval_params(device))
     assert result.lups_per_s * 16 == pytest.approx(row.volume / row.seconds, rel=tolerance)

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from warpspeed import Field, Kernel, load, load_linear
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.kernel.description import X, Y, Z
-from warpspeed.memory.l1 import TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, l1_cycles
+from warpspeed.memory.l1 import l1_cycles
+from warpspeed.memory.l1_stages import TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE
 from warpspeed.validation.strides import StrideRow, benchmark_kernel, read_strides_csv, strides_accuracy
 from warpspeed.launch.geometry import make_launch
 from warpspeed.kernel.builtin import star_stencil

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from warpspeed.hardware.device import load_device
-from warpspeed.memory.l1 import data_bytes_per_cycle, tag_stage_for, vector_l1_stages_for
+from warpspeed.memory.first_level import CdnaVectorL1, RdnaL0, first_level
 from warpspeed.validation.strides import StrideRow, predict_row, read_strides_csv, strides_accuracy
 
 RDNA2 = Path(__file__).resolve().parent.parent / "fits" / "data" / "public" / "gpu-strides" / "rdna2.csv"
@@ -36,12 +36,12 @@ def test_rdna_first_level_by_hand(precision, stride, expected):
 
 
 def test_rdna_pipeline_parameters_and_cdna_unchanged():
-    rx = load_device("RX6900XT")
-    assert data_bytes_per_cycle(rx, 4) == 128 and data_bytes_per_cycle(rx, 8) == 64
-    assert tag_stage_for(rx).wavefronts_per_line == pytest.approx(0.28)
-    mi210 = load_device("MI210")  # CDNA: the vL1D stages, no calibrated RDNA-style tag stage
-    assert tag_stage_for(mi210) is None and vector_l1_stages_for(mi210) is not None
-    assert vector_l1_stages_for(rx) is None
+    rx = first_level(load_device("RX6900XT"))
+    assert isinstance(rx, RdnaL0)
+    assert rx.data_bytes_per_cycle(4) == 128 and rx.data_bytes_per_cycle(8) == 64
+    assert rx.tag_stage.wavefronts_per_line == pytest.approx(0.28)
+    mi210 = first_level(load_device("MI210"))  # CDNA: the vL1D stages, no calibrated RDNA-style tag stage
+    assert isinstance(mi210, CdnaVectorL1) and mi210.tag_stage is None
 
 
 def test_rdna2_calibration_rows():

@@ -27,7 +27,7 @@ import pytest
 
 from warpspeed.errors import DeviceError
 from warpspeed.hardware.device import load_device
-from warpspeed.memory.l1 import vector_l1_stages_for
+from warpspeed.memory.first_level import CdnaVectorL1, first_level
 from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, model_bytes_per_cycle
 from warpspeed.validation.strides import StrideRow, predict_row
 
@@ -105,14 +105,18 @@ def test_mi210_by_hand(precision, kind, arg, expected):
 
 def test_cdna_devices_select_the_vector_l1_and_bad_family_is_an_error():
     for name, (line, data_bytes) in LINE_AND_DATA_BYTES.items():
-        stages = vector_l1_stages_for(load_device(name))
+        level = first_level(load_device(name))
+        assert isinstance(level, CdnaVectorL1)
+        stages = level.stages
         assert (stages.line_bytes, stages.data_bytes_per_cycle) == (line, data_bytes)
         assert (stages.lanes_per_cycle(4), stages.lanes_per_cycle(8)) == (16, 4)
-    assert vector_l1_stages_for(load_device("RX6900XT")) is None
-    assert vector_l1_stages_for(load_device("A100-SXM4-40GB")) is None
-    bad = dataclasses.replace(load_device("MI210"), tables={"l1_pipeline": {"family": "cdna-l0"}})
+    assert not isinstance(first_level(load_device("RX6900XT")), CdnaVectorL1)
+    assert not isinstance(first_level(load_device("A100-SXM4-40GB")), CdnaVectorL1)
+    mi210 = load_device("MI210")
+    bad = dataclasses.replace(mi210, memory=tuple(dataclasses.replace(level, family="cdna-l0")
+                                                  if level.scope == "cu" else level for level in mi210.memory))
     with pytest.raises(DeviceError, match="cdna-vl1d"):
-        vector_l1_stages_for(bad)
+        first_level(bad)
 
 
 def _plateau(part: str, cus: int, clock_ghz: float, nominal_kib: int = 16) -> float:

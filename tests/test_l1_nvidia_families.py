@@ -16,7 +16,8 @@ from warpspeed.errors import DeviceError
 from warpspeed.hardware.device import load_device
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
-from warpspeed.memory.l1 import l1_cycles, nvidia_family, tag_stage_for
+from warpspeed.memory.first_level import NvidiaL1Tex, first_level
+from warpspeed.memory.l1 import l1_cycles
 from warpspeed.validation.public_l1 import l1_bandwidth_datasets, model_bytes_per_cycle
 from warpspeed.validation.strides import StrideRow, predict_row, read_strides_csv, strides_accuracy
 
@@ -41,17 +42,23 @@ def _tag(lines: int) -> float:
 def test_families_of_the_built_in_devices(name, family, lanes):
     # 8 LD/ST units per SM partition (V100, A100, H100 whitepapers) or 4 (GA102, Ada whitepapers), 4 partitions
     device = load_device(name)
-    stage = tag_stage_for(device)
-    assert nvidia_family(device) == family
+    level = first_level(device)
+    assert isinstance(level, NvidiaL1Tex) and level.family == family
+    stage = level.tag_stage
     assert (stage.overhead_wavefronts, stage.wavefronts_per_line, stage.lanes_per_cycle) == (0.46, 0.28, lanes)
 
 
 def test_family_default_and_unknown_family():
     a40 = load_device("A40")
-    assert nvidia_family(dataclasses.replace(a40, tables={})) == "ampere-ga100"
-    bad = dataclasses.replace(a40, tables={"l1_pipeline": {"family": "turing-tu102"}})
+    assert first_level(_with_family(a40, None)).family == "ampere-ga100"
     with pytest.raises(DeviceError, match="turing-tu102.*allowed: volta-gv100"):
-        tag_stage_for(bad)
+        first_level(_with_family(a40, "turing-tu102")).tag_stage
+
+
+def _with_family(device, family):
+    """``device`` with its first level's ``family`` replaced."""
+    return dataclasses.replace(device, memory=tuple(dataclasses.replace(level, family=family)
+                                                    if level.scope == "cu" else level for level in device.memory))
 
 
 @pytest.mark.parametrize("row, a100, ga102", [

@@ -14,6 +14,7 @@ import pytest
 
 from pystencils_plugin.measure_kernels import plan_launch
 from warpspeed.validation import ncu as ncu_module
+from warpspeed.summary import prediction_record
 from warpspeed.validation.measure import measure
 from warpspeed.validation.measurement_csv import default_output_path, read_measurement_csv, write_measurement_csv
 from warpspeed.validation.ncu import (
@@ -292,7 +293,7 @@ def test_measured_columns_per_lup():
 
 
 def _record():
-    """A hand-made prediction record (the shape of Prediction.to_dict() + dram_terms)."""
+    """A hand-made prediction record (the shape of warpspeed.summary.prediction_record + dram_terms)."""
     return {
         "lups_per_s": 5e10, "limiter": "dram", "limiters": {"fp": None, "l1": 9e10, "l2": 7e10, "dram": 5e10},
         "l1_cycles_per_lup": 1.5, "l1_load_bytes_per_lup": 100.0, "l2_load_compulsory_bytes_per_lup": 20.0,
@@ -447,10 +448,13 @@ class _FakePredictor:
             raise LaunchError("too few registers")
         rec = _record()
         dram = SimpleNamespace(curves_family="test-family", **rec["dram_terms"])
-        return SimpleNamespace(to_dict=lambda: {k: v for k, v in rec.items() if k != "dram_terms"}, dram=dram)
+        return SimpleNamespace(record={k: v for k, v in rec.items() if k != "dram_terms"}, dram=dram)
 
 
-def test_measure_orchestration_with_fakes():
+def test_measure_orchestration_with_fakes(monkeypatch):
+    import warpspeed.summary
+
+    monkeypatch.setattr(warpspeed.summary, "prediction_record", lambda prediction: dict(prediction.record))
     runner = _FakeRunner()
     configs = [Config((32, 2, 1)), Config((16, 4, 1), (1, 2, 1)), Config((64, 1, 1))]
     table = measure("star3d-r1", SimpleNamespace(name="Model"), configs, runner, _FakeProfiler(),
@@ -483,11 +487,11 @@ def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
 
 
 def test_measure_with_the_real_predictor_matches_and_reevaluates():
-    """Rows from the real Predictor: the CSV columns equal Prediction.to_dict(), and the refit's
+    """Rows from the real Predictor: the CSV columns equal the prediction summary, and the refit's
     re-evaluation from those columns with the same curves reproduces the predicted volumes."""
     from warpspeed.kernel.catalog import resolve_kernel
     from warpspeed.predict import Predictor
-    from warpspeed.validation.refit import reevaluate
+    from warpspeed.calibration.refit import reevaluate
 
     domain = (640, 512, 512)
     configs = [Config((32, 8, 4)), Config((64, 16, 1), (1, 2, 1)), Config((8, 8, 16), (1, 1, 2))]
@@ -498,7 +502,7 @@ def test_measure_with_the_real_predictor_matches_and_reevaluates():
     lups = 640 * 512 * 512
     for config, row in zip(configs, table.rows):
         assert row["error"] == ""
-        d = predictor.predict(config.block, config.fold).to_dict()
+        d = prediction_record(predictor.predict(config.block, config.fold))
         assert row["pred_dram_load_bytes_per_lup"] == d["dram_load_bytes_per_lup"]
         assert row["pred_dram_load_bytes"] == pytest.approx(d["dram_load_bytes_per_lup"] * lups)
         assert row["pred_l1_wavefronts_per_lup"] == d["l1_cycles_per_lup"]

@@ -175,7 +175,7 @@ def fake_planner(kernel, config, domain, dtype="double"):
 
 
 class FakePredictor:
-    """A fixed prediction: 100 Glup/s, DRAM-bound (the shape of Prediction.to_dict())."""
+    """A fixed prediction: 100 Glup/s, DRAM-bound (the shape of warpspeed.summary.prediction_record)."""
 
     def predict(self, block, fold):
         rec = {"lups_per_s": 1e11, "limiter": "dram", "limiters": {"fp": None, "l1": 2e11, "l2": 1.5e11, "dram": 1e11},
@@ -185,7 +185,17 @@ class FakePredictor:
                "dram_load_bytes_per_lup": 10.0, "dram_store_bytes_per_lup": 8.0, "blocks_per_sm": 2}
         terms = {"l2_oversubscription": 0.5, "l2_redundant_load_bytes_per_lup": 2.0, "l2_redundant_store_bytes_per_lup": 0.0,
                  "capacity_miss_bytes_per_lup": 0.0, "partial_store_read_bytes_per_lup": 0.0}
-        return SimpleNamespace(to_dict=lambda: rec, dram=SimpleNamespace(curves_family="nvidia-hopper", **terms))
+        return SimpleNamespace(record=rec, dram=SimpleNamespace(curves_family="nvidia-hopper", **terms))
+
+
+@pytest.fixture(autouse=True)
+def _fake_summaries(monkeypatch):
+    """The summary of a fake prediction is its fixed record (real predictions keep theirs)."""
+    import warpspeed.summary
+
+    real = warpspeed.summary.prediction_record
+    monkeypatch.setattr(warpspeed.summary, "prediction_record",
+                        lambda prediction: dict(prediction.record) if hasattr(prediction, "record") else real(prediction))
 
 
 CONFIGS = [Config((8, 4, 32), (1, 1, 2)), Config((32, 32, 1)), Config((256, 4, 1), (1, 2, 1)),

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from warpspeed.errors import DeviceError
+from warpspeed.summary import prediction_record
 from warpspeed.hardware.device import DRAM_CURVE_FIELDS, device_names, load_device
 from warpspeed.kernel.builtin import copy_kernel
 from warpspeed.perf.occupancy_bandwidth import bytes_per_thread_in_flight, launch_dram_bandwidth
@@ -54,7 +55,7 @@ def test_h200_copy_at_half_and_full_occupancy_matches_the_stream_rows():
 
 
 def test_predict_json_reports_the_bandwidth_used():
-    d = _copy_on("H200", 64).to_dict()
+    d = prediction_record(_copy_on("H200", 64))
     assert d["dram_bandwidth_gb_s"] < d["dram_sustained_bandwidth_gb_s"] == 3534.0
     assert d["limiters"]["dram"] == pytest.approx(d["dram_bandwidth_gb_s"] * 1e9 / 16)
     assert d["dram_bytes_in_flight"] == 132 * 1024 * 16

@@ -53,7 +53,8 @@ def test_copy_on_the_a100_by_hand(a100):
     assert r.drain_cycles_per_lup == pytest.approx(drain / 2048)
     l1 = (4 / 32 / MISS_REQUESTS_PER_CYCLE + drain / 2048) / (dev["sms"] * dev["clock_ghz"] * 1e9)
     dram = 1 / p.roofline.dram_lups_per_s
-    l2 = 16 / (dev["l2_bandwidth_gb_s"] * 1e9)
+    l2_table = next(level for level in table["memory"] if level["scope"] == "device")
+    l2 = 16 / (l2_table["bandwidth_gb_s"] * 1e9)
     expected = 1 / max((l1 ** OVERLAP_EXPONENT + dram ** OVERLAP_EXPONENT) ** (1 / OVERLAP_EXPONENT), l2)
     assert r.lups_per_s == pytest.approx(expected, rel=1e-9)
     assert r.limiter == "dram" and r.dram_load_bytes_per_lup == pytest.approx(8) and r.l2_load_bytes_per_lup == 8

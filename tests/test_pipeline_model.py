@@ -112,7 +112,7 @@ def test_memory_latencies_from_the_prediction(star_r4, a100):
     per_node = 32 * 1 / n  # lups per memory node of a warp
     cycles_per_s = a100.sms * a100.clock_ghz * 1e9
     l1 = p.l1.cycles_per_lup * per_node
-    l2 = (p.l2_load_bytes_per_lup + p.l2_store_bytes_per_lup) * per_node / (a100.l2_bandwidth_gb_s * 1e9 / cycles_per_s)
+    l2 = (p.l2_load_bytes_per_lup + p.l2_store_bytes_per_lup) * per_node / (a100.l2.bandwidth_gb_s * 1e9 / cycles_per_s)
     dram = ((p.dram.load_bytes_per_lup + p.dram.store_bytes_per_lup) * per_node
             / (p.roofline.dram_bandwidth_gb_s * 1e9 / cycles_per_s))
     assert memory["issue_cycles"] == pytest.approx(max(l1, l2, dram))

@@ -14,7 +14,7 @@ import math
 import pytest
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.pipeline.calibrate import latencies_from_times
+from warpspeed.calibration.pipeline import latencies_from_times
 from warpspeed.pipeline.graph import Graph, GraphError, Node, Operation, check_operations
 from warpspeed.pipeline.latency import LatencyTable, UnitLatency, attach_latencies, fixed_memory_latency, load_latencies
 from warpspeed.pipeline.simulate import groups_per_sm, simulate

@@ -11,9 +11,10 @@ import pytest
 from warpspeed.hardware.device import load_device
 from warpspeed.errors import WarpspeedError
 from warpspeed.power import activity, board_power, power_at, power_params, static_category, static_power
-from warpspeed.power.calibrate import Run, clock_power_fit, design, fit_family, read_runs
+from warpspeed.calibration.power import Run, clock_power_fit, design, fit_family, read_runs
 from warpspeed.power.model import Activity, active_sms
 from warpspeed.power.params import CORE_COMPONENTS, PowerParameterError, PowerParams
+from warpspeed.trace.build import build_trace
 
 ZERO_CORE = dict.fromkeys(CORE_COMPONENTS, 0.0)
 PARAMS = PowerParams(device="test", family="test", sms=100, reference_clock_mhz=1000.0, power_limit_w=400.0,
@@ -210,7 +211,7 @@ def test_trace_activity(a100):
     from warpspeed.predict import predict
 
     p = predict(star_stencil(3, 1, (256, 128, 64)), a100, (32, 8, 4), (1, 2, 1))
-    act = activity(p.trace())
+    act = activity(build_trace(p))
     assert act.dram_sectors == pytest.approx((p.dram.load_bytes_per_lup + p.dram.store_bytes_per_lup) / 32)
     assert act.core["issue"] == pytest.approx(44 / (2 * 32))
     assert act.core["fp64"] == pytest.approx(14 / 2)
@@ -365,7 +366,7 @@ def test_voltage_floor_fitted_only_without_a_tie():
     floors 0-0.7 tie (runs all above 0.7 of the reference clock), assumed over the plausible floors
     cut to the tie: 0.6-0.7, point floor its middle 0.65. All four tied: the plausible 0.6-0.9,
     point floor 0.75 (never the tied 0.0 the scan met first, which lies outside the range)."""
-    from warpspeed.power.calibrate import voltage_floor
+    from warpspeed.calibration.power import voltage_floor
 
     floors = (0.0, 0.5, 0.7, 0.95)
     assert voltage_floor(floors, (3, 2, 1, 2), 0.7) == {"v_min_rel": 0.7, "v_min_status": "fitted"}
@@ -464,7 +465,7 @@ def test_benchmark_keeps_one_loop_trip_in_flight():
     sectors; 2 subtractions, 2 additions and 2 its FMAs: 4 + 4 its flops."""
     p, _ = _h200_gpu_roofline(0)
     assert p.dram_bandwidth.bytes_per_thread == pytest.approx(16.0)
-    assert activity(p.trace()).dram_sectors == pytest.approx(16 / 32)
+    assert activity(build_trace(p)).dram_sectors == pytest.approx(16 / 32)
     from warpspeed.power.benchmark import roofline_benchmark
 
     assert roofline_benchmark(10).flops.flops == 4 + 4 * 10
@@ -496,7 +497,7 @@ def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
     from warpspeed.power import activity, board_power, power_params
 
     p64, at_max = _h200_gpu_roofline(64)
-    fast = board_power(activity(p64.model_trace), power_params(p64.device_spec), p64.lups_per_s,
+    fast = board_power(activity(build_trace(p64)), power_params(p64.device), p64.lups_per_s,
                        p64.roofline.limits, 1980.0, 2600.0)
     assert fast.throttled and fast.watts == pytest.approx(700.0, rel=1e-6) and fast.clock_mhz < 2600.0
     assert not at_max.details["throttled"]

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from warpspeed.predict import Predictor, predict
+from warpspeed.summary import prediction_record
 from warpspeed.kernel.builtin import copy_kernel, star_stencil
 
 
@@ -32,7 +33,7 @@ def test_streaming_copy_by_hand(a100):
 
 def test_json_per_field_adds_up(a100):
     p = Predictor(star_stencil(3, 4, (256, 256, 256)), a100).predict((32, 4, 4), (1, 2, 1))
-    d = p.to_dict()
+    d = prediction_record(p)
     for key in ("l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
                 "dram_load_bytes_per_lup", "dram_store_bytes_per_lup"):
         assert d[key] == pytest.approx(sum(f[key] for f in d["fields"].values()))
@@ -47,9 +48,9 @@ def test_json_per_field_adds_up(a100):
 def test_predictor_reuse_gives_the_same_answer(a100):
     kernel = star_stencil(3, 1, (128, 128, 128))
     shared = Predictor(kernel, a100)
-    first = [shared.predict(b).to_dict() for b in ((32, 4, 2), (64, 2, 2), (32, 4, 2))]
+    first = [prediction_record(shared.predict(b)) for b in ((32, 4, 2), (64, 2, 2), (32, 4, 2))]
     assert first[0] == first[2]
-    assert first[1] == predict(kernel, a100, (64, 2, 2)).to_dict()
+    assert first[1] == prediction_record(predict(kernel, a100, (64, 2, 2)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -59,7 +60,8 @@ SMALL = ["--kernel", "star3d-r1", "--domain", "64,64,64"]
 
 
 def _custom_curves_file(tmp_path):
-    from warpspeed.memory.capacity import CURVE_NAMES, GompertzCurve, load_curves, write_fit_toml
+    from warpspeed.calibration.capacity import write_fit_toml
+    from warpspeed.memory.capacity import CURVE_NAMES, GompertzCurve, load_curves
 
     base = load_curves("nvidia-ampere")
     curves = {n: base.curve(n) for n in CURVE_NAMES}

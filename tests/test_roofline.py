@@ -9,12 +9,13 @@ import math
 import pytest
 
 from warpspeed.perf.roofline import four_limiter, two_limiter
+from warpspeed.summary import prediction_record
 
 
 @pytest.fixture(scope="module")
 def a100(a100):
     """The A100 with the bandwidths of Ernst et al. 2023, Table 1."""
-    return dataclasses.replace(a100, l2_bandwidth_gb_s=5000.0, dram_bandwidth_gb_s=1400.0)
+    return dataclasses.replace(a100.with_level("device", bandwidth_gb_s=5000.0), dram_bandwidth_gb_s=1400.0)
 
 FP_CAPACITY = 108 * 1.41e9 * 32  # FP64 instructions per second
 L1_CAPACITY = 108 * 1.41e9  # wavefronts per second
@@ -86,4 +87,4 @@ def test_float16_kernel_fp_limit(device, lanes, clock_ghz, sms):
     kernel = star_stencil(3, 1, (64, 64, 64), element_bytes=2)
     assert kernel.dtype == "float16"
     prediction = Predictor(kernel, load_device(device)).predict((64, 4, 4))
-    assert prediction.to_dict()["limiters"]["fp"] == pytest.approx(sms * clock_ghz * 1e9 * lanes / 7)
+    assert prediction_record(prediction)["limiters"]["fp"] == pytest.approx(sms * clock_ghz * 1e9 * lanes / 7)

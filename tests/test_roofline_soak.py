@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from warpspeed.power.calibrate import measured_lups_per_s, read_runs
+from warpspeed.calibration.power import measured_lups_per_s, read_runs
 from warpspeed.sass.toolchain import find_tool
 from warpspeed.validation.plan import MeasurementError
 from warpspeed.validation.power_sampling import PowerReading

@@ -13,9 +13,10 @@ from click.testing import CliRunner
 from warpspeed.cli.main import main
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.jsonsafe import json_safe
-from warpspeed.files.rows import RANK_COLUMNS, cell, rank_row_record, write_rows
+from warpspeed.files.records import csv_record
+from warpspeed.files.rows import cell, write_rows
 from warpspeed.launch.space import Config
-from warpspeed.rank import RankRow
+from warpspeed.rank import RANK_COLUMNS, RankRow
 from warpspeed.studies.storage import COLUMNS as STUDY_COLUMNS
 from warpspeed.validation.schema import CSV_COLUMNS as MEASUREMENT_COLUMNS
 
@@ -43,7 +44,7 @@ def test_cells():
 
 def test_failed_row_has_empty_numbers():
     bad = RankRow(Config((2048, 1, 1)), math.nan, "", {}, *[math.nan] * 5, 0, "", 0, error="too\nmany")
-    record = rank_row_record(bad)
+    record = csv_record(bad)
     assert record["error"] == "too many" and record["block_x"] == 2048
     assert all(record[c] == "" for c in RANK_COLUMNS if c not in ("error",) and not c.startswith(("block", "fold")))
 

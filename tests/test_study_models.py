@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import warpspeed.interval
-import warpspeed.pipeline
-import warpspeed.power
 import warpspeed.predict
 from warpspeed.cli.main import main
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import load_device
+from warpspeed.interval.time_model import INTERVAL
 from warpspeed.kernel import catalog
 from warpspeed.launch.space import Config
+from warpspeed.pipeline.time_model import PIPELINE
+from warpspeed.power.energy_model import ENERGY
 from warpspeed.rank import Scoring, predict_configs
 from warpspeed.studies.models import STUDY_MODELS, study_columns
 from warpspeed.studies.spec import study_from_dict
@@ -135,7 +135,7 @@ def test_streaming_copy_pipeline_rate_is_the_dram_limit(tmp_path):
 
 
 class _Counter:
-    """Counts calls of a module function (monkeypatched) and passes them on."""
+    """Counts calls of a function (monkeypatched on a module or a model's class) and passes them on."""
 
     def __init__(self, monkeypatch, owner, name: str) -> None:
         self.calls = 0
@@ -150,9 +150,9 @@ class _Counter:
 
 def _counters(monkeypatch) -> dict[str, _Counter]:
     return {"predict": _Counter(monkeypatch, warpspeed.predict.Predictor, "predict"),
-            "interval": _Counter(monkeypatch, warpspeed.interval, "estimate"),
-            "pipeline": _Counter(monkeypatch, warpspeed.pipeline, "estimate"),
-            "energy": _Counter(monkeypatch, warpspeed.power, "estimate")}
+            "interval": _Counter(monkeypatch, type(INTERVAL), "estimate"),
+            "pipeline": _Counter(monkeypatch, type(PIPELINE), "estimate"),
+            "energy": _Counter(monkeypatch, type(ENERGY), "estimate")}
 
 
 def test_resume_computes_only_missing_rows(tmp_path, full, monkeypatch):

@@ -12,6 +12,7 @@ from itertools import product
 
 import pytest
 
+from warpspeed.files.records import json_record
 from warpspeed.hardware.device import load_device
 from warpspeed.launch.space import Config, paper_space
 from warpspeed.studies.spec import study_from_dict
@@ -35,7 +36,7 @@ def _canonical(ranking) -> list[tuple]:
     """Rows as comparable tuples (NaN, which never equals itself, becomes a marker)."""
     out = []
     for row in ranking.rows:
-        d = row.as_dict()
+        d = json_record(row)
         out.append(tuple((k, "nan" if isinstance(v, float) and math.isnan(v) else
                           (tuple(sorted(v.items())) if isinstance(v, dict) else
                            tuple(v) if isinstance(v, list) else v)) for k, v in d.items()))

@@ -229,14 +229,14 @@ def check_against_brute_force(kernel, info, device, space="nd", model=None):
     assert volumes.compulsory_load_bytes_per_lup == pytest.approx(total_load * SECTOR / lups, rel=1e-12)
     assert volumes.compulsory_store_bytes_per_lup == pytest.approx(total_store * SECTOR / lups, rel=1e-12)
     layer_z = sum(f["layer"]["z"] for f in expected["fields"].values()) * SECTOR
-    assert volumes.oversubscription.z == pytest.approx(layer_z / device.l2_effective_bytes, rel=1e-12)
+    assert volumes.oversubscription.z == pytest.approx(layer_z / device.l2.effective_bytes, rel=1e-12)
     band = sum(f["band"] for f in expected["fields"].values()) * SECTOR
-    o_xy = band_oversubscription(band, device.l2_effective_bytes)
+    o_xy = band_oversubscription(band, device.l2.effective_bytes)
     assert (volumes.oversubscription.x, volumes.oversubscription.y) == pytest.approx((o_xy, o_xy), rel=1e-12)
     # the reference implementation's L2 oversubscription: loads + stores / sqrt(L2 x 4 MiB)
     wave_bytes = (total_load + total_store) * SECTOR
     assert volumes.l2_oversubscription == pytest.approx(
-        wave_bytes / math.sqrt(device.l2_effective_bytes * 4 * 2 ** 20), rel=1e-12)
+        wave_bytes / math.sqrt(device.l2.effective_bytes * 4 * 2 ** 20), rel=1e-12)
     return volumes
 
 

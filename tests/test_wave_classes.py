@@ -124,7 +124,7 @@ def test_the_average_weights_the_representatives_by_their_waves(name, domain, bl
     assert grid.compulsory_load_bytes_per_lup == pytest.approx(load * SECTOR / lups, rel=1e-12)
     assert tuple(grid.overlap_bytes_per_lup) == pytest.approx(tuple(overlap * SECTOR / lups), rel=1e-12)
     assert tuple(grid.layer_volume_bytes) == pytest.approx(tuple(layer * SECTOR / waves), rel=1e-12)
-    assert grid.oversubscription.z == pytest.approx(layer[2] * SECTOR / waves / device.l2_effective_bytes, rel=1e-12)
+    assert grid.oversubscription.z == pytest.approx(layer[2] * SECTOR / waves / device.l2.effective_bytes, rel=1e-12)
 
 
 @pytest.mark.parametrize("name,domain,block,sms,per_sm", SMALL_GRIDS)

@@ -72,8 +72,8 @@ def test_exact_average_equals_every_wave(name, domain, block, fold, sms, per_sm)
     assert tuple(grid.layer_volume_bytes) == pytest.approx(tuple(layer), rel=1e-9)
     assert grid.band_volume_bytes == pytest.approx(every["band"] * SECTOR / every["waves"], rel=1e-9)
     # x and y: the mean over the waves of each wave's band oversubscription; z: layer / L2
-    o_xy = np.mean([band_oversubscription(n * SECTOR, device.l2_effective_bytes) for n in every["band_lines"]])
-    expected = (o_xy, o_xy, layer[2] / device.l2_effective_bytes)
+    o_xy = np.mean([band_oversubscription(n * SECTOR, device.l2.effective_bytes) for n in every["band_lines"]])
+    expected = (o_xy, o_xy, layer[2] / device.l2.effective_bytes)
     assert tuple(grid.oversubscription) == pytest.approx(expected, rel=1e-9)
 
 

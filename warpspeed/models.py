@@ -1,101 +1,76 @@
-"""Time models and ranking objectives: what a configuration is predicted and ranked by.
+"""The registry of time models and ranking objectives: what a configuration is predicted and ranked by.
 
-Every prediction starts with the roofline of :mod:`warpspeed.predict`. Two further time models
-read the same prediction and explain the time differently:
+Every prediction carries the four-limiter roofline of :mod:`warpspeed.predict`. The time models
+(:class:`~warpspeed.estimate.TimeModel` objects) read the same prediction and explain the time
+differently:
 
-- ``"interval"``: the AMALI interval model (:mod:`warpspeed.interval`), cycles as a CPI stack
-  of Nsight Compute stall reasons;
-- ``"pipeline"``: the pipeline model (:mod:`warpspeed.pipeline`), an instruction dependence
-  graph simulated block by block on the SMs.
+- ``overlap`` (:mod:`warpspeed.overlap`, the default): the roofline's volumes with the L1 miss
+  stage, the wave-end latency and imperfect overlap of L1 and DRAM;
+- ``roofline`` (:mod:`warpspeed.perf.time_model`): the paper's four-limiter roofline;
+- ``interval`` (:mod:`warpspeed.interval`): the AMALI interval model, cycles as a CPI stack of
+  Nsight Compute stall reasons;
+- ``pipeline`` (:mod:`warpspeed.pipeline`): an instruction dependence graph simulated block by
+  block on the SMs.
 
-A ranking objective orders configurations by lattice updates per second (``"time"``), per
-joule (``"energy"``, the power model of :mod:`warpspeed.power`) or by the energy-delay product
-(``"edp"``: energy per lup times time per lup, smaller is better).
+A ranking objective orders configurations by lattice updates per second (``time``), per joule
+(``energy``, the power model :data:`~warpspeed.power.energy_model.ENERGY`) or by the energy-delay
+product (``edp``: energy per lup times time per lup, smaller is better).
 
-Each model lives in its own subpackage and exposes ``estimate(prediction, **options)``; this
-module only dispatches, so the core does not import a model it is not asked for.
+This module is the one place that lists the models: a new model is one module with a
+:class:`~warpspeed.estimate.TimeModel` object, added to :data:`MODELS`. The model modules load
+their numerical code when they estimate, so the registry (and the command line's ``--help``)
+loads without numpy.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
-
-#: Hertz per gigahertz.
-GHZ = 1e9
+from warpspeed.estimate import GHZ, EnergyEstimate, ModelEstimate, TimeModel
+from warpspeed.interval.time_model import INTERVAL
+from warpspeed.overlap.time_model import OVERLAP
+from warpspeed.perf.time_model import ROOFLINE, roofline_estimate
+from warpspeed.pipeline.time_model import PIPELINE
+from warpspeed.power.energy_model import ENERGY
 
 if TYPE_CHECKING:
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
+    from warpspeed.trace.document import Trace
 
-#: The time models, in the order the CLI lists them.
-TIME_MODELS: tuple[str, ...] = ("overlap", "roofline", "interval", "pipeline")
+#: The time models by name, in the order the command line lists them.
+MODELS: Mapping[str, TimeModel] = {m.name: m for m in (OVERLAP, ROOFLINE, INTERVAL, PIPELINE)}
+#: Their names.
+TIME_MODELS: tuple[str, ...] = tuple(MODELS)
 #: The time model of ``predict``, ``rank`` and ``compare`` when none is named, and of
 #: :class:`warpspeed.rank.Scoring`: the one closest to the measurements of a real GPU
 #: (``docs/accuracy.md``, "Real GPU").
-DEFAULT_TIME_MODEL = "overlap"
+DEFAULT_TIME_MODEL = OVERLAP.name
+#: The roofline every prediction carries.
+ROOFLINE_MODEL = ROOFLINE.name
 #: Time models whose ranking rows carry their own four limits (lups/s per limiter, in the roofline's
 #: names) and limiter; the others report a rate and what dominates their time.
-OWN_LIMITS: tuple[str, ...] = ("overlap", "roofline")
-#: The ranking objectives.
-OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
+OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.own_limits)
+#: The power model's objective.
+ENERGY_OBJECTIVE = ENERGY.name
+#: The ranking objectives: time, the power model's energy, and the energy-delay product.
+OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
-#: Where each model beyond the roofline lives: module and function ``estimate(prediction, **options)``.
-_PROVIDERS: dict[str, tuple[str, str]] = {
-    "overlap": ("warpspeed.overlap", "estimate"),
-    "interval": ("warpspeed.interval", "estimate"),
-    "pipeline": ("warpspeed.pipeline", "estimate"),
-}
-#: The power model: ``estimate(prediction, time, clock_mhz=None) -> EnergyEstimate``.
-_POWER_PROVIDER: tuple[str, str] = ("warpspeed.power", "estimate")
+__all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "GHZ", "MODELS", "ModelEstimate",
+           "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
+           "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_model"]
 
 
-@dataclass(frozen=True)
-class ModelEstimate:
-    """A time model's verdict on one configuration.
-
-    ``lups_per_s``: lattice updates per second; ``seconds``: kernel time (s); ``cycles``: SM
-    cycles at the clock the model used; ``explanation``: what dominates (the roofline's limiter,
-    the largest CPI-stack entry, the head of the critical path); ``details``: JSON-ready, what
-    ``predict --json`` shows under the model's name.
-    """
-
-    model: str
-    lups_per_s: float
-    seconds: float
-    cycles: float
-    explanation: str
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class EnergyEstimate:
-    """The power model's verdict: board power (W) at ``clock_mhz`` and lattice updates per joule.
-
-    ``lups_per_s`` is the rate the power was computed at (lower than the time model's when the
-    board power limit throttles the clock); ``details`` is JSON-ready (``predict --json``'s
-    ``power``).
-    """
-
-    watts: float
-    clock_mhz: float
-    lups_per_s: float
-    lups_per_joule: float
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def energy_per_lup_j(self) -> float:
-        return 1.0 / self.lups_per_joule if self.lups_per_joule > 0 else math.inf
+def time_model(name: str) -> TimeModel:
+    """The time model called ``name``, else a one-line error naming the models."""
+    if name not in MODELS:
+        raise WarpspeedError(f"unknown model {name!r}; choose one of {', '.join(TIME_MODELS)}")
+    return MODELS[name]
 
 
 def require_model(model: str) -> str:
-    """``model`` if it is one of :data:`TIME_MODELS`, else a one-line error."""
-    if model not in TIME_MODELS:
-        raise WarpspeedError(f"unknown model {model!r}; choose one of {', '.join(TIME_MODELS)}")
-    return model
+    """``model`` if it names a time model (:func:`time_model`), else a one-line error."""
+    return time_model(model).name
 
 
 def require_objective(objective: str) -> str:
@@ -105,34 +80,25 @@ def require_objective(objective: str) -> str:
     return objective
 
 
-def _provider(module: str, name: str, what: str) -> Callable[..., Any]:
-    function = getattr(importlib.import_module(module), name, None)
-    if function is None:
-        raise WarpspeedError(f"the {what} is not available in this installation")
-    return function
+def shared_trace(prediction: "Prediction", model: str, objective: str = "time") -> "Trace | None":
+    """The configuration's trace when both the time ``model`` and the ``objective`` read it (built
+    once for the two; :func:`warpspeed.trace.build.build_trace`), else None: a model that reads
+    the trace builds it when it is not given."""
+    if not (time_model(model).reads_trace and objective != "time"):
+        return None
+    from warpspeed.trace.build import build_trace
+
+    return build_trace(prediction)
 
 
-def roofline_estimate(prediction: "Prediction") -> ModelEstimate:
-    """The roofline as a :class:`ModelEstimate` (cycles at the device's SM clock)."""
-    lups = prediction.lups_per_s
-    domain = prediction.launch.launch.domain
-    seconds = math.prod(domain) / lups if lups > 0 else math.inf
-    return ModelEstimate("roofline", lups, seconds, seconds * prediction.clock_ghz * GHZ, prediction.limiter)
+def estimate_time(model: str, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
+    """The ``model``'s estimate of ``prediction``'s configuration (``trace``: the configuration's
+    trace when already built; ``options``: the model's own)."""
+    return time_model(model).estimate(prediction, trace, **options)
 
 
-def estimate_time(model: str, prediction: "Prediction", **options: Any) -> ModelEstimate:
-    """The ``model``'s estimate of ``prediction``'s configuration."""
-    require_model(model)
-    if model == "roofline":
-        return roofline_estimate(prediction)
-    module, name = _PROVIDERS[model]
-    return _provider(module, name, f"{model} model")(prediction, **options)
-
-
-def estimate_energy(prediction: "Prediction", time: ModelEstimate | None = None,
-                    clock_mhz: float | None = None) -> EnergyEstimate:
+def estimate_energy(prediction: "Prediction", time: ModelEstimate | None = None, clock_mhz: float | None = None,
+                    trace: "Trace | None" = None) -> EnergyEstimate:
     """The power model's estimate at the time ``time`` predicts (default: the roofline's) and the
     SM clock ``clock_mhz`` (default: the device's)."""
-    module, name = _POWER_PROVIDER
-    return _provider(module, name, "power model")(prediction, time or roofline_estimate(prediction),
-                                                 clock_mhz=clock_mhz)
+    return ENERGY.estimate(prediction, time or roofline_estimate(prediction), clock_mhz=clock_mhz, trace=trace)

@@ -1,7 +1,8 @@
 """Figures: ranking bar chart and layer-condition scan.
 
-The functions build :class:`matplotlib.figure.Figure` objects with their own Agg canvas and
-never touch pyplot's global state, so the backend of a notebook or application is left alone.
+The functions build :class:`matplotlib.figure.Figure` objects with their own Agg canvas
+(:mod:`warpspeed.files.figure`) and never touch pyplot's global state, so the backend of a
+notebook or application is left alone.
 
 Colors follow Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance Estimation during
 Code Generation on Modern GPUs", Journal of Parallel and Distributed Computing, 2023, section
@@ -17,6 +18,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from warpspeed.files.figure import FIGURE_DPI, new_figure, save_figure
+from warpspeed.models import MODELS, ROOFLINE_MODEL
+from warpspeed.perf.roofline import LIMITERS
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -25,14 +30,12 @@ if TYPE_CHECKING:
     from warpspeed.studies.scan import ScanPoint
 
 #: Hatch pattern per limiter in the ranking chart.
-LIMITER_HATCH = {"fp": "xx", "l1": "..", "l2": "//", "dram": ""}
+LIMITER_HATCH = dict(zip(LIMITERS, ("xx", "..", "//", "")))
 #: Widest ranking chart (inches); beyond ~150 bars the labels shrink instead.
 MAX_RANK_WIDTH_IN = 22.0
 #: Legend entries of the block-shape colors: (RGB, label).
 BLOCK_SHAPE_LEGEND: tuple[tuple[tuple[float, float, float], str], ...] = (
     ((1.0, 0.0, 0.0), "wide (x)"), ((0.0, 1.0, 0.0), "tall (y)"), ((0.0, 0.0, 1.0), "deep (z)"))
-#: Resolution of the ranking and scan figures, dots per inch.
-FIGURE_DPI = 130
 #: Bar labels: font size up to this many bars, smaller beyond.
 _MANY_BARS = 100
 #: Glup/s per lup/s.
@@ -44,23 +47,6 @@ def block_color(block: Sequence[int]) -> tuple[float, float, float]:
     logs = [math.log2(max(1, b)) for b in block]
     total = sum(logs) or 1.0
     return tuple(v / total for v in logs)  # type: ignore[return-value]
-
-
-def new_figure(width_in: float, height_in: float) -> "Figure":
-    """A figure of the given size (inches) on its own Agg canvas (pyplot is not involved)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width_in, height_in))
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def save_figure(fig: "Figure", path: str | Path, dpi: int = FIGURE_DPI) -> Path:
-    """Write ``fig`` to ``path`` in the format of its suffix; returns the path."""
-    out = Path(path)
-    fig.savefig(out, dpi=dpi)
-    return out
 
 
 def ranking_figure(ranking: "Ranking", top: int | None = None) -> "Figure":
@@ -91,8 +77,8 @@ def plot_ranking(ranking: "Ranking", path: str | Path, top: int | None = None) -
     return save_figure(ranking_figure(ranking, top), path)
 
 
-#: Marker and color of each time model in the comparison figure.
-MODEL_STYLE = {"overlap": ("D", "tab:green"), "roofline": ("s", "black"), "interval": ("o", "tab:orange"), "pipeline": ("^", "tab:blue")}
+#: Marker and color of a model the registry does not know.
+UNKNOWN_MODEL_STYLE = ("x", "gray")
 
 
 def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figure":
@@ -103,9 +89,10 @@ def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figu
     ax = fig.subplots()
     x = np.arange(len(rows))
     for model in comparison.models:
-        marker, color = MODEL_STYLE.get(model, ("x", "gray"))
+        known = MODELS.get(model)
+        marker, color = known.style if known is not None else UNKNOWN_MODEL_STYLE
         ax.plot(x, [r.rate(model).lups_per_s * _GIGA for r in rows], linestyle="none", marker=marker,
-                markersize=5, markerfacecolor="none" if model == "roofline" else color, color=color, label=model)
+                markersize=5, markerfacecolor="none" if model == ROOFLINE_MODEL else color, color=color, label=model)
     ax.set_xticks(x)
     ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= _MANY_BARS else 5)
     ax.set_ylabel("predicted performance, Glup/s")
@@ -151,5 +138,5 @@ def plot_scan(points: Sequence["ScanPoint"], path: str | Path, title: str = "") 
     return save_figure(scan_figure(points, title), path)
 
 
-__all__ = ["BLOCK_SHAPE_LEGEND", "MODEL_STYLE", "block_color", "comparison_figure", "new_figure", "plot_comparison", "plot_ranking", "plot_scan", "ranking_figure",
+__all__ = ["BLOCK_SHAPE_LEGEND", "UNKNOWN_MODEL_STYLE", "block_color", "comparison_figure", "new_figure", "plot_comparison", "plot_ranking", "plot_scan", "ranking_figure",
            "save_figure", "scan_figure"]

@@ -1,5 +1,7 @@
 """predict(kernel, device, block, fold) -> Prediction: every model stage in one call.
 
+The result, :class:`~warpspeed.prediction.Prediction`, is plain data (:mod:`warpspeed.prediction`).
+
 :class:`Predictor` holds what depends only on the kernel and the device (compiled address
 evaluators, the ISL access maps, the capacity curves) so that a sweep over launch
 configurations builds them once. Every stage is a pure function of its inputs.
@@ -22,213 +24,30 @@ Stages (Ernst et al., JPDC 2023):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
 from os import PathLike
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
+
+import numpy as np
 
 from warpspeed.errors import DeviceError, KernelError
-from warpspeed.files.jsonsafe import json_safe
-import numpy as np
 
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
-from warpspeed.hardware.caches import DEFAULT_DISPATCH, cache_levels
+from warpspeed.hardware.caches import DEFAULT_DISPATCH
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.memory.dram import DramVolumes, dram_volumes
+from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
-from warpspeed.memory.l1 import L1Cycles, l1_cycles
-from warpspeed.memory.levels import LevelTraffic, level_traffic, memory_side_dram, shader_array_compulsory
+from warpspeed.memory.l1 import l1_cycles
+from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
 from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
-from warpspeed.perf.occupancy_bandwidth import DramBandwidth, launch_dram_bandwidth
-from warpspeed.perf.roofline import Roofline, TwoLimiter, four_limiter, two_limiter
-from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, WaveModel
-from warpspeed.memory.warps import WarpPlan, WarpRows, address_period, block_warp_rows, warp_plan
-
-if TYPE_CHECKING:
-    from warpspeed.rank import Config, RankRow
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """Everything the model says about one launch configuration.
-
-    Volumes are bytes per lattice update (lup), rates lups per second.
-    """
-
-    kernel: str
-    device: str
-    launch: LaunchInfo
-    l1: L1Cycles
-    footprint: BlockFootprint
-    l1_oversubscription: float  # L1 allocation of a block / sqrt(L1 capacity x 128 KiB)
-    l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
-    l2_load_per_field: dict[str, float]
-    wave: GridWaveVolumes  # the classes of full waves and their averages
-    dram: DramVolumes  # what reaches DRAM (behind a memory-side cache if any), averaged over the full waves
-    roofline: Roofline
-    two_limiter: TwoLimiter
-    dram_bandwidth: DramBandwidth
-    #: The kernel description and the device the prediction was made for (what the interval,
-    #: pipeline and power models and the trace read beyond the volumes).
-    kernel_spec: Kernel = field(repr=False, compare=False)
-    device_spec: Device = field(repr=False, compare=False)
-    #: Traffic and limit of every cache level, from the SIMDs outwards (:mod:`warpspeed.memory.levels`).
-    levels: tuple[LevelTraffic, ...] = ()
-    #: The compiled kernel and the capacity curves the prediction used (what the overlap model
-    #: re-evaluates at the block level).
-    compiled: CompiledKernel | None = field(default=None, repr=False, compare=False)
-    curves: CapacityCurves | None = field(default=None, repr=False, compare=False)
-    #: The representative block's warp instructions, grouped (:func:`warpspeed.memory.warps.block_warp_rows`),
-    #: and its lattice updates.
-    warps: WarpRows | None = field(default=None, repr=False, compare=False)
-    block_lups: int = field(default=0, repr=False, compare=False)
-
-    @property
-    def clock_ghz(self) -> float:
-        """The SM clock the L1 and FP limiters assume, GHz."""
-        return self.device_spec.clock_ghz
-
-    @property
-    def l2_store_bytes_per_lup(self) -> float:
-        return self.footprint.l2_store_bytes_per_lup
-
-    @property
-    def lups_per_s(self) -> float:
-        return self.roofline.lups_per_s
-
-    @property
-    def limiter(self) -> str:
-        return self.roofline.limiter
-
-    def to_dict(self) -> dict:
-        """A flat, JSON-ready summary (the CLI's ``--json``)."""
-        launch = self.launch
-        fields = {}
-        for name, fp in self.footprint.per_field.items():
-            fields[name] = {
-                "l1_cycles_per_lup": self.l1.per_field[name],
-                "l1_load_bytes_per_lup": fp.l1_load_bytes_per_lup,
-                "l2_load_compulsory_bytes_per_lup": fp.l2_load_bytes_per_lup,
-                "l2_load_bytes_per_lup": self.l2_load_per_field[name],
-                "l2_store_bytes_per_lup": fp.l2_store_bytes_per_lup,
-                "l1_alloc_bytes_per_block": fp.l1_alloc_bytes_per_block,
-                **_dram_field_dict(self.dram, name),
-                "layer_conditions": _field_layers(self.wave, self.dram, name),
-            }
-        return {
-            "kernel": self.kernel,
-            "device": self.device,
-            "block": list(launch.launch.block),
-            "fold": list(launch.launch.fold),
-            "domain": list(launch.launch.domain),
-            "grid": list(launch.launch.grid),
-            "blocks_per_sm": launch.occupancy.blocks_per_sm,
-            "occupancy_limiter": launch.occupancy.limiter,
-            "registers": launch.occupancy.registers_per_thread,
-            "registers_estimated": launch.occupancy.registers_estimated,
-            "wave_blocks": launch.wave.blocks,
-            "waves": launch.wave.count,
-            "cache_levels": [level.as_dict() for level in self.levels],
-            "wave_average": self.wave.method,
-            "wave_classes": [
-                {"plane_crossings": c.wave_class.crossings, "row_crossings": c.wave_class.row_crossings,
-                 "waves": c.wave_class.waves, "first_block": c.wave_class.first_block}
-                for c in self.wave.classes
-            ],
-            "l1_cycles_per_lup": self.l1.cycles_per_lup,
-            "l1_load_bytes_per_lup": self.footprint.l1_load_bytes_per_lup,
-            "l1_alloc_bytes_per_block": self.footprint.l1_alloc_bytes_per_block,
-            "l1_oversubscription": self.l1_oversubscription,
-            "l2_load_compulsory_bytes_per_lup": self.footprint.l2_load_bytes_per_lup,
-            "l2_load_bytes_per_lup": self.l2_load_bytes_per_lup,
-            "l2_store_bytes_per_lup": self.l2_store_bytes_per_lup,
-            "dram_load_compulsory_bytes_per_lup": self.dram.compulsory_load_bytes_per_lup,
-            "dram_store_compulsory_bytes_per_lup": self.wave.compulsory_store_bytes_per_lup,
-            "dram_load_bytes_per_lup": self.dram.load_bytes_per_lup,
-            "dram_store_bytes_per_lup": self.dram.store_bytes_per_lup,
-            "dram_layer_hit_bytes_per_lup": sum(self.dram.layer_hit_bytes_per_lup),
-            "dram_capacity_miss_bytes_per_lup": self.dram.capacity_miss_bytes_per_lup,
-            "dram_partial_store_read_bytes_per_lup": self.dram.partial_store_read_bytes_per_lup,
-            "l2_oversubscription": self.dram.l2_oversubscription,
-            "dram_bandwidth_gb_s": self.dram_bandwidth.achievable_gb_s,
-            "dram_sustained_bandwidth_gb_s": self.dram_bandwidth.sustained_gb_s,
-            "dram_bytes_in_flight": self.dram_bandwidth.bytes_in_flight,
-            "dram_bytes_in_flight_per_thread": self.dram_bandwidth.bytes_per_thread,
-            "dram_bytes_in_flight_register_capped": self.dram_bandwidth.register_capped,
-            "layer_conditions": {
-                d: {"overlap_bytes_per_lup": self.wave.overlap_bytes_per_lup[d],
-                    "hit_rate": self.dram.layer_hit_rate[d],
-                    "hit_bytes_per_lup": self.dram.layer_hit_bytes_per_lup[d],
-                    "cached_bytes": self.wave.cached_bytes[d],
-                    "oversubscription": self.wave.oversubscription[d]}
-                for d in DIMENSIONS
-            },
-            "capacity_curves": self.dram.curves_label or self.dram.curves_family,
-            "lups_per_s": json_safe(self.lups_per_s),
-            "limiter": self.limiter,
-            "limiters": {k: json_safe(v) for k, v in self.roofline.limits.items()},
-            "gflops": self.roofline.gflops,
-            "two_limiter": {"lups_per_s": json_safe(self.two_limiter.lups_per_s),
-                            "limiter": self.two_limiter.limiter},
-            "fields": fields,
-        }
-
-    def trace(self, registers_source: str | None = None) -> dict:
-        """The per-kernel trace of this configuration (:func:`warpspeed.trace.build_trace`;
-        ``registers_source``: where the kernel's register count came from, if known). A new
-        document on every call: the caller may change it."""
-        from warpspeed.trace import build_trace
-
-        return build_trace(self, registers_source=registers_source)
-
-    @cached_property
-    def model_trace(self) -> dict:
-        """The trace the models beyond the roofline read (interval, power), built once per
-        prediction and shared by them; read it, do not change it (:meth:`trace` gives a copy
-        of one's own)."""
-        return self.trace()
-
-    def rank_row(self, config: "Config") -> "RankRow":
-        from warpspeed.rank import RankRow
-
-        occ = self.launch.occupancy
-        return RankRow(
-            config=config, lups_per_s=self.lups_per_s, limiter=self.limiter,
-            limits=dict(self.roofline.limits), l1_cycles_per_lup=self.l1.cycles_per_lup,
-            l2_load_bytes_per_lup=self.l2_load_bytes_per_lup,
-            l2_store_bytes_per_lup=self.l2_store_bytes_per_lup,
-            dram_load_bytes_per_lup=self.dram.load_bytes_per_lup,
-            dram_store_bytes_per_lup=self.dram.store_bytes_per_lup,
-            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
-            registers=occ.registers_per_thread,
-        )
-
-
-def _dram_field_dict(dram: DramVolumes, name: str) -> dict[str, float]:
-    f = dram.field(name)
-    return {
-        "dram_load_compulsory_bytes_per_lup": f.compulsory_load_bytes_per_lup,
-        "dram_layer_hit_bytes_per_lup": sum(f.layer_hit_bytes_per_lup),
-        "dram_capacity_miss_bytes_per_lup": f.capacity_miss_bytes_per_lup,
-        "dram_partial_store_read_bytes_per_lup": f.partial_store_read_bytes_per_lup,
-        "dram_load_bytes_per_lup": f.load_bytes_per_lup,
-        "dram_store_bytes_per_lup": f.store_bytes_per_lup,
-    }
-
-
-def _field_layers(wave: GridWaveVolumes, dram: DramVolumes, name: str) -> dict[str, dict[str, float]]:
-    """Per dimension for one field: overlap with the previous-neighbour set, the hits (overlap x
-    the shared hit rate), and the field's share of the volume that sets the dimension's
-    oversubscription (the band volume for x and y, the z layer volume for z)."""
-    fw, fd = wave.field(name), dram.field(name)
-    return {d: {"overlap_bytes_per_lup": fw.overlap_bytes_per_lup[d],
-                "hit_bytes_per_lup": fd.layer_hit_bytes_per_lup[d],
-                "cached_bytes": fw.cached_bytes[d]} for d in DIMENSIONS}
-
+from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
+from warpspeed.perf.roofline import four_limiter, two_limiter
+from warpspeed.memory.wave import WaveModel
+from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
+from warpspeed.prediction import Prediction
 
 class SharedModels:
     """What the predictors of one ranking share: one wave model (with its memo of wave volumes) per
@@ -282,7 +101,7 @@ class Predictor:
         self.curves = curves if curves is not None else curves_for_device(self.device)
         self.wave_model = (shared.wave_model(self.compiled, address_space) if shared is not None
                            else WaveModel(self.compiled, address_space=address_space))
-        self.levels = cache_levels(self.device)
+        self.levels = self.device.levels
         self.levels_by_scope = {level.scope: level for level in self.levels}
         self._period = address_period(self.device)
         #: merged fold copies and the warp plan per tuple of fold offsets (a few foldings per predictor)
@@ -303,7 +122,7 @@ class Predictor:
         l1 = l1_cycles(self.compiled, cells, device, warps=warps)
         fp = block_footprint(self.compiled, cells, device, warps=warps)
 
-        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)
+        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
@@ -337,11 +156,10 @@ class Predictor:
                                gl1_limit, dram_l2, roof.l2_lups_per_s, dram)
         two = two_limiter(device, kernel.dtype, fp_instr,
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
-        return Prediction(kernel=kernel.name, device=device.name, launch=info, l1=l1, footprint=fp,
+        return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          kernel_spec=kernel, device_spec=device, levels=levels, compiled=self.compiled,
-                          curves=curves, warps=warps, block_lups=cells.lups)
+                          levels=levels, compiled=self.compiled, curves=curves, warps=warps, block_lups=cells.lups)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:

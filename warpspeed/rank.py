@@ -1,5 +1,8 @@
 """Configuration spaces and ranking: predict every (block, fold) and sort by predicted speed.
 
+The rows (:class:`RankRow`) are plain records; this module imports the predictor only where it
+predicts, so that the record layout (:data:`RANK_COLUMNS`) loads without numpy and sympy.
+
 A failing configuration (impossible launch, unsupported kernel) becomes a row with its error
 instead of aborting the sweep. Predictions run serially, on any
 ``concurrent.futures.Executor`` (a process pool, or Dask's ``Client.get_executor()``), or on a
@@ -16,15 +19,29 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from warpspeed.hardware.device import Device
 from warpspeed.errors import WarpspeedError
-from warpspeed.kernel.description import Kernel
-from warpspeed.memory.capacity import CapacityCurves
-from warpspeed.models import DEFAULT_TIME_MODEL, estimate_energy, estimate_time, require_model, require_objective
-from warpspeed.predict import Prediction, Predictor, SharedModels
+from warpspeed.files.records import csv_columns, recorded
+from warpspeed.files.rows import error_text
+from warpspeed.hardware.device import Device
+from warpspeed.models import (
+    DEFAULT_TIME_MODEL,
+    ROOFLINE_MODEL,
+    estimate_energy,
+    estimate_time,
+    require_model,
+    require_objective,
+    shared_trace,
+)
 from warpspeed.launch.space import Config, configuration_space
+from warpspeed.perf.roofline import LIMITERS
+
+if TYPE_CHECKING:
+    from warpspeed.kernel.description import Kernel
+    from warpspeed.memory.capacity import CapacityCurves
+    from warpspeed.predict import Predictor, SharedModels
+    from warpspeed.prediction import Prediction
 
 #: Configurations from which a local pool of two workers pays (the ``"auto"`` executor,
 #: :func:`pool_pays`). With ``w`` workers a pool wins when ``S + N t / w < N t``, i.e.
@@ -64,62 +81,80 @@ def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context(method))
 
 
+def _not_roofline(row: "RankRow") -> bool:
+    return row.model != ROOFLINE_MODEL
+
+
+def _has_power(row: "RankRow") -> bool:
+    return not math.isnan(row.watts)
+
+
 @dataclass(frozen=True)
 class RankRow:
     """One ranked configuration. Volumes are bytes per lup; rates lups/s.
 
-    ``error`` is set (and the numbers are NaN) when the configuration cannot be predicted.
+    ``error`` is set (and the numbers are NaN) when the configuration cannot be predicted. The
+    fields are the row's record: its JSON object (``warpspeed rank --json``) and its CSV columns
+    (:data:`RANK_COLUMNS`) are derived from them (:mod:`warpspeed.files.records`).
     """
 
-    config: Config
+    config: Config = recorded(flatten=True, identity=True)
     lups_per_s: float
     limiter: str
-    limits: dict[str, float]
+    #: lups/s per limiter (JSON ``limiters``; CSV ``<limiter>_lups_per_s`` per roofline limiter)
+    limits: dict[str, float] = recorded(key="limiters", names=LIMITERS, pattern="{}_lups_per_s")
     l1_cycles_per_lup: float
     l2_load_bytes_per_lup: float
     l2_store_bytes_per_lup: float
     dram_load_bytes_per_lup: float
     dram_store_bytes_per_lup: float
-    blocks_per_sm: int
+    blocks_per_sm: int = recorded(cell=int)
     occupancy_limiter: str
-    registers: int
-    error: str | None = None
+    registers: int = recorded(cell=int)
+    error: str | None = recorded(default=None, failure=True, cell=error_text)
     #: The time model ``lups_per_s`` comes from, and what dominates its time (for the roofline
-    #: the limiter; for the interval model the largest CPI-stack entry).
-    model: str = DEFAULT_TIME_MODEL
-    explanation: str = ""
-    #: Board power (W) and lattice updates per joule (NaN unless ranked by energy or EDP).
-    watts: float = math.nan
-    lups_per_joule: float = math.nan
+    #: the limiter; for the interval model the largest CPI-stack entry); in the JSON object
+    #: unless the model is the roofline, not in the CSV row.
+    model: str = recorded(default=DEFAULT_TIME_MODEL, csv=False, json_if=_not_roofline)
+    explanation: str = recorded(default="", csv=False, json_if=_not_roofline)
+    #: Board power (W) and lattice updates per joule (NaN unless ranked by energy or EDP; in the
+    #: JSON object only then).
+    watts: float = recorded(default=math.nan, csv=False, json_if=_has_power)
+    lups_per_joule: float = recorded(default=math.nan, csv=False, json_if=_has_power)
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
-    def as_dict(self) -> dict:
-        d = {
-            "block": list(self.config.block), "fold": list(self.config.fold),
-            "lups_per_s": self.lups_per_s, "limiter": self.limiter, "limiters": dict(self.limits),
-            "l1_cycles_per_lup": self.l1_cycles_per_lup,
-            "l2_load_bytes_per_lup": self.l2_load_bytes_per_lup,
-            "l2_store_bytes_per_lup": self.l2_store_bytes_per_lup,
-            "dram_load_bytes_per_lup": self.dram_load_bytes_per_lup,
-            "dram_store_bytes_per_lup": self.dram_store_bytes_per_lup,
-            "blocks_per_sm": self.blocks_per_sm, "occupancy_limiter": self.occupancy_limiter,
-            "registers": self.registers, "error": self.error,
-        }
-        if self.model != "roofline":
-            d["model"] = self.model
-            d["explanation"] = self.explanation
-        if not math.isnan(self.watts):
-            d["watts"] = self.watts
-            d["lups_per_joule"] = self.lups_per_joule
-        return d
+    @classmethod
+    def from_prediction(cls, prediction: "Prediction", config: Config) -> "RankRow":
+        """The roofline's row of one predicted configuration."""
+        occ = prediction.launch.occupancy
+        return cls(
+            config=config, lups_per_s=prediction.lups_per_s, limiter=prediction.limiter,
+            limits=dict(prediction.roofline.limits), l1_cycles_per_lup=prediction.l1.cycles_per_lup,
+            l2_load_bytes_per_lup=prediction.l2_load_bytes_per_lup,
+            l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
+            dram_load_bytes_per_lup=prediction.dram.load_bytes_per_lup,
+            dram_store_bytes_per_lup=prediction.dram.store_bytes_per_lup,
+            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
+            registers=occ.registers_per_thread,
+        )
+
+    @classmethod
+    def failed(cls, config: Config, message: str) -> "RankRow":
+        """The row of a configuration that could not be predicted: its error, no numbers."""
+        nan = math.nan
+        return cls(config=config, lups_per_s=nan, limiter="", limits={}, l1_cycles_per_lup=nan,
+                   l2_load_bytes_per_lup=nan, l2_store_bytes_per_lup=nan, dram_load_bytes_per_lup=nan,
+                   dram_store_bytes_per_lup=nan, blocks_per_sm=0, occupancy_limiter="", registers=0,
+                   error=message)
 
 
-def _error_row(config: Config, message: str) -> RankRow:
-    nan = math.nan
-    return RankRow(config, nan, "", {}, nan, nan, nan, nan, nan, 0, "", 0, error=message)
+#: Columns of one ranked configuration in CSV files (ranking, study): the configuration, the
+#: rate and limiters (lup/s), L1 cycles and L2/DRAM volumes per lup (bytes/lup), occupancy and
+#: error; numeric cells are empty in error rows.
+RANK_COLUMNS: tuple[str, ...] = csv_columns(RankRow)
 
 
 @dataclass(frozen=True)
@@ -159,7 +194,7 @@ class Scoring:
 
 
 #: The roofline, ranked by lattice updates per second (its rows need no further model).
-ROOFLINE_TIME = Scoring("roofline")
+ROOFLINE_TIME = Scoring(ROOFLINE_MODEL)
 #: The default: the default time model (:data:`warpspeed.models.DEFAULT_TIME_MODEL`), ranked by
 #: lattice updates per second.
 DEFAULT_SCORING = Scoring()
@@ -168,15 +203,16 @@ DEFAULT_SCORING = Scoring()
 def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring = DEFAULT_SCORING) -> RankRow:
     """The ranking row of one predicted configuration under ``scoring`` (time model, objective);
     raises :class:`WarpspeedError` when the model cannot estimate it."""
-    row = prediction.rank_row(config)
+    row = RankRow.from_prediction(prediction, config)
     if scoring == ROOFLINE_TIME:
         return row
-    time = estimate_time(scoring.model, prediction)
-    if scoring.model != "roofline":
+    trace = shared_trace(prediction, scoring.model, scoring.objective)
+    time = estimate_time(scoring.model, prediction, trace)
+    if scoring.model != ROOFLINE_MODEL:
         row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation,
                       **_own_figures(time.details))
     if scoring.objective != "time":
-        energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz)
+        energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz, trace=trace)
         row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
                       lups_per_joule=energy.lups_per_joule)
     return row
@@ -202,13 +238,13 @@ def predict_scored(predictor: "Predictor", config: Config, scorings: Sequence[Sc
     try:
         prediction = predictor.predict(config.block, config.fold)
     except WarpspeedError as exc:
-        return tuple(_error_row(config, str(exc)) for _ in scorings)
+        return tuple(RankRow.failed(config, str(exc)) for _ in scorings)
     rows = []
     for scoring in scorings:
         try:
             rows.append(score_prediction(prediction, config, scoring))
         except WarpspeedError as exc:
-            rows.append(_error_row(config, str(exc)))
+            rows.append(RankRow.failed(config, str(exc)))
     return tuple(rows)
 
 
@@ -219,6 +255,8 @@ def _predict_one(predictor: "Predictor", config: Config, scoring: Scoring = DEFA
 def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
                   curves: CapacityCurves | None = None, scoring: Scoring = DEFAULT_SCORING) -> list[RankRow]:
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
+    from warpspeed.predict import Predictor
+
     predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
     return [_predict_one(predictor, c, scoring) for c in configs]
 
@@ -241,6 +279,8 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     capacity curves instead of the device family's; ``scoring``: the time model and objective;
     ``shared``: wave models shared with the other predictions of a ranking (serial runs only).
     """
+    from warpspeed.predict import Predictor
+
     configs = list(configs)
     workers = os.cpu_count() or 1
     if executor == "auto":
@@ -304,7 +344,7 @@ def _objective_key(objective: str) -> Callable[[RankRow], tuple]:
         return lambda r: (-_key(r.lups_per_joule), -_key(r.lups_per_s), *_headroom_key(r))
     if objective == "edp":
         return lambda r: (-_key(r.lups_per_joule * r.lups_per_s), -_key(r.lups_per_s), *_headroom_key(r))
-    return lambda r: (-_key(r.lups_per_s), *_headroom_key(r)) if r.model != "roofline" else _headroom_key(r)
+    return lambda r: (-_key(r.lups_per_s), *_headroom_key(r)) if r.model != ROOFLINE_MODEL else _headroom_key(r)
 
 
 def sort_rows(rows: Iterable[RankRow], objective: str = "time") -> tuple[RankRow, ...]:
@@ -336,6 +376,8 @@ def rank_per_fold(kernels: Mapping[tuple[int, int, int], Kernel], device: Device
                 break
         else:
             groups.append((kernel, configs))
+    from warpspeed.predict import SharedModels
+
     rows: list[RankRow] = []
     shared = SharedModels()  # the foldings' kernels differ in registers, not in their wave volumes
     for kernel, configs in groups:

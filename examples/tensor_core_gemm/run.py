@@ -19,10 +19,12 @@ import json
 import math
 from pathlib import Path
 
+from warpspeed.files.records import json_record
 from warpspeed.hardware.device import load_device
 from warpspeed.interval import interval_model, interval_params
 from warpspeed.sass import compile_sass, device_arch, full_warp_stream, parse_listing
-from warpspeed.trace import validate_trace
+from warpspeed.trace import trace_from_json, validate_trace
+from warpspeed.trace.activity import thread_activity
 
 SOURCE = Path(__file__).with_name("gemm.cu")
 #: Matrix sizes (m = n = k) and warps per block of the example launch.
@@ -64,11 +66,11 @@ def gemm_trace(device_name: str) -> dict:
                    "shared_bytes_per_block": 0, "full_warps": tiles, "guard_warps": 0, "valid_threads": 32 * tiles,
                    "active_lanes_per_warp": 32.0, "block_kinds": kinds},
         "instructions": {"source": "sass", "arch": arch, "compiler": compiler,
-                         "stream": [dict(r) for r in stream.records],
+                         "stream": [json_record(i) for i in stream.instructions],
                          "full_path_instructions": stream.full_path_instructions,
                          "guard_exit_instructions": stream.guard_exit_instructions,
                          "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),
-                         "activity_per_thread": stream.activity.as_dict()},
+                         "activity_per_thread": json_record(thread_activity(stream))},
         "memory": {"mapping": "uniform", "fields": {}, "totals": memory},
         "roofline": {"lups_per_s": None, "limiter": "fp", "limits": {}, "dram_bandwidth_gb_s": device.dram_bandwidth_gb_s},
     }
@@ -83,7 +85,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     trace = gemm_trace(args.device)
-    result = interval_model(trace, interval_params(load_device(args.device)), floor=False)
+    result = interval_model(trace_from_json(trace), interval_params(load_device(args.device)), floor=False)
     hmma = [i for i in trace["instructions"]["stream"] if i["fu"] == "tensor"]
     if args.json:
         print(json.dumps({"hmma": len(hmma), "shapes": sorted({tuple(i["tensor_shape"]) for i in hmma}),

@@ -23,9 +23,9 @@ DEFAULT_KERNEL = "star3d-r4"
 
 def kernel_options(f):
     f = click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
-                     help="Kernel: " + ", ".join(BUILTIN_KERNELS) + "; with warpspeed[pystencils] also "
-                          "d3q19-srt, d3q27-srt, allen-cahn, and the star* kernels are then the code "
-                          "pystencils generates (lbmpy for the LBM kernels).")(f)
+                     help="Kernel: " + ", ".join(BUILTIN_KERNELS) + ", d3q19-srt, d3q27-srt, allen-cahn; the "
+                          "star* and LBM kernels are the code pystencils generates (lbmpy for the LBM "
+                          "kernels).")(f)
     f = click.option("--domain", type=DOMAIN, default=None,
                      help=f"Iteration domain nx,ny[,nz] in cells (default: the kernel's); at most "
                           f"{MAX_DOMAIN_CELLS} (2^34) cells.")(f)

@@ -1,14 +1,12 @@
-"""``warpspeed fit``: refit one capacity curve from measured points."""
+"""``warpspeed fit``: refit one capacity curve from measured points
+(:func:`warpspeed.calibration.capacity.refit_curve`)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import click
 
 from warpspeed.cli.parse import NAME
 from warpspeed.cli.paths import InputTextFile, OutputFile
-from warpspeed.errors import WarpspeedError
 
 
 @click.command()
@@ -25,36 +23,10 @@ def fit(data: str, curve: str, out_path: str, family: str | None, device_label: 
     # are comments. Refuses to write the file when the points determine no curve (R² undefined
     or not above 0).
     """
-    import datetime
+    from warpspeed.calibration.capacity import refit_curve
 
-    from warpspeed.memory.capacity import (
-        CURVE_NAMES,
-        Provenance,
-        base_reference,
-        fit_curve,
-        load_curves,
-        read_points_csv,
-        require_informative_fit,
-        write_fit_toml,
-    )
-
-    if curve not in CURVE_NAMES:
-        raise WarpspeedError(f"unknown curve {curve!r}; curves: {', '.join(CURVE_NAMES)}")
-    base = load_curves(family)
-    points = read_points_csv(data)
-    result = require_informative_fit(fit_curve(points, curve))
-    old = base.curve(curve)
-    curves = {name: base.curve(name) for name in CURVE_NAMES}
-    curves[curve] = result  # type: ignore[assignment]
-    provenance = Provenance(
-        source=f"{curve} refit from {Path(data).name} ({len(points)} points); other curves from "
-               f"{base_reference(base, out_path)}",
-        date=datetime.date.today().isoformat(), device=device_label or "unspecified",
-        method="scipy.optimize.curve_fit of the Gompertz miss rate m(o) = a exp(-b exp(-c o)) (warpspeed fit)",
-    )
-    write_fit_toml(out_path, base.family, curves, provenance,
-                   points={n: base.points.get(n, ()) for n in CURVE_NAMES if n != curve},
-                   notes={n: base.notes.get(n, "") for n in CURVE_NAMES if n != curve})
-    c = result.curve
+    done = refit_curve(data, curve, out_path, family, device_label)
+    c, old = done.result.curve, done.previous
     click.echo(f"{curve}: a={c.a:.4g} b={c.b:.4g} c={c.c:.4g} (was a={old.a:.4g} b={old.b:.4g} c={old.c:.4g}); "
-               f"RMS error {result.rms_error:.4f}, R² {result.r_squared:.4f} on {len(points)} points -> {out_path}")
+               f"RMS error {done.result.rms_error:.4f}, R² {done.result.r_squared:.4f} on {done.points} points -> "
+               f"{out_path}")

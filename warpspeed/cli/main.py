@@ -134,8 +134,8 @@ def devices(as_json: bool, wide: bool) -> None:
 
         click.echo(json_text([asdict(d) for d in devs], indent=2))
         return
-    rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1_bytes / 1024:.0f}",
-             f"{d.l2_bytes / 2**20:.0f} ({_mib(d.l2_effective_bytes)})", f"{d.l2_bandwidth_gb_s:.0f}",
+    rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1.bytes / 1024:.0f}",
+             f"{d.l2.bytes / 2**20:.0f} ({_mib(d.l2.effective_bytes)})", f"{d.l2.bandwidth_gb_s:.0f}",
              f"{d.dram_bandwidth_gb_s:.0f}", _tflops(d, d.fp64_lanes_per_sm), _tflops(d, d.fp32_lanes_per_sm),
              _tflops(d, d.fp16_lanes_per_sm)] for d in devs]
     out = console()

@@ -28,7 +28,7 @@ def power_fit(data: str, device_name: str, family: str, out_path: str | None) ->
     gflop_s per run of the gpu-roofline streaming kernel)."""
     from warpspeed.files.output import check_output_path
     from warpspeed.hardware.device import load_device
-    from warpspeed.power.calibrate import fit_family, read_runs, write_family
+    from warpspeed.calibration.power import fit_family, read_runs, write_family
 
     out = out_path or str(check_output_path(f"{family}.toml", "family file"))
     device = load_device(device_name)
@@ -69,12 +69,12 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     result = sweep(prediction, estimate_time(model, prediction))
     opt = result.optimum
     if plot_path:
-        from warpspeed.plots import save_figure
+        from warpspeed.files.figure import save_figure
 
         label = f"{'x'.join(map(str, prediction.launch.launch.block))} fold {'x'.join(map(str, fold))}"
-        save_figure(sweep_figure({label: result}, f"{prediction.kernel} on {device.name} ({model})"), plot_path)
+        save_figure(sweep_figure({label: result}, f"{prediction.kernel_name} on {device.name} ({model})"), plot_path)
     if as_json:
-        click.echo(json_text({"kernel": prediction.kernel, "device": device.name, "model": model,
+        click.echo(json_text({"kernel": prediction.kernel_name, "device": device.name, "model": model,
                                "optimum": opt.as_dict(), "points_v_min_rel": result.v_min_rel,
                                "points": [{"requested_mhz": asked, "clock_mhz": p.clock_mhz, "lups_per_s": p.lups_per_s,
                                            "watts": p.watts, "lups_per_joule": p.lups_per_joule, "throttled": p.throttled}
@@ -88,7 +88,7 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
              + (f"throttled from {asked:.0f}" if p.throttled else "")]
             for p, asked in zip(result.points, result.requested_mhz)]
     table, _ = fitted_table(console, DVFS_COLUMNS, rows)
-    print_fitted(console, table, f"{prediction.kernel} on {device.name}: clock sweep ({model} model, voltage floor "
+    print_fitted(console, table, f"{prediction.kernel_name} on {device.name}: clock sweep ({model} model, voltage floor "
                                  f"{result.v_min_rel:g})", optimum_lines(opt))
 
 

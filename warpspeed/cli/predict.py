@@ -15,9 +15,9 @@ from warpspeed.cli.common import (
     registers_text,
     setup_kernel_and_device,
 )
+from warpspeed.cli.options import ModelChoice, WaveAveraging, model_options, model_values
 from warpspeed.cli.parse import BLOCK, FOLD
 from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
-from warpspeed.cli.paths import OutputFile
 from warpspeed.errors import LaunchError
 from warpspeed.files.jsonsafe import json_text
 
@@ -59,53 +59,30 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
                    "grids with more than a few hundred distinct waves get the representative classes).")
 @model_option
 @clock_option
-@click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
-              help="With --model interval: draw the CPI stack as a stacked bar (format from the suffix).")
-@click.option("--pipeline-graph", "graph_source", type=click.Choice(["auto", "ast", "sass", "derived"]),
-              default="auto", show_default=True,
-              help="With --model pipeline: the instruction graph from the generator's source-level operations "
-                   "(ast), the compiled SASS (sass, needs nvcc; issued in program order), the stream derived "
-                   "from the kernel description (derived), or ast when the kernel carries it (auto).")
-@click.option("--pipeline-selection", "selection", type=click.Choice(["fifo", "oldest"]), default="fifo",
-              show_default=True,
-              help="With --model pipeline: which ready instruction a pipeline issues. fifo: the one ready "
-                   "first, so warps take turns (a round robin on dependence chains; reproduces the paper's "
-                   "Eq. 1 for every warp count). oldest: oldest block, then lowest warp, a strict priority "
-                   "like a greedy-then-oldest (GTO) warp scheduler, which staggers the resident blocks.")
-@click.option("--pipeline-issue", "issue", type=click.Choice(["event", "cycle"]), default="event",
-              show_default=True,
-              help="With --model pipeline: when an idle pipeline issues. event: the moment an instruction "
-                   "is ready (fractional times; reproduces Eq. 1). cycle: the paper's Algorithm 1 as "
-                   "printed, a retry every cycle, like a scheduler deciding on clock edges only.")
-@click.option("--pipeline-out", "pipeline_out", type=OutputFile("pipeline graph"), default=None,
-              help="With --model pipeline: write the graph, its latencies and the launch as JSON "
-                   "(warpspeed-pipeline v1).")
+@model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
             block: tuple[int, ...], fold: tuple[int, ...], address_space: str, curves_path: str | None, classes: bool,
-            exact_waves: bool, model: str, clock_mhz: float | None,
-            plot_path: str | None, graph_source: str, selection: str, issue: str, pipeline_out: str | None,
-            as_json: bool) -> None:
+            exact_waves: bool, model: str, clock_mhz: float | None, as_json: bool, **own: object) -> None:
     """Predict one launch configuration: volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
     and DRAM bandwidth with the compulsory DRAM volume only (no cache effects)."""
+    # every option is checked before any work
+    averaging = WaveAveraging(classes, exact_waves)
+    choice = ModelChoice(model, model_values(own))
+
     from warpspeed.memory.capacity import load_curves
     from warpspeed.memory.wave.exact import PREDICT_EXACT_BUDGET
+    from warpspeed.models import ROOFLINE_MODEL, estimate_energy, shared_trace
     from warpspeed.predict import Predictor
+    from warpspeed.summary import prediction_record, summarize
 
-    if classes and exact_waves:
-        raise click.UsageError("--classes and --exact-waves exclude each other")
-    if (graph_source != "auto" or pipeline_out or selection != "fifo" or issue != "event") and model != "pipeline":
-        raise click.UsageError("--pipeline-graph, --pipeline-selection, --pipeline-issue and --pipeline-out belong "
-                               "to the pipeline model: add --model pipeline")
-    if plot_path and model != "interval":
-        raise click.UsageError("--plot draws the interval model's CPI stack: add --model interval")
     curves = load_curves(path=curves_path) if curves_path else None
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype,
                                                check=clock_check(clock_mhz))
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
-                          exact_waves=not classes, exact_budget=None if exact_waves else PREDICT_EXACT_BUDGET)
+                          exact_waves=averaging.exact, exact_budget=averaging.budget(PREDICT_EXACT_BUDGET))
     try:
         p = predictor.predict(block, fold)
     except LaunchError as exc:
@@ -113,92 +90,81 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
             raise
         raise LaunchError(f"{exc} (the {resolved.kernel.registers} registers per thread are an estimate; "
                           "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
-    d = p.to_dict()
+    summary = summarize(p)
+    d = prediction_record(p)
     d["registers_source"] = resolved.registers_source
     trust = calibration(device, curves)
     d["calibration"] = trust.as_dict()
-    estimate = None
-    if model != "roofline":
-        from warpspeed.models import estimate_time
-
-        options = {"source": graph_source, "selection": selection, "poll": issue == "cycle"}
-        estimate = estimate_time(model, p, **(options if model == "pipeline" else {}))
+    power = "power" in device.tables
+    estimate = energy = None
+    trace = shared_trace(p, model, "energy" if power else "time")
+    if model != ROOFLINE_MODEL:
+        estimate = choice.time_model.estimate(p, trace, **choice.estimate_options)
         d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
                     **estimate.details}
-    if "power" in device.tables:
-        from warpspeed.models import estimate_energy
-
-        energy = estimate_energy(p, estimate, clock_mhz=clock_mhz)
+    if power:
+        energy = estimate_energy(p, estimate, clock_mhz=clock_mhz, trace=trace)
         d["power"] = dict(energy.details)
-    if pipeline_out:
-        from warpspeed.pipeline.document import pipeline_document
-
-        with open(pipeline_out, "w", encoding="utf-8") as out:
-            out.write(json_text(pipeline_document(p, graph_source), indent=1))
-    if plot_path:
-        from warpspeed.interval.plot import plot_cpi_stack
-
-        plot_cpi_stack(d[model]["cpi_stack"], plot_path,
-                       f"{d['kernel']} on {d['device']}, block {tuple(d['block'])}, fold {tuple(d['fold'])}")
+    if estimate is not None:
+        choice.time_model.write_outputs(p, estimate, choice.values)
     if as_json:
         click.echo(json_text(d, indent=2))
         return
+    _print_prediction(summary, resolved.registers_source, trust.line(), curves, estimate, energy)
+
+
+def _print_prediction(s, registers_source: str, calibration_line: str, curves, estimate, energy) -> None:
+    """The tables of one prediction (``s``: its :class:`~warpspeed.summary.PredictionSummary`)."""
+    from warpspeed.cli.model_render import render_after, render_before
+
     console = make_console()
-    console.print(f"[bold]{d['kernel']}[/] on [bold]{d['device']}[/]: block {tuple(d['block'])}, fold "
-                  f"{tuple(d['fold'])}, domain {tuple(d['domain'])}, grid {tuple(d['grid'])}")
-    console.print(f"occupancy: {d['blocks_per_sm']} blocks/SM (limited by {d['occupancy_limiter']}); "
-                  f"{registers_text(d['registers'], resolved.registers_source)}; "
-                  f"wave {d['wave_blocks']} blocks, {d['waves']} waves "
-                  f"(DRAM volumes: {WAVE_AVERAGES[d['wave_average']]})")
-    console.print(f"DRAM bandwidth: {d['dram_bandwidth_gb_s']:.0f} GB/s achievable with "
-                  f"{d['dram_bytes_in_flight'] / 2**20:.2f} MiB in flight "
-                  f"({d['dram_bytes_in_flight_per_thread']:.0f} B per thread"
-                  f"{', register-capped' if d['dram_bytes_in_flight_register_capped'] else ''}); "
-                  f"sustained {d['dram_sustained_bandwidth_gb_s']:.0f} GB/s at full occupancy")
-    console.print(trust.line(), highlight=False)
+    console.print(f"[bold]{s.kernel}[/] on [bold]{s.device}[/]: block {tuple(s.block)}, fold "
+                  f"{tuple(s.fold)}, domain {tuple(s.domain)}, grid {tuple(s.grid)}")
+    console.print(f"occupancy: {s.blocks_per_sm} blocks/SM (limited by {s.occupancy_limiter}); "
+                  f"{registers_text(s.registers, registers_source)}; "
+                  f"wave {s.wave_blocks} blocks, {s.waves} waves "
+                  f"(DRAM volumes: {WAVE_AVERAGES[s.wave_average]})")
+    console.print(f"DRAM bandwidth: {s.dram_bandwidth_gb_s:.0f} GB/s achievable with "
+                  f"{s.dram_bytes_in_flight / 2**20:.2f} MiB in flight "
+                  f"({s.dram_bytes_in_flight_per_thread:.0f} B per thread"
+                  f"{', register-capped' if s.dram_bytes_in_flight_register_capped else ''}); "
+                  f"sustained {s.dram_sustained_bandwidth_gb_s:.0f} GB/s at full occupancy")
+    console.print(calibration_line, highlight=False)
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
-    totals = {"name": "total", **d}
-    volumes = [[name, fmt(f["l1_cycles_per_lup"], 3), fmt(f["l1_load_bytes_per_lup"]),
-                fmt(f["l2_load_bytes_per_lup"]), fmt(f["l2_store_bytes_per_lup"]),
-                fmt(f["dram_load_bytes_per_lup"]), fmt(f["dram_store_bytes_per_lup"])]
-               for name, f in [*d["fields"].items(), ("total", totals)]]
+    volumes = [[name, fmt(f.l1_cycles_per_lup, 3), fmt(f.l1_load_bytes_per_lup), fmt(f.l2_load_bytes_per_lup),
+                fmt(f.l2_store_bytes_per_lup), fmt(f.dram_load_bytes_per_lup), fmt(f.dram_store_bytes_per_lup)]
+               for name, f in [*s.fields.items(), ("total", s)]]
     table, _ = fitted_table(console, VOLUME_COLUMNS, volumes)
     print_fitted(console, table, "data volumes, bytes per lattice update")
-    console.print(f"compulsory: L2→L1 {fmt(d['l2_load_compulsory_bytes_per_lup'])} B/lup, "
-                  f"DRAM load {fmt(d['dram_load_compulsory_bytes_per_lup'])} B/lup; "
-                  f"L1 oversubscription {fmt(d['l1_oversubscription'])}")
-    layers = [[dim, fmt(lc["overlap_bytes_per_lup"]), fmt(lc["hit_rate"]), fmt(lc["hit_bytes_per_lup"]),
-               fmt(lc["cached_bytes"] / 2**20), fmt(lc["oversubscription"])] for dim, lc in d["layer_conditions"].items()]
+    console.print(f"compulsory: L2→L1 {fmt(s.l2_load_compulsory_bytes_per_lup)} B/lup, "
+                  f"DRAM load {fmt(s.dram_load_compulsory_bytes_per_lup)} B/lup; "
+                  f"L1 oversubscription {fmt(s.l1_oversubscription)}")
+    layers = [[dim, fmt(lc.overlap_bytes_per_lup), fmt(lc.hit_rate), fmt(lc.hit_bytes_per_lup),
+               fmt(lc.cached_bytes / 2**20), fmt(lc.oversubscription)] for dim, lc in s.layer_conditions.items()]
     table, _ = fitted_table(console, LAYER_COLUMNS, layers)
     print_fitted(console, table, "layer conditions (reuse from the previous neighbour thread sets)")
-    ls = d["limiters"]
-    limits = [[glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), d["limiter"],
-               glups(d["lups_per_s"]), f"{glups(d['two_limiter']['lups_per_s'])} ({d['two_limiter']['limiter']})"]]
+    ls = s.limiters
+    limits = [[glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), s.limiter,
+               glups(s.lups_per_s), f"{glups(s.two_limiter.lups_per_s)} ({s.two_limiter.limiter})"]]
     table, _ = fitted_table(console, LIMIT_COLUMNS, limits)
     print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
-    if len(d["cache_levels"]) > 2:  # further levels than the first and the L2 (docs/amd.md)
-        levels = [[lv["name"], lv["scope"], fmt(lv["load_bytes_per_lup"]), fmt(lv["store_bytes_per_lup"]),
-                   glups(lv["lups_per_s"]) if lv["lups_per_s"] is not None else "not modelled"]
-                  for lv in d["cache_levels"]]
+    if len(s.cache_levels) > 2:  # further levels than the first and the L2 (docs/amd.md)
+        levels = [[lv.name, lv.scope, fmt(lv.load_bytes_per_lup), fmt(lv.store_bytes_per_lup),
+                   glups(lv.lups_per_s) if lv.lups_per_s is not None else "not modelled"]
+                  for lv in s.cache_levels]
         table, _ = fitted_table(console, LEVEL_COLUMNS, levels)
         print_fitted(console, table, "cache levels: bytes per lup each loads from and stores to the next level",
                      [LEVEL_NOTE])
-    if d["gflops"]:
-        console.print(f"{d['gflops']:.0f} GFLOP/s predicted")
-    if model == "interval":
-        from warpspeed.cli.interval_render import print_cpi_stack
-
-        print_cpi_stack(console, d[model])
+    if s.gflops:
+        console.print(f"{s.gflops:.0f} GFLOP/s predicted")
     if estimate is not None:
-        console.print(f"{model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
+        render_before(console, estimate)
+        console.print(f"{estimate.model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
                       f"dominated by {estimate.explanation}")
-        if model == "pipeline":
-            from warpspeed.cli.pipeline_render import render_pipeline
-
-            render_pipeline(console, estimate.details)
-    if "power" in d:
-        pw = d["power"]
+        render_after(console, estimate)
+    if energy is not None:
+        pw = energy.details
         console.print(f"power: {pw['watts']:.0f} W at {pw['clock_mhz']:.0f} MHz"
                       f"{' (throttled to the ' + format(pw['power_limit_w'], '.0f') + ' W limit)' if pw['throttled'] else ''}, "
                       f"{pw['lups_per_joule'] / 1e6:.1f} Mlup/J ({pw['energy_per_lup_j'] * 1e12:.0f} pJ/lup; "

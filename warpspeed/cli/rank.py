@@ -19,8 +19,9 @@ from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
 from warpspeed.files.jsonsafe import json_safe, json_text
-from warpspeed.files.rows import RANK_COLUMNS as CSV_COLUMNS, rank_row_record, write_table_csv
-from warpspeed.models import OWN_LIMITS
+from warpspeed.files.records import csv_record, json_record
+from warpspeed.files.rows import write_table_csv
+from warpspeed.models import MODELS, OWN_LIMITS, ROOFLINE_MODEL
 
 
 def _executor_arg(jobs: int | None):
@@ -119,12 +120,12 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         plot_ranking(ranking, plot_path, top=top or None)
     if as_json:
         doc = {"kernel": ranking.kernel, "device": ranking.device}
-        if (model, objective) != ("roofline", "time"):
+        if (model, objective) != (ROOFLINE_MODEL, "time"):
             doc["model"], doc["objective"] = model, objective
         if curves is not None:
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
-        doc["rows"] = [json_safe(r.as_dict()) for r in rows]
+        doc["rows"] = [json_safe(json_record(r)) for r in rows]
         click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
@@ -143,7 +144,7 @@ def model_columns(model: str) -> tuple[Column, ...]:
             *RANK_COLUMNS[9:])
 
 
-def _rank_cells(index: int, r, model: str = "roofline") -> list[str]:
+def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL) -> list[str]:
     """One table row; an error row has dashes for its numbers (its message is printed below)."""
     block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
     if not r.ok:
@@ -157,20 +158,15 @@ def _rank_cells(index: int, r, model: str = "roofline") -> list[str]:
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None, calibration_line: str = "", model: str = "roofline") -> None:
+                   curves_label: str | None = None, calibration_line: str = "", model: str = ROOFLINE_MODEL) -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
     columns = model_columns(model)
     table, dropped = fitted_table(console, columns, [_rank_cells(i, r, model) for i, r in enumerate(shown, 1)], wide)
     headers = {c.header for c in columns} - {c.header for c in dropped}
-    if model == "roofline":
-        limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s." if "FP" in headers else ""
-    elif model in OWN_LIMITS:
-        limits_note = ("FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss "
-                       "wavefronts, requests and wave-end latency); the overlap model combines L1 and DRAM "
-                       "imperfectly, so the prediction can lie below all four (docs/overlap.md)."
-                       if "FP" in headers else "")
+    if model in OWN_LIMITS:
+        limits_note = MODELS[model].limits_note if "FP" in headers else ""
     else:
         limits_note = f"{model} Glup/s: the {model} model's rate; dominated by: the largest part of its time." + (
             " roofline FP, L1, L2, DRAM: the four-limiter roofline's limits, Glup/s, for comparison."
@@ -198,7 +194,7 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         for message, labels in messages.items():
             console.print(f"  {', '.join(labels)}: {message}", highlight=False)
     best = ranking.best()
-    if model == "roofline":
+    if model == ROOFLINE_MODEL:
         console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
                       f"limited by {best.limiter}")
     else:
@@ -231,8 +227,10 @@ def _registers(resolved) -> int:
 
 
 def _write_rank_csv(ranking, path: str) -> None:
-    """All rows, best first, with their rank (columns: ``rank`` + :data:`warpspeed.files.rows.RANK_COLUMNS`)."""
-    records = ({"rank": i, **rank_row_record(r)} for i, r in enumerate(ranking.rows, 1))
+    """All rows, best first, with their rank (columns: ``rank`` + :data:`warpspeed.rank.RANK_COLUMNS`)."""
+    from warpspeed.rank import RANK_COLUMNS as CSV_COLUMNS
+
+    records = ({"rank": i, **csv_record(r)} for i, r in enumerate(ranking.rows, 1))
     write_table_csv(path, ("rank", *CSV_COLUMNS), records)
 
 
@@ -240,6 +238,7 @@ def _write_traces(ranking, resolved, device, curves, path: str, exact_waves: boo
     """One trace per successfully predicted row, in ranking order, as JSON Lines (predicted as
     the ranking predicted it: the same curves and wave averaging)."""
     from warpspeed.predict import Predictor
+    from warpspeed.trace.build import build_trace
 
     predictors = {}
     with open(path, "w", encoding="utf-8") as handle:
@@ -249,5 +248,6 @@ def _write_traces(ranking, resolved, device, curves, path: str, exact_waves: boo
             fold = tuple(row.config.fold)
             if fold not in predictors:
                 predictors[fold] = Predictor(resolved[fold].kernel, device, curves, exact_waves=exact_waves)
-            document = predictors[fold].predict(row.config.block, fold).trace(resolved[fold].registers_source)
+            prediction = predictors[fold].predict(row.config.block, fold)
+            document = build_trace(prediction, registers_source=resolved[fold].registers_source).as_json()
             handle.write(json_text(document, indent=None) + "\n")

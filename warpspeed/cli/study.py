@@ -25,6 +25,7 @@ from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
+from warpspeed.models import ENERGY_OBJECTIVE, ROOFLINE_MODEL, TIME_MODELS
 from warpspeed.studies.models import best_rows
 from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study
 from warpspeed.studies.storage import stored_rows
@@ -99,12 +100,12 @@ def _best_columns(models: Sequence[str]) -> list[tuple[Column, Any]]:
         (Column("domain"), triple("domain")), (Column("block"), triple("block")), (Column("fold"), triple("fold")),
         (Column("roofline\nGlup/s"), rate("lups_per_s")), (Column("limiter", justify="left"), lambda r: r["limiter"]),
     ]
-    for model in ("overlap", "interval", "pipeline"):
-        if model in models:
+    for model in TIME_MODELS:
+        if model in models and model != ROOFLINE_MODEL:
             columns += [(Column(f"{model}\nGlup/s"), rate(f"{model}_lups_per_s")),
                         (Column(f"{model}\nexplanation", justify="left", priority=1, wraps=True),
                          lambda r, m=model: r[f"{m}_explanation"])]
-    if "energy" in models:
+    if ENERGY_OBJECTIVE in models:
         columns += [(Column("power\nW"), lambda r: _number(r["energy_watts"])),
                     (Column("energy\nnJ/lup"), lambda r: _number(r["energy_joules_per_lup"], NJ_PER_J))]
     return columns

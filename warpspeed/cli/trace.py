@@ -25,11 +25,12 @@ def trace(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dt
     kernel description), memory activity per level and field, the roofline result. The trace
     is checked against the JSON Schema shipped with warpspeed before it is written."""
     from warpspeed.predict import Predictor
-    from warpspeed.trace import validate_trace
+    from warpspeed.trace.build import build_trace
+    from warpspeed.trace.schema import validate_trace
 
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype)
     prediction = Predictor(resolved.kernel, device).predict(block, fold)
-    document = prediction.trace(registers_source=resolved.registers_source)
+    document = build_trace(prediction, registers_source=resolved.registers_source).as_json()
     validate_trace(document)
     text = json_text(document, indent=1)
     if out_path is None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warpspeed.errors import WarpspeedError
+
+if TYPE_CHECKING:
+    from warpspeed.files.stored import Traversable
 
 
 def read_text(path: Path | Traversable | str, what: str, error: type[WarpspeedError] = WarpspeedError) -> str:

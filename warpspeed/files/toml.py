@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import tomllib
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.text import read_text
+
+if TYPE_CHECKING:
+    from warpspeed.files.stored import Traversable
 
 
 def read_toml(path: Path | Traversable, what: str, error: type[WarpspeedError]) -> dict:

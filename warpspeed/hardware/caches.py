@@ -1,36 +1,43 @@
-"""The cache hierarchy of a device as an ordered list of levels.
+"""The memory levels of a device: one ordered list of cache levels, from the SIMDs outwards.
 
-Every device has a first level private to an SM / compute unit and a device-wide L2, given by
-the ``l1_*`` and ``l2_*`` fields of its file (:class:`~warpspeed.hardware.device.Device`). A
-device file may add further levels as ``[[cache]]`` tables; they are placed by the unit that
-shares them, from the SIMDs outwards: ``cu`` (the first level), ``shader_array`` (RDNA's graphics
-L1, shared by the compute units of a shader array), ``device`` (the L2) and ``memory_side`` (the
-Infinity Cache in front of DRAM). NVIDIA devices have the two base levels only, so their
-predictions do not depend on this module.
+A device file lists its levels as ``[[memory]]`` tables (as kerncraft's machine files list their
+memory hierarchy), each placed by the unit that shares it: ``cu`` (the first level, one per SM or
+compute unit), ``shader_array`` (RDNA's graphics L1, shared by the compute units of a shader
+array), ``device`` (the L2) and ``memory_side`` (the Infinity Cache in front of DRAM). Every device
+has exactly one ``cu`` and one ``device`` level; NVIDIA devices have those two only. The tables
+are parsed once, when the device is loaded (:func:`parse_memory`), into :class:`CacheLevel`
+records; :mod:`warpspeed.hardware.ranges` checks their numbers.
 
-A ``[[cache]]`` table has ``name``, ``scope`` (``shader_array`` or ``memory_side``), ``bytes`` per
-instance, ``line_bytes``, ``fill_bytes`` (the granule it requests from the next level), ``write``
-(``through``, ``evict`` or ``back``), ``instances`` and optionally ``bandwidth_gb_s`` (all instances
-together, GB/s), ``latency_ns`` and, for ``shader_array``, ``dispatch`` (how the blocks of a wave
-are spread over the instances: ``round_robin``, consecutive blocks to different instances, or
-``contiguous``, each instance a run of consecutive blocks). Each number carries its source in a
-comment of the device file.
+Every level has ``name``, ``scope``, ``bytes`` per instance, ``line_bytes`` (the allocation
+granule), ``sector_bytes`` (the granule it requests from the next level) and ``write``
+(``through``, ``evict`` or ``back``); optionally ``latency_ns`` (idle pointer-chase latency) and
+``bandwidth_gb_s`` (all instances together, GB/s; without it a level beyond the L2 imposes no limit
+and is reported as not modelled). By scope:
+
+* ``cu``: ``banks`` and ``bank_bytes`` of the data array; optionally ``store_granule_bytes`` (the
+  granule in which stores leave it; default: the sector) and its pipeline: the first-level
+  ``family`` and, where a part's loads were measured, ``tag_overhead_wavefronts``,
+  ``tag_wavefronts_per_line`` and ``wide_bytes_per_cycle`` (:mod:`warpspeed.memory.first_level`);
+* ``device``: ``effective_bytes`` (the capacity usable for reuse, half the nominal on split-L2
+  parts) and ``bandwidth_gb_s`` (sustained L2 -> L1 at full occupancy, required);
+* ``shader_array`` and ``memory_side``: ``instances``, and for ``shader_array`` the ``dispatch``
+  of a wave's blocks over the instances (``round_robin``: consecutive blocks to different
+  instances, or ``contiguous``: each instance a run of consecutive blocks).
+
+Each number carries its source in a comment of the device file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import DeviceError
 
-if TYPE_CHECKING:
-    from warpspeed.hardware.device import Device
-
 #: Sharing units, from the SIMDs outwards.
 SCOPES = ("cu", "shader_array", "device", "memory_side")
-#: Scopes a ``[[cache]]`` table may add (the ``cu`` and ``device`` levels come from the base fields).
-EXTRA_SCOPES = ("shader_array", "memory_side")
+#: Scopes a device must have exactly once: the first level and the L2.
+BASE_SCOPES = ("cu", "device")
 #: Write policies.
 WRITE_POLICIES = ("through", "evict", "back")
 #: How the blocks of a wave are spread over the instances of a shader-array level.
@@ -39,95 +46,152 @@ DISPATCHES = ("round_robin", "contiguous")
 #: assignment of work-groups to shader arrays; round robin is the conservative choice (little
 #: halo sharing between the blocks of one shader array).
 DEFAULT_DISPATCH = "round_robin"
-_REQUIRED = ("name", "scope", "bytes", "line_bytes", "fill_bytes", "write", "instances")
-_OPTIONAL = ("bandwidth_gb_s", "latency_ns", "dispatch")
+#: Keys of every level table, and per scope the further required and optional keys.
+COMMON_KEYS = ("name", "scope", "bytes", "line_bytes", "sector_bytes", "write")
+SCOPE_REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "cu": ("banks", "bank_bytes"),
+    "shader_array": ("instances",),
+    "device": ("effective_bytes", "bandwidth_gb_s"),
+    "memory_side": ("instances",),
+}
+SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
+    "cu": ("latency_ns", "store_granule_bytes", "family", "tag_overhead_wavefronts", "tag_wavefronts_per_line",
+           "wide_bytes_per_cycle"),
+    "shader_array": ("bandwidth_gb_s", "latency_ns", "dispatch"),
+    "device": ("latency_ns",),
+    "memory_side": ("bandwidth_gb_s", "latency_ns"),
+}
+#: Integer keys (the others but the text keys are numbers).
+INTEGER_KEYS = ("bytes", "line_bytes", "sector_bytes", "instances", "effective_bytes", "banks", "bank_bytes",
+                "store_granule_bytes", "wide_bytes_per_cycle")
+#: Text keys.
+TEXT_KEYS = ("name", "scope", "write", "dispatch", "family")
+#: Number keys that may be zero (a fitted tag overhead).
+NON_NEGATIVE_KEYS = ("tag_overhead_wavefronts",)
 
 
 @dataclass(frozen=True)
 class CacheLevel:
-    """One cache level. ``bytes`` per instance; ``bandwidth_gb_s`` for all instances together
-    (GB/s, None where unknown: the level then imposes no limit and is reported as not modelled);
-    ``dispatch`` only for shader-array levels."""
+    """One memory level (see the module docstring for the keys and their units). ``instances``
+    is None on the ``cu`` and ``device`` levels of a device file (one per SM/CU, one);
+    :meth:`Device.levels <warpspeed.hardware.device.Device.levels>` fills it in."""
 
     name: str
     scope: str
     bytes: int
     line_bytes: int
-    fill_bytes: int
+    sector_bytes: int
     write: str
-    instances: int
+    instances: int | None = None
     bandwidth_gb_s: float | None = None
     latency_ns: float | None = None
     dispatch: str | None = None
+    effective_bytes: int | None = None
+    banks: int | None = None
+    bank_bytes: int | None = None
+    store_granule_bytes: int | None = None
+    family: str | None = None
+    tag_overhead_wavefronts: float | None = None
+    tag_wavefronts_per_line: float | None = None
+    wide_bytes_per_cycle: int | None = None
+
+    @property
+    def bytes_per_cycle(self) -> int:
+        """Bytes the data array delivers per cycle (banks x bank width; first level)."""
+        return (self.banks or 0) * (self.bank_bytes or 0)
+
+    @property
+    def store_granule(self) -> int:
+        """Bytes in which stores leave the level: ``store_granule_bytes``, else the sector."""
+        return self.store_granule_bytes if self.store_granule_bytes is not None else self.sector_bytes
+
+    @property
+    def reuse_bytes(self) -> int:
+        """The capacity usable for reuse: ``effective_bytes``, else ``bytes``."""
+        return self.effective_bytes if self.effective_bytes is not None else self.bytes
 
 
-def _positive(table: Mapping[str, Any], key: str, where: str, integer: bool) -> Any:
-    value = table.get(key)
+def _positive(table: Mapping[str, Any], key: str, where: str) -> Any:
+    value = table[key]
+    integer = key in INTEGER_KEYS
     kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        raise DeviceError(f"{where}: {key} must be a positive {'integer' if integer else 'number'}, got {value!r}")
-    return value
+    if isinstance(value, bool) or not isinstance(value, kinds) or not (value >= 0 if key in NON_NEGATIVE_KEYS
+                                                                          else value > 0):
+        kind = "integer" if integer else "number"
+        raise DeviceError(f"{where}: {key} must be a {'non-negative' if key in NON_NEGATIVE_KEYS else 'positive'} "
+                          f"{kind}, got {value!r}")
+    return value if integer else float(value)
 
 
-def _choice(table: Mapping[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
-    value = table.get(key)
+def _choice(value: Any, key: str, allowed: Sequence[str], where: str) -> str:
     if value not in allowed:
         raise DeviceError(f"{where}: {key} must be one of {', '.join(allowed)}, got {value!r}")
     return value
 
 
 def parse_level(table: Mapping[str, Any], device_name: str, index: int) -> CacheLevel:
-    """One ``[[cache]]`` table, checked; a one-line :class:`DeviceError` names the key."""
-    where = f"device {device_name!r} [[cache]] #{index + 1}"
+    """One ``[[memory]]`` table, its keys and their types checked; a one-line :class:`DeviceError`
+    names the level and the key."""
+    where = f"device {device_name!r} [[memory]] #{index + 1}"
     if not isinstance(table, Mapping):
         raise DeviceError(f"{where}: must be a table")
-    unknown = sorted(set(table) - set(_REQUIRED) - set(_OPTIONAL))
-    if unknown:
-        raise DeviceError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(_REQUIRED + _OPTIONAL)}")
     name = table.get("name")
     if not isinstance(name, str) or not name:
         raise DeviceError(f"{where}: name must be a non-empty string, got {name!r}")
-    scope = _choice(table, "scope", EXTRA_SCOPES, where)
-    dispatch = None
+    where = f"device {device_name!r} [[memory]] {name}"
+    scope = _choice(table.get("scope"), "scope", SCOPES, where)
+    allowed = (*COMMON_KEYS, *SCOPE_REQUIRED[scope], *SCOPE_OPTIONAL[scope])
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise DeviceError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed for scope {scope}: "
+                          f"{', '.join(allowed)}")
+    missing = [k for k in (*COMMON_KEYS, *SCOPE_REQUIRED[scope]) if k not in table]
+    if missing:
+        raise DeviceError(f"{where}: missing key(s) {', '.join(missing)}")
+    values: dict[str, Any] = {"name": name, "scope": scope,
+                              "write": _choice(table["write"], "write", WRITE_POLICIES, where)}
     if scope == "shader_array":
-        dispatch = _choice({"dispatch": table.get("dispatch", DEFAULT_DISPATCH)}, "dispatch", DISPATCHES, where)
-    elif "dispatch" in table:
-        raise DeviceError(f"{where}: dispatch applies to shader_array levels only")
-    optional = {k: float(_positive(table, k, where, False)) for k in ("bandwidth_gb_s", "latency_ns") if k in table}
-    return CacheLevel(name=name, scope=scope, bytes=_positive(table, "bytes", where, True),
-                      line_bytes=_positive(table, "line_bytes", where, True),
-                      fill_bytes=_positive(table, "fill_bytes", where, True),
-                      write=_choice(table, "write", WRITE_POLICIES, where),
-                      instances=_positive(table, "instances", where, True), dispatch=dispatch, **optional)
+        values["dispatch"] = _choice(table.get("dispatch", DEFAULT_DISPATCH), "dispatch", DISPATCHES, where)
+    if "family" in table:
+        if not isinstance(table["family"], str) or not table["family"]:
+            raise DeviceError(f"{where}: family must be a non-empty string, got {table['family']!r}")
+        values["family"] = table["family"]
+    for key in table:
+        if key not in TEXT_KEYS:
+            values[key] = _positive(table, key, where)
+    return CacheLevel(**values)
 
 
-def first_level_name(device: "Device") -> str:
-    """``L0`` on RDNA (its L0 vector cache; the L1 is the shader array's), else ``L1``."""
-    return "L0" if device.architecture.startswith("rdna") else "L1"
+def parse_memory(tables: Any, device_name: str) -> tuple[CacheLevel, ...]:
+    """The ``[[memory]]`` tables of a device file, parsed (:func:`parse_level`) in file order."""
+    if not isinstance(tables, list) or not tables:
+        raise DeviceError(f"device {device_name!r}: memory must be a non-empty array of tables ([[memory]]), "
+                          f"one per level from the SIMDs outwards")
+    return tuple(parse_level(t, device_name, i) for i, t in enumerate(tables))
 
 
-def cache_levels(device: "Device") -> tuple[CacheLevel, ...]:
-    """The device's cache levels from the SIMDs outwards (module docstring)."""
-    first = CacheLevel(name=first_level_name(device), scope="cu", bytes=device.l1_bytes,
-                       line_bytes=device.l1_line_bytes, fill_bytes=device.l1_sector_bytes, write="through",
-                       instances=device.sms, latency_ns=device.l1_latency_ns)
-    l2 = CacheLevel(name="L2", scope="device", bytes=device.l2_bytes, line_bytes=device.l2_line_bytes,
-                    fill_bytes=device.l2_sector_bytes, write="back", instances=1,
-                    bandwidth_gb_s=device.l2_bandwidth_gb_s, latency_ns=device.l2_latency_ns)
-    tables = device.tables.get("cache", [])
-    if not isinstance(tables, list):
-        raise DeviceError(f"device {device.name!r}: cache must be an array of tables ([[cache]])")
-    extra = [parse_level(t, device.name, i) for i, t in enumerate(tables)]
-    for scope in EXTRA_SCOPES:
-        if sum(1 for level in extra if level.scope == scope) > 1:
-            raise DeviceError(f"device {device.name!r}: at most one [[cache]] level with scope {scope!r}")
-    levels = sorted([first, l2, *extra], key=lambda level: SCOPES.index(level.scope))
+def check_hierarchy(levels: Sequence[CacheLevel], device_name: str) -> None:
+    """One ``cu`` and one ``device`` level, at most one of each further scope, listed from the
+    SIMDs outwards, with distinct names."""
+    where = f"device {device_name!r} [[memory]]"
+    for scope in SCOPES:
+        count = sum(1 for level in levels if level.scope == scope)
+        if scope in BASE_SCOPES and count != 1:
+            raise DeviceError(f"{where}: needs exactly one level with scope {scope!r}, got {count}")
+        if count > 1:
+            raise DeviceError(f"{where}: at most one level with scope {scope!r}, got {count}")
+    order = [SCOPES.index(level.scope) for level in levels]
+    if order != sorted(order):
+        raise DeviceError(f"{where}: levels must be listed from the SIMDs outwards ({', '.join(SCOPES)}), got "
+                          f"{', '.join(level.scope for level in levels)}")
     names = [level.name for level in levels]
     if len(set(names)) != len(names):
-        raise DeviceError(f"device {device.name!r}: cache level names must differ, got {', '.join(names)}")
-    return tuple(levels)
+        raise DeviceError(f"{where}: level names must differ, got {', '.join(names)}")
 
 
-def level(device: "Device", scope: str) -> CacheLevel | None:
-    """The device's level of ``scope``, if it has one."""
-    return next((lv for lv in cache_levels(device) if lv.scope == scope), None)
+def with_instances(levels: Sequence[CacheLevel], sms: int) -> tuple[CacheLevel, ...]:
+    """``levels`` with the instances of the ``cu`` (``sms``) and ``device`` (one) levels filled in."""
+    fixed = {"cu": sms, "device": 1}
+    return tuple(replace(level, instances=fixed[level.scope]) if level.scope in fixed else level
+                 for level in levels)
+

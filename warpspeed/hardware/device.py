@@ -4,36 +4,37 @@ One TOML file per GPU lives in ``warpspeed/hardware/devices/``; every number in 
 in a comment. Users may pass the path of their own file anywhere a device name is accepted.
 
 Terminology is NVIDIA's; on AMD GPUs an "SM" is a compute unit (CU; on RDNA a work-group
-processor in WGP mode counts as two CUs), "warp" is a wavefront, and "L1" is the cache closest
-to the SIMDs (the vector L1 on CDNA, the L0 on RDNA).
+processor in WGP mode counts as two CUs), "warp" is a wavefront, and the first level ("L1") is the
+cache closest to the SIMDs (the vector L1 on CDNA, the L0 on RDNA). The caches are one list of
+memory levels (``[[memory]]`` tables, :mod:`warpspeed.hardware.caches`), parsed at load.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from importlib import resources
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from warpspeed.errors import DeviceError
+from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
-from warpspeed.hardware.ranges import check_numbers, check_relations
+from warpspeed.hardware.caches import CacheLevel, check_hierarchy, parse_memory, with_instances
+from warpspeed.hardware.ranges import check_level, check_numbers, check_relations
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
 #: Megahertz per gigahertz.
 MHZ_PER_GHZ = 1000.0
-#: Fields that are not scalars and are checked by the code that reads them.
-_TABLE_FIELDS = ("tables",)
+#: Fields that are not scalars: the memory levels (checked here) and the models' tables (checked
+#: by the code that reads them).
+_TABLE_FIELDS = ("memory", "tables")
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
-#: Pointer-chase latencies: optional, present where measured.
-LATENCY_FIELDS = ("l1_latency_ns", "l2_latency_ns", "dram_latency_ns")
+#: Pointer-chase latency of DRAM: optional, present where measured (the caches' are their levels').
+LATENCY_FIELDS = ("dram_latency_ns",)
 #: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth and
 #: no latency is reported).
-#: Optional first-level write granularity (the sector size where a file does not give it).
-STORE_GRANULE_FIELDS = ("l1_store_granule_bytes",)
-OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + STORE_GRANULE_FIELDS
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS
 
 
 @dataclass(frozen=True)
@@ -46,18 +47,6 @@ class Device:
     sms: int  # streaming multiprocessors / compute units
     clock_ghz: float  # SM clock used for the L1 and FP limiters
     warp_size: int  # threads per warp / wavefront
-    # L1 (the cache private to an SM)
-    l1_bytes: int  # data-cache capacity available to global loads
-    l1_banks: int  # banks of the L1 data array
-    l1_bank_bytes: int  # width of one bank
-    l1_line_bytes: int  # allocation granularity
-    l1_sector_bytes: int  # transfer granularity to/from L2
-    # L2
-    l2_bytes: int  # nominal capacity
-    l2_effective_bytes: int  # capacity usable for reuse (half the nominal on split-L2 parts)
-    l2_line_bytes: int  # allocation granularity
-    l2_sector_bytes: int  # L2 fetch granularity from DRAM
-    l2_bandwidth_gb_s: float  # sustained L2 -> L1 bandwidth at full occupancy, GB/s (1e9 B/s)
     dram_bandwidth_gb_s: float  # sustained DRAM bandwidth at full occupancy, GB/s (1e9 B/s)
     # occupancy resources
     registers_per_sm: int  # 32-bit registers
@@ -78,22 +67,20 @@ class Device:
     fp32_lanes_per_sm: int  # FP32 results per clock per SM (an FMA is one)
     fp64_lanes_per_sm: int  # FP64 results per clock per SM (an FMA is one)
     fp16_lanes_per_sm: int  # FP16 (non-tensor, non-matrix) results per clock per SM
+    #: The memory levels from the SIMDs outwards (``[[memory]]``; :mod:`warpspeed.hardware.caches`):
+    #: the first level (:attr:`l1`), the L2 (:attr:`l2`) and the levels a part adds.
+    memory: tuple[CacheLevel, ...] = field(repr=False)
     source: str = ""  # file the device was loaded from
-    #: The file's other top-level tables and arrays of tables (``[interval]``, ``[[cache]]``, ...):
-    #: parameters of the models beyond the roofline, each read and checked by its model.
+    #: The file's other top-level tables (``[interval]``, ``[power]``, ``[overlap]``): parameters
+    #: of the models beyond the roofline, each read and checked by its model.
     tables: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     # achievable DRAM bandwidth against bytes in flight (smooth Little's-law curve, fitted to
     # streaming measurements): peak B [GB/s], effective latency L [ns], smoothness p (>= 1)
     dram_curve_peak_gb_s: float | None = None
     dram_curve_latency_ns: float | None = None
     dram_curve_sharpness: float | None = None
-    # idle pointer-chase load-to-use latency per level [ns]
-    l1_latency_ns: float | None = None
-    l2_latency_ns: float | None = None
+    # idle pointer-chase load-to-use latency of DRAM [ns] (the caches' are their levels')
     dram_latency_ns: float | None = None
-    # granularity [B] in which the first level writes stores to the L2 (byte-masked write requests);
-    # None: the sector (l1_sector_bytes), as on NVIDIA's L1TEX
-    l1_store_granule_bytes: int | None = None
 
     def __post_init__(self) -> None:
         numeric = []
@@ -120,14 +107,6 @@ class Device:
             raise DeviceError(f"device {self.name!r}: give all of {', '.join(DRAM_CURVE_FIELDS)} or none")
         if self.dram_curve_sharpness is not None and self.dram_curve_sharpness < 1:
             raise DeviceError(f"device {self.name!r}: dram_curve_sharpness must be >= 1, got {self.dram_curve_sharpness!r}")
-        if self.l2_effective_bytes > self.l2_bytes:
-            raise DeviceError(
-                f"device {self.name!r}: l2_effective_bytes ({self.l2_effective_bytes}) exceeds l2_bytes ({self.l2_bytes})"
-            )
-        if self.l1_line_bytes % self.l1_sector_bytes:
-            raise DeviceError(f"device {self.name!r}: l1_line_bytes must be a multiple of l1_sector_bytes")
-        if self.l1_store_granule_bytes is not None and self.l1_line_bytes % self.l1_store_granule_bytes:
-            raise DeviceError(f"device {self.name!r}: l1_line_bytes must be a multiple of l1_store_granule_bytes")
         for axis in "xyz":
             extent = getattr(self, f"max_block_dim_{axis}")
             if extent > self.max_threads_per_block:
@@ -137,6 +116,9 @@ class Device:
                 )
         check_numbers(self, tuple(numeric))
         check_relations(self)
+        check_hierarchy(self.memory, self.name)
+        for level in self.memory:
+            check_level(level, self.name)
 
     @property
     def has_dram_curve(self) -> bool:
@@ -144,10 +126,29 @@ class Device:
         return self.dram_curve_peak_gb_s is not None
 
     @property
-    def store_granule_bytes(self) -> int:
-        """Bytes in which the first level writes stores to the L2: ``l1_store_granule_bytes``, else
-        the sector."""
-        return self.l1_store_granule_bytes if self.l1_store_granule_bytes is not None else self.l1_sector_bytes
+    def l1(self) -> CacheLevel:
+        """The first level, private to an SM / compute unit (the L0 on RDNA, the vector L1 on CDNA)."""
+        return next(level for level in self.memory if level.scope == "cu")
+
+    @property
+    def l2(self) -> CacheLevel:
+        """The device-wide L2."""
+        return next(level for level in self.memory if level.scope == "device")
+
+    @property
+    def levels(self) -> tuple[CacheLevel, ...]:
+        """The memory levels from the SIMDs outwards, with their instances (one first level per
+        SM / CU, one L2)."""
+        return with_instances(self.memory, self.sms)
+
+    def with_level(self, scope: str, **changes: Any) -> "Device":
+        """This device with the keys ``changes`` of its level of ``scope`` replaced (a what-if device,
+        checked as a loaded one), e.g. ``with_level("device", bandwidth_gb_s=5000.0)``."""
+        if not any(level.scope == scope for level in self.memory):
+            raise DeviceError(f"device {self.name!r}: no memory level with scope {scope!r}; it has "
+                              f"{', '.join(level.scope for level in self.memory)}")
+        return replace(self, memory=tuple(replace(level, **changes) if level.scope == scope else level
+                                          for level in self.memory))
 
     @property
     def clock_mhz(self) -> float:
@@ -159,11 +160,6 @@ class Device:
         """Largest extent of a thread block along x, y and z (threads)."""
         return (self.max_block_dim_x, self.max_block_dim_y, self.max_block_dim_z)
 
-    @property
-    def l1_bytes_per_cycle(self) -> int:
-        """Bytes the L1 delivers per cycle (banks x bank width)."""
-        return self.l1_banks * self.l1_bank_bytes
-
     def fp_lanes_per_sm(self, dtype: str) -> int:
         """FP results per clock per SM for ``dtype`` (``float64``, ``float32``, ``float16``)."""
         lanes = {"float64": self.fp64_lanes_per_sm, "float32": self.fp32_lanes_per_sm,
@@ -174,24 +170,29 @@ class Device:
 
 
 _DEVICE_PACKAGE = "warpspeed.hardware.devices"
-_KNOWN = {f.name for f in fields(Device)} - {"source", "tables"}
+_KNOWN = {f.name for f in fields(Device)} - {"source", "tables", "memory"}
 
 
 def _parse_device(data: dict, origin: str) -> Device:
-    device = data.get("device", data)
+    device = data.get("device", {k: v for k, v in data.items() if k != "memory"})
     if not isinstance(device, dict):
         raise DeviceError(f"{origin}: expected a [device] table")
     unknown = sorted(set(device) - _KNOWN)
     if unknown:
-        raise DeviceError(f"{origin}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KNOWN))}")
+        moved = [k for k in unknown if k.startswith(("l1_", "l2_"))]
+        hint = (f" ({', '.join(moved)}: the caches are [[memory]] tables, one per level; see "
+                f"warpspeed.hardware.caches)" if moved else "")
+        raise DeviceError(f"{origin}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KNOWN))}{hint}")
     required = _KNOWN - set(OPTIONAL_FIELDS)
     missing = sorted(required - set(device))
     if missing:
         raise DeviceError(f"{origin}: missing key(s) {', '.join(missing)}")
+    name = device.get("name", origin)
+    memory = parse_memory(data.get("memory"), name if isinstance(name, str) else origin)
     try:
-        tables = ({k: v for k, v in data.items() if k != "device" and isinstance(v, (dict, list))}
+        tables = ({k: v for k, v in data.items() if k not in ("device", "memory") and isinstance(v, (dict, list))}
                   if "device" in data else {})
-        return Device(**device, source=origin, tables=tables)
+        return Device(**device, memory=memory, source=origin, tables=tables)
     except TypeError as exc:  # pragma: no cover - guarded by the key checks above
         raise DeviceError(f"{origin}: {exc}") from None
 
@@ -204,8 +205,7 @@ def load_device_file(path: str | Path) -> Device:
 
 def device_names() -> list[str]:
     """Names of the built-in devices (file stems of ``warpspeed/hardware/devices/*.toml``)."""
-    root = resources.files(_DEVICE_PACKAGE)
-    return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
+    return [p.name[: -len(".toml")] for p in package_files(_DEVICE_PACKAGE, ".toml")]
 
 
 def load_device(name_or_path: str | Path) -> Device:
@@ -217,7 +217,7 @@ def load_device(name_or_path: str | Path) -> Device:
     matches = [n for n in names if n.lower() == text.lower()]
     if not matches:
         raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(names)} (or give a .toml path)")
-    resource = resources.files(_DEVICE_PACKAGE) / f"{matches[0]}.toml"
+    resource = package_file(_DEVICE_PACKAGE, f"{matches[0]}.toml")
     return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{matches[0]}.toml")
 
 

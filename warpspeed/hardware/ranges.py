@@ -13,9 +13,10 @@ a prediction of 13 GW. The rules:
 * cache lines, sectors, banks, allocation units and store granules are powers of two (addresses
   are split into them by their low bits); a wavefront has 32 or 64 threads (NVIDIA warps and AMD
   RDNA wavefronts: 32; AMD CDNA wavefronts: 64);
-* a cache holds at least one line; a line is a whole number of sectors; the effective L2 is at
-  most the nominal one; a block fits an SM (threads, shared memory) and its largest extent
-  along x, y, z is at most its thread limit;
+* a cache level (``[[memory]]``, :func:`check_level`) holds at least one line; a line is a whole
+  number of sectors and store granules; the effective L2 is at most the nominal one; a block
+  fits an SM (threads, shared memory) and its largest extent along x, y, z is at most its
+  thread limit;
 * the vendor is ``nvidia`` or ``amd`` (the model's families), the name is a name
   (:mod:`warpspeed.files.names`: it names output files, never a path).
 """
@@ -23,13 +24,10 @@ a prediction of 13 GW. The rules:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.names import check_name
-
-if TYPE_CHECKING:
-    from warpspeed.hardware.device import Device
 
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
@@ -37,40 +35,50 @@ if TYPE_CHECKING:
 #: :mod:`warpspeed.perf.bandwidth`).
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "clock_ghz": (0.1, 10.0),
-    "l2_bandwidth_gb_s": (1.0, 1e6),
     "dram_bandwidth_gb_s": (1.0, 1e6),
     "dram_curve_peak_gb_s": (1.0, 1e6),
     "dram_curve_latency_ns": (1.0, 1e5),
     "dram_curve_sharpness": (1.0, 100.0),
-    "l1_latency_ns": (0.1, 1e5),
-    "l2_latency_ns": (0.1, 1e5),
     "dram_latency_ns": (0.1, 1e5),
 }
+#: Ranges of the non-integer keys of a memory level (``[[memory]]``, :mod:`warpspeed.hardware.caches`),
+#: as :data:`FLOAT_RANGES`: bandwidths and idle latencies like DRAM's; the tag stage's wavefronts
+#: (built-in: 0 to 0.46) at most one wavefront per line and a few of overhead.
+LEVEL_FLOAT_RANGES: dict[str, tuple[float, float]] = {
+    "bandwidth_gb_s": (1.0, 1e6),
+    "latency_ns": (0.1, 1e5),
+    "tag_overhead_wavefronts": (0.0, 4.0),
+    "tag_wavefronts_per_line": (0.01, 1.0),
+}
 #: Keys in bytes; at most :data:`MAX_BYTES` each.
-BYTE_FIELDS = ("l1_bytes", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes", "l2_bytes", "l2_effective_bytes",
-               "l2_line_bytes", "l2_sector_bytes", "shared_bytes_per_sm", "shared_bytes_per_block",
-               "shared_alloc_unit_bytes", "l1_store_granule_bytes")
+BYTE_FIELDS = ("shared_bytes_per_sm", "shared_bytes_per_block", "shared_alloc_unit_bytes")
+#: Keys of a memory level in bytes; at most :data:`MAX_BYTES` each.
+LEVEL_BYTE_FIELDS = ("bytes", "line_bytes", "sector_bytes", "effective_bytes", "bank_bytes", "store_granule_bytes",
+                     "wide_bytes_per_cycle")
 #: Largest size in bytes (1 TiB; the largest built-in cache is 96 MiB).
 MAX_BYTES = 2**40
 #: Largest count (SMs, threads, warps, blocks, registers, lanes, banks; the largest built-in count
 #: is 131 072 registers per SM).
 MAX_COUNT = 2**24
 #: Keys that are powers of two (module docstring).
-POWER_OF_TWO_FIELDS = ("l1_banks", "l1_bank_bytes", "l1_line_bytes", "l1_sector_bytes", "l2_line_bytes",
-                       "l2_sector_bytes", "register_alloc_unit", "shared_alloc_unit_bytes", "l1_store_granule_bytes")
+POWER_OF_TWO_FIELDS = ("register_alloc_unit", "shared_alloc_unit_bytes")
+#: Keys of a memory level that are powers of two.
+LEVEL_POWER_OF_TWO_FIELDS = ("banks", "bank_bytes", "line_bytes", "sector_bytes", "store_granule_bytes",
+                             "wide_bytes_per_cycle")
 #: Threads per warp or wavefront (module docstring).
 WARP_SIZES = (32, 64)
 #: Vendors the model has families for.
 VENDORS = ("nvidia", "amd")
 
 
-def _fail(device: "Device", key: str, value: object, allowed: str) -> DeviceError:
+def _fail(device: Any, key: str, value: object, allowed: str) -> DeviceError:
     return DeviceError(f"device {device.name!r}: {key} is out of range (got {value!r}); allowed: {allowed}")
 
 
-def check_numbers(device: "Device", numeric: tuple[str, ...]) -> None:
-    """Every key of ``numeric`` (numbers already known to be numbers > 0, or None where optional)
-    inside its range, and the powers of two (module docstring)."""
+def check_numbers(device: Any, numeric: tuple[str, ...]) -> None:
+    """Every key of ``numeric`` of ``device`` (the :class:`~warpspeed.hardware.device.Device`
+    being built; numbers already known to be numbers > 0, or None where optional) inside its
+    range, and the powers of two (module docstring)."""
     for key in numeric:
         value = getattr(device, key)
         if value is None:
@@ -90,8 +98,9 @@ def check_numbers(device: "Device", numeric: tuple[str, ...]) -> None:
             raise _fail(device, key, value, "a power of two")
 
 
-def check_relations(device: "Device") -> None:
-    """The text keys and the relations between numbers (module docstring)."""
+def check_relations(device: Any) -> None:
+    """The text keys of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built)
+    and the relations between its numbers (module docstring)."""
     check_name(device.name, "device name", DeviceError)
     if device.vendor.lower() not in VENDORS:
         raise DeviceError(f"device {device.name!r}: vendor is unknown (got {device.vendor!r}); allowed: "
@@ -101,11 +110,6 @@ def check_relations(device: "Device") -> None:
     if device.warp_size not in WARP_SIZES:
         raise _fail(device, "warp_size", device.warp_size, " or ".join(map(str, WARP_SIZES)))
     relations = (
-        ("l1_bytes", "l1_line_bytes", "at least one L1 line"),
-        ("l2_bytes", "l2_line_bytes", "at least one L2 line"),
-        ("l2_effective_bytes", "l2_line_bytes", "at least one L2 line"),
-        ("l1_line_bytes", "l1_sector_bytes", "at least one L1 sector"),
-        ("l2_line_bytes", "l2_sector_bytes", "at least one L2 sector"),
         ("max_threads_per_sm", "max_threads_per_block", "at least one block's threads (max_threads_per_block)"),
         ("max_warps_per_sm", None, "at least one block's warps (max_threads_per_block / warp_size)"),
         ("shared_bytes_per_sm", "shared_bytes_per_block", "at least one block's shared memory "
@@ -117,5 +121,48 @@ def check_relations(device: "Device") -> None:
         least = -(-device.max_threads_per_block // device.warp_size) if other is None else getattr(device, other)
         if value < least:
             raise _fail(device, key, value, allowed)
-    if device.l2_line_bytes % device.l2_sector_bytes:
-        raise _fail(device, "l2_line_bytes", device.l2_line_bytes, "a multiple of l2_sector_bytes")
+
+
+def check_level(level: Any, device_name: str) -> None:
+    """One memory level (a :class:`~warpspeed.hardware.caches.CacheLevel` of the device
+    ``device_name``): every number finite and in its range, the powers of two, and the relations
+    (at least one line, a line a whole number of sectors and store granules, the effective size
+    at most the nominal one)."""
+    where = f"device {device_name!r} [[memory]] {level.name}"
+
+    def fail(key: str, value: object, allowed: str) -> DeviceError:
+        return DeviceError(f"{where}: {key} is out of range (got {value!r}); allowed: {allowed}")
+
+    for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
+                "effective_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
+                "tag_wavefronts_per_line", "wide_bytes_per_cycle"):
+        value = getattr(level, key)
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            raise fail(key, value, "a finite number")
+        if key in LEVEL_FLOAT_RANGES:
+            low, high = LEVEL_FLOAT_RANGES[key]
+            if not low <= value <= high:
+                raise fail(key, value, f"{low:g} to {high:g}")
+        elif key in LEVEL_BYTE_FIELDS:
+            if value > MAX_BYTES:
+                raise fail(key, value, f"1 to {MAX_BYTES} bytes")
+        elif value > MAX_COUNT:
+            raise fail(key, value, f"1 to {MAX_COUNT}")
+        if key in LEVEL_POWER_OF_TWO_FIELDS and value & (value - 1):
+            raise fail(key, value, "a power of two")
+    line = f"at least one {level.name} line"
+    if level.bytes < level.line_bytes:
+        raise fail("bytes", level.bytes, line)
+    if level.effective_bytes is not None:
+        if level.effective_bytes < level.line_bytes:
+            raise fail("effective_bytes", level.effective_bytes, line)
+        if level.effective_bytes > level.bytes:
+            raise fail("effective_bytes", level.effective_bytes, f"at most bytes ({level.bytes})")
+    if level.line_bytes < level.sector_bytes:
+        raise fail("line_bytes", level.line_bytes, f"at least one {level.name} sector")
+    if level.line_bytes % level.sector_bytes:
+        raise fail("line_bytes", level.line_bytes, "a multiple of sector_bytes")
+    if level.store_granule_bytes is not None and level.line_bytes % level.store_granule_bytes:
+        raise fail("store_granule_bytes", level.store_granule_bytes, "a divisor of line_bytes")

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.trace.document import TraceBlockKind
 
 #: Kinds of blocks, coded ``last_x + 2 last_y + 4 last_z``.
 KIND_CODES = 8
@@ -50,18 +51,18 @@ class Dealing:
     sub_core_instructions: np.ndarray
 
 
-def _kind_tables(kinds: Sequence[Mapping], warps_per_block: int, sub_cores: int, full_instructions: int,
+def _kind_tables(kinds: Sequence[TraceBlockKind], warps_per_block: int, sub_cores: int, full_instructions: int,
                  guard_instructions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per kind code: full warps per block, instructions per sub-core, and whether the kind exists."""
     full = np.zeros(KIND_CODES, dtype=np.int64)
     per_sub_core = np.zeros((KIND_CODES, sub_cores), dtype=np.float64)
     known = np.zeros(KIND_CODES, dtype=bool)
     for kind in kinds:
-        mask = list(kind["full"])
+        mask = list(kind.full)
         if len(mask) != warps_per_block:
             raise WarpspeedError(f"trace launch.block_kinds: a kind lists {len(mask)} warps, the block has "
                                  f"{warps_per_block}")
-        code = sum(int(bool(flag)) << d for d, flag in enumerate(kind["last"]))
+        code = sum(int(bool(flag)) << d for d, flag in enumerate(kind.last))
         full[code] = sum(bool(f) for f in mask)
         for w, is_full in enumerate(mask):
             per_sub_core[code, w % sub_cores] += full_instructions if is_full else guard_instructions
@@ -79,7 +80,7 @@ def _blocks_of_kind(code: int, grid: Sequence[int]) -> np.ndarray:
     return (bx + grid[0] * (by + grid[1] * bz)).ravel()
 
 
-def deal_blocks(grid: Sequence[int], kinds: Sequence[Mapping], warps_per_block: int, blocks_per_sm: int, sms: int,
+def deal_blocks(grid: Sequence[int], kinds: Sequence[TraceBlockKind], warps_per_block: int, blocks_per_sm: int, sms: int,
                 sub_cores: int, full_instructions: int, guard_instructions: int) -> Dealing:
     """The :class:`Dealing` of a ``grid`` of blocks of ``warps_per_block`` warps, ``blocks_per_sm``
     resident at once, on ``sms`` SMs of ``sub_cores`` sub-cores (see the module docstring).
@@ -89,8 +90,8 @@ def deal_blocks(grid: Sequence[int], kinds: Sequence[Mapping], warps_per_block: 
     composition with their guard-only warps."""
     grid = tuple(int(g) for g in grid)
     total = math.prod(grid)
-    if sum(int(k["count"]) for k in kinds) != total:
-        raise WarpspeedError(f"trace launch.block_kinds count {sum(int(k['count']) for k in kinds)} blocks; "
+    if sum(int(k.count) for k in kinds) != total:
+        raise WarpspeedError(f"trace launch.block_kinds count {sum(int(k.count) for k in kinds)} blocks; "
                              f"the grid {'x'.join(map(str, grid))} has {total}")
     full_of, sub_core_of, known = _kind_tables(kinds, warps_per_block, sub_cores, full_instructions,
                                                guard_instructions)

@@ -24,11 +24,10 @@ instruction has no field (``mapping: "uniform"``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
-
 from warpspeed.errors import WarpspeedError
 from warpspeed.interval.params import IntervalParams
-from warpspeed.trace.instructions import mma_fmas_per_warp
+from warpspeed.trace.document import FieldMemory, TotalMemory, TraceMemory
+from warpspeed.trace.instructions import Instruction, mma_fmas_per_warp
 
 #: Classes of producers, by which a stall is attributed (section 4.3 of the model's docs).
 LONG, SHORT, WAIT = "long_scoreboard", "short_scoreboard", "wait"
@@ -79,45 +78,44 @@ def tensor_ii(fmas: float, fma_per_clock: float) -> float:
     return fmas / fma_per_clock
 
 
-def instruction_cost(ins: Mapping, memory: Mapping, params: IntervalParams, dram_store_ratio: float) -> Cost:
-    """The :class:`Cost` of the trace instruction ``ins`` (``memory``: the trace's ``memory``)."""
-    fu, space = ins["fu"], ins.get("space")
+def instruction_cost(ins: Instruction, memory: TraceMemory, params: IntervalParams, dram_store_ratio: float) -> Cost:
+    """The :class:`Cost` of the trace instruction ``ins`` (``memory``: the trace's memory figures)."""
+    fu, space = ins.fu, ins.space
     if fu in ("int", "fp32", "fp64", "sfu"):
         lanes_per_sub_core = params.lanes_per_sm[fu] / params.sub_cores
         return Cost(params.latency[fu], params.warp_size / lanes_per_sub_core, fu, WAIT)
     if fu == "tensor":
-        shape = ins.get("tensor_shape")
-        kind = tensor_type(ins["opcode"], tuple(ins.get("modifiers", ())))
+        shape = ins.tensor_shape
+        kind = tensor_type(ins.opcode, tuple(ins.modifiers))
         rate = params.tensor_fma_per_clock.get(kind)
         if not shape:
-            raise WarpspeedError(f"{ins['opcode']} without a shape modifier: its multiply-adds are unknown")
+            raise WarpspeedError(f"{ins.opcode} without a shape modifier: its multiply-adds are unknown")
         if not rate:
             known = ", ".join(sorted(params.tensor_fma_per_clock)) or "none"
-            raise WarpspeedError(f"no tensor-core throughput for {kind} inputs ({ins['opcode']}) on {params.device}; "
+            raise WarpspeedError(f"no tensor-core throughput for {kind} inputs ({ins.opcode}) on {params.device}; "
                                  f"it has: {known}")
-        ii = tensor_ii(mma_fmas_per_warp(ins["opcode"], tuple(shape)), rate)
+        ii = tensor_ii(mma_fmas_per_warp(ins.opcode, tuple(shape)), rate)
         return Cost(ii, ii, "tensor", WAIT)
     if space in ("global", "local"):
-        entry = memory["fields"].get(ins.get("field") or "", memory["totals"])
-        omega = max(1.0, entry["l1_wavefronts_per_instruction"])
-        m1, m2 = entry["l1_miss_rate"], entry["l2_miss_rate"]
-        if ins["opcode"] in ("STG", "ST", "STL", "RED"):
-            w = entry["l2_store_sectors_per_store"]
+        entry: FieldMemory | TotalMemory = memory.fields.get(ins.field or "", memory.totals)
+        omega = max(1.0, entry.l1_wavefronts_per_instruction)
+        m1, m2 = entry.l1_miss_rate, entry.l2_miss_rate
+        if ins.opcode in ("STG", "ST", "STL", "RED"):
+            w = entry.l2_store_sectors_per_store
             return Cost(params.l1_latency + params.l2_latency, omega, "l1", LONG, omega=omega, writes=w,
                         dram_writes=w * dram_store_ratio)
-        r = entry["l2_load_sectors_per_load"]
+        r = entry.l2_load_sectors_per_load
         latency = params.l1_latency + m1 * params.l2_latency + m1 * m2 * params.dram_latency
         return Cost(latency, omega, "l1", LONG, omega=omega, reads=r, dram_reads=r * m2)
     if space == "shared":
-        stores = ins["opcode"] in ("STS",)
+        stores = ins.opcode in ("STS",)
         return Cost(params.shared_store_latency if stores else params.shared_load_latency, 1.0, "other", SHORT)
     if fu == "mio":
         return Cost(1.0, 1.0, "other", SHORT)
     return Cost(1.0, 1.0, "other", WAIT)
 
 
-def dram_store_ratio(memory: Mapping) -> float:
+def dram_store_ratio(memory: TraceMemory) -> float:
     """DRAM store bytes per L1 -> L2 store byte (the share of the stores that reach DRAM)."""
-    t = memory["totals"]
-    return min(1.0, t["dram_store_bytes_per_lup"] / t["l2_store_bytes_per_lup"]) if t["l2_store_bytes_per_lup"] > 0 \
-        else 0.0
+    t = memory.totals
+    return min(1.0, t.dram_store_bytes_per_lup / t.l2_store_bytes_per_lup) if t.l2_store_bytes_per_lup > 0 else 0.0

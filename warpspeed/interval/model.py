@@ -21,7 +21,7 @@ gives them (:func:`~warpspeed.interval.multiwarp.batch_stack`). Per SM:
   the load the issue term, eq 9, spreads over the active sub-cores);
 - ``KLL = k + max(0, n_b d + T_warp - (S_I + S_IP + ID))``: the per-launch overhead ``k`` and,
   where the SM's own work does not cover it, the dispatch of its ``n_b`` blocks at ``d`` each
-  plus the last block's single-warp time ``T_warp`` (:mod:`warpspeed.interval.launch_fit`: the
+  plus the last block's single-warp time ``T_warp`` (:mod:`warpspeed.calibration.launch`: the
   dispatch overlaps the blocks' work on measured GPUs).
 
 The kernel takes as long as its slowest SM, whose stack is reported, but never longer than the
@@ -40,7 +40,6 @@ bandwidth ceiling, so on its own the model can beat the DRAM, L2 or L1 bandwidth
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -49,13 +48,15 @@ from warpspeed.interval.latency import dram_store_ratio, instruction_cost
 from warpspeed.interval.multiwarp import BATCH_KEYS, GB, batch_stack
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval, profile
+from warpspeed.perf.roofline import LIMITERS
+from warpspeed.trace.document import Trace
 
 #: Every entry of the CPI stack, in the order reports show them.
 STACK_KEYS = (*BATCH_KEYS[:5], "stall_lg_throttle", "stall_tex_throttle", "stall_mio_throttle",
               "stall_imc_miss_no_instruction", "idle")
 #: Where the bandwidth floor's excess cycles go, by the roofline's limiter.
-FLOOR_ENTRY = {"dram": "stall_long_scoreboard", "l2": "stall_long_scoreboard", "l1": "stall_lg_throttle",
-               "fp": "stall_math_pipe_throttle"}
+FLOOR_ENTRY = dict(zip(LIMITERS, ("stall_math_pipe_throttle", "stall_lg_throttle", "stall_long_scoreboard",
+                                   "stall_long_scoreboard")))
 #: Issue-slot policies for the hidden stall cycles (GCoM): loose round robin or greedy-then-oldest.
 POLICIES = ("lrr", "gto")
 
@@ -151,21 +152,22 @@ def _batch_stacks(dealing: Dealing, full: list[Interval], guard: list[Interval],
     return np.array(rows, dtype=float).reshape(len(rows), len(BATCH_KEYS))
 
 
-def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", dram_writes: bool = True,
+def interval_model(trace: Trace, params: IntervalParams, policy: str = "lrr", dram_writes: bool = True,
                    floor: bool = True) -> IntervalResult:
-    """The interval model of ``trace`` (a ``warpspeed-trace`` document) on a device with ``params``."""
-    launch, memory = trace["launch"], trace["memory"]
-    stream = trace["instructions"]["stream"]
-    i_guard = min(int(trace["instructions"]["guard_exit_instructions"]), len(stream))
+    """The interval model of ``trace`` (:class:`~warpspeed.trace.document.Trace`; a JSON document
+    read with :func:`~warpspeed.trace.document.trace_from_json`) on a device with ``params``."""
+    launch, memory = trace.launch, trace.memory
+    stream = trace.instructions.stream
+    i_guard = min(int(trace.instructions.guard_exit_instructions), len(stream))
     ratio = dram_store_ratio(memory)
     costs = [instruction_cost(ins, memory, params, ratio) for ins in stream]
-    sources, destinations = [ins["src"] for ins in stream], [ins["dst"] for ins in stream]
+    sources, destinations = [ins.src for ins in stream], [ins.dst for ins in stream]
     full = profile(costs, sources, destinations, guard_instructions=i_guard)
     guard = profile(costs[:i_guard], sources[:i_guard], destinations[:i_guard]) if i_guard else []
-    w_b = launch["warps_per_block"]
-    dealing = deal_blocks(launch["grid"], launch["block_kinds"], w_b, launch["blocks_per_sm"], params.sms,
+    w_b = launch.warps_per_block
+    dealing = deal_blocks(launch.grid, launch.block_kinds, w_b, launch.blocks_per_sm, params.sms,
                           params.sub_cores, len(stream), i_guard)
-    per_composition = _batch_stacks(dealing, full, guard, params, trace["roofline"]["dram_bandwidth_gb_s"], policy,
+    per_composition = _batch_stacks(dealing, full, guard, params, trace.roofline.dram_bandwidth_gb_s, policy,
                                     dram_writes)
     per_sm = dealing.batch_counts @ per_composition  # (SMs, BATCH_KEYS)
     selected = per_sm[:, BATCH_KEYS.index("selected")]
@@ -180,14 +182,14 @@ def interval_model(trace: Mapping, params: IntervalParams, policy: str = "lrr", 
     stack["stall_imc_miss_no_instruction"] = float(kll[0])
     stack["idle"] = float(combined.idle)
     cycles = sum(stack.values())
-    lups = trace["kernel"]["lups"]
-    roof = trace["roofline"]["lups_per_s"]
+    lups = trace.kernel.lups
+    roof = trace.roofline.lups_per_s
     floor_cycles = 0.0
     if floor and roof:
         bound = lups / roof * params.clock_ghz * GB
         if bound > cycles:
             floor_cycles = bound - cycles
-            stack[FLOOR_ENTRY.get(trace["roofline"]["limiter"], "stall_long_scoreboard")] += floor_cycles
+            stack[FLOOR_ENTRY.get(trace.roofline.limiter, "stall_long_scoreboard")] += floor_cycles
             cycles = bound
     seconds = cycles / (params.clock_ghz * GB)
     slowest = int(np.argmax(work))

@@ -3,11 +3,11 @@
 Pipeline latencies and lanes, issue rate, MSHRs and tensor-core throughput come from the table
 (every number there carries its source). The launch cost (the per-launch overhead ``kll_k`` and
 the block dispatch time per SM) comes from the fit to gpu-benches' small-kernel launches stored
-in ``fits/kernel-launch.toml`` (:mod:`warpspeed.interval.launch_fit`), for the measured GPU the
+in ``fits/kernel-launch.toml`` (:mod:`warpspeed.calibration.launch`), for the measured GPU the
 table names as ``launch_overhead_part``. The L1, L2 and DRAM
 latencies come from the table when it gives them in cycles (the A100's, from AMALI's Table 2),
-else from the device's measured pointer-chase latencies (``l1_latency_ns`` etc. of the
-``[device]`` table), converted to cycles at the SM clock and to increments (L2 beyond L1, DRAM
+else from the device's measured pointer-chase latencies (the ``latency_ns`` of the first level's
+and the L2's ``[[memory]]`` tables and ``dram_latency_ns`` of the ``[device]`` table), converted to cycles at the SM clock and to increments (L2 beyond L1, DRAM
 beyond L2), as AMALI's additive average memory access time uses them. The NoC bandwidth is the
 device's sustained L2 bandwidth and the sub-cores its register partitions.
 """
@@ -15,11 +15,12 @@ device's sustained L2 bandwidth and the sub-cores its register partitions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.toml import table_number
-from warpspeed.interval.launch_fit import launch_constants
+from warpspeed.files.stored import fits_file
+from warpspeed.files.toml import read_toml, table_number
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -31,6 +32,8 @@ REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_late
 LATENCY_KEYS = ("l1_latency", "l2_latency", "dram_latency")
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
 TENSOR_PREFIX = "tensor_fma_per_clock_"
+#: The fitted launch-cost constants, in ``fits/`` (:mod:`warpspeed.calibration.launch` writes it).
+LAUNCH_FIT_FILE = "kernel-launch.toml"
 
 
 class IntervalParameterError(WarpspeedError):
@@ -80,7 +83,7 @@ def _latencies_ns(device: "Device", table: Mapping) -> tuple:
         from warpspeed.hardware.device import load_device
 
         source = load_device(table["latencies_from"])
-    return source.l1_latency_ns, source.l2_latency_ns, source.dram_latency_ns
+    return source.l1.latency_ns, source.l2.latency_ns, source.dram_latency_ns
 
 
 def memory_latencies(device: "Device") -> tuple[float, float, float]:
@@ -95,7 +98,7 @@ def memory_latencies(device: "Device") -> tuple[float, float, float]:
     if None in (l1_ns, l2_ns, dram_ns):
         raise IntervalParameterError(
             f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
-            "[device] l1_latency_ns..)")
+            "latency_ns of the L1 and L2 [[memory]] tables and [device] dram_latency_ns)")
     f = device.clock_ghz
     return l1_ns * f, (l2_ns - l1_ns) * f, (dram_ns - l2_ns) * f
 
@@ -138,5 +141,25 @@ def interval_params(device: "Device") -> IntervalParams:
                  "sfu": n["sfu_latency"]},
         l1_latency=l1, l2_latency=l2, dram_latency=dram, shared_load_latency=n["shared_load_latency"],
         shared_store_latency=n["shared_store_latency"], mshrs=n["mshrs"],
-        noc_bandwidth_gb_s=device.l2_bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
+        noc_bandwidth_gb_s=device.l2.bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
         tensor_cores_per_sm=int(table.get("tensor_cores_per_sm", 0)), tensor_fma_per_clock=tensor)
+
+
+@dataclass(frozen=True)
+class LaunchConstants:
+    """The stored fit: ``block_dispatch_s`` per block and SM, ``overhead_s`` per measured part,
+    ``device_of_part``: the built-in device each part was measured on."""
+
+    block_dispatch_s: float
+    overhead_s: dict[str, float]
+    device_of_part: dict[str, str] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def launch_constants() -> LaunchConstants:
+    """The constants of the stored ``fits/kernel-launch.toml`` (written by
+    :func:`warpspeed.calibration.launch.fit_file_text`)."""
+    data = read_toml(fits_file(LAUNCH_FIT_FILE), "kernel launch fit", IntervalParameterError)
+    return LaunchConstants(data["block_dispatch_ns"] * 1e-9,
+                           {p: v["overhead_us"] * 1e-6 for p, v in data["parts"].items()},
+                           {p: v["device"] for p, v in data["parts"].items()})

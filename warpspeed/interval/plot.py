@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from warpspeed.plots import new_figure, save_figure
+from warpspeed.files.figure import new_figure, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -6,7 +6,7 @@ The names below come from :mod:`warpspeed.kernel.description` and are imported o
 names) does not import sympy.
 """
 
-from importlib import import_module
+from __future__ import annotations
 
 __all__ = [
     "COORDINATES", "Access", "Field", "FlopCounts", "Kernel", "X", "Y", "Z", "byte_address",
@@ -16,7 +16,9 @@ __all__ = [
 
 def __getattr__(name: str):
     if name in __all__:
-        value = getattr(import_module("warpspeed.kernel.description"), name)
+        from warpspeed.kernel import description
+
+        value = getattr(description, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'warpspeed.kernel' has no attribute {name!r}")

@@ -13,12 +13,20 @@ A plugin's kernel takes precedence over a built-in kernel of the same name. A pl
 fails to load is reported with its real error when a kernel it may provide is asked for; only
 a missing pystencils (or lbmpy) gives the installation hint, and then the built-in kernels
 are used.
+
+A plugin that can also generate kernels to run on a GPU (``warpspeed measure``) registers a
+module under ``warpspeed.measurement`` (:func:`measurement_generator`) with
+``measurable_kernels()``, ``default_domain(kernel)`` and ``plan_launch(kernel, config, domain,
+dtype)``.
+
+This module is the only one of warpspeed that imports from ``importlib`` (entry points and
+installed versions, :func:`installed_version`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, version
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from warpspeed.errors import KernelError, WarpspeedError
@@ -31,7 +39,11 @@ if TYPE_CHECKING:
 #: Entry-point group under which plugins register kernel providers.
 ENTRY_POINT_GROUP = "warpspeed.kernels"
 
-#: Modules whose absence means "the optional pystencils extra is not installed".
+#: Entry-point group under which plugins register the generator of measured kernels.
+MEASUREMENT_GROUP = "warpspeed.measurement"
+
+#: Modules whose absence means that the code generators are not installed (they are
+#: dependencies of warpspeed; an environment may still lack them).
 OPTIONAL_MODULES = ("pystencils", "lbmpy")
 INSTALL_HINT = "install warpspeed[pystencils] for the pystencils/lbmpy workloads"
 
@@ -178,3 +190,22 @@ def resolve_kernel(name: str, domain: Sequence[int] | None = None, *, fold: Sequ
     precision (default: double).
     """
     return resolve(name, domain, fold=fold, device=device, dtype=dtype).kernel
+
+
+def measurement_generator() -> Any:
+    """The generator of the kernels ``warpspeed measure`` runs: the module a plugin registers
+    under :data:`MEASUREMENT_GROUP` (the first one installed). Raises :class:`ImportError` when
+    none is installed or it cannot be imported."""
+    found = tuple(entry_points(group=MEASUREMENT_GROUP))
+    if not found:
+        raise ImportError(f"no plugin registers the entry-point group {MEASUREMENT_GROUP!r}")
+    return found[0].load()
+
+
+def installed_version(distribution: str) -> str | None:
+    """The version of an installed distribution (a code generator a plugin records with its
+    kernels), or None when it is not installed as one (imported from a source tree)."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None

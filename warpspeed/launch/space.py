@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from warpspeed.errors import LaunchError
+from warpspeed.files.records import csv_columns, recorded
 from warpspeed.launch.geometry import make_launch, occupancy
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 Triple = tuple[int, int, int]
 
+#: Names of the three axes of blocks and foldings.
+AXES = ("x", "y", "z")
 #: Folding factors of the article's section 5.2 (module docstring): none, 2 in y, 2 in z.
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
 #: Threads per block of the article's stencil space (5.1); kernels whose registers do not fit
@@ -35,16 +38,23 @@ MAX_BLOCK_Z = 64
 
 @dataclass(frozen=True)
 class Config:
-    """One launch configuration: threads per block and cells per thread (x, y, z)."""
+    """One launch configuration: threads per block and cells per thread (x, y, z).
 
-    block: Triple
-    fold: Triple = (1, 1, 1)
+    Its record: JSON ``block`` and ``fold`` (lists), CSV :data:`CONFIG_COLUMNS`."""
+
+    block: Triple = recorded(axes=AXES, identity=True, cell=int)
+    fold: Triple = recorded(default=(1, 1, 1), axes=AXES, identity=True, cell=int)
 
     @property
     def label(self) -> str:
         b = "x".join(map(str, self.block))
         f = "" if self.fold == (1, 1, 1) else " fold " + "x".join(map(str, self.fold))
         return b + f
+
+
+#: CSV columns of a launch configuration: threads per block and cells per thread (folding) along
+#: x, y, z (``block_x`` ... ``fold_z``).
+CONFIG_COLUMNS: tuple[str, ...] = csv_columns(Config)
 
 
 def block_sizes(threads: int = PAPER_STENCIL_THREADS, max_z: int = MAX_BLOCK_Z) -> list[Triple]:

@@ -7,7 +7,7 @@ Threads of one block share the L1, so what a block loads from L2 at least once i
 footprint of 32 B sectors (the L1 transfer granularity), per field (fields never alias).
 The L1 allocates 128 B lines; the unique lines give the block's L1 allocation. The L1 is
 write-through: every store instruction sends its sectors to L2, counted per warp
-instruction, in the device's write granularity (``Device.store_granule_bytes``: the 32 B sector on
+instruction, in the device's write granularity (``Device.l1.store_granule``: the 32 B sector on
 NVIDIA, 64 B byte-masked write requests on AMD, whose first level has 128 B lines). The "L1 load volume" is the upper bound without any reuse between
 instructions: every load instruction's per-warp unique sectors.
 
@@ -119,9 +119,9 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
         return _grouped_footprint(compiled, cells, device, warps)
     addr = block_addresses(compiled, cells) if addresses is None else addresses
     lups = cells.lups
-    sector = device.l1_sector_bytes
-    line = device.l1_line_bytes
-    store_granule = device.store_granule_bytes
+    sector = device.l1.sector_bytes
+    line = device.l1.line_bytes
+    store_granule = device.l1.store_granule
     valid = cells.valid
     issued = instruction_lanes(compiled, cells) if lanes is None else lanes  # merged fold-copy loads issue nothing
     result: dict[str, FieldFootprint] = {}
@@ -163,7 +163,7 @@ def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Devi
     lane and its earlier twin on the lanes of both, at the same addresses, so the unions over the
     issuing lanes are the unions over the valid cells; stores issue on their valid lanes."""
     lups = cells.lups
-    sector, line, store_granule = device.l1_sector_bytes, device.l1_line_bytes, device.store_granule_bytes
+    sector, line, store_granule = device.l1.sector_bytes, device.l1.line_bytes, device.l1.store_granule
     result: dict[str, FieldFootprint] = {}
     for name in compiled.field_names:
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == name]

@@ -36,15 +36,16 @@ Which loads miss (per thread block, the representative block of
 
 Cost of a load instruction = max(bank rule over all lanes, bank rule over the lanes that hit +
 missing lines); stores keep the bank rule (write-through, nothing waits). The tag stage
-(:class:`~warpspeed.memory.l1.TagStage`) still bounds the cost from below.
+(:class:`~warpspeed.memory.l1_stages.TagStage`) still bounds the cost from below.
 
 L2 requests: one per missing line of a load instruction and one per line of a store instruction
 (the L1TEX miss stage sends a request per cache line, ``l1tex__m_l1tex2xbar_req``); the time
 models compare them with the miss stage's request rate.
 
 Only NVIDIA's L1TEX unit is modelled this way (Volta and later; every NVIDIA family of
-:data:`~warpspeed.memory.l1.NVIDIA_L1_FAMILIES`). AMD's first levels keep the roofline's
-first-level cost: nothing is known about their miss path's wavefronts.
+:data:`~warpspeed.memory.l1_stages.NVIDIA_L1_FAMILIES`): the strategy
+:class:`~warpspeed.memory.first_level.NvidiaL1Tex` costs the instructions. AMD's first levels keep
+the roofline's first-level cost: nothing is known about their miss path's wavefronts.
 """
 
 from __future__ import annotations
@@ -56,14 +57,7 @@ import numpy as np
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
 from warpspeed.memory.warps import WarpRows, address_period, warp_rows
-from warpspeed.memory.l1 import (
-    _pad_last,
-    distinct_lines,
-    lane_group_size,
-    lane_group_wavefronts,
-    tag_stage_for,
-    warp_instruction_costs,
-)
+from warpspeed.memory.first_level import first_level
 
 
 @dataclass(frozen=True)
@@ -80,8 +74,9 @@ class L1MissCosts:
         first_touch_load_bytes_per_lup: sectors of the block missed at their first touch x
             32 B (equal to the block's compulsory L2 -> L1 volume).
         capacity_miss_rate: the probability used for capacity misses of lines that would hit.
-        modelled: ``False`` where the first level has no miss model (AMD): the numbers are the
-            bank rule's and the requests count first touches only.
+
+    Where the first level has no miss model (AMD, :attr:`~warpspeed.memory.first_level.FirstLevel.models_misses`)
+    the numbers are its own instruction costs and the requests count first touches and store lines.
     """
 
     data_wavefronts_per_lup: float
@@ -89,7 +84,6 @@ class L1MissCosts:
     requests_per_lup: float
     first_touch_load_bytes_per_lup: float
     capacity_miss_rate: float
-    modelled: bool = True
 
 
 def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
@@ -122,7 +116,7 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     docstring (warp by warp, copy by copy, access by access); each instruction is then one of few
     kinds, its representative and which of its sectors miss, and each kind is costed once."""
     p = min(1.0, max(0.0, float(capacity_miss_rate)))
-    sector, line = device.l1_sector_bytes, device.l1_line_bytes
+    sector, line = device.l1.sector_bytes, device.l1.line_bytes
     n_acc, rows = warps.inverse.shape
     folds = warps.folds
     n_warps = rows // folds
@@ -151,8 +145,7 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     mask = np.bincount(instr, weights=np.where(missed, np.ldexp(1.0, position), 0.0),
                        minlength=rep.size).astype(np.int64)
 
-    modelled = device.vendor == "nvidia"
-    stage = tag_stage_for(device) if modelled else None
+    level = first_level(device)
     data = cycles = requests = 0.0
     kinds = [(rep, mask, False), (warps.inverse[~is_load].reshape(-1), None, True)]
     for reps, masks, store in kinds:
@@ -168,18 +161,7 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
         for elem in sorted(set(sizes.tolist())):
             sel = sizes == elem
             ae, ve, me, we = a[sel], v[sel], m[sel], weight[sel].astype(float)
-            elem = int(elem)
-            if not modelled:  # the roofline's first-level cost; requests for first touches and stores
-                bank, tag = warp_instruction_costs(ae, ve, elem, device)
-                cost, tag = bank.ravel(), tag.ravel()
-                req = distinct_lines(ae // line, ve if store else me)
-            else:
-                bank = lane_group_wavefronts(ae, ve, elem, device).sum(axis=1)
-                tag = stage.wavefronts(distinct_lines(ae // line, ve), ve.sum(axis=1)) if stage else 0.0
-                if store:
-                    cost, req = bank, distinct_lines(ae // line, ve)
-                else:
-                    cost, req = _expected_cost(ae, ve, me, bank, elem, device, p)
+            cost, tag, req = level.kind_costs(ae, ve, me, int(elem), store, p)
             data += float(we @ cost)
             cycles += float(we @ np.maximum(cost, tag))
             requests += float(we @ req)
@@ -187,28 +169,7 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     return L1MissCosts(
         data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
         first_touch_load_bytes_per_lup=first_touch * sector / lups,
-        capacity_miss_rate=p, modelled=modelled)
-
-
-def _expected_cost(addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, bank_all: np.ndarray,
-                   element_bytes: int, device: Device, capacity_miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """Expected data-stage wavefronts and L2 requests of load instructions (rows of ``addr``,
-    one warp instruction each; ``bank_all`` their bank-rule wavefronts) with first-touch misses
-    ``miss`` and capacity misses of rate ``capacity_miss_rate``."""
-    lines = addr // device.l1_line_bytes
-    hit = lanes & ~miss
-    bank_hit = lane_group_wavefronts(addr, hit, element_bytes, device).astype(float)
-    group = lane_group_size(device, element_bytes)
-    groups = bank_hit.shape[1]
-    g_lines = _pad_last(lines, groups * group).reshape(-1, group)
-    g_hit = _pad_last(hit, groups * group).reshape(-1, group)
-    hit_lines_per_group = distinct_lines(g_lines, g_hit).reshape(-1, groups)
-    # a group keeps a wavefront while any of its hit lines survives; conflicting words of
-    # different lines survive one by one
-    survive_any = np.where(bank_hit > 0, 1.0 - capacity_miss_rate ** hit_lines_per_group, 0.0)
-    kept = np.maximum(bank_hit * (1.0 - capacity_miss_rate), survive_any)
-    missing = distinct_lines(lines, miss) + capacity_miss_rate * distinct_lines(lines, hit)
-    return np.maximum(bank_all, kept.sum(axis=1) + missing), missing
+        capacity_miss_rate=p)
 
 
 def l1_miss_costs(compiled: CompiledKernel, cells: BlockCells, device: Device, addresses: np.ndarray,

@@ -39,8 +39,8 @@ _HASH_SEED = 20261126
 def address_period(device: Device) -> int:
     """Bytes by which the addresses of an instruction may move without changing any of its costs
     (module docstring)."""
-    return lcm(device.l1_banks * device.l1_bank_bytes, device.l1_line_bytes, device.l1_sector_bytes,
-               device.store_granule_bytes)
+    return lcm(device.l1.banks * device.l1.bank_bytes, device.l1.line_bytes, device.l1.sector_bytes,
+               device.l1.store_granule)
 
 
 def _pad_threads(values: np.ndarray, warp: int) -> np.ndarray:

@@ -3,31 +3,33 @@ unhidden latency at the end of each wave of blocks, and a smooth maximum of the 
 DRAM times (:mod:`warpspeed.overlap.model`; constants and their sources:
 :mod:`warpspeed.overlap.params`).
 
-:func:`estimate` is what ``warpspeed predict/rank/compare --model overlap`` call.
+:data:`~warpspeed.overlap.time_model.OVERLAP` is the time model ``warpspeed predict/rank/compare
+--model overlap`` run. The names below are imported on first use (PEP 562), so that the registry
+of the time models (:mod:`warpspeed.models`) loads without numpy.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any
+_MODEL_NAMES = frozenset(("COMPONENTS", "OverlapResult", "overlap_model"))
+_PARAMS_NAMES = frozenset(("OverlapParams", "overlap_params"))
+_TIME_MODEL_NAMES = frozenset(("OVERLAP", "OverlapModel"))
 
-from warpspeed.overlap.model import COMPONENTS, OverlapResult, overlap_model
-from warpspeed.overlap.params import OverlapParams, overlap_params
-
-if TYPE_CHECKING:
-    from warpspeed.models import ModelEstimate
-    from warpspeed.predict import Prediction
+__all__ = sorted(_MODEL_NAMES | _PARAMS_NAMES | _TIME_MODEL_NAMES)
 
 
-def estimate(prediction: "Prediction", **options: Any) -> "ModelEstimate":
-    """The overlap model's estimate of ``prediction``'s configuration (no options)."""
-    from warpspeed.models import GHZ, ModelEstimate
+def __getattr__(name: str):
+    if name in _MODEL_NAMES:
+        from warpspeed.overlap import model as module
+    elif name in _PARAMS_NAMES:
+        from warpspeed.overlap import params as module
+    elif name in _TIME_MODEL_NAMES:
+        from warpspeed.overlap import time_model as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
 
-    result = overlap_model(prediction, overlap_params(prediction.device_spec))
-    lups = math.prod(prediction.launch.launch.domain)
-    seconds = lups / result.lups_per_s if result.lups_per_s > 0 else math.inf
-    return ModelEstimate("overlap", result.lups_per_s, seconds, seconds * prediction.clock_ghz * GHZ,
-                         result.limiter, result.as_dict())
 
-
-__all__ = ["COMPONENTS", "OverlapParams", "OverlapResult", "estimate", "overlap_model", "overlap_params"]
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

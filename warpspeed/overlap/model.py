@@ -45,12 +45,13 @@ from typing import TYPE_CHECKING, Mapping
 from warpspeed.memory.addresses import block_addresses, block_cells, instruction_lanes
 from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_volumes
+from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs, l1_miss_costs_of
 from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTES, OverlapParams
 from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
 #: Hertz per gigahertz, bytes/s per GB/s.
 GIGA = 1e9
@@ -134,10 +135,10 @@ def smooth_max(a: float, b: float, p: float) -> float:
 
 def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
     """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
-    device, info, fp = prediction.device_spec, prediction.launch, prediction.footprint
+    device, info, fp = prediction.device, prediction.launch, prediction.footprint
     compiled, curves = prediction.compiled, prediction.curves
     miss_rate = float(curves.l1_load.miss_rate(
-        l1_capacity_oversubscription(fp.l1_alloc_bytes_per_block, device.l1_bytes)))
+        l1_capacity_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)))
     if prediction.warps is not None:
         costs = l1_miss_costs_of(compiled, prediction.warps, prediction.block_lups, device, miss_rate)
     else:
@@ -149,7 +150,7 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
                     for name, f in fp.per_field.items()}
     stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
     if device.vendor == "nvidia":
-        scale = params.l2_layer_bytes / device.l2_effective_bytes if params.l2_layer_bytes else 1.0
+        scale = params.l2_layer_bytes / device.l2.effective_bytes if params.l2_layer_bytes else 1.0
         dram = dram_volumes(prediction.wave, l2_per_field, stores, device, curves, capacity_scale=scale)
         dram_load, dram_store = dram.load_bytes_per_lup, dram.store_bytes_per_lup
     else:  # AMD: the roofline's levels (shader-array L2 requests, memory-side caches)
@@ -160,16 +161,16 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
     lups_per_wave = occ.blocks_per_sm * info.launch.threads_per_block * info.launch.cells_per_thread
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
     # the miss stage's request rate is NVIDIA L1TEX's; AMD's first levels have no such limit here
-    requests = costs.requests_per_lup / params.miss_requests_per_cycle if costs.modelled else 0.0
+    requests = costs.requests_per_lup / params.miss_requests_per_cycle if first_level(device).models_misses else 0.0
     l1_cycles = max(costs.cycles_per_lup, requests)
     sm_hz = device.sms * device.clock_ghz * GIGA
     fp_rate = prediction.roofline.fp_lups_per_s
-    t = {
-        "fp": 1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
-        "l1": (l1_cycles + drain) / sm_hz,
-        "l2": (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2_bandwidth_gb_s * GIGA),
-        "dram": (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
-    }
+    t = dict(zip(COMPONENTS, (  # seconds per lup of FP, L1, L2 and DRAM
+        1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
+        (l1_cycles + drain) / sm_hz,
+        (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2.bandwidth_gb_s * GIGA),
+        (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
+    )))
     seconds = max(smooth_max(t["l1"], t["dram"], params.overlap_exponent), t["l2"], t["fp"])
     limiter = max(COMPONENTS, key=lambda k: t[k])
     if limiter == "l1" and requests > costs.cycles_per_lup:

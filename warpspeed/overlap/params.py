@@ -58,7 +58,7 @@ class OverlapParams:
         overlap_exponent: p of the smooth maximum of the first-level and DRAM times.
         miss_requests_per_cycle: L1 -> L2 line requests per cycle and SM.
         l2_layer_bytes: the L2 capacity for the layer conditions and DRAM capacity misses
-            (bytes); ``None``: the device's ``l2_effective_bytes``.
+            (bytes); ``None``: the L2's ``effective_bytes``.
         drain_cycles: cycles of one wave of blocks that no other block overlaps: the memory
             latency of its last loads (the pointer-chase DRAM latency at the device's clock,
             :func:`_drain_cycles`).

@@ -18,7 +18,7 @@ A kernel at low occupancy keeps too few bytes in flight to saturate DRAM (Little
   counted against the same cap, a simplification.
 * ``resident threads`` = blocks of one wave x threads per block (at most the whole grid).
 * ``B``, ``L``, ``p`` are the device file's ``dram_curve_*`` keys, fitted to the stream kernel
-  closest to stencil traffic (:mod:`warpspeed.perf.device_figures`). The sustained bandwidth (the
+  closest to stencil traffic (:mod:`warpspeed.calibration.device_figures`). The sustained bandwidth (the
   device file's ``dram_bandwidth_gb_s``) caps the result, so the limiter never exceeds it.
 
 A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:

@@ -90,7 +90,7 @@ def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flo
     return Roofline(
         fp_lups_per_s=_rate(fp_capacity, fp_instructions_per_lup),
         l1_lups_per_s=_rate(device.sms * clock_hz, l1_cycles_per_lup),
-        l2_lups_per_s=_rate(device.l2_bandwidth_gb_s * _GIGA, l2_bytes_per_lup),
+        l2_lups_per_s=_rate(device.l2.bandwidth_gb_s * _GIGA, l2_bytes_per_lup),
         dram_lups_per_s=_rate(dram_gb_s * _GIGA, dram_bytes_per_lup),
         flops_per_lup=flops_per_lup,
         dram_bandwidth_gb_s=dram_gb_s,

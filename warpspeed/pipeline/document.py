@@ -13,7 +13,7 @@ from warpspeed.pipeline.model import build_graph
 from warpspeed.pipeline.simulate import groups_per_sm
 
 if TYPE_CHECKING:
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
 #: Name and version of the document format.
 DOCUMENT_FORMAT = "warpspeed-pipeline"
@@ -29,11 +29,11 @@ def pipeline_document(prediction: "Prediction", source: str = "auto") -> dict[st
     resident blocks per SM M, blocks N_total, warps per block, SM clock (GHz); ``memory``: the
     memory nodes' latencies and the predicted values they come from."""
     graph, memory, prologue = build_graph(prediction, source)
-    info, device = prediction.launch, prediction.device_spec
+    info, device = prediction.launch, prediction.device
     return {
         "format": DOCUMENT_FORMAT,
         "version": DOCUMENT_VERSION,
-        "kernel": prediction.kernel_spec.name,
+        "kernel": prediction.kernel.name,
         "device": device.name,
         "block": list(info.launch.block),
         "fold": list(info.launch.fold),

@@ -22,16 +22,16 @@ Global memory nodes take both latencies from warpspeed's prediction of this laun
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.pipeline.graph import FP_KINDS, GLOBAL_MEMORY_KINDS, Graph, Node, Operation
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
 _PACKAGE = "warpspeed.hardware.latencies"
 #: Hertz per gigahertz and bytes per gigabyte.
@@ -82,15 +82,14 @@ class LatencyTable:
 
 def architectures() -> list[str]:
     """Architectures with a latency file."""
-    root = resources.files(_PACKAGE)
-    return sorted(p.name[:-len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
+    return [p.name[:-len(".toml")] for p in package_files(_PACKAGE, ".toml")]
 
 
 def _latency_data(architecture: str, known: list[str], derived: tuple[str, ...] = ()) -> dict:
     """The tables of ``architecture``'s latency file. A file whose ``[latencies]`` names
     ``based_on = "<architecture>"`` holds only what differs: its units and memory keys replace
     those of the base file, everything else is the base's."""
-    data = read_toml(resources.files(_PACKAGE) / f"{architecture}.toml", "latency file", LatencyError)
+    data = read_toml(package_file(_PACKAGE, f"{architecture}.toml"), "latency file", LatencyError)
     base = data.get("latencies", {}).get("based_on")
     if base is None:
         return data
@@ -151,7 +150,7 @@ def _miss(num: float, den: float) -> float:
 def level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float, float]:
     """L1 latency and the L2 and DRAM increments, cycles: the device's pointer-chase latencies
     when its file has all three, else the architecture table's."""
-    chase = (device.l1_latency_ns, device.l2_latency_ns, device.dram_latency_ns)
+    chase = (device.l1.latency_ns, device.l2.latency_ns, device.dram_latency_ns)
     if all(v is not None for v in chase):
         cycles = [v * NANO * device.clock_ghz * GIGA for v in chase]
         return cycles[0], cycles[1] - cycles[0], cycles[2] - cycles[1]
@@ -165,7 +164,7 @@ def level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float
 
 def memory_latency(prediction: "Prediction", table: LatencyTable, memory_nodes: int) -> MemoryLatency:
     """lambda_mem and Lambda_mem of this launch (see the module docstring)."""
-    device = prediction.device_spec
+    device = prediction.device
     pipeline = str(table.memory.get("pipeline", "global"))
     if memory_nodes <= 0:
         return MemoryLatency(pipeline, 0.0, 0.0, {})
@@ -174,7 +173,7 @@ def memory_latency(prediction: "Prediction", table: LatencyTable, memory_nodes: 
     l2_load, dram_load = prediction.l2_load_bytes_per_lup, prediction.dram.load_bytes_per_lup
     m1, m2 = _miss(l2_load, fp.l1_load_bytes_per_lup), _miss(dram_load, l2_load)
     per_sm_cycle = device.sms * device.clock_ghz * GIGA
-    l2_bytes_per_cycle = device.l2_bandwidth_gb_s * GIGA / per_sm_cycle
+    l2_bytes_per_cycle = device.l2.bandwidth_gb_s * GIGA / per_sm_cycle
     dram_bytes_per_cycle = prediction.roofline.dram_bandwidth_gb_s * GIGA / per_sm_cycle
     lups_per_node = device.warp_size * prediction.launch.launch.cells_per_thread / memory_nodes
     terms = {

@@ -1,4 +1,4 @@
-"""``estimate(prediction)``: the pipeline model's time for one launch configuration.
+"""``pipeline_result(prediction)``: the pipeline model's time for one launch configuration.
 
 1. the instruction dependence graph of one warp (:mod:`warpspeed.pipeline.graph`) from the
    kernel's source-level operations when its generator attached them (the pystencils plugin
@@ -21,22 +21,28 @@ Processing (PDP), 2019.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.models import GHZ, ModelEstimate
-from warpspeed.pipeline.graph import GLOBAL_MEMORY_KINDS, Graph, Operation, check_operations, operations_from_stream
+from warpspeed.estimate import GHZ
+from warpspeed.pipeline.graph import (
+    GLOBAL_MEMORY_KINDS,
+    GRAPH_SOURCES as SOURCES,
+    Graph,
+    Operation,
+    check_operations,
+    operations_from_stream,
+)
 from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
-from warpspeed.pipeline.simulate import DEFAULT_SELECTION, SimulationResult, groups_per_sm, simulate
+from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SimulationResult, groups_per_sm, simulate
 from warpspeed.trace.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds
 
 if TYPE_CHECKING:
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
-#: Graph sources ``estimate`` accepts.
-SOURCES = ("auto", "ast", "sass", "derived")
 #: Critical-path rows reported in ``details`` (the longest paths of big kernels are long).
 CRITICAL_PATH_ROWS = 64
 
@@ -56,7 +62,7 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
 
     if source not in SOURCES:
         raise WarpspeedError(f"unknown pipeline graph source {source!r}; choose one of {', '.join(SOURCES)}")
-    kernel, fold = prediction.kernel_spec, tuple(prediction.launch.launch.fold)
+    kernel, fold = prediction.kernel, tuple(prediction.launch.launch.fold)
     attached = tuple(getattr(kernel.code, "operations", ()) or ())
     cells = prediction.launch.launch.cells_per_thread
     if attached and sum(1 for op in attached if op.kind == "store") != len(kernel.stores) * cells:
@@ -91,7 +97,7 @@ def _stream_operations(stream: InstructionStream) -> tuple[tuple[Operation, ...]
 def build_graph(prediction: "Prediction", source: str = "auto") -> tuple[Graph, dict, int]:
     """The graph with latencies of this launch, the memory latencies' details and the guard
     prologue's length (nodes)."""
-    device = prediction.device_spec
+    device = prediction.device
     ops, origin, prologue = operations(prediction, source)
     table = _latency_table(device.architecture)
     memory_nodes = sum(1 for op in ops if op.kind in GLOBAL_MEMORY_KINDS)
@@ -125,16 +131,29 @@ def guard_shares(prediction: "Prediction", partitions: int) -> tuple[tuple[float
     warps: guard = warps - s x that count. Kinds with equal counts are merged."""
     launch = prediction.launch.launch
     shares: dict[int, float] = {}
-    for kind in block_kinds(launch, prediction.device_spec.warp_size):
+    for kind in block_kinds(launch, prediction.device.warp_size):
         busiest = max(sum(kind.full[j::partitions]) for j in range(partitions))
         guard = len(kind.full) - partitions * busiest
         shares[guard] = shares.get(guard, 0.0) + kind.count / launch.total_blocks
     return tuple(sorted(((share, guard) for guard, share in shares.items()), reverse=True))
 
 
-def estimate(prediction: "Prediction", source: str = "auto", poll: bool = False, steady_state: bool = True,
-             **simulation: Any) -> ModelEstimate:
-    """The pipeline model's :class:`~warpspeed.models.ModelEstimate` of ``prediction``.
+@dataclass(frozen=True)
+class PipelineResult:
+    """The pipeline model's verdict: lattice updates per second, kernel time (s), SM cycles, what
+    the critical path is busy with, and the JSON-ready ``details`` (see :func:`pipeline_result`)."""
+
+    lups_per_s: float
+    seconds: float
+    cycles: float
+    explanation: str
+    details: dict[str, Any]
+
+
+def pipeline_result(prediction: "Prediction", source: str = "auto", poll: bool = False, steady_state: bool = True,
+                    **simulation: Any) -> PipelineResult:
+    """The pipeline model's :class:`PipelineResult` for ``prediction`` (as a time model:
+    :data:`warpspeed.pipeline.time_model.PIPELINE`).
 
     ``details``: ``cycles``, ``lups_per_s``, ``simulated_cycles``, ``bandwidth_floor_cycles``,
     ``critical_path`` ([{instruction, pipeline, cycles}] of one warp's longest dependence chain),
@@ -147,7 +166,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = False,
     Grids whose blocks differ in their guard-only warps (a last, partial block along a
     dimension) are simulated once per kind of block, each kind's time for the busiest SM's N
     blocks weighted by its share of the grid."""
-    device, info = prediction.device_spec, prediction.launch
+    device, info = prediction.device, prediction.launch
     graph, memory, prologue = build_graph(prediction, source)
     occ = info.occupancy
     groups = groups_per_sm(info.launch.total_blocks, device.sms)
@@ -187,8 +206,7 @@ def estimate(prediction: "Prediction", source: str = "auto", poll: bool = False,
                    "block_kinds": [{"share": k_share, "guard_warps": k_guard} for k_share, k_guard in kinds],
                    "sub_partitions": s, "simulated_groups": len(sim.completions), "extrapolated": sim.extrapolated,
                    "instructions_simulated": sum(run.issued for _, _, run in runs)},
-        "rules": {"selection": selection, "issue": "cycle" if poll else "event"},
+        "rules": {"selection": selection, "issue": ISSUE_RULES[1] if poll else ISSUE_RULES[0]},
         "memory": memory,
     }
-    return ModelEstimate("pipeline", rate, seconds, cycles, _explanation(sim, cycles > simulated, prediction.limiter),
-                         details)
+    return PipelineResult(rate, seconds, cycles, _explanation(sim, cycles > simulated, prediction.limiter), details)

@@ -91,6 +91,9 @@ MAX_LAG_PER_RESIDENT = 4
 SELECTIONS = ("fifo", "oldest")
 #: The default rule: warps served in the order their instructions became ready (reproduces Eq. 1).
 DEFAULT_SELECTION = "fifo"
+#: When an idle pipeline issues: ``event``, the moment an instruction is ready, or ``cycle``,
+#: a retry every cycle (the paper's Algorithm 1 as printed, ``poll``).
+ISSUE_RULES = ("event", "cycle")
 #: Cycles between two instructions of one warp issued in program order: a warp scheduler
 #: dispatches at most one instruction per clock (NVIDIA Volta, Ampere and Hopper architecture
 #: whitepapers, "SM architecture": "each warp scheduler ... dispatches one warp instruction per clock").

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from warpspeed.hardware.clock import MIN_CLOCK_FRACTION
-from warpspeed.power.model import Activity, PowerBreakdown, board_power
-from warpspeed.power.params import PowerParams
+from warpspeed.power.model import Activity, PowerBreakdown, activity, board_power
+from warpspeed.power.params import PowerParams, power_params
+from warpspeed.trace.build import build_trace
 
 if TYPE_CHECKING:
-    from warpspeed.models import ModelEstimate
-    from warpspeed.predict import Prediction
+    from warpspeed.estimate import ModelEstimate
+    from warpspeed.prediction import Prediction
 
 #: Clocks of a default sweep, relative to the device's clock: 30 % to 100 % in 15 steps.
 DEFAULT_FRACTIONS = tuple(np.round(np.linspace(0.3, 1.0, 15), 4))
@@ -116,12 +117,10 @@ def optimum(act: Activity, params: PowerParams, rate: float, limits: Mapping[str
 def sweep(prediction: "Prediction", time: "ModelEstimate", clocks_mhz: Sequence[float] | None = None) -> ClockSweep:
     """The configuration at every clock of ``clocks_mhz`` (default: :data:`DEFAULT_FRACTIONS` of
     the device's clock) and its :func:`optimum`."""
-    from warpspeed.power import activity, power_params
-
-    params = power_params(prediction.device_spec)
-    base = prediction.device_spec.clock_mhz
+    params = power_params(prediction.device)
+    base = prediction.device.clock_mhz
     clocks = clocks_mhz if clocks_mhz is not None else [base * f for f in DEFAULT_FRACTIONS]
-    act = activity(prediction.model_trace)
+    act = activity(build_trace(prediction))
     limits = prediction.roofline.limits
     return ClockSweep(tuple(board_power(act, params, time.lups_per_s, limits, base, f) for f in clocks),
                       tuple(float(f) for f in clocks), optimum(act, params, time.lups_per_s, limits, base),
@@ -131,7 +130,7 @@ def sweep(prediction: "Prediction", time: "ModelEstimate", clocks_mhz: Sequence[
 def sweep_figure(curves: dict[str, ClockSweep], title: str = ""):
     """Lups/s and lups/J against the clock, one line per configuration, the optimum's clock range
     shaded."""
-    from warpspeed.plots import new_figure
+    from warpspeed.files.figure import new_figure
 
     fig = new_figure(7.0, 6.0)
     top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)

@@ -39,6 +39,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.perf.roofline import limits_at_clock
 from warpspeed.power.params import CORE_COMPONENTS, PowerParams
 from warpspeed.trace.build import SECTOR_BYTES
+from warpspeed.trace.document import Trace
 
 #: Bisection steps for the throttled clock (relative resolution 2^-40).
 BISECTION_STEPS = 40
@@ -138,21 +139,22 @@ def static_power(params: PowerParams, category: str, lanes: float) -> float:
     return first + add_hw * (lanes - 1 if lanes <= HALF_WARP_LANES else lanes / 2 - 1)
 
 
-def activity(trace: Mapping) -> Activity:
-    """The activity per lup of a ``warpspeed-trace`` document (see the module docstring)."""
-    launch, totals = trace["launch"], trace["memory"]["totals"]
-    cells = launch["cells_per_thread"]
-    lanes = launch["active_lanes_per_warp"]
-    per_thread = trace["instructions"]["activity_per_thread"]
-    core = {c: per_thread[_TRACE_KEYS[c]] / cells for c in CORE_COMPONENTS}
-    core["issue"] = per_thread["issue"] / (cells * lanes) if lanes > 0 else 0.0
+def activity(trace: Trace) -> Activity:
+    """The activity per lup of a trace (:class:`~warpspeed.trace.document.Trace`; see the module
+    docstring)."""
+    launch, totals = trace.launch, trace.memory.totals
+    cells = launch.cells_per_thread
+    lanes = launch.active_lanes_per_warp
+    per_thread = trace.instructions.activity_per_thread
+    core = {c: getattr(per_thread, _TRACE_KEYS[c]) / cells for c in CORE_COMPONENTS}
+    core["issue"] = per_thread.issue / (cells * lanes) if lanes > 0 else 0.0
     return Activity(
         core=core,
-        l1_sectors=(totals["l1_load_bytes_per_lup"] + totals["l2_store_bytes_per_lup"]) / SECTOR_BYTES,
-        l2_sectors=(totals["l2_load_bytes_per_lup"] + totals["l2_store_bytes_per_lup"]) / SECTOR_BYTES,
-        dram_sectors=(totals["dram_load_bytes_per_lup"] + totals["dram_store_bytes_per_lup"]) / SECTOR_BYTES,
+        l1_sectors=(totals.l1_load_bytes_per_lup + totals.l2_store_bytes_per_lup) / SECTOR_BYTES,
+        l2_sectors=(totals.l2_load_bytes_per_lup + totals.l2_store_bytes_per_lup) / SECTOR_BYTES,
+        dram_sectors=(totals.dram_load_bytes_per_lup + totals.dram_store_bytes_per_lup) / SECTOR_BYTES,
         active_lanes=lanes,
-        active_sms=active_sms(launch["blocks"], launch["blocks_per_sm"], trace["device"]["sms"]),
+        active_sms=active_sms(launch.blocks, launch.blocks_per_sm, trace.device.sms),
         category=static_category(core))
 
 

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.names import check_name
+from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml, table_number
 
 if TYPE_CHECKING:
@@ -139,10 +139,9 @@ def load_family(name: str, path: str | Path | None = None) -> dict:
 def _builtin(name: str) -> dict:
     """A built-in family (or the priors) file, read once (the package's files do not change
     while it runs)."""
-    resource = resources.files(FAMILY_PACKAGE) / f"{name}.toml"
+    resource = package_file(FAMILY_PACKAGE, f"{name}.toml")
     if not resource.is_file():
-        known = sorted(p.name[:-5] for p in resources.files(FAMILY_PACKAGE).iterdir()
-                       if p.name.endswith(".toml") and p.name != PRIORS_FILE)
+        known = [p.name[:-5] for p in package_files(FAMILY_PACKAGE, ".toml") if p.name != PRIORS_FILE]
         raise PowerParameterError(f"unknown power family {name!r}; built-in families: {', '.join(known)}")
     return read_toml(resource, "power family file", PowerParameterError)
 

@@ -1,7 +1,7 @@
 """AccelWattch's calibration equations for users with per-unit measurements.
 
 The built-in families are fitted to public board-power runs of one kernel type
-(:mod:`warpspeed.power.calibrate`). A user who can run microbenchmarks on a GPU can determine
+(:mod:`warpspeed.calibration.power`). A user who can run microbenchmarks on a GPU can determine
 more: Kandiah et al., "AccelWattch: A Power Modeling Framework for Modern GPUs", MICRO 2021,
 eqs 6-8 (idle-SM power from runs on all and on fewer SMs) and eqs 13-14 (energies per activity
 from many microbenchmarks, with orderings between them).

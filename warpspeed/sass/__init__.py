@@ -1,35 +1,31 @@
 """Instructions from SASS: compile with nvcc, disassemble with cuobjdump, parse, cache.
 
-The names below are imported on first use, so that a module of this package (the compile
-cache, which the register counts share) loads without the others.
+The names below are imported on first use (PEP 562), so that a module of this package (the
+compile cache, which the register counts share) loads without the others.
 """
 
-from importlib import import_module
+from __future__ import annotations
 
-#: Where each public name is defined; imported on first use (PEP 562).
-_EXPORTS = {
-    "CompileError": "warpspeed.sass.compile",
-    "compile_sass": "warpspeed.sass.compile",
-    "SassError": "warpspeed.sass.parse",
-    "full_warp_stream": "warpspeed.sass.parse",
-    "mma_shape": "warpspeed.sass.parse",
-    "parse_listing": "warpspeed.sass.parse",
-    "device_arch": "warpspeed.sass.stream",
-    "sass_available": "warpspeed.sass.stream",
-    "sass_stream": "warpspeed.sass.stream",
-}
+_COMPILE_NAMES = frozenset(("CompileError", "compile_sass"))
+_PARSE_NAMES = frozenset(("SassError", "full_warp_stream", "mma_shape", "parse_listing"))
+_STREAM_NAMES = frozenset(("device_arch", "sass_available", "sass_stream"))
 
-__all__ = ["CompileError", "SassError", "compile_sass", "device_arch", "full_warp_stream", "mma_shape",
-           "parse_listing", "sass_available", "sass_stream"]
+__all__ = sorted(_COMPILE_NAMES | _PARSE_NAMES | _STREAM_NAMES)
 
 
 def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _COMPILE_NAMES:
+        from warpspeed.sass import compile as module
+    elif name in _PARSE_NAMES:
+        from warpspeed.sass import parse as module
+    elif name in _STREAM_NAMES:
+        from warpspeed.sass import stream as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted({*globals(), *__all__})

@@ -89,11 +89,11 @@ def parse_instruction(pc: int, body: str) -> Instruction:
     if predicate:
         src = src + (predicate.lstrip("!"),)
     shape = next((s for s in (mma_shape(x) for x in modifiers) if s), None) if opcode in _MMA else None
-    ins = Instruction(opcode, modifiers, dst, src, predicate, pc=pc,
+    ins = Instruction(opcode=opcode, modifiers=modifiers, dst=dst, src=src, predicate=predicate, pc=pc,
                       const_operands=len(_CONST.findall(operand_text)), tensor_shape=shape)
     if ins.space in ("global", "shared", "local"):
-        ins = Instruction(opcode, modifiers, dst, src, predicate, pc=pc, bytes=_memory_bytes(opcode, modifiers),
-                          const_operands=ins.const_operands)
+        ins = Instruction(opcode=opcode, modifiers=modifiers, dst=dst, src=src, predicate=predicate, pc=pc,
+                          bytes=_memory_bytes(opcode, modifiers), const_operands=ins.const_operands)
     return ins
 
 

@@ -5,7 +5,7 @@ prediction (:mod:`warpspeed.predict`) and is evaluated by the functions ``warpsp
 uses (:func:`warpspeed.models.estimate_time`, :func:`warpspeed.models.estimate_energy`), so a
 study's figures are those of ``rank --model interval|pipeline`` and ``rank --objective energy``:
 
-* ``roofline``: the ranking columns (:data:`warpspeed.files.rows.RANK_COLUMNS`), always written;
+* ``roofline``: the ranking columns (:data:`warpspeed.rank.RANK_COLUMNS`), always written;
 * ``overlap``: ``overlap_lups_per_s`` (lup/s) and ``overlap_explanation`` (its largest time
   component), the default model of ``warpspeed rank``;
 * ``interval``: :data:`MODEL_COLUMNS` ``interval_lups_per_s`` (lup/s) and ``interval_explanation``
@@ -25,37 +25,61 @@ first), ``energy`` by joules per lattice update (lowest first).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import RANK_COLUMNS
+from warpspeed.files.records import csv_record, csv_types
+from warpspeed.models import ENERGY, MODELS, ROOFLINE_MODEL
+from warpspeed.rank import RANK_COLUMNS
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
-#: The models a study may compute, in column order.
-STUDY_MODELS: tuple[str, ...] = ("roofline", "overlap", "interval", "pipeline", "energy")
+
+@dataclass(frozen=True)
+class TimeColumns:
+    """A time model's study columns, prefixed with its name: its rate (lup/s) and what dominates
+    its time."""
+
+    lups_per_s: float
+    explanation: str
+
+
+@dataclass(frozen=True)
+class EnergyColumns:
+    """The power model's study columns, prefixed ``energy_``: board power (W), joules per lattice
+    update, the rate the power holds at (lup/s) and that SM clock (MHz)."""
+
+    watts: float
+    joules_per_lup: float
+    lups_per_s: float
+    clock_mhz: float
+
+
+def _prefixed(prefix: str, columns: type) -> dict[str, Any]:
+    return {f"{prefix}_{column}": kind for column, kind in csv_types(columns).items()}
+
+
+#: The time models beyond the roofline, in the registry's order (their columns follow the roofline's).
+_TIME_MODELS = tuple(name for name in MODELS if name != ROOFLINE_MODEL)
+#: The models a study may compute, in column order: the roofline, the other time models, the power model.
+STUDY_MODELS: tuple[str, ...] = (ROOFLINE_MODEL, *_TIME_MODELS, ENERGY.name)
 #: Today's study: the roofline columns only.
-DEFAULT_MODELS: tuple[str, ...] = ("roofline",)
-#: The columns each model adds (the roofline's are :data:`warpspeed.files.rows.RANK_COLUMNS`).
-MODEL_COLUMNS: Mapping[str, tuple[str, ...]] = {
-    "roofline": (),
-    "overlap": ("overlap_lups_per_s", "overlap_explanation"),
-    "interval": ("interval_lups_per_s", "interval_explanation"),
-    "pipeline": ("pipeline_lups_per_s", "pipeline_explanation"),
-    "energy": ("energy_watts", "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"),
-}
+DEFAULT_MODELS: tuple[str, ...] = (ROOFLINE_MODEL,)
+_COLUMN_TYPES: Mapping[str, dict[str, Any]] = {ROOFLINE_MODEL: {},
+                                               **{m: _prefixed(m, TimeColumns) for m in _TIME_MODELS},
+                                               ENERGY.name: _prefixed(ENERGY.name, EnergyColumns)}
+#: The columns each model adds (the roofline's are :data:`warpspeed.rank.RANK_COLUMNS`).
+MODEL_COLUMNS: Mapping[str, tuple[str, ...]] = {m: tuple(types) for m, types in _COLUMN_TYPES.items()}
 #: Numeric (float) columns among :data:`MODEL_COLUMNS`.
-MODEL_FLOAT_COLUMNS = frozenset({"overlap_lups_per_s", "interval_lups_per_s", "pipeline_lups_per_s", "energy_watts",
-                                 "energy_joules_per_lup", "energy_lups_per_s", "energy_clock_mhz"})
+MODEL_FLOAT_COLUMNS = frozenset(c for types in _COLUMN_TYPES.values() for c, kind in types.items() if kind is float)
 #: The column each objective ranks by, and whether larger is better.
 OBJECTIVE_COLUMNS: Mapping[str, tuple[str, bool]] = {
-    "roofline": ("lups_per_s", True),
-    "overlap": ("overlap_lups_per_s", True),
-    "interval": ("interval_lups_per_s", True),
-    "pipeline": ("pipeline_lups_per_s", True),
-    "energy": ("energy_joules_per_lup", False),
+    ROOFLINE_MODEL: ("lups_per_s", True),
+    **{m: (f"{m}_lups_per_s", True) for m in _TIME_MODELS},
+    ENERGY.name: (f"{ENERGY.name}_joules_per_lup", False),
 }
 
 
@@ -70,7 +94,7 @@ def require_models(models: Any) -> tuple[str, ...]:
     if unknown:
         raise WarpspeedError(f"study: unknown model(s) {', '.join(map(repr, unknown))} in 'models'; "
                              f"allowed: {', '.join(STUDY_MODELS)}")
-    return tuple(m for m in STUDY_MODELS if m in models or m == "roofline")
+    return tuple(m for m in STUDY_MODELS if m in models or m == ROOFLINE_MODEL)
 
 
 def require_objective(objective: Any, models: Sequence[str]) -> str | None:
@@ -99,26 +123,33 @@ def known_headers() -> dict[tuple[str, ...], tuple[str, ...]]:
     extras = STUDY_MODELS[1:]
     out = {}
     for mask in range(1 << len(extras)):
-        models = ("roofline", *(m for i, m in enumerate(extras) if mask >> i & 1))
+        models = (ROOFLINE_MODEL, *(m for i, m in enumerate(extras) if mask >> i & 1))
         out[study_columns(models)] = models
     return out
 
 
 def model_record(prediction: "Prediction", models: Iterable[str]) -> dict[str, Any]:
     """The :data:`MODEL_COLUMNS` of ``models`` for one prediction (the roofline's are its rank row)."""
-    from warpspeed.models import estimate_energy, estimate_time
+    from warpspeed.models import estimate_energy
+    from warpspeed.trace.build import build_trace
 
+    models = tuple(models)
+    readers = [m for m in models if m in _TIME_MODELS and MODELS[m].reads_trace] + [m for m in models if m == ENERGY.name]
+    trace = build_trace(prediction) if len(readers) > 1 else None  # one trace for the models that read it
     record: dict[str, Any] = {}
     for model in models:
-        if model in ("overlap", "interval", "pipeline"):
-            time = estimate_time(model, prediction)
-            record[f"{model}_lups_per_s"] = time.lups_per_s
-            record[f"{model}_explanation"] = time.explanation
-        elif model == "energy":
-            energy = estimate_energy(prediction)
-            record.update(energy_watts=energy.watts, energy_joules_per_lup=energy.energy_per_lup_j,
-                          energy_lups_per_s=energy.lups_per_s, energy_clock_mhz=energy.clock_mhz)
+        if model in _TIME_MODELS:
+            time = MODELS[model].estimate(prediction, trace)
+            record.update(_columns(model, TimeColumns(time.lups_per_s, time.explanation)))
+        elif model == ENERGY.name:
+            energy = estimate_energy(prediction, trace=trace)
+            record.update(_columns(model, EnergyColumns(energy.watts, energy.energy_per_lup_j, energy.lups_per_s,
+                                                        energy.clock_mhz)))
     return record
+
+
+def _columns(prefix: str, values: Any) -> dict[str, Any]:
+    return {f"{prefix}_{column}": value for column, value in csv_record(values).items()}
 
 
 def require_parameters(device: "Device", models: Iterable[str]) -> None:
@@ -126,14 +157,7 @@ def require_parameters(device: "Device", models: Iterable[str]) -> None:
     interval model's ``[interval]`` table, the power model's ``[power]`` table and family)."""
     for model in models:
         try:
-            if model == "interval":
-                from warpspeed.interval import interval_params
-
-                interval_params(device)
-            elif model == "energy":
-                from warpspeed.power import power_params
-
-                power_params(device)
+            (ENERGY if model == ENERGY.name else MODELS[model]).require_parameters(device)
         except WarpspeedError as exc:
             raise WarpspeedError(f"study: model {model!r} cannot run on {device.name}: {exc}") from None
 

@@ -18,7 +18,8 @@ from warpspeed.launch.space import Config
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
     from warpspeed.kernel.description import Kernel
-    from warpspeed.predict import Prediction, Predictor
+    from warpspeed.predict import Predictor
+    from warpspeed.prediction import Prediction
 
 Triple = tuple[int, int, int]
 

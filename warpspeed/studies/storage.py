@@ -32,20 +32,20 @@ from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.records import csv_types
 from warpspeed.files.rows import cell, record_cells, write_rows
+from warpspeed.rank import RankRow
 from warpspeed.studies.models import DEFAULT_MODELS, MODEL_FLOAT_COLUMNS, known_headers, study_columns
 from warpspeed.studies.spec import StudyPoint, StudySpec
 
 #: Output columns of a roofline study: the row key and what identifies it, then a ranking row
-#: (:data:`warpspeed.files.rows.RANK_COLUMNS`: rates in lup/s, volumes in bytes per lup, L1 in
+#: (:data:`warpspeed.rank.RANK_COLUMNS`: rates in lup/s, volumes in bytes per lup, L1 in
 #: cycles per lup). Numeric columns are empty in error rows. Further models insert their
 #: columns before ``error`` (:func:`warpspeed.studies.models.study_columns`).
 COLUMNS: tuple[str, ...] = study_columns(DEFAULT_MODELS)
-_INT_COLUMNS = frozenset({"domain_x", "domain_y", "domain_z", "threads", "block_x", "block_y", "block_z",
-                          "fold_x", "fold_y", "fold_z", "blocks_per_sm", "registers"})
-_FLOAT_COLUMNS = frozenset({"lups_per_s", "fp_lups_per_s", "l1_lups_per_s", "l2_lups_per_s", "dram_lups_per_s",
-                            "l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
-                            "dram_load_bytes_per_lup", "dram_store_bytes_per_lup"}) | MODEL_FLOAT_COLUMNS
+_RANK_TYPES = csv_types(RankRow)
+_INT_COLUMNS = frozenset({"domain_x", "domain_y", "domain_z", "threads", *(c for c, t in _RANK_TYPES.items() if t is int)})
+_FLOAT_COLUMNS = frozenset(c for c, t in _RANK_TYPES.items() if t is float) | MODEL_FLOAT_COLUMNS
 #: Every study header: columns -> the models that give them.
 _HEADERS = known_headers()
 _HEADER_LINES = tuple((",".join(columns) + "\n").encode() for columns in _HEADERS)

@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import cell, config_record, error_text, rank_row_record
+from warpspeed.files.records import csv_record
+from warpspeed.files.rows import cell, error_text
+from warpspeed.rank import RankRow
 from warpspeed.studies.models import DEFAULT_MODELS, model_record, require_parameters, study_columns
 from warpspeed.studies.spec import StudyPoint, StudySpec
 from warpspeed.studies.storage import Journal, Row, existing_rows, finalize, parquet_module
@@ -83,7 +85,7 @@ def _row(point: StudyPoint, record: dict[str, Any], columns: Sequence[str]) -> R
 
 
 def _error_row(point: StudyPoint, message: str, columns: Sequence[str]) -> Row:
-    return _row(point, {**config_record(point.config.block, point.config.fold), "error": error_text(message)},
+    return _row(point, {**csv_record(point.config), "error": error_text(message)},
                 columns)
 
 
@@ -122,7 +124,7 @@ class _GroupPredictor:
             return _error_row(point, self._error, self._columns)
         try:
             prediction = self._predictors.predict(point.config)
-            record = rank_row_record(prediction.rank_row(point.config))
+            record = csv_record(RankRow.from_prediction(prediction, point.config))
             record.update(model_record(prediction, self._models))
             return _row(point, record, self._columns)
         except WarpspeedError as exc:

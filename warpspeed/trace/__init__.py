@@ -1,39 +1,41 @@
-"""The per-kernel trace: one JSON document per (kernel, device, configuration).
+"""The per-kernel trace: one document per (kernel, device, configuration).
 
-:func:`build_trace` (also ``Prediction.trace()``) makes it, :func:`validate_trace` checks it
-against the shipped JSON Schema, :func:`write_jsonl` streams many to a JSON Lines file.
+:func:`build_trace` makes it (a :class:`~warpspeed.trace.document.Trace`, typed data whose JSON
+form, :meth:`~warpspeed.trace.document.Trace.as_json`, is the file format), :func:`validate_trace`
+checks a JSON document against the shipped JSON Schema and :func:`trace_from_json` reads one
+back. ``warpspeed trace`` writes one trace, ``warpspeed rank --traces`` one per line of a JSON
+Lines file.
 
-The names below are imported on first use, so that importing one module of the package (the
-instruction categories the power and pipeline models read) does not load the JSON Schema
+The names below are imported on first use (PEP 562), so that importing one module of the package
+(the instruction categories the power and pipeline models read) does not load the JSON Schema
 validator.
 """
 
-from importlib import import_module
+from __future__ import annotations
 
-#: Where each public name is defined; imported on first use (PEP 562).
-_EXPORTS = {
-    "TRACE_FORMAT": "warpspeed.trace.build",
-    "TRACE_VERSION": "warpspeed.trace.build",
-    "build_trace": "warpspeed.trace.build",
-    "instruction_stream": "warpspeed.trace.build",
-    "Instruction": "warpspeed.trace.instructions",
-    "InstructionStream": "warpspeed.trace.instructions",
-    "functional_unit": "warpspeed.trace.instructions",
-    "load_schema": "warpspeed.trace.schema",
-    "validate_trace": "warpspeed.trace.schema",
-}
+_BUILD_NAMES = frozenset(("build_trace", "instruction_stream"))
+_DOCUMENT_NAMES = frozenset(("TRACE_FORMAT", "TRACE_VERSION", "Trace", "trace_from_json"))
+_INSTRUCTION_NAMES = frozenset(("Instruction", "InstructionStream", "functional_unit"))
+_SCHEMA_NAMES = frozenset(("load_schema", "validate_trace"))
 
-__all__ = ["TRACE_FORMAT", "TRACE_VERSION", "Instruction", "InstructionStream", "build_trace",
-           "functional_unit", "instruction_stream", "load_schema", "validate_trace"]
+__all__ = sorted(_BUILD_NAMES | _DOCUMENT_NAMES | _INSTRUCTION_NAMES | _SCHEMA_NAMES)
 
 
 def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _BUILD_NAMES:
+        from warpspeed.trace import build as module
+    elif name in _DOCUMENT_NAMES:
+        from warpspeed.trace import document as module
+    elif name in _INSTRUCTION_NAMES:
+        from warpspeed.trace import instructions as module
+    elif name in _SCHEMA_NAMES:
+        from warpspeed.trace import schema as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted({*globals(), *__all__})

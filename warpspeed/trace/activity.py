@@ -21,10 +21,13 @@ full path (:class:`~warpspeed.trace.instructions.InstructionStream`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from warpspeed.trace.instructions import InstructionStream, mma_fmas_per_warp
 
 #: Integer opcodes that use the multiplier (AccelWattch's int mul/mad component).
+#: Streams whose activity is kept (a few kernels and foldings per process).
+CACHE_SIZE = 64
 INT_MUL_OPCODES = frozenset(("IMAD", "IMUL", "LEA", "UIMAD", "ULEA"))
 #: Lanes of a warp (an MMA's m n k multiply-adds are shared by its 32 threads).
 WARP_LANES = 32
@@ -53,11 +56,6 @@ class ThreadActivity:
     tensor_fmas: float
     register_accesses: float
 
-    def as_dict(self) -> dict[str, float]:
-        return {"issue": self.issue, "int": self.int, "int_mul": self.int_mul, "fp32": self.fp32,
-                "fp64": self.fp64, "sfu": self.sfu, "tensor_fmas": self.tensor_fmas,
-                "register_accesses": self.register_accesses}
-
 
 def _in_register_file(operand: str) -> bool:
     return operand not in _NOT_RF and operand.startswith("R")
@@ -72,8 +70,10 @@ def _register_accesses(ins) -> int:
     return len(regs) * (FP64_REGISTERS if ins.fu == "fp64" else 1)
 
 
+@lru_cache(maxsize=CACHE_SIZE)
 def thread_activity(stream: InstructionStream) -> ThreadActivity:
-    """The per-thread counts of ``stream``'s full path."""
+    """The per-thread counts of ``stream``'s full path (memoised: streams are shared by the
+    configurations of a kernel)."""
     counts = dict.fromkeys(("int", "int_mul", "fp32", "fp64", "sfu"), 0)
     tensor = 0.0
     rf = 0

@@ -1,9 +1,10 @@
 """``build_trace(prediction)``: the per-kernel trace (format ``warpspeed-trace``, version 1).
 
-One JSON-ready document per (kernel, device, configuration) with everything the interval and
-power models read: the kernel and its generator, the launch geometry, the registers, the
-representative warp's instruction stream and its mix, the memory activity per level and per
-field, and the roofline result. The keys, units and sources are described in ``docs/trace.md``;
+One :class:`~warpspeed.trace.document.Trace` per (kernel, device, configuration) with everything
+the interval and power models read: the kernel and its generator, the launch geometry, the
+registers, the representative warp's instruction stream and its mix, the memory activity per
+level and per field, and the roofline result. Its JSON form (:meth:`Trace.as_json`) is the file
+format; the keys, units and sources are described in ``docs/trace.md``;
 ``warpspeed/trace/schema.json`` is the JSON Schema every trace validates against.
 
 Per-field memory figures per warp instruction (for the interval model):
@@ -23,16 +24,31 @@ import math
 from typing import TYPE_CHECKING
 
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.trace.activity import thread_activity
 from warpspeed.trace.derived import derived_stream
+from warpspeed.trace.document import (
+    TRACE_FORMAT,
+    TRACE_VERSION,
+    FieldMemory,
+    Generator,
+    TotalMemory,
+    Trace,
+    TraceBlockKind,
+    TraceDevice,
+    TraceField,
+    TraceFlops,
+    TraceInstructions,
+    TraceKernel,
+    TraceLaunch,
+    TraceMemory,
+    TraceRoofline,
+)
 from warpspeed.trace.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds, warp_counts
 
 if TYPE_CHECKING:
-    from warpspeed.predict import Prediction
+    from warpspeed.prediction import Prediction
 
-#: Name and version of the trace format.
-TRACE_FORMAT = "warpspeed-trace"
-TRACE_VERSION = 1
 #: Sector size the trace's sector counts use, bytes (the L1 <-> L2 transfer unit of every NVIDIA GPU
 #: since Maxwell; Ernst et al., JPDC 2023, section 4.3).
 SECTOR_BYTES = 32
@@ -51,9 +67,9 @@ def instruction_stream(prediction: "Prediction") -> InstructionStream:
     CUDA code and nvcc is available, else the stream derived from its description."""
     from warpspeed.sass import CompileError, sass_stream
 
-    kernel, fold = prediction.kernel_spec, tuple(prediction.launch.launch.fold)
+    kernel, fold = prediction.kernel, tuple(prediction.launch.launch.fold)
     try:
-        stream = sass_stream(kernel, prediction.device_spec, fold)
+        stream = sass_stream(kernel, prediction.device, fold)
     except CompileError:
         stream = None
     return stream if stream is not None else derived_stream(kernel, fold)
@@ -66,103 +82,90 @@ def lups_per_full_warp(lups: int, full_warps: int) -> float:
     return lups / full_warps if full_warps else 0.0
 
 
-def _memory(prediction: "Prediction", stream: InstructionStream, full_warps: int) -> dict:
-    lups_per_warp = lups_per_full_warp(math.prod(prediction.kernel_spec.domain), full_warps)
-    fields, totals = {}, dict.fromkeys(("l1_cycles_per_lup", "l1_load_bytes_per_lup", "l2_load_bytes_per_lup",
-                                        "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
-                                        "dram_store_bytes_per_lup"), 0.0)
+def _memory(prediction: "Prediction", stream: InstructionStream, full_warps: int) -> TraceMemory:
+    lups_per_warp = lups_per_full_warp(math.prod(prediction.kernel.domain), full_warps)
+    fields: dict[str, FieldMemory] = {}
     mapped = True
     for name, fp in prediction.footprint.per_field.items():
         loads = stream.memory_instructions(name, stores=False)
         stores = stream.memory_instructions(name, stores=True)
         dram = prediction.dram.field(name)
-        l2_load = prediction.l2_load_per_field[name]
-        entry = {
-            "loads_per_thread": loads, "stores_per_thread": stores,
-            "l1_cycles_per_lup": prediction.l1.per_field[name],
-            "l1_load_bytes_per_lup": fp.l1_load_bytes_per_lup,
-            "l2_load_bytes_per_lup": l2_load,
-            "l2_store_bytes_per_lup": fp.l2_store_bytes_per_lup,
-            "dram_load_bytes_per_lup": dram.load_bytes_per_lup,
-            "dram_store_bytes_per_lup": dram.store_bytes_per_lup,
-        }
+        l1_cycles, l2_load = prediction.l1.per_field[name], prediction.l2_load_per_field[name]
         if (fp.l1_load_bytes_per_lup > 0 and loads == 0) or (fp.l2_store_bytes_per_lup > 0 and stores == 0):
             mapped = False
-        entry["l1_wavefronts_per_instruction"] = _per(entry["l1_cycles_per_lup"] * lups_per_warp, loads + stores)
-        entry["l2_load_sectors_per_load"] = _per(l2_load * lups_per_warp / SECTOR_BYTES, loads)
-        entry["l2_store_sectors_per_store"] = _per(fp.l2_store_bytes_per_lup * lups_per_warp / SECTOR_BYTES, stores)
-        entry["l1_miss_rate"] = _ratio(l2_load, fp.l1_load_bytes_per_lup)
-        entry["l2_miss_rate"] = _ratio(dram.load_bytes_per_lup, l2_load)
-        fields[name] = entry
-        for key in totals:
-            totals[key] += entry[key]
-    totals["l1_miss_rate"] = _ratio(totals["l2_load_bytes_per_lup"], totals["l1_load_bytes_per_lup"])
-    totals["l2_miss_rate"] = _ratio(totals["dram_load_bytes_per_lup"], totals["l2_load_bytes_per_lup"])
-    loads = sum(f["loads_per_thread"] for f in fields.values())
-    stores = sum(f["stores_per_thread"] for f in fields.values())
-    totals["loads_per_thread"], totals["stores_per_thread"] = loads, stores
-    totals["l1_wavefronts_per_instruction"] = _per(totals["l1_cycles_per_lup"] * lups_per_warp, loads + stores)
-    totals["l2_load_sectors_per_load"] = _per(totals["l2_load_bytes_per_lup"] * lups_per_warp / SECTOR_BYTES, loads)
-    totals["l2_store_sectors_per_store"] = _per(
-        totals["l2_store_bytes_per_lup"] * lups_per_warp / SECTOR_BYTES, stores)
-    return {"mapping": "per_field" if mapped else "uniform", "fields": fields, "totals": totals}
+        fields[name] = FieldMemory(
+            loads_per_thread=loads, stores_per_thread=stores, l1_cycles_per_lup=l1_cycles,
+            l1_load_bytes_per_lup=fp.l1_load_bytes_per_lup, l2_load_bytes_per_lup=l2_load,
+            l2_store_bytes_per_lup=fp.l2_store_bytes_per_lup, dram_load_bytes_per_lup=dram.load_bytes_per_lup,
+            dram_store_bytes_per_lup=dram.store_bytes_per_lup,
+            l1_wavefronts_per_instruction=_per(l1_cycles * lups_per_warp, loads + stores),
+            l2_load_sectors_per_load=_per(l2_load * lups_per_warp / SECTOR_BYTES, loads),
+            l2_store_sectors_per_store=_per(fp.l2_store_bytes_per_lup * lups_per_warp / SECTOR_BYTES, stores),
+            l1_miss_rate=_ratio(l2_load, fp.l1_load_bytes_per_lup),
+            l2_miss_rate=_ratio(dram.load_bytes_per_lup, l2_load))
+    sums = {key: 0.0 for key in ("l1_cycles_per_lup", "l1_load_bytes_per_lup", "l2_load_bytes_per_lup",
+                                 "l2_store_bytes_per_lup", "dram_load_bytes_per_lup", "dram_store_bytes_per_lup")}
+    for entry in fields.values():
+        for key in sums:
+            sums[key] += getattr(entry, key)
+    loads = sum(f.loads_per_thread for f in fields.values())
+    stores = sum(f.stores_per_thread for f in fields.values())
+    totals = TotalMemory(
+        **sums, l1_miss_rate=_ratio(sums["l2_load_bytes_per_lup"], sums["l1_load_bytes_per_lup"]),
+        l2_miss_rate=_ratio(sums["dram_load_bytes_per_lup"], sums["l2_load_bytes_per_lup"]),
+        loads_per_thread=loads, stores_per_thread=stores,
+        l1_wavefronts_per_instruction=_per(sums["l1_cycles_per_lup"] * lups_per_warp, loads + stores),
+        l2_load_sectors_per_load=_per(sums["l2_load_bytes_per_lup"] * lups_per_warp / SECTOR_BYTES, loads),
+        l2_store_sectors_per_store=_per(sums["l2_store_bytes_per_lup"] * lups_per_warp / SECTOR_BYTES, stores))
+    return TraceMemory(mapping="per_field" if mapped else "uniform", fields=fields, totals=totals)
 
 
 def build_trace(prediction: "Prediction", stream: InstructionStream | None = None,
-                registers_source: str | None = None) -> dict:
-    """The trace of ``prediction`` (a JSON-ready dict; see the module docstring and
-    ``docs/trace.md``). ``stream``: the instructions to record instead of
-    :func:`instruction_stream`'s; ``registers_source``: where the kernel's register count came
-    from (``ptxas``, ``estimate``, ``given``), when the caller knows (default: ``kernel``, or
-    ``assumed`` when the launch used the default count)."""
-    kernel, device, info = prediction.kernel_spec, prediction.device_spec, prediction.launch
+                registers_source: str | None = None) -> Trace:
+    """The trace of ``prediction`` (see the module docstring and ``docs/trace.md``). ``stream``:
+    the instructions to record instead of :func:`instruction_stream`'s; ``registers_source``:
+    where the kernel's register count came from (``ptxas``, ``estimate``, ``given``), when the
+    caller knows (default: ``kernel``, or ``assumed`` when the launch used the default count)."""
+    kernel, device, info = prediction.kernel, prediction.device, prediction.launch
     launch, occ = info.launch, info.occupancy
     stream = stream if stream is not None else instruction_stream(prediction)
     warps = warp_counts(launch, device.warp_size)
     code = getattr(kernel, "code", None)
     flops = kernel.flops
-    return {
-        "format": TRACE_FORMAT,
-        "version": TRACE_VERSION,
-        "kernel": {
-            "name": kernel.name,
-            "generator": ({"name": code.generator, "version": code.generator_version}
-                          if code is not None and code.generator else None),
-            "dtype": kernel.dtype,
-            "domain": list(kernel.domain),
-            "lups": math.prod(kernel.domain),
-            "flops": {"adds": flops.adds, "muls": flops.muls, "fmas": flops.fmas, "divs": flops.divs,
-                      "flops_per_lup": flops.flops},
-            "fields": [{"name": f.name, "element_bytes": f.element_bytes,
-                        "loads_per_lup": sum(1 for a in kernel.loads if a.field == f.name),
-                        "stores_per_lup": sum(1 for a in kernel.stores if a.field == f.name)}
-                       for f in kernel.fields],
-        },
-        "device": {"name": device.name, "vendor": device.vendor, "architecture": device.architecture,
-                   "sms": device.sms, "clock_mhz": device.clock_mhz, "warp_size": device.warp_size},
-        "launch": {
-            "block": list(launch.block), "fold": list(launch.fold), "grid": list(launch.grid),
-            "blocks": launch.total_blocks, "threads_per_block": launch.threads_per_block,
-            "warps_per_block": occ.warps_per_block, "cells_per_thread": launch.cells_per_thread,
-            "blocks_per_sm": occ.blocks_per_sm, "occupancy_limiter": occ.limiter,
-            "active_sms": min(device.sms, launch.total_blocks), "waves": info.wave.count,
-            "wave_blocks": info.wave.blocks, "registers_per_thread": occ.registers_per_thread,
-            "registers_source": "assumed" if occ.registers_estimated else registers_source or "kernel",
-            "shared_bytes_per_block": kernel.shared_bytes_per_block,
-            "full_warps": warps.full_warps, "guard_warps": warps.guard_warps,
-            "valid_threads": warps.valid_threads, "active_lanes_per_warp": warps.active_lanes_per_warp,
-            "block_kinds": [k.as_dict() for k in block_kinds(launch, device.warp_size)],
-        },
-        "instructions": {
-            "source": stream.source, "arch": stream.arch, "compiler": stream.compiler,
-            "stream": [dict(r) for r in stream.records],
-            "full_path_instructions": stream.full_path_instructions,
-            "guard_exit_instructions": stream.guard_exit_instructions,
-            "mix_per_warp": stream.mix(), "opcode_counts": stream.opcode_counts(),
-            "activity_per_thread": stream.activity.as_dict(),
-        },
-        "memory": _memory(prediction, stream, warps.full_warps),
-        "roofline": {"lups_per_s": json_safe(prediction.lups_per_s), "limiter": prediction.limiter,
-                     "limits": {k: json_safe(v) for k, v in prediction.roofline.limits.items()},
-                     "dram_bandwidth_gb_s": prediction.dram_bandwidth.achievable_gb_s},
-    }
+    return Trace(
+        format=TRACE_FORMAT,
+        version=TRACE_VERSION,
+        kernel=TraceKernel(
+            name=kernel.name,
+            generator=(Generator(code.generator, code.generator_version)
+                       if code is not None and code.generator else None),
+            dtype=kernel.dtype, domain=tuple(kernel.domain), lups=math.prod(kernel.domain),
+            flops=TraceFlops(flops.adds, flops.muls, flops.fmas, flops.divs, flops.flops),
+            fields=tuple(TraceField(f.name, f.element_bytes, sum(1 for a in kernel.loads if a.field == f.name),
+                                    sum(1 for a in kernel.stores if a.field == f.name)) for f in kernel.fields)),
+        device=TraceDevice(device.name, device.vendor, device.architecture, device.sms, device.clock_mhz,
+                           device.warp_size),
+        launch=TraceLaunch(
+            block=tuple(launch.block), fold=tuple(launch.fold), grid=tuple(launch.grid),
+            blocks=launch.total_blocks, threads_per_block=launch.threads_per_block,
+            warps_per_block=occ.warps_per_block, cells_per_thread=launch.cells_per_thread,
+            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
+            active_sms=min(device.sms, launch.total_blocks), waves=info.wave.count,
+            wave_blocks=info.wave.blocks, registers_per_thread=occ.registers_per_thread,
+            registers_source="assumed" if occ.registers_estimated else registers_source or "kernel",
+            shared_bytes_per_block=kernel.shared_bytes_per_block,
+            full_warps=warps.full_warps, guard_warps=warps.guard_warps,
+            valid_threads=warps.valid_threads, active_lanes_per_warp=warps.active_lanes_per_warp,
+            block_kinds=tuple(TraceBlockKind(k.count, k.last, k.full)
+                              for k in block_kinds(launch, device.warp_size))),
+        instructions=TraceInstructions(
+            source=stream.source, arch=stream.arch, compiler=stream.compiler, stream=stream.instructions,
+            full_path_instructions=stream.full_path_instructions,
+            guard_exit_instructions=stream.guard_exit_instructions,
+            mix_per_warp=stream.mix(), opcode_counts=stream.opcode_counts(),
+            activity_per_thread=thread_activity(stream)),
+        memory=_memory(prediction, stream, warps.full_warps),
+        roofline=TraceRoofline(lups_per_s=json_safe(prediction.lups_per_s), limiter=prediction.limiter,
+                               limits={k: json_safe(v) for k, v in prediction.roofline.limits.items()},
+                               dram_bandwidth_gb_s=prediction.dram_bandwidth.achievable_gb_s),
+    )

@@ -55,7 +55,7 @@ def derived_stream(kernel: Kernel, fold: tuple[int, int, int]) -> InstructionStr
 
     def emit(opcode: str, modifiers: tuple[str, ...] = (), dst: tuple[str, ...] = (), src: tuple[str, ...] = (),
              **extra) -> None:
-        program.append(Instruction(opcode, modifiers, dst, src, pc=16 * len(program), **extra))
+        program.append(Instruction(opcode=opcode, modifiers=modifiers, dst=dst, src=src, pc=16 * len(program), **extra))
 
     dims = [d for d in range(3) if kernel.domain[d] > 1] or [0]
     index_regs = []

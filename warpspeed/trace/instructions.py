@@ -23,7 +23,7 @@ control   BRA EXIT RET CALL BSSY BSYNC NOP WARPSYNC YIELD JMP
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
 from functools import cached_property
 
 #: Opcode -> functional unit (see the module docstring for the source). Opcodes not listed
@@ -85,40 +85,36 @@ def functional_unit(opcode: str) -> str:
     return DEFAULT_FU
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Instruction:
     """One warp instruction. ``bytes``: per thread, memory instructions only; ``tensor_shape``:
-    (m, n, k) of an MMA's shape modifier."""
+    (m, n, k) of an MMA's shape modifier; ``fu`` and ``space`` follow from the opcode
+    (:data:`FU_BY_OPCODE`, :data:`SPACE_BY_OPCODE`) unless given. The fields are the trace's
+    record of the instruction, in its key order (``instructions.stream``)."""
 
+    pc: int = 0
     opcode: str
     modifiers: tuple[str, ...] = ()
     dst: tuple[str, ...] = ()
     src: tuple[str, ...] = ()
     predicate: str | None = None
-    pc: int = 0
+    fu: str = ""
+    #: memory space (``global``, ``shared``, ``local``, ``const``) or None; "" until derived
+    space: str | None = ""
     bytes: int = 0
     const_operands: int = 0
     field: str | None = None
     tensor_shape: tuple[int, int, int] | None = None
-    fu: str = dc_field(default="")
 
     def __post_init__(self) -> None:
         if not self.fu:
             object.__setattr__(self, "fu", functional_unit(self.opcode))
-
-    @property
-    def space(self) -> str | None:
-        return SPACE_BY_OPCODE.get(self.opcode)
+        if self.space == "":
+            object.__setattr__(self, "space", SPACE_BY_OPCODE.get(self.opcode))
 
     @property
     def is_store(self) -> bool:
         return self.opcode in STORE_OPCODES
-
-    def as_dict(self) -> dict:
-        return {"pc": self.pc, "opcode": self.opcode, "modifiers": list(self.modifiers), "dst": list(self.dst),
-                "src": list(self.src), "predicate": self.predicate, "fu": self.fu, "space": self.space,
-                "bytes": self.bytes, "const_operands": self.const_operands, "field": self.field,
-                "tensor_shape": list(self.tensor_shape) if self.tensor_shape else None}
 
 
 @dataclass(frozen=True)
@@ -168,18 +164,6 @@ class InstructionStream:
             if i.space == "global":
                 counts[(i.field, i.is_store)] = counts.get((i.field, i.is_store), 0) + 1
         return counts
-
-    @cached_property
-    def records(self) -> tuple[dict, ...]:
-        """The instructions as JSON-ready dicts (computed once per stream; do not modify)."""
-        return tuple(i.as_dict() for i in self.instructions)
-
-    @cached_property
-    def activity(self):
-        """Per-thread counts for the power model (:func:`warpspeed.trace.activity.thread_activity`)."""
-        from warpspeed.trace.activity import thread_activity
-
-        return thread_activity(self)
 
     def mix(self) -> dict[str, int]:
         """Instructions per functional unit over the full path."""

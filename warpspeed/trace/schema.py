@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
 
 import jsonschema
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.stored import package_file
+
+#: Where the JSON Schema of the trace is installed: package and file.
+SCHEMA_PACKAGE, SCHEMA_FILE = "warpspeed.trace", "schema.json"
 
 
 class TraceError(WarpspeedError):
@@ -18,7 +21,7 @@ class TraceError(WarpspeedError):
 @lru_cache(maxsize=1)
 def load_schema() -> dict:
     """The JSON Schema of ``warpspeed-trace`` version 1."""
-    return json.loads((resources.files("warpspeed.trace") / "schema.json").read_text())
+    return json.loads(package_file(SCHEMA_PACKAGE, SCHEMA_FILE).read_text())
 
 
 def validate_trace(trace: dict) -> None:

@@ -40,9 +40,9 @@ from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.jsonsafe import json_safe
-from warpspeed.files.rows import CONFIG_COLUMNS
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
+from warpspeed.launch.space import CONFIG_COLUMNS
 from warpspeed.perf.roofline import LIMITERS, Roofline, four_limiter
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
 from warpspeed.validation.measurement_csv import read_measurement_csv

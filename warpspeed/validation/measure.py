@@ -7,7 +7,8 @@ The parts, each in its own module (only the runner, the profiler and the power s
 GPU or a subprocess):
 
 * :mod:`warpspeed.validation.plan`: a launch plan (kernel, geometry, field allocations);
-  :func:`pystencils_plugin.measure_kernels.plan_launch` generates it with pystencils.
+  the pystencils plugin's measurement generator (``pystencils_plugin.measure_kernels.plan_launch``,
+  found through :func:`warpspeed.kernel.catalog.measurement_generator`) generates it.
 * :mod:`warpspeed.validation.runners`: :class:`~warpspeed.validation.runners.CupyRunner` times
   planned launches with cupy and CUDA events, and runs them back to back for power sampling.
 * :mod:`warpspeed.validation.ncu`: Nsight Compute command lines and the
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.kernel.catalog import measurement_generator
 from warpspeed.launch.space import Config
 from warpspeed.validation.plan import DEFAULT_DTYPE, LaunchPlan, MeasurementError
 from warpspeed.validation.power_sampling import DEFAULT_SOAK_S, PowerSampler
@@ -52,13 +54,13 @@ Planner = Callable[[str, Config, Sequence[int], str], tuple[LaunchPlan, Any]]
 
 
 def _plugin() -> Any:
-    """The code generator of the measured kernels (pystencils)."""
+    """The code generator of the measured kernels (pystencils; found through the catalog's entry
+    points, :func:`warpspeed.kernel.catalog.measurement_generator`)."""
     try:
-        from pystencils_plugin import measure_kernels
+        return measurement_generator()
     except ImportError as exc:
         raise MeasurementError(f"the runner generates kernels with pystencils, which cannot be imported ({exc}); "
                                "install warpspeed[pystencils]") from None
-    return measure_kernels
 
 
 def measurable_kernels() -> dict[str, str]:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.rows import CONFIG_COLUMNS, record_cells, write_rows
+from warpspeed.files.rows import record_cells, write_rows
+from warpspeed.launch.space import CONFIG_COLUMNS
 from warpspeed.files.text import read_text
 from warpspeed.kernel.limits import check_fold
 from warpspeed.launch.space import Config

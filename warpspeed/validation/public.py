@@ -18,43 +18,51 @@ L1 bandwidth (``gpu-cache/*.csv``, NVIDIA parts)
     by SMs x clock (:mod:`warpspeed.validation.public_l1`).
 DRAM bandwidth against occupancy (``gpu-stream/*.csv``)
     per measured part, the built-in device that takes its figures
-    (:data:`warpspeed.perf.device_figures.MEASURED_AS`) predicts each row's bandwidth with
+    (:data:`warpspeed.calibration.device_figures.MEASURED_AS`) predicts each row's bandwidth with
     :func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` at the row's resident
     threads and the kernel's bytes per thread. Two datasets per device: the kernel the curve was
     fitted to (in-sample) and the other mixed read/write kernels (not fitted).
 L2 (``gpu-l2-cache/*.csv``)
     per device that takes a part's figures, the device file's L2 bandwidth against the measured
     plateau and its effective L2 capacity against the measured onset
-    (:func:`warpspeed.perf.sustained.cache_step`).
+    (:func:`warpspeed.calibration.sustained.cache_step`).
 Time models (:mod:`warpspeed.validation.public_models`)
     whole kernels (gpu-stream, gpu-roofline, gpu-small-kernels and FluidX3D's published D3Q19
     throughput) through the roofline, interval and pipeline models; one dataset per model and
     device (bounds in that module).
 
 Every dataset carries a bound on its MAPE and on its worst point, named constants below with
-the reason for each; :attr:`DatasetAccuracy.within_bounds` says whether both hold.
+the reason for each; :attr:`DatasetAccuracy.within_bounds` says whether both hold. The record of
+a dataset and its points is :mod:`warpspeed.validation.datasets`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
-
 from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.perf.device_figures import CURVE_KERNELS, MEASURED_AS
+from warpspeed.calibration.device_figures import CURVE_KERNELS, MEASURED_AS
 from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
-from warpspeed.perf.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
-from warpspeed.perf.sustained import MIXED_KERNELS, cache_step
-from warpspeed.validation.percent import mape
-from warpspeed.validation.strides import StrideRow, predict_row, read_strides_csv
+from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
+from warpspeed.calibration.sustained import MIXED_KERNELS, cache_step
+from warpspeed.files.stored import Traversable, as_file, stored_file
+from warpspeed.validation.datasets import (
+    SOURCE_REPOSITORY,
+    DatasetAccuracy,
+    PointError,
+    dataset as _dataset,
+    device_of_part,
+    row_label as _row_label,
+    source_of,
+)
+from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, l1_bandwidth_datasets
+from warpspeed.validation.public_models import time_model_datasets
+from warpspeed.validation.public_power import power_datasets
+from warpspeed.validation.public_rdna import rdna_strides_datasets
+from warpspeed.validation.strides import predict_row, read_strides_csv
 
 #: Repository of every stored measurement.
-SOURCE_REPOSITORY = "te42kyfo/gpu-benches"
 #: The stored gpu-strides measurement, relative to the installed ``warpspeed.fits`` data.
-STRIDES_FILE = ("data", "public", "gpu-strides", "a100.csv")
+STRIDES_FILE = ("public", "gpu-strides", "a100.csv")
 #: The built-in device of the gpu-strides rows (measured on an A100; the 40 GB and 80 GB parts
 #: share the GA100 L1).
 STRIDES_DEVICE = "A100-SXM4-40GB"
@@ -102,88 +110,13 @@ L2_CAPACITY_WORST_BOUND = 65.0
 #: below the cap of 255 x 4 B, so the cap never applies.
 STREAM_REGISTERS_PER_THREAD = 255
 
-_SOURCE_FILE = re.compile(r"file (\S+?),? commit ([0-9a-f]{40})")
-
-
-@dataclass(frozen=True)
-class PointError:
-    """One compared point: ``label`` names it (row, device, occupancy)."""
-
-    label: str
-    predicted: float
-    measured: float
-
-    @property
-    def error_percent(self) -> float:
-        """Signed error ``100 (predicted - measured) / measured`` [%]."""
-        return 100.0 * (self.predicted - self.measured) / self.measured
-
-
-@dataclass(frozen=True)
-class DatasetAccuracy:
-    """The model against one stored dataset.
-
-    group: "L1", "L1 bandwidth", "DRAM", "L2", "Power" or "Time models"; name: what is compared; unit: unit of the compared values;
-    sources: (path, commit) of each file of ``repository`` behind the dataset; note: what the points are;
-    mape_bound_percent / worst_bound_percent: the stated bounds [%].
-    """
-
-    group: str
-    name: str
-    unit: str
-    points: tuple[PointError, ...]
-    sources: tuple[tuple[str, str], ...]
-    note: str
-    mape_bound_percent: float
-    worst_bound_percent: float
-    #: Repository the measurements come from (GitHub owner/name).
-    repository: str = SOURCE_REPOSITORY
-
-    @property
-    def mape_percent(self) -> float:
-        """Mean absolute percentage error over the points [%]."""
-        return mape([p.predicted for p in self.points], [p.measured for p in self.points])
-
-    @property
-    def worst(self) -> PointError:
-        """The point with the largest absolute error."""
-        return max(self.points, key=lambda p: abs(p.error_percent))
-
-    @property
-    def within_bounds(self) -> bool:
-        """Whether the MAPE and the worst point stay within the stated bounds."""
-        return (self.mape_percent <= self.mape_bound_percent
-                and abs(self.worst.error_percent) <= self.worst_bound_percent)
-
-
-def source_of(text: str) -> tuple[str, str]:
-    """(path, commit) of a gpu-benches file named in a header line ``... file P, commit C ...``."""
-    m = _SOURCE_FILE.search(text)
-    if m is None:
-        raise FitError(f"no 'file <path>, commit <40 hex digits>' in source line {text[:120]!r}")
-    return m.group(1), m.group(2)
-
-
-def _dataset(group: str, name: str, unit: str, points: list[PointError], sources: list[tuple[str, str]],
-             note: str, bounds: tuple[float, float]) -> DatasetAccuracy:
-    if not points:
-        raise FitError(f"{name}: no points to compare")
-    return DatasetAccuracy(group, name, unit, tuple(points), tuple(dict.fromkeys(sources)), note, *bounds)
-
-
 # --- L1: gpu-strides ----------------------------------------------------------------------------
 
 def _strides_file() -> Traversable:
-    path = resources.files("warpspeed.fits").joinpath(*STRIDES_FILE)
+    path = stored_file(*STRIDES_FILE)
     if not path.is_file():
         raise FitError(f"the stored gpu-strides data {'/'.join(STRIDES_FILE)} is missing from the installation")
     return path
-
-
-def _row_label(row: StrideRow) -> str:
-    if row.kind == "stride":
-        return f"{row.precision}, stride {row.arg}"
-    return f"{row.precision}, block {row.arg} x {1024 // row.arg}, pitch {row.pitch}"
 
 
 def strides_datasets() -> tuple[DatasetAccuracy, ...]:
@@ -191,7 +124,7 @@ def strides_datasets() -> tuple[DatasetAccuracy, ...]:
     stored = _strides_file()
     source = [source_of(" ".join(line.lstrip("# ") for line in stored.read_text().splitlines()
                                   if line.startswith("#")))]
-    with resources.as_file(stored) as path:  # the reader takes a file system path
+    with as_file(stored) as path:  # the reader takes a file system path
         rows = read_strides_csv(path)
     device = load_device(STRIDES_DEVICE)
     cycles, data, tag = [], [], []
@@ -215,14 +148,6 @@ def strides_datasets() -> tuple[DatasetAccuracy, ...]:
 
 
 # --- DRAM: gpu-stream ---------------------------------------------------------------------------
-
-def device_of_part(part: str) -> str:
-    """The first built-in device that takes ``part``'s measured figures unchanged."""
-    for name, measured in MEASURED_AS.items():
-        if measured == part:
-            return name
-    raise FitError(f"no built-in device takes the figures of measured part {part!r}")
-
 
 def _stream_points(device: Device, threads, bandwidth, kernel: str) -> list[PointError]:
     per_thread = STREAM_BYTES_PER_THREAD[kernel]
@@ -268,8 +193,8 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
         sources.append(source_of(step.source))
         for name in (n for n, p in MEASURED_AS.items() if p == part):
             device = load_device(name)
-            bandwidth.append(PointError(name, device.l2_bandwidth_gb_s, step.level_gb_s))
-            capacity.append(PointError(name, device.l2_effective_bytes / 2**20, step.onset_bytes / 2**20))
+            bandwidth.append(PointError(name, device.l2.bandwidth_gb_s, step.level_gb_s))
+            capacity.append(PointError(name, device.l2.effective_bytes / 2**20, step.onset_bytes / 2**20))
     return (
         _dataset("L2", "L2 bandwidth: device file vs measured plateau", "GB/s", bandwidth, sources,
                  "plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal L2",
@@ -284,10 +209,5 @@ def public_accuracy() -> tuple[DatasetAccuracy, ...]:
     """Every dataset: L1 (gpu-strides: A100, RX 6900 XT), L1 bandwidth (gpu-cache: NVIDIA, CDNA), DRAM
     (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), time models (whole kernels: gpu-stream,
     gpu-roofline, gpu-small-kernels, FluidX3D), in that order."""
-    from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, l1_bandwidth_datasets
-    from warpspeed.validation.public_models import time_model_datasets
-    from warpspeed.validation.public_power import power_datasets
-    from warpspeed.validation.public_rdna import rdna_strides_datasets
-
     return (strides_datasets() + rdna_strides_datasets() + l1_bandwidth_datasets() + cdna_l1_bandwidth_datasets()
             + stream_datasets() + l2_datasets() + power_datasets() + time_model_datasets())

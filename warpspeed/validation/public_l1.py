@@ -4,7 +4,7 @@
 element, a buffer that all threads of the block re-read, so each warp-level load reads 32
 consecutive elements. While the buffer fits the L1, the L1 sets the bandwidth. The measured L1
 bytes per cycle and SM are the level bandwidth of the sweep (median over data sets of 1/8 to 1/2
-of the nominal L1, :func:`warpspeed.perf.sustained.cache_step`) divided by SMs x clock of the
+of the nominal L1, :func:`warpspeed.calibration.sustained.cache_step`) divided by SMs x clock of the
 device measured as that part. The element size of each file is stated in its header
 (``element_bytes``, from the benchmark source at the file's commit).
 
@@ -32,10 +32,11 @@ from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
-from warpspeed.memory.l1 import l1_cycles, vector_l1_stages_for
-from warpspeed.perf.public_data import load_size_sweep, public_parts, read_public_csv
-from warpspeed.perf.sustained import cache_step
-from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, device_of_part, source_of
+from warpspeed.memory.first_level import CdnaVectorL1, first_level
+from warpspeed.memory.l1 import l1_cycles
+from warpspeed.calibration.public_data import load_size_sweep, public_parts, read_public_csv
+from warpspeed.calibration.sustained import cache_step
+from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset as _dataset, device_of_part, source_of
 
 #: Threads per block of gpu-cache (one block per SM).
 CACHE_BLOCK_THREADS = 256
@@ -102,7 +103,7 @@ def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
 def cdna_l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
     """Bytes per cycle and CU of each CDNA part's gpu-cache vector L1 plateau (16 B loads)
     against the vL1D stages (:class:`~warpspeed.memory.l1.VectorL1Stages`)."""
-    points, sources = _plateau_points(lambda device: vector_l1_stages_for(device) is not None)
+    points, sources = _plateau_points(lambda device: isinstance(first_level(device), CdnaVectorL1))
     return (_dataset("L1 bandwidth", "CDNA vector L1 load bandwidth per CU and cycle", "B/cycle", points, sources,
                      "vL1D plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal 16 KiB, divided "
                      "by CUs x peak clock of the device file; model: one contiguous 16 B load per thread, 4 lanes "

@@ -30,23 +30,23 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import Callable, Sequence
 
 import numpy as np
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.stored import stored_file
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.interval.launch_fit import measured_rows, source_line
+from warpspeed.calibration.launch import measured_rows, source_line
 from warpspeed.kernel.builtin import lbm_pull
 from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, load, store
 from warpspeed.models import TIME_MODELS, estimate_time
-from warpspeed.perf.public_data import read_public_csv
+from warpspeed.calibration.public_data import read_public_csv
 from warpspeed.power.benchmark import BLOCK_THREADS as ROOFLINE_BLOCK_THREADS
 from warpspeed.power.benchmark import roofline_benchmark
-from warpspeed.power.calibrate import read_runs
+from warpspeed.calibration.power import read_runs
 from warpspeed.predict import Predictor
-from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, source_of
+from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset as _dataset, source_of
 
 #: Group of these datasets in the summary.
 GROUP = "Time models"
@@ -75,7 +75,7 @@ SMALL_KERNEL_ROW_STEP = 4
 #: Smallest block compared: one warp (CUDA C++ Programming Guide, "SIMT Architecture": 32 threads).
 MIN_BLOCK_THREADS = 32
 #: The published FluidX3D figures, relative to the installed ``warpspeed.fits`` data.
-FLUIDX3D_FILE = ("data", "public", "fluidx3d", "d3q19.csv")
+FLUIDX3D_FILE = ("public", "fluidx3d", "d3q19.csv")
 #: Repository of the FluidX3D figures.
 FLUIDX3D_REPOSITORY = "ProjectPhysX/FluidX3D"
 #: Lattice velocities of D3Q19 (rest, 6 faces, 12 edges): Qian, d'Humieres, Lallemand, "Lattice
@@ -215,7 +215,7 @@ def _rows(path) -> tuple[str, list[dict[str, str]]]:
 
 
 def _public(*parts: str):
-    return resources.files("warpspeed.fits").joinpath("data", "public", *parts)
+    return stored_file("public", *parts)
 
 
 def roofline_datasets() -> list[DatasetAccuracy]:
@@ -256,7 +256,7 @@ def small_kernel_datasets() -> list[DatasetAccuracy]:
 
 def fluidx3d_datasets() -> list[DatasetAccuracy]:
     """FluidX3D's published D3Q19 FP32 throughput against the D3Q19 pull pattern, per device."""
-    header, rows = _rows(resources.files("warpspeed.fits").joinpath(*FLUIDX3D_FILE))
+    header, rows = _rows(stored_file(*FLUIDX3D_FILE))
     edge = FLUIDX3D_EDGE
     kernel = lbm_pull(D3Q19_VELOCITIES, (edge, edge, edge), FLOAT_BYTES, name="d3q19_pull")
     cases = [Case(row["device"], kernel, load_device(row["device"]), (FLUIDX3D_BLOCK_THREADS, 1, 1),

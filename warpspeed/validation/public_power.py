@@ -2,7 +2,7 @@
 
 For every stored run (``fits/data/public/gpu-roofline/<part>.csv``) the built-in family of the
 part's device predicts the board power at the run's clock and measured rate
-(:func:`warpspeed.power.calibrate.design` with the family's energies and voltage floor). These are
+(:func:`warpspeed.calibration.power.design` with the family's energies and voltage floor). These are
 in-sample errors: they say how well the model's form fits the runs, the same check
 ``warpspeed power-fit`` reports.
 
@@ -16,17 +16,17 @@ measurements.
 
 from __future__ import annotations
 
-from importlib import resources
 
 import numpy as np
 
+from warpspeed.files.stored import stored_file
 from warpspeed.hardware.device import load_device
 from warpspeed.power import power_params
-from warpspeed.power.calibrate import WARP_LANES, _predicted, design, measured_lups_per_s, read_runs
+from warpspeed.calibration.power import WARP_LANES, _predicted, design, measured_lups_per_s, read_runs
 from warpspeed.power.model import power_at
 from warpspeed.power.params import BASE_CATEGORY, PLAUSIBLE_V_MIN, load_family, params_from
 from warpspeed.power.transfer import ChipFacts, transfer_family
-from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, source_of
+from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset as _dataset, source_of
 
 #: Calibration files and the device each was measured on.
 POWER_PARTS = (("a100-40", "A100-SXM4-40GB"), ("a40", "A40"), ("l40", "L40"))
@@ -70,7 +70,7 @@ def transfer_dataset() -> DatasetAccuracy:
     :data:`~warpspeed.power.params.PLAUSIBLE_V_MIN`) are compared: below it the power depends on
     the floor, which no measurement of the target fixes (the optimum is a range for that reason)."""
     part, device_name = TRANSFER_PART
-    path = resources.files("warpspeed.fits") / "data" / "public" / "gpu-roofline" / f"{part}.csv"
+    path = stored_file("public", "gpu-roofline", f"{part}.csv")
     text = path.read_text()
     runs = read_runs(path)
     device = load_device(device_name)
@@ -96,7 +96,7 @@ def power_datasets() -> tuple[DatasetAccuracy, ...]:
     """One dataset per calibration file: predicted against measured board power per run."""
     out = []
     for part, device_name in POWER_PARTS:
-        path = resources.files("warpspeed.fits") / "data" / "public" / "gpu-roofline" / f"{part}.csv"
+        path = stored_file("public", "gpu-roofline", f"{part}.csv")
         text = path.read_text()
         runs = read_runs(path)
         device = load_device(device_name)

@@ -4,21 +4,22 @@
 that gpu-strides measured on an RX 6900 XT (RDNA 2), for the same strided and 2-D block access
 patterns as the A100 rows (:mod:`warpspeed.validation.strides`); AMD has no counterpart of the
 L1TEX counters, so only the cycles are compared. The model is the first-level cost of
-:mod:`warpspeed.memory.l1` with the RX6900XT device file's ``[l1_pipeline]`` parameters: the
+:mod:`warpspeed.memory.l1` with the RX6900XT device file's first-level (``[[memory]]``) parameters: the
 tag stage's wavefronts per line are a least-MAPE fit to these rows (in-sample), the 64-bit data
 rate is derived by hand from them.
 """
 
 from __future__ import annotations
 
-from importlib import resources
 
+from warpspeed.files.stored import as_file, stored_file
 from warpspeed.hardware.device import load_device
-from warpspeed.validation.public import DatasetAccuracy, PointError, _dataset, _row_label, source_of
+from warpspeed.validation.datasets import DatasetAccuracy, PointError, source_of
+from warpspeed.validation.datasets import dataset as _dataset, row_label as _row_label
 from warpspeed.validation.strides import predict_row, read_strides_csv
 
 #: The stored rows and the device they were measured on.
-RDNA_STRIDES_FILE = ("data", "public", "gpu-strides", "rdna2.csv")
+RDNA_STRIDES_FILE = ("public", "gpu-strides", "rdna2.csv")
 RDNA_STRIDES_DEVICE = "RX6900XT"
 #: Stated bounds [%]: the mean over every row, and the worst row (2-D blocks whose rows, 16 KiB
 #: apart, fall into one L0 set and miss: a cache effect the first-level cost does not model).
@@ -28,10 +29,10 @@ RDNA_CYCLES_WORST_BOUND = 70.0
 
 def rdna_strides_datasets() -> tuple[DatasetAccuracy, ...]:
     """Cycles per load instruction of 32 threads on the RX 6900 XT rows."""
-    stored = resources.files("warpspeed.fits").joinpath(*RDNA_STRIDES_FILE)
+    stored = stored_file(*RDNA_STRIDES_FILE)
     source = [source_of(" ".join(line.lstrip("# ") for line in stored.read_text().splitlines()
                                   if line.startswith("#")))]
-    with resources.as_file(stored) as path:
+    with as_file(stored) as path:
         rows = read_strides_csv(path)
     device = load_device(RDNA_STRIDES_DEVICE)
     cycles = [PointError(_row_label(row), predict_row(row, device).cycles, row.cycles) for row in rows]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from warpspeed.validation.public import DatasetAccuracy
+from warpspeed.validation.datasets import DatasetAccuracy
 from warpspeed.validation.real_gpu import RealGpuAccuracy, real_gpu_markdown
 from warpspeed.validation.transfer_report import transfer_markdown
 

@@ -224,6 +224,7 @@ def real_gpu_accuracy(models: Sequence[str] | None = None) -> RealGpuAccuracy:
     from warpspeed.hardware.device import load_device
     from warpspeed.kernel.catalog import resolve
     from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS, estimate_energy, estimate_time
+    from warpspeed.overlap.time_model import OVERLAP
     from warpspeed.predict import Predictor
 
     names = tuple(models) if models is not None else TIME_MODELS
@@ -240,7 +241,7 @@ def real_gpu_accuracy(models: Sequence[str] | None = None) -> RealGpuAccuracy:
     volumes = []
     for config, measured in measured_volumes().items():
         p = predictions[config]
-        overlap = estimate_time("overlap", p).details
+        overlap = OVERLAP.estimate(p).details
         volumes.append(VolumeCheck(
             config, measured,
             (p.l1.data_pipe_wavefronts_per_lup, p.l2_load_bytes_per_lup, p.dram.load_bytes_per_lup),

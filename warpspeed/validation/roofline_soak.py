@@ -4,7 +4,7 @@
 :mod:`warpspeed.power.benchmark` (gpu-benches' ``gpu-roofline``, D. Ernst, GPU
 microbenchmarks, https://github.com/te42kyfo/gpu-benches), whose inner loop of ``its`` fused
 multiply-adds per element pair sets the mix of FP32 and DRAM activity
-(:func:`warpspeed.power.calibrate.read_runs`: columns ``its``, ``clock_mhz``, ``watts`` and
+(:func:`warpspeed.calibration.power.read_runs`: columns ``its``, ``clock_mhz``, ``watts`` and
 ``gflop_s``). A stencil's power soak (``warpspeed measure --power``) is another kernel, so it
 cannot be such a run; this module gives the benchmark itself, written here from that description
 (not the benchmark's source): :func:`cuda_source` is the kernel for one ``its``, :func:`grid_blocks` its
@@ -93,7 +93,7 @@ def updates_per_launch(blocks: int) -> int:
 def run_record(gpu: str, its: int, blocks: int, launches: int, seconds: float, reading: PowerReading) -> dict[str, Any]:
     """One run: ``launches`` launches of ``blocks`` blocks in ``seconds`` GPU seconds, with the
     median board power and SM clock sampled meanwhile; GFLOP/s with the flops of the description
-    (so :func:`warpspeed.power.calibrate.measured_lups_per_s` gives back updates per second)."""
+    (so :func:`warpspeed.calibration.power.measured_lups_per_s` gives back updates per second)."""
     if launches < 1 or not seconds > 0:
         raise MeasurementError(f"a run needs >= 1 launch and positive seconds, got {launches} and {seconds}")
     flops = roofline_benchmark(its).flops.flops

@@ -1,6 +1,6 @@
 """The measurement row: its columns, and the measured and predicted values that fill them.
 
-One row per launch configuration: the configuration (:data:`warpspeed.files.rows.CONFIG_COLUMNS`),
+One row per launch configuration: the configuration (:data:`warpspeed.launch.space.CONFIG_COLUMNS`),
 grid and lattice updates, the run times, the raw Nsight Compute counters, the measured volumes
 per lattice update, and the prediction of the same configuration. Units are in the column names
 (``_s`` seconds, ``_hz`` hertz, ``_bytes`` bytes, ``_per_lup`` per lattice update).
@@ -13,8 +13,9 @@ import statistics
 from dataclasses import asdict, dataclass, field as dc_field
 from typing import Any, Mapping, Sequence
 
-from warpspeed.files.rows import CONFIG_COLUMNS, config_record
-from warpspeed.launch.space import Config
+from warpspeed.files.records import csv_record
+from warpspeed.launch.space import CONFIG_COLUMNS, Config
+from warpspeed.perf.roofline import LIMITERS
 from warpspeed.validation.ncu import NCU_METRICS, NCU_SECTOR_BYTES
 from warpspeed.validation.plan import MeasurementError
 
@@ -181,8 +182,11 @@ def power_columns(lups: int, soak: Soak, watts: float, sm_clock_mhz: float, samp
 
 
 def prediction_record(prediction: Any) -> dict[str, Any]:
-    """``Prediction.to_dict()`` plus the DRAM model terms the refit needs (``"dram_terms"``)."""
-    d = dict(prediction.to_dict())
+    """The prediction's summary (:func:`warpspeed.summary.prediction_record`, ``predict --json``)
+    plus the DRAM model terms the refit needs (``"dram_terms"``)."""
+    from warpspeed.summary import prediction_record as summary_record
+
+    d = summary_record(prediction)
     dram = prediction.dram
     d["dram_terms"] = {
         "l2_oversubscription": dram.l2_oversubscription,
@@ -225,7 +229,7 @@ def predicted_columns(record: Mapping[str, Any], lups: int) -> dict[str, Any]:
     terms = r.get("dram_terms", {})
     out: dict[str, Any] = {
         "pred_lups_per_s": _num(r["lups_per_s"]), "pred_limiter": r.get("limiter", ""),
-        **{f"pred_{k}_lups_per_s": _num(lim.get(k)) for k in ("fp", "l1", "l2", "dram")},
+        **{f"pred_{k}_lups_per_s": _num(lim.get(k)) for k in LIMITERS},
         "pred_l1_wavefronts_per_lup": float(r["l1_cycles_per_lup"]),
         "pred_l1_load_bytes_per_lup": float(r["l1_load_bytes_per_lup"]),
         "pred_l2_load_compulsory_bytes_per_lup": float(r["l2_load_compulsory_bytes_per_lup"]),
@@ -266,7 +270,7 @@ def assemble_row(config: Config, grid: Sequence[int], lups: int, timing: Timing 
     """
     row: dict[str, Any] = {c: math.nan for c in CSV_COLUMNS}
     row.update(config=config.label.replace(" ", "_"), error=error, lups=lups, pred_limiter="")
-    row.update(config_record(config.block, config.fold))
+    row.update(csv_record(config))
     for i, d in enumerate(_DIMS):
         row[f"grid_{d}"] = int(grid[i]) if i < len(grid) else 1
     row.update(measured_columns(lups, timing, counters))

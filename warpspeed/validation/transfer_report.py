@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from warpspeed.validation.public import DatasetAccuracy
+from warpspeed.validation.datasets import DatasetAccuracy
 from warpspeed.validation.real_gpu import RealGpuAccuracy
 
 Pick = Callable[[DatasetAccuracy], bool]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field as dc_field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -72,7 +72,7 @@ Y_LAYER_2022 = (Y_LAYER_2022_A, Y_LAYER_2022_FACTOR * math.exp(-Y_LAYER_2022_SLO
 #: as in every version of that code. Each curve holds only at the oversubscription definition
 #: of its source (:mod:`warpspeed.memory.capacity.terms`). The contents of
 #: ``fits/nvidia-ampere.toml``, and the starting point of
-#: :func:`warpspeed.memory.capacity.fitting.fit_curve`.
+#: :func:`warpspeed.calibration.capacity.fit_curve`.
 REFERENCE_PARAMETERS: dict[str, tuple[float, float, float]] = {
     "l1_load": (0.66, 6.77, 1.45),
     "x_layer": Y_LAYER_2022,
@@ -212,3 +212,40 @@ class CapacityCurves:
         if self.packaged:
             return self.family
         return self.source or f"{self.family} (modified)"
+
+
+#: Largest oversubscription of a point: a volume a million times the cache. The exponent c x o of
+#: the Gompertz function then stays at most 1e8 (c <= 1e2,
+#: :data:`~warpspeed.memory.capacity.curves.PARAMETER_BOUNDS`), far from floating-point overflow.
+MAX_OVERSUBSCRIPTION = 1e6
+
+
+def validate_points(points: Sequence[Sequence[float]], origin: str = "points",
+                    minimum: int = GOMPERTZ_PARAMETERS) -> tuple[Point, ...]:
+    """Check (oversubscription, hit rate) pairs; raise FitError naming the first problem."""
+    result = []
+    for i, pair in enumerate(points):
+        if len(pair) != 2:
+            raise FitError(f"{origin}: point {i} has {len(pair)} values; expected "
+                           "(oversubscription, hit_rate)")
+        o, h = float(pair[0]), float(pair[1])
+        check_point(o, h, f"{origin}: point {i}")
+        result.append((o, h))
+    if len(result) < minimum:
+        raise FitError(f"{origin}: {len(result)} point(s) are fewer than the {minimum} parameters "
+                       "of the Gompertz curve; give at least that many")
+    return tuple(result)
+
+
+def check_point(o: float, h: float, where: str) -> None:
+    """One (oversubscription, hit rate) point: finite, oversubscription 0 to :data:`MAX_OVERSUBSCRIPTION`,
+    hit rate in [0, 1]; a :class:`~warpspeed.errors.FitError` naming ``where`` otherwise."""
+    if not (math.isfinite(o) and math.isfinite(h)):
+        raise FitError(f"{where}: NaN or infinite value (oversubscription={o}, hit_rate={h}); "
+                       "only finite numbers are allowed")
+    if o < 0:
+        raise FitError(f"{where}: negative oversubscription {o}; it must be >= 0")
+    if o > MAX_OVERSUBSCRIPTION:
+        raise FitError(f"{where}: oversubscription is too large (got {o}); allowed: 0 to {MAX_OVERSUBSCRIPTION:g}")
+    if not 0.0 <= h <= 1.0:
+        raise FitError(f"{where}: hit rate {h} outside [0, 1]")

@@ -17,16 +17,23 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from warpspeed.errors import FitError
 from warpspeed.files.names import check_name
+from warpspeed.files.stored import fits_directory
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.device import Device
-from warpspeed.memory.capacity.curves import CURVE_NAMES, FORMS, CapacityCurves, GompertzCurve, Point, Provenance
-from warpspeed.memory.capacity.fitting import FitResult, validate_points
+from warpspeed.memory.capacity.curves import (
+    CURVE_NAMES,
+    FORMS,
+    CapacityCurves,
+    GompertzCurve,
+    Point,
+    Provenance,
+    validate_points,
+)
 
 #: The device families with a file in ``fits/``.
 FAMILIES: tuple[str, ...] = (
@@ -63,18 +70,6 @@ def family_for_device(device: Device) -> str:
         f"no capacity-curve family for device {device.name!r} (vendor {device.vendor!r}, "
         f"architecture {device.architecture!r}); known vendor/architecture: {known}"
     )
-
-
-def fits_directory() -> Path:
-    """The directory holding ``<family>.toml``: the package ``warpspeed.fits`` when installed,
-    else the repository's top-level ``fits/`` next to the ``warpspeed`` package."""
-    try:
-        path = Path(str(resources.files("warpspeed.fits")))
-        if path.is_dir():
-            return path
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parents[3] / "fits"
 
 
 def load_curves(family: str | None = None, path: str | Path | None = None) -> CapacityCurves:
@@ -179,52 +174,3 @@ def check_curve_names(names: Mapping[str, object], origin: str) -> None:
     unknown = sorted(set(names) - set(CURVE_NAMES))
     if unknown:
         raise FitError(f"{origin}: unknown curve(s) {', '.join(unknown)}; allowed: {', '.join(CURVE_NAMES)}")
-
-
-def write_fit_toml(path: str | Path, family: str,
-                   curves: Mapping[str, GompertzCurve | FitResult],
-                   provenance: Provenance,
-                   points: Mapping[str, Sequence[Point]] | None = None,
-                   notes: Mapping[str, str] | None = None) -> Path:
-    """Write a family file that :func:`load_curves` reads back.
-
-    ``curves`` must hold every name of :data:`CURVE_NAMES` (refit one curve by loading the
-    family, replacing that curve, and writing all). A :class:`FitResult` contributes its
-    parameters, points, RMS error and R²; ``points`` (per curve) overrides or adds points.
-    Missing parent directories are created.
-    """
-    import tomli_w  # a declared dependency; imported here so reading needs no writer
-
-    check_curve_names(curves, "write_fit_toml")
-    table: dict[str, dict] = {}
-    for name in CURVE_NAMES:
-        value = curves[name]
-        entry: dict[str, object] = {}
-        pts: Sequence[Point] = ()
-        curve = value.curve if isinstance(value, FitResult) else value
-        if not isinstance(curve, GompertzCurve):
-            raise FitError(f"write_fit_toml: curve {name!r} must be a GompertzCurve or FitResult")
-        entry.update(a=float(curve.a), b=float(curve.b), c=float(curve.c))
-        if curve.form != "miss":
-            entry["form"] = curve.form
-        if isinstance(value, FitResult):
-            pts = value.points
-            entry["rms_error"] = float(value.rms_error)
-            if math.isfinite(value.r_squared):
-                entry["r_squared"] = float(value.r_squared)
-        if points is not None and name in points:
-            pts = tuple(points[name])
-        if pts:
-            validate_points(pts, f"write_fit_toml: curve {name!r}", minimum=0)
-        if notes is not None and notes.get(name):
-            entry["note"] = notes[name]
-        entry["points"] = [[float(o), float(h)] for o, h in pts]
-        table[name] = entry
-    doc = {"family": family, "provenance": provenance.as_dict(), "curves": table}
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    except OSError as exc:
-        raise FitError(f"cannot write the curve file {str(p)!r}: {exc.strerror or exc}") from None
-    return p

@@ -2,7 +2,7 @@
 
 For a level ``X``, ``load`` is what ``X`` requests from the next level outwards and ``store`` what
 it writes to it (bytes per lup), so the traffic a level serves is its inner neighbour's. Levels,
-from the SIMDs outwards (:func:`warpspeed.hardware.caches.cache_levels`):
+from the SIMDs outwards (:attr:`warpspeed.hardware.device.Device.levels`):
 
 - first level (NVIDIA L1, RDNA L0, CDNA vector L1): the block-level fill with the first level's
   capacity misses and the write-through stores (the four-limiter model's L2 -> L1 volume); its

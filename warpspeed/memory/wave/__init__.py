@@ -18,7 +18,7 @@ Modules, in the order the data flows:
 * :mod:`~warpspeed.memory.wave.isl_counts`: exact line counts with implicit integer sets (ISL),
   for any access;
 * :mod:`~warpspeed.memory.wave.box_counts` (with :mod:`~warpspeed.memory.wave.boxmaps` and
-  :mod:`~warpspeed.memory.wave.boxcount`): the same counts as box unions, for box-preserving
+  :mod:`~warpspeed.memory.wave.box_union`): the same counts as box unions, for box-preserving
   accesses (stencils, LBM streaming), 5-20x faster;
 * :mod:`~warpspeed.memory.wave.volumes`: the result types; counts -> bytes per lattice update,
   layer volumes and oversubscription factors;

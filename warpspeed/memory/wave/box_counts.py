@@ -5,7 +5,7 @@ wave's cells and the previous-neighbour sets, which are unions of cell boxes, ma
 line boxes, and every count of :class:`~warpspeed.memory.wave.volumes.FieldLineCounts`
 (compulsory lines, overlaps with the previous-neighbour sets attributed x, then y, then z, layer
 volumes) is a cardinality of unions and intersections of boxes.
-:mod:`warpspeed.memory.wave.boxcount` counts them exactly on a compressed grid. The results are
+:mod:`warpspeed.memory.wave.box_union` counts them exactly on a compressed grid. The results are
 the same integers ISL gives (tested case by case); for fields whose accesses are not
 box-preserving, or whose compressed grid would be too large, the counter returns ``None`` and
 the caller uses :mod:`warpspeed.memory.wave.isl_counts`.
@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from warpspeed.memory.wave.boxcount import build_grid, group_coverage
+from warpspeed.memory.wave.box_union import build_grid, group_coverage
 from warpspeed.memory.wave.boxmaps import BoxMap, MapStack
 from warpspeed.memory.wave.geometry import DIMENSIONS, Box, PerDim
 from warpspeed.memory.wave.volumes import FieldLineCounts
@@ -89,7 +89,7 @@ CountRequest = tuple[FieldStacks, Sequence[Box], Mapping[str, Sequence[Box]], Se
 def box_counts_many(requests: Sequence[CountRequest]) -> list[FieldLineCounts | None]:
     """:func:`box_field_counts` of several requests (the fields of the waves of a grid), counted
     together: the line boxes of every request go to one call of
-    :func:`warpspeed.memory.wave.boxcount.group_coverage` per number of target coordinates, each
+    :func:`warpspeed.memory.wave.box_union.group_coverage` per number of target coordinates, each
     request on its own compressed grid, and all counts come from one product with the grids'
     weights. The numpy work does not grow with the number of requests, so a grid with more classes
     of waves (larger domains) costs about as much as one with fewer. The integers are those of

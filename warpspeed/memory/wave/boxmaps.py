@@ -10,7 +10,7 @@ line address (see :mod:`warpspeed.memory.wave.isl_counts`) is
 
 and no cell coordinate feeds two target coordinates. Stencils and LBM streaming patterns in the
 N-D address space are of this kind. For them the wave footprints are unions of boxes, counted
-exactly by :mod:`warpspeed.memory.wave.boxcount`; everything else goes through ISL.
+exactly by :mod:`warpspeed.memory.wave.box_union`; everything else goes through ISL.
 """
 
 from __future__ import annotations

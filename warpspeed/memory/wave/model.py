@@ -115,18 +115,18 @@ class WaveModel:
 
         Args:
             info: launch geometry and representative wave (from ``analyze_launch``).
-            device: supplies ``l2_effective_bytes`` and the default granularity.
+            device: supplies the L2's ``effective_bytes`` and the default granularity.
             granularity_bytes: line size in bytes of every count (default
-                ``device.l2_sector_bytes``, the DRAM fetch granularity).
+                ``device.l2.sector_bytes``, the DRAM fetch granularity).
             first_block: first block of the wave (default ``info.wave.first_block``); the wave
                 has ``info.wave.blocks`` blocks.
         """
         launch = info.launch
         self._check_domain(launch)
-        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         _check_granularity(gran, "granularity_bytes")
         first = info.wave.first_block if first_block is None else first_block
-        return self._volumes_many(launch, info.wave.blocks, (first,), gran, device.l2_effective_bytes)[0]
+        return self._volumes_many(launch, info.wave.blocks, (first,), gran, device.l2.effective_bytes)[0]
 
     def _check_domain(self, launch: Launch) -> None:
         if tuple(launch.domain) != tuple(self.compiled.kernel.domain):
@@ -215,24 +215,24 @@ class WaveModel:
         representative classes (``GridWaveVolumes.method`` says which)."""
         launch = info.launch
         self._check_domain(launch)
-        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         _check_granularity(gran, "granularity_bytes")
         key = (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), info.wave.blocks, gran,
-               device.l2_effective_bytes, exact, exact_budget)
+               device.l2.effective_bytes, exact, exact_budget)
         return self._grids.get(key, lambda: self._grid_volumes(info, device, granularity_bytes, exact, exact_budget))
 
     def _grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None, exact: bool,
                       exact_budget: int | None) -> GridWaveVolumes:
         classes, method = wave_classes(info.launch.grid, info.wave.blocks), "classes"
         if exact:
-            gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+            gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
             _check_granularity(gran, "granularity_bytes")
             distinct = exact_wave_classes(info.launch, info.wave.blocks, self.shift_invariance(gran))
             if exact_budget is None or len(distinct) <= exact_budget:
                 classes, method = distinct, "exact"
-        gran = device.l2_sector_bytes if granularity_bytes is None else granularity_bytes
+        gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         volumes = self._volumes_many(info.launch, info.wave.blocks, [c.first_block for c in classes], gran,
-                                     device.l2_effective_bytes)
+                                     device.l2.effective_bytes)
         return GridWaveVolumes(tuple(WaveClassVolumes(c, v) for c, v in zip(classes, volumes)), method)
 
     def group_load_lines(self, launch: Launch, ranges: Sequence[tuple[int, int]],
@@ -323,7 +323,7 @@ def wave_volumes(compiled: CompiledKernel, info: LaunchInfo, device: Device,
 
     To evaluate many configurations of the same kernel, build one ``WaveModel(compiled,
     address_space)`` and call its ``volumes`` or ``grid_volumes`` method instead, which reuses
-    the access maps. ``granularity_bytes`` defaults to ``device.l2_sector_bytes`` (32 B DRAM
+    the access maps. ``granularity_bytes`` defaults to ``device.l2.sector_bytes`` (32 B DRAM
     fetch granularity).
     """
     return WaveModel(compiled, address_space).volumes(info, device, granularity_bytes)

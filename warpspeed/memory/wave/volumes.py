@@ -23,11 +23,11 @@ Footprints (Ernst et al. 2023, sections 4.4 and 4.4.2)
       is one ``o_d`` per dimension) and as the source of each curve defines it
       (:mod:`warpspeed.memory.capacity.terms`): ``o_x = o_y`` from the band volume
       (:func:`~warpspeed.memory.capacity.terms.band_oversubscription`), ``o_z`` = z layer
-      volume / ``device.l2_effective_bytes``; and the L2 oversubscription of the wave's load
+      volume / ``device.l2.effective_bytes``; and the L2 oversubscription of the wave's load
       plus store volume.
 
 Granularity
-    Every count is in lines of ``granularity_bytes``, by default ``device.l2_sector_bytes``
+    Every count is in lines of ``granularity_bytes``, by default ``device.l2.sector_bytes``
     (32 B on NVIDIA GPUs): the L2 fetches data from DRAM in 32 B sectors (section 4.4), and the
     reference implementation counts the volumes that enter its oversubscription factors at its
     DRAM fetch granularity too.

@@ -202,11 +202,12 @@ def _constant_share() -> float:
 def _predicted(device: "Device", its_values) -> dict[int, tuple]:
     """Per inner-loop length: the benchmark's activity, predicted rate and roofline limits."""
     from warpspeed.predict import Predictor
+    from warpspeed.trace.build import build_trace
 
     out = {}
     for its in sorted(set(its_values)):
         p = Predictor(roofline_benchmark(its), device).predict((BLOCK_THREADS, 1, 1))
-        out[its] = (activity(p.trace()), p.lups_per_s, dict(p.roofline.limits))
+        out[its] = (activity(build_trace(p)), p.lups_per_s, dict(p.roofline.limits))
     return out
 
 
@@ -289,7 +290,7 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
                        "method": "bounded linear least squares of relative errors (scipy.optimize.lsq_linear); "
                                  f"fp32_lane_j, dram_sector_j and the floor ({BASE_CATEGORY} static at 32 lanes plus constant) "
                                  "fitted; core ratios from priors.toml, the rest tied to AccelWattch's Volta values "
-                                 "(warpspeed.power.calibrate)",
+                                 "(warpspeed.calibration.power)",
                        "mape": float(np.mean(np.abs(errors))), "max_error": float(np.max(np.abs(errors))),
                        "sector_bytes": SECTOR_BYTES},
     }

@@ -56,18 +56,16 @@ from typing import Any, Mapping, Sequence
 
 from warpspeed.errors import DeviceError, FitError
 from warpspeed.hardware.device import Device, load_device
+from warpspeed.calibration.capacity import FitResult, fit_curve, write_fit_toml
 from warpspeed.memory.capacity import (
     CURVE_NAMES,
     GOMPERTZ_PARAMETERS,
     CapacityCurves,
-    FitResult,
     GompertzCurve,
     Point,
     Provenance,
     base_reference,
-    fit_curve,
     load_curves,
-    write_fit_toml,
 )
 from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_rates, field_dram_volumes
@@ -301,7 +299,7 @@ def write_refit(result: RefitResult, path: str | Path, source: str, device: str 
     """Write the refitted family with provenance (``source``: the measurement file)."""
     method = (f"scipy.optimize.curve_fit (trf) of the Gompertz miss rate on hit rates derived from measured "
               f"L2 and DRAM volumes (Ernst et al., J. Parallel Distrib. Comput. 2023, sections 4.5 and 5.6; "
-              f"warpspeed.validation.refit); {result.fit_rows} fit rows, every "
+              f"warpspeed.calibration.refit); {result.fit_rows} fit rows, every "
               f"{result.holdout_every}th row held out ({result.held_out_rows} rows)")
     refitted = ", ".join(result.fitted) or "none"
     provenance = Provenance(source=source, date=date or _dt.date.today().isoformat(),

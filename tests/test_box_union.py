@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warpspeed.memory.wave.boxcount import build_grid
+from warpspeed.memory.wave.box_union import build_grid
 
 
 def _points(boxes):
@@ -44,7 +44,7 @@ def test_too_large_grid_returns_none():
     assert build_grid({"s": boxes}, max_cells=1000) is None
 
 
-from warpspeed.memory.wave.boxcount import group_coverage  # noqa: E402
+from warpspeed.memory.wave.box_union import group_coverage  # noqa: E402
 
 boxes2 = st.lists(st.tuples(st.integers(-4, 9), st.integers(0, 5)), min_size=2, max_size=2).map(
     lambda dims: tuple((lo, lo + w) for lo, w in dims))

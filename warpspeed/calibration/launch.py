@@ -31,9 +31,11 @@ import csv
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
+
+from warpspeed.files.stored import stored_file
+from warpspeed.interval.params import LAUNCH_FIT_FILE
 
 #: Bytes each element of the benchmark moves (one 8 B load, one 8 B store).
 BYTES_PER_ELEMENT = 16
@@ -43,7 +45,7 @@ MAX_FIT_BYTES = 4 * 2**20
 #: Measured parts fitted and the device file of each (SMs, L2 bandwidth, latencies).
 PART_DEVICES = {"a100-80": "A100-SXM4-80GB", "h200": "H200", "l40": "L40"}
 #: The stored fit, relative to the installed ``warpspeed.fits`` data.
-FIT_FILE = "kernel-launch.toml"
+FIT_FILE = LAUNCH_FIT_FILE
 #: Starting point of the fit: dispatch time (ns) and overhead (us).
 _START_NS, _START_US = 80.0, 2.0
 #: Digits the stored constants and errors keep.
@@ -78,7 +80,7 @@ class PartDevice:
 
 
 def _csv_path(part: str):
-    return resources.files("warpspeed.fits") / "data" / "public" / "gpu-small-kernels" / f"{part}.csv"
+    return stored_file("public", "gpu-small-kernels", f"{part}.csv")
 
 
 def source_line(part: str) -> str:
@@ -112,12 +114,7 @@ def part_device(part: str) -> PartDevice:
 
     device = load_device(PART_DEVICES[part])
     l1, l2, _ = memory_latencies(device)
-    return PartDevice(device.sms, device.l2_bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
-
-
-def dispatch_seconds(row: Row, sms: int, block_s: float) -> float:
-    """Time the busiest SM takes to receive its blocks: ``ceil(blocks / P) d``."""
-    return math.ceil(row.blocks / sms) * block_s
+    return PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
 
 
 def launch_seconds(row: Row, dev: PartDevice, block_s: float, overhead_s: float) -> float:
@@ -186,14 +183,14 @@ def fit_file_text(fit: LaunchFit | None = None) -> str:
         "# Kernel launch cost of NVIDIA GPUs, fitted to gpu-benches gpu-small-kernels (D. Ernst, GPU",
         "# microbenchmarks, https://github.com/te42kyfo/gpu-benches, GPL-3.0; the measured rows are stored in",
         "# fits/data/public/gpu-small-kernels/<part>.csv with the file and commit they come from).",
-        "# Model of one launch of the benchmark's scale kernel (warpspeed.interval.launch_fit):",
+        "# Model of one launch of the benchmark's scale kernel (warpspeed.calibration.launch):",
         "#   t = k + T_rt + max(ceil(blocks / SMs) d, ceil(blocks / SMs) x block bytes / (L2 bandwidth / SMs))",
         "# d: block dispatch time per block and SM (one value for every part); k: per-launch overhead;",
         "# T_rt = 2 (L1 + L2 latency): one dependent load and store from the L2. Fitted by",
         "# scipy.optimize.least_squares on log(predicted / measured time) over the rows up to",
         f"# {MAX_FIT_BYTES // 2**20} MiB. Errors: relative, predicted vs measured time per launch, over the fitted",
         "# rows.",
-        "# Written by warpspeed.interval.launch_fit.fit_file_text(); a test checks this file equals it.",
+        "# Written by warpspeed.calibration.launch.fit_file_text(); a test checks this file equals it.",
         "",
         f"block_dispatch_ns = {r(fit.block_dispatch_s * 1e9)}",
         "",
@@ -204,25 +201,3 @@ def fit_file_text(fit: LaunchFit | None = None) -> str:
                   f"rows = {p.rows}", f"rms_rel_error = {r(p.rms_rel_error)}", f"max_rel_error = {r(p.max_rel_error)}",
                   ""]
     return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class LaunchConstants:
-    """The stored fit: ``block_dispatch_s`` per block and SM, ``overhead_s`` per measured part,
-    ``device_of_part``: the built-in device each part was measured on."""
-
-    block_dispatch_s: float
-    overhead_s: dict[str, float]
-    device_of_part: dict[str, str] = field(default_factory=dict)
-
-
-@lru_cache(maxsize=1)
-def launch_constants() -> LaunchConstants:
-    """The constants of the stored ``fits/kernel-launch.toml``."""
-    from warpspeed.files.toml import read_toml
-    from warpspeed.interval.params import IntervalParameterError
-
-    data = read_toml(resources.files("warpspeed.fits") / FIT_FILE, "kernel launch fit", IntervalParameterError)
-    return LaunchConstants(data["block_dispatch_ns"] * 1e-9,
-                           {p: v["overhead_us"] * 1e-6 for p, v in data["parts"].items()},
-                           {p: v["device"] for p, v in data["parts"].items()})

@@ -22,13 +22,13 @@ if TYPE_CHECKING:
 #: ``gpu-strides/a100.txt``; :mod:`warpspeed.memory.l1`).
 NVIDIA_L1_FITTED_ON = "A100-SXM4-40GB"
 #: The part whose gpu-strides rows fitted the RDNA L0's tag stage (``gpu-strides/rdna2.txt``,
-#: ``[l1_pipeline]`` of the RDNA device files).
+#: the first level's ``[[memory]]`` table of the RDNA device files).
 RDNA_L1_FITTED_ON = "RX6900XT"
 #: The part whose timed stencil configurations fitted the overlap model's exponent and miss-stage
 #: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
 OVERLAP_FITTED_ON = "H200"
 #: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
-#: chip, memory system and clock; :data:`warpspeed.perf.device_figures.MEASURED_AS`).
+#: chip, memory system and clock; :data:`warpspeed.calibration.device_figures.MEASURED_AS`).
 MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
 
 
@@ -78,7 +78,7 @@ class Calibration:
 
 
 def _memory(device: Device) -> Component:
-    from warpspeed.perf.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
+    from warpspeed.calibration.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
 
     what = "DRAM and L2 figures"
     if device.name in MEASURED_ON_ANOTHER_PART:
@@ -91,17 +91,18 @@ def _memory(device: Device) -> Component:
 
 
 def _first_level(device: Device) -> Component:
-    from warpspeed.memory.l1 import CDNA_FAMILY, PIPELINE_TABLE, nvidia_family, tag_stage_for, vector_l1_stages_for
+    from warpspeed.memory.first_level import CdnaVectorL1, NvidiaL1Tex, first_level
+    from warpspeed.memory.l1_stages import CDNA_FAMILY
 
     what = "L1 tag stage"
-    if vector_l1_stages_for(device) is not None:
+    first = first_level(device)
+    if isinstance(first, CdnaVectorL1):
         return Component("L1 stages", "AMD's documented rates", f"family {CDNA_FAMILY}", False, documented=True)
-    if device.vendor == "nvidia":
+    if isinstance(first, NvidiaL1Tex):
         source = NVIDIA_L1_FITTED_ON
-        return Component(what, source, f"family {nvidia_family(device)}", device.name == source)
-    if tag_stage_for(device) is not None:
-        table = device.tables.get(PIPELINE_TABLE, {})
-        family = table.get("family", device.architecture) if isinstance(table, dict) else device.architecture
+        return Component(what, source, f"family {first.family}", device.name == source)
+    if first.tag_stage is not None:
+        family = device.l1.family or device.architecture
         return Component(what, RDNA_L1_FITTED_ON, f"family {family}", device.name == RDNA_L1_FITTED_ON)
     return Component("L1 data path", "the device file", "no tag stage modelled", False)
 
@@ -137,7 +138,7 @@ def _power(device: Device) -> Component | None:
 
 
 def _launch(device: Device) -> Component | None:
-    from warpspeed.interval.launch_fit import launch_constants
+    from warpspeed.interval.params import launch_constants
 
     table = device.tables.get("interval")
     if not isinstance(table, dict) or "launch_overhead_part" not in table:

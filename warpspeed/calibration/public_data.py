@@ -19,12 +19,11 @@ Four benchmarks are stored:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 
 import numpy as np
 
 from warpspeed.errors import FitError
+from warpspeed.files.stored import Traversable, stored_file
 
 #: The stored benchmarks, each a folder of ``<part>.csv`` files.
 BENCHMARKS = ("gpu-stream", "gpu-l2-cache", "gpu-cache", "gpu-latency")
@@ -40,7 +39,7 @@ STREAM_BYTES_PER_THREAD = {
 
 def public_data_root() -> Traversable:
     """The folder holding one sub-folder per benchmark (installed as ``warpspeed.fits`` data)."""
-    return resources.files("warpspeed.fits") / "data" / "public"
+    return stored_file("public")
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """Fitting a Gompertz capacity curve to measured (oversubscription, hit rate) points.
 
-:func:`read_points_csv` reads points from a CSV file, :func:`validate_points` checks them,
-:func:`fit_curve` fits the miss rate with ``scipy.optimize.curve_fit``, and
-:func:`require_informative_fit` refuses a fit that explains nothing (R² not above 0).
+:func:`read_points_csv` reads points from a CSV file (checked by
+:func:`~warpspeed.memory.capacity.curves.validate_points`), :func:`fit_curve` fits the miss rate
+with ``scipy.optimize.curve_fit``, :func:`require_informative_fit` refuses a fit that explains
+nothing (R² not above 0), :func:`write_fit_toml` writes a family file that
+:func:`~warpspeed.memory.capacity.files.load_curves` reads back, and :func:`refit_curve` is
+``warpspeed fit``: one curve of a family refitted, the others kept.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -26,9 +29,13 @@ from warpspeed.memory.capacity.curves import (
     REFERENCE_PARAMETERS,
     GompertzCurve,
     Point,
+    Provenance,
     gompertz,
+    check_point,
     gompertz_hit,
+    validate_points,
 )
+from warpspeed.memory.capacity.files import base_reference, check_curve_names, load_curves
 
 #: Column names of a points CSV file (case-insensitive, surrounding spaces ignored).
 CSV_COLUMNS: tuple[str, str] = ("oversubscription", "hit_rate")
@@ -50,41 +57,6 @@ class FitResult:
     rms_error: float
     r_squared: float
     points: tuple[Point, ...]
-
-
-#: Largest oversubscription of a point: a volume a million times the cache. The exponent c x o of
-#: the Gompertz function then stays at most 1e8 (c <= 1e2,
-#: :data:`~warpspeed.memory.capacity.curves.PARAMETER_BOUNDS`), far from floating-point overflow.
-MAX_OVERSUBSCRIPTION = 1e6
-
-
-def validate_points(points: Sequence[Sequence[float]], origin: str = "points",
-                    minimum: int = GOMPERTZ_PARAMETERS) -> tuple[Point, ...]:
-    """Check (oversubscription, hit rate) pairs; raise FitError naming the first problem."""
-    result = []
-    for i, pair in enumerate(points):
-        if len(pair) != 2:
-            raise FitError(f"{origin}: point {i} has {len(pair)} values; expected "
-                           "(oversubscription, hit_rate)")
-        o, h = float(pair[0]), float(pair[1])
-        _check_point(o, h, f"{origin}: point {i}")
-        result.append((o, h))
-    if len(result) < minimum:
-        raise FitError(f"{origin}: {len(result)} point(s) are fewer than the {minimum} parameters "
-                       "of the Gompertz curve; give at least that many")
-    return tuple(result)
-
-
-def _check_point(o: float, h: float, where: str) -> None:
-    if not (math.isfinite(o) and math.isfinite(h)):
-        raise FitError(f"{where}: NaN or infinite value (oversubscription={o}, hit_rate={h}); "
-                       "only finite numbers are allowed")
-    if o < 0:
-        raise FitError(f"{where}: negative oversubscription {o}; it must be >= 0")
-    if o > MAX_OVERSUBSCRIPTION:
-        raise FitError(f"{where}: oversubscription is too large (got {o}); allowed: 0 to {MAX_OVERSUBSCRIPTION:g}")
-    if not 0.0 <= h <= 1.0:
-        raise FitError(f"{where}: hit rate {h} outside [0, 1]")
 
 
 def read_points_csv(path: str | Path) -> tuple[Point, ...]:
@@ -129,7 +101,7 @@ def read_points_csv(path: str | Path) -> tuple[Point, ...]:
             except ValueError:
                 raise FitError(f"{str(p)!r} line {line}: cannot parse {cname} {text!r} as a "
                                "number") from None
-        _check_point(values[0], values[1], f"{str(p)!r} line {line}")
+        check_point(values[0], values[1], f"{str(p)!r} line {line}")
         points.append((values[0], values[1]))
     return validate_points(points, str(p))
 
@@ -187,3 +159,93 @@ def require_informative_fit(result: FitResult) -> FitResult:
                        f"on {len(result.points)} points (no better than their mean hit rate); "
                        "check the points (oversubscription, hit_rate columns)")
     return result
+
+
+def write_fit_toml(path: str | Path, family: str,
+                   curves: Mapping[str, GompertzCurve | FitResult],
+                   provenance: Provenance,
+                   points: Mapping[str, Sequence[Point]] | None = None,
+                   notes: Mapping[str, str] | None = None) -> Path:
+    """Write a family file that :func:`load_curves` reads back.
+
+    ``curves`` must hold every name of :data:`CURVE_NAMES` (refit one curve by loading the
+    family, replacing that curve, and writing all). A :class:`FitResult` contributes its
+    parameters, points, RMS error and R²; ``points`` (per curve) overrides or adds points.
+    Missing parent directories are created.
+    """
+    import tomli_w  # a declared dependency; imported here so reading needs no writer
+
+    check_curve_names(curves, "write_fit_toml")
+    table: dict[str, dict] = {}
+    for name in CURVE_NAMES:
+        value = curves[name]
+        entry: dict[str, object] = {}
+        pts: Sequence[Point] = ()
+        curve = value.curve if isinstance(value, FitResult) else value
+        if not isinstance(curve, GompertzCurve):
+            raise FitError(f"write_fit_toml: curve {name!r} must be a GompertzCurve or FitResult")
+        entry.update(a=float(curve.a), b=float(curve.b), c=float(curve.c))
+        if curve.form != "miss":
+            entry["form"] = curve.form
+        if isinstance(value, FitResult):
+            pts = value.points
+            entry["rms_error"] = float(value.rms_error)
+            if math.isfinite(value.r_squared):
+                entry["r_squared"] = float(value.r_squared)
+        if points is not None and name in points:
+            pts = tuple(points[name])
+        if pts:
+            validate_points(pts, f"write_fit_toml: curve {name!r}", minimum=0)
+        if notes is not None and notes.get(name):
+            entry["note"] = notes[name]
+        entry["points"] = [[float(o), float(h)] for o, h in pts]
+        table[name] = entry
+    doc = {"family": family, "provenance": provenance.as_dict(), "curves": table}
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    except OSError as exc:
+        raise FitError(f"cannot write the curve file {str(p)!r}: {exc.strerror or exc}") from None
+    return p
+
+
+@dataclass(frozen=True)
+class Refit:
+    """What :func:`refit_curve` did: the curve's fit, its previous parameters, the points fitted
+    and the file written."""
+
+    curve: str
+    result: FitResult
+    previous: GompertzCurve
+    points: int
+    path: Path
+
+
+def refit_curve(data: str | Path, curve: str, out_path: str | Path, family: str | None = None,
+                device_label: str = "", date: str | None = None) -> Refit:
+    """Refit ``curve`` of ``family`` (default: the default family) to the points of the CSV file
+    ``data`` and write the whole family to ``out_path`` (the other curves copied, with their
+    points and notes). ``device_label``: the GPU the data were measured on (provenance);
+    ``date``: ISO date of the provenance (default: today). Refuses a fit that explains nothing."""
+    if curve not in CURVE_NAMES:
+        raise FitError(f"unknown curve {curve!r}; curves: {', '.join(CURVE_NAMES)}")
+    base = load_curves(family)
+    points = read_points_csv(data)
+    result = require_informative_fit(fit_curve(points, curve))
+    curves: dict[str, GompertzCurve | FitResult] = {name: base.curve(name) for name in CURVE_NAMES}
+    curves[curve] = result
+    if date is None:
+        import datetime
+
+        date = datetime.date.today().isoformat()
+    provenance = Provenance(
+        source=f"{curve} refit from {Path(data).name} ({len(points)} points); other curves from "
+               f"{base_reference(base, out_path)}",
+        date=date, device=device_label or "unspecified",
+        method="scipy.optimize.curve_fit of the Gompertz miss rate m(o) = a exp(-b exp(-c o)) (warpspeed fit)",
+    )
+    path = write_fit_toml(out_path, base.family, curves, provenance,
+                          points={n: base.points.get(n, ()) for n in CURVE_NAMES if n != curve},
+                          notes={n: base.notes.get(n, "") for n in CURVE_NAMES if n != curve})
+    return Refit(curve, result, base.curve(curve), len(points), path)

@@ -1,0 +1,209 @@
+"""The package's structure: no import cycles, ``importlib`` in two places, and one definition each of
+the model names, the record columns, the data path and the limiter names.
+
+The import graph is built from the source with ``ast`` (every ``import`` and ``from ... import``,
+module-level, inside functions and under ``TYPE_CHECKING``), over the modules of ``warpspeed/``
+and ``pystencils_plugin/``. An edge goes to the module an import names: ``from a.b import c``
+goes to ``a.b.c`` when that is a module, else to ``a.b``. Importing a module also runs its
+packages' ``__init__``; those implicit edges are not counted (every package would otherwise
+depend on its children and they on it).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("warpspeed", "pystencils_plugin")
+#: The modules that may import from ``importlib``: the plugin catalog (entry points, installed
+#: versions) and the one module that reads package resources (``docs/architecture.md``).
+IMPORTLIB_MODULES = {"warpspeed.kernel.catalog", "warpspeed.files.stored"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for top in PACKAGES:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in MODULES.items()}
+
+
+def _known(name: str) -> str:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _imports(module: str, tree: ast.Module) -> set[str]:
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(_known(a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                target = f"{source}.{alias.name}"
+                out.add(target if target in MODULES else _known(source))
+    out.discard("")
+    out.discard(module)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project's modules it imports (see the module docstring)."""
+    return {name: _imports(name, tree) for name, tree in TREES.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph)))
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_function_level_and_type_checking_imports():
+    """A cycle made only of an import inside a function and one under TYPE_CHECKING is found."""
+    a = ast.parse("def f():\n    from warpspeed.predict import Predictor\n")
+    b = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from warpspeed.rank import RankRow\n")
+    graph = {"warpspeed.rank": _imports("warpspeed.rank", a), "warpspeed.predict": _imports("warpspeed.predict", b)}
+    assert graph == {"warpspeed.rank": {"warpspeed.predict"}, "warpspeed.predict": {"warpspeed.rank"}}
+    assert cycles(graph) == [["warpspeed.predict", "warpspeed.rank"]]
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_importlib_only_in_the_catalog_and_the_resources_module():
+    users = set()
+    for name, tree in TREES.items():
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "importlib" or n.startswith("importlib.") for n in names):
+                users.add(name)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+                users.add(name)
+    assert users == IMPORTLIB_MODULES
+
+
+def _string_collections(tree: ast.Module):
+    """Every tuple, list or set literal of string constants, and the string keys of every dict literal."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            values = node.elts
+        elif isinstance(node, ast.Dict):
+            values = [k for k in node.keys if k is not None]
+        else:
+            continue
+        strings = {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+        if strings:
+            yield strings
+
+
+def _modules_listing(names: set[str], least: int) -> set[str]:
+    return {module for module, tree in TREES.items()
+            if any(len(strings & names) >= least for strings in _string_collections(tree))}
+
+
+def test_model_names_are_defined_once():
+    """The registry lists the model objects; each model names itself once; no other module lists
+    the models by hand (three or more of their names in one literal; a table keyed by a dataset
+    and one model is not a list of models)."""
+    from warpspeed.models import ENERGY, MODELS
+
+    names = {*MODELS, ENERGY.name}
+    assert _modules_listing(names, 3) == set()
+    declared: dict[str, list[str]] = {}
+    for module, tree in TREES.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for statement in node.body:
+                    if (isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name"
+                                                                  for t in statement.targets)
+                            and isinstance(statement.value, ast.Constant) and statement.value.value in names):
+                        declared.setdefault(statement.value.value, []).append(module)
+    assert {n: len(m) for n, m in declared.items()} == dict.fromkeys(names, 1)
+
+
+def test_record_columns_come_from_the_dataclass_fields():
+    """The ranking's CSV columns and JSON keys are derived from RankRow's fields; no module writes the
+    ranking's columns by hand (half of them or more in one literal; a model's own figures reuse a
+    few of the names)."""
+    from dataclasses import fields
+
+    from warpspeed.files.records import csv_columns
+    from warpspeed.launch.space import CONFIG_COLUMNS, Config
+    from warpspeed.rank import RANK_COLUMNS, RankRow
+
+    assert RANK_COLUMNS == csv_columns(RankRow) and CONFIG_COLUMNS == csv_columns(Config)
+    assert {f.name for f in fields(RankRow)} >= {"lups_per_s", "limiter", "l1_cycles_per_lup", "registers"}
+    assert _modules_listing(set(RANK_COLUMNS), len(RANK_COLUMNS) // 2) == set()
+
+
+def test_the_data_path_is_defined_once():
+    """Only warpspeed/files/stored.py names the package of the stored data."""
+    holders = {module for module, tree in TREES.items() for node in ast.walk(tree)
+               if isinstance(node, ast.Constant) and node.value == "warpspeed.fits"}
+    assert holders == {"warpspeed.files.stored"}
+
+
+def test_limiter_names_are_defined_once():
+    """The four limiters are listed in warpspeed/perf/roofline.py only; everything else uses LIMITERS."""
+    from warpspeed.perf.roofline import LIMITERS
+
+    assert _modules_listing(set(LIMITERS), len(LIMITERS)) == {"warpspeed.perf.roofline"}
+
+
+@pytest.mark.parametrize("name", ["Predictor", "Prediction", "Kernel", "load_device"])
+def test_the_package_exports_the_prediction_api(name):
+    import warpspeed
+
+    assert name in warpspeed.__all__ and getattr(warpspeed, name) is not None

@@ -1,0 +1,212 @@
+"""The stages of a first-level cache as rules on warp instructions: the data pipe's bank rule, the
+tag stage, and the vector L1 stages of CDNA.
+
+The rules and the sources of their constants are described in :mod:`warpspeed.memory.l1`; which
+rules a device's first level follows is its strategy (:mod:`warpspeed.memory.first_level`). The
+functions here take the level's numbers (banks, bank width, line) explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_SENTINEL = np.iinfo(np.int64).max
+
+#: Tag-stage wavefronts of an instruction touching L lines: max(1, overhead + per_line * L).
+#: Least-MAPE fit of the cycles of the 144 A100 gpu-strides rows (see the module docstring).
+TAG_OVERHEAD_WAVEFRONTS = 0.46
+TAG_WAVEFRONTS_PER_LINE = 0.28
+
+#: Threads per cycle whose tags the load/store pipeline computes, one per load/store unit of the
+#: SM: 8 LD/ST units in each of the 4 SM partitions of GV100, GA100 and GH100 (SM diagrams of the
+#: NVIDIA Tesla V100, A100 Tensor Core and H100 Tensor Core GPU Architecture whitepapers) ...
+LSU_LANES_PER_CYCLE_DATACENTER = 32
+#: ... and 4 in each partition of GA102 and AD102 (SM diagram of the NVIDIA Ampere GA102 GPU
+#: Architecture whitepaper, 2020; "four Load/Store units" per partition, NVIDIA Ada GPU
+#: Architecture whitepaper, 2022). Measured: gpu-cache (gpu-benches, 4-byte loads) sustains
+#: 64.0 B per cycle and SM on the A40 and the L40, against 125 B on the A100 (gpu-strides, float,
+#: stride 1: 1.02 cycles per 128 B warp load) -- see the module docstring.
+LSU_LANES_PER_CYCLE_CONSUMER = 16
+
+
+@dataclass(frozen=True)
+class TagStage:
+    """Tag-stage cost of one warp instruction: ``max(1, overhead + per_line * lines)`` wavefronts,
+    and at least ``ceil(active lanes / lanes_per_cycle)`` where the load/store pipeline feeds the
+    tag stage fewer threads per cycle than a warp has (``None``: no such limit)."""
+
+    overhead_wavefronts: float
+    wavefronts_per_line: float
+    lanes_per_cycle: int | None = None
+
+    def wavefronts(self, lines: np.ndarray, lanes: np.ndarray | None = None) -> np.ndarray:
+        """Wavefronts for arrays of distinct-line counts (0 lines: no instruction, 0 wavefronts)
+        and, where ``lanes_per_cycle`` is set, the matching active-lane counts."""
+        cost = np.maximum(1.0, self.overhead_wavefronts + self.wavefronts_per_line * lines)
+        if self.lanes_per_cycle is not None and lanes is not None:
+            cost = np.maximum(cost, np.ceil(lanes / self.lanes_per_cycle))
+        return np.where(lines > 0, cost, 0.0)
+
+
+#: The tag stage of NVIDIA's L1TEX unit as fitted on the A100 (GA100).
+NVIDIA_TAG_STAGE = TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, LSU_LANES_PER_CYCLE_DATACENTER)
+
+#: NVIDIA first-level families (the ``family`` of the first level's ``[[memory]]`` table) and
+#: their tag stage. The tag constants are the A100 fit in every family: NVIDIA describes one
+#: L1TEX tag stage "on GV100+" (4 sets x 4 sectors per cycle; module docstring); the families
+#: differ in the load/store units that feed it.
+NVIDIA_L1_FAMILIES: dict[str, TagStage] = {
+    "volta-gv100": NVIDIA_TAG_STAGE,
+    "ampere-ga100": NVIDIA_TAG_STAGE,
+    "hopper-gh100": NVIDIA_TAG_STAGE,
+    "ampere-ga102": TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, LSU_LANES_PER_CYCLE_CONSUMER),
+    "ada-ad102": TagStage(TAG_OVERHEAD_WAVEFRONTS, TAG_WAVEFRONTS_PER_LINE, LSU_LANES_PER_CYCLE_CONSUMER),
+}
+#: The family of an NVIDIA device file without a ``family`` entry: the calibrated A100's.
+DEFAULT_NVIDIA_FAMILY = "ampere-ga100"
+
+
+#: The ``family`` of a CDNA first level (``[[memory]]`` table): the vector L1 data cache (vL1D,
+#: "texture cache per pipe") of GCN and CDNA, costed by :class:`VectorL1Stages`.
+CDNA_FAMILY = "cdna-vl1d"
+#: AMD first-level families; an AMD device file without a ``family`` entry keeps the two-stage
+#: cost of the module docstring (RDNA's L0, with or without a calibrated tag stage).
+AMD_L1_FAMILIES = (CDNA_FAMILY,)
+
+#: Lanes whose addresses the vL1D's address unit (texture addresser, TA) processes per clock for
+#: 32-bit (and narrower) loads: a quarter-wave of 16 lanes, a wave64 load in 4 clocks ("32-bit
+#: (or smaller) single-channel buffer loads / wave = 4 clocks": AMD GPUOpen, "Understanding
+#: Memory Coalescing on GCN", 2016; the TA's 16 32-bit values per clock are the texture path's
+#: 2x2 quad of 4-channel texels).
+TA_LANES_PER_CYCLE = 16
+#: ... and for wider (multi-dword, "multi-channel") loads: 4 lanes per clock, a wave64 in 16
+#: clocks ("multi-channel buffer loads / wave = 16 clocks", same source; the TA generates the
+#: addresses of one 2x2 quad, 4 invocations, per clock).
+TA_WIDE_LANES_PER_CYCLE = 4
+#: Largest element (bytes) that the TA processes at :data:`TA_LANES_PER_CYCLE`.
+TA_NARROW_ELEMENT_BYTES = 4
+#: vL1D tag lookups per clock: one cache line. "All cache accesses in vL1D are for a single cache
+#: line's worth of data" (AMD, ROCm Compute Profiler documentation, "Vector L1 cache (vL1D)", note
+#: on the L1 cache line size: 64 B before MI300, 128 B on MI300), and the profiler's vL1D
+#: bandwidth peak is one line access per clock and CU (analysis configs
+#: ``gfx90a/1600_L1_cache.yaml``: cache accesses x 64 B against 64 B per clock and CU;
+#: ``gfx942/1600_L1_cache.yaml``: x 128 B against 128 B).
+TAG_LOOKUPS_PER_CYCLE = 1
+
+
+@dataclass(frozen=True)
+class VectorL1Stages:
+    """The three pipelined stages of a CDNA vector L1 (vL1D) load, per wave64 instruction.
+
+    The lanes of an instruction enter in *clock groups* of ``lanes_per_cycle(element_bytes)``
+    consecutive lanes (a quarter-wave for 32-bit elements, 4 lanes for wider ones):
+
+    * address (TA): one clock per group with an active lane;
+    * tag: per group, one lookup per distinct ``line_bytes`` line its active lanes touch (an
+      element that straddles two lines touches both), :data:`TAG_LOOKUPS_PER_CYCLE` per clock;
+      lines are not merged across groups;
+    * data (TD): per group, ``ceil(active lanes x element_bytes / data_bytes_per_cycle)`` clocks.
+
+    An instruction costs the largest of the three (the stages overlap across instructions).
+    """
+
+    line_bytes: int
+    data_bytes_per_cycle: int
+    narrow_lanes_per_cycle: int = TA_LANES_PER_CYCLE
+    wide_lanes_per_cycle: int = TA_WIDE_LANES_PER_CYCLE
+    narrow_element_bytes: int = TA_NARROW_ELEMENT_BYTES
+    tag_lookups_per_cycle: int = TAG_LOOKUPS_PER_CYCLE
+
+    def lanes_per_cycle(self, element_bytes: int) -> int:
+        """Lanes per clock group for elements of ``element_bytes``."""
+        return self.narrow_lanes_per_cycle if element_bytes <= self.narrow_element_bytes else self.wide_lanes_per_cycle
+
+    def cycles(self, addr: np.ndarray, valid: np.ndarray,
+               element_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Address, tag and data cycles of each row of ``addr`` (int64 byte addresses
+        ``(waves, lanes)``, ``lanes`` a multiple of the clock group) with active lanes ``valid``."""
+        rows = addr.shape[0]
+        group = self.lanes_per_cycle(element_bytes)
+        a = pad_last(addr, group).reshape(-1, group)
+        v = pad_last(valid, group).reshape(-1, group)
+        active = v.sum(axis=1)
+        address = (active > 0).reshape(rows, -1).sum(axis=1).astype(float)
+        ends = np.stack([a // self.line_bytes, (a + element_bytes - 1) // self.line_bytes], axis=2)
+        ends = ends.reshape(a.shape[0], -1)
+        lines = distinct_lines(ends, np.repeat(v, 2, axis=1)).reshape(rows, -1).sum(axis=1)
+        tag = np.ceil(lines / self.tag_lookups_per_cycle).astype(float)
+        data = np.ceil(active * element_bytes / self.data_bytes_per_cycle).reshape(rows, -1).sum(axis=1)
+        return address, tag, data.astype(float)
+
+
+def _distinct_per_row(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows sorted with invalid entries last (as a sentinel), and the mask of first occurrences."""
+    w = np.where(valid, values, _SENTINEL)
+    w.sort(axis=1)
+    distinct = w != _SENTINEL
+    distinct[:, 1:] &= w[:, 1:] != w[:, :-1]
+    return w, distinct
+
+
+def group_wavefronts(words: np.ndarray, valid: np.ndarray, banks: int) -> np.ndarray:
+    """Data-pipe wavefronts of each lane group.
+
+    Args:
+        words: int64 array ``(groups, lanes)`` of bank-word indices (byte address // bank_bytes).
+        valid: bool array of the same shape; invalid lanes do not access memory.
+        banks: banks of the data array.
+
+    Returns:
+        int64 array ``(groups,)``: the largest number of distinct words in one bank, per group;
+        0 for a group with no valid lane.
+    """
+    groups = words.shape[0]
+    if groups == 0:
+        return np.zeros(0, dtype=np.int64)
+    w, distinct = _distinct_per_row(words, valid)
+    key = np.arange(groups)[:, None] * banks + np.where(distinct, w % banks, 0)
+    counts = np.bincount(key[distinct], minlength=groups * banks)
+    return counts.reshape(groups, banks).max(axis=1)
+
+
+def distinct_lines(lines: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Distinct line indices per row of ``lines`` ``(rows, entries)`` over the valid entries."""
+    if lines.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return _distinct_per_row(lines, valid)[1].sum(axis=1)
+
+
+def pad_last(values: np.ndarray, multiple: int) -> np.ndarray:
+    """Pad the last axis with zeros (or False) to a multiple of ``multiple``."""
+    pad = (-values.shape[-1]) % multiple
+    if not pad:
+        return values
+    return np.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, pad)])
+
+
+def lane_group_wavefronts(addr: np.ndarray, lanes: np.ndarray, element_bytes: int, group: int, banks: int,
+                          bank_bytes: int) -> np.ndarray:
+    """Data-pipe wavefronts of every lane group of every warp instruction (the bank rule of
+    :mod:`warpspeed.memory.l1`).
+
+    Args:
+        addr: int64 byte addresses ``(rows, warp_size)``, one warp instruction per row.
+        lanes: bool, same shape: lanes that access memory.
+        group: lanes per lane group (:meth:`warpspeed.memory.first_level.FirstLevel.lane_group_size`).
+        banks, bank_bytes: the data array's banks and their width (bytes).
+
+    Returns:
+        int64 array ``(rows, groups)``, groups of ``group`` lanes in lane order.
+    """
+    warp = addr.shape[1]
+    words_per_elem = max(1, -(-element_bytes // bank_bytes))
+    words = (addr // bank_bytes)[..., None] + np.arange(words_per_elem)
+    wvalid = np.repeat(lanes[..., None], words_per_elem, axis=2)
+    groups = -(-warp // group)
+    words = pad_last(words.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
+    wvalid = pad_last(wvalid.transpose(0, 2, 1), groups * group).transpose(0, 2, 1)
+    data = group_wavefronts(words.reshape(-1, group * words_per_elem),
+                            wvalid.reshape(-1, group * words_per_elem), banks)
+    return data.reshape(addr.shape[0], groups)

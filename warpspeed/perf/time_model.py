@@ -1,0 +1,37 @@
+"""The four-limiter roofline as a time model (:class:`~warpspeed.estimate.TimeModel`): the rate every
+prediction carries (:mod:`warpspeed.perf.roofline`), as a :class:`~warpspeed.estimate.ModelEstimate`."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from warpspeed.estimate import GHZ, ModelEstimate, TimeModelBase
+
+if TYPE_CHECKING:
+    from warpspeed.prediction import Prediction
+    from warpspeed.trace.document import Trace
+
+
+def roofline_estimate(prediction: "Prediction") -> ModelEstimate:
+    """The roofline as a :class:`ModelEstimate` (cycles at the device's SM clock)."""
+    lups = prediction.lups_per_s
+    domain = prediction.launch.launch.domain
+    seconds = math.prod(domain) / lups if lups > 0 else math.inf
+    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GHZ, prediction.limiter)
+
+
+class RooflineModel(TimeModelBase):
+    """The paper's four-limiter roofline (Ernst et al., JPDC 2023, section 2); no options."""
+
+    name = "roofline"
+    own_limits = True
+    style = ("s", "black")
+    limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s."
+
+    def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
+        return roofline_estimate(prediction)
+
+
+#: The roofline time model.
+ROOFLINE = RooflineModel()

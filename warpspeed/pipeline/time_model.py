@@ -1,0 +1,67 @@
+"""The pipeline model as a time model (:class:`~warpspeed.estimate.TimeModel`; the model itself:
+:func:`warpspeed.pipeline.model.estimate`), with its command-line options."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from warpspeed.estimate import ModelEstimate, ModelOption, TimeModelBase
+from warpspeed.pipeline.graph import GRAPH_SOURCES
+from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SELECTIONS
+
+if TYPE_CHECKING:
+    from warpspeed.prediction import Prediction
+    from warpspeed.trace.document import Trace
+
+
+class PipelineModel(TimeModelBase):
+    """An instruction dependence graph simulated block by block on the SMs. Its options choose the
+    graph's source, the issue rules and a file for the graph; :meth:`estimate` takes the keyword
+    options of :func:`warpspeed.pipeline.model.estimate`."""
+
+    name = "pipeline"
+    style = ("^", "tab:blue")
+    options = (
+        ModelOption("--pipeline-graph", "graph_source", choices=GRAPH_SOURCES, default=GRAPH_SOURCES[0],
+                    help="With --model pipeline: the instruction graph from the generator's source-level operations "
+                         "(ast), the compiled SASS (sass, needs nvcc; issued in program order), the stream derived "
+                         "from the kernel description (derived), or ast when the kernel carries it (auto)."),
+        ModelOption("--pipeline-selection", "selection", choices=SELECTIONS, default=DEFAULT_SELECTION,
+                    help="With --model pipeline: which ready instruction a pipeline issues. fifo: the one ready "
+                         "first, so warps take turns (a round robin on dependence chains; reproduces the paper's "
+                         "Eq. 1 for every warp count). oldest: oldest block, then lowest warp, a strict priority "
+                         "like a greedy-then-oldest (GTO) warp scheduler, which staggers the resident blocks."),
+        ModelOption("--pipeline-issue", "issue", choices=ISSUE_RULES, default=ISSUE_RULES[0],
+                    help="With --model pipeline: when an idle pipeline issues. event: the moment an instruction "
+                         "is ready (fractional times; reproduces Eq. 1). cycle: the paper's Algorithm 1 as "
+                         "printed, a retry every cycle, like a scheduler deciding on clock edges only."),
+        ModelOption("--pipeline-out", "pipeline_out", output="pipeline graph",
+                    help="With --model pipeline: write the graph, its latencies and the launch as JSON "
+                         "(warpspeed-pipeline v1)."),
+    )
+    options_error = ("--pipeline-graph, --pipeline-selection, --pipeline-issue and --pipeline-out belong to the "
+                     "pipeline model: add --model pipeline")
+
+    def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
+        """The estimate of :func:`warpspeed.pipeline.model.pipeline_result` (``options``: its own)."""
+        from warpspeed.pipeline.model import pipeline_result
+
+        r = pipeline_result(prediction, **options)
+        return ModelEstimate(self.name, r.lups_per_s, r.seconds, r.cycles, r.explanation, r.details)
+
+    def estimate_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"source": values["graph_source"], "selection": values["selection"],
+                "poll": values["issue"] == ISSUE_RULES[1]}
+
+    def write_outputs(self, prediction: "Prediction", estimate: ModelEstimate, values: Mapping[str, Any]) -> None:
+        path = values.get("pipeline_out")
+        if path:
+            from warpspeed.files.jsonsafe import json_text
+            from warpspeed.pipeline.document import pipeline_document
+
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(json_text(pipeline_document(prediction, values["graph_source"]), indent=1))
+
+
+#: The pipeline time model.
+PIPELINE = PipelineModel()

@@ -1,0 +1,86 @@
+"""What the model says about one launch configuration: :class:`Prediction`, plain data.
+
+:class:`warpspeed.predict.Predictor` makes predictions; the time models
+(:mod:`warpspeed.models`), the ranking (:mod:`warpspeed.rank`), the trace
+(:mod:`warpspeed.trace`) and the JSON summary (:mod:`warpspeed.summary`) read them. This module
+imports none of them, so that every one of them can depend on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+    from warpspeed.kernel.description import Kernel
+    from warpspeed.launch.geometry import LaunchInfo
+    from warpspeed.memory.addresses import CompiledKernel
+    from warpspeed.memory.capacity.curves import CapacityCurves
+    from warpspeed.memory.dram import DramVolumes
+    from warpspeed.memory.footprint import BlockFootprint
+    from warpspeed.memory.l1 import L1Cycles
+    from warpspeed.memory.levels.traffic import LevelTraffic
+    from warpspeed.memory.warps import WarpRows
+    from warpspeed.memory.wave.average import GridWaveVolumes
+    from warpspeed.perf.occupancy_bandwidth import DramBandwidth
+    from warpspeed.perf.roofline import Roofline, TwoLimiter
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Everything the model says about one launch configuration.
+
+    ``kernel`` and ``device`` are the kernel description and the device the prediction was made
+    for (their names: :attr:`kernel_name`, :attr:`device_name`). Volumes are bytes per lattice
+    update (lup), rates lups per second.
+    """
+
+    kernel: Kernel = field(repr=False)
+    device: Device = field(repr=False)
+    launch: LaunchInfo
+    l1: L1Cycles
+    footprint: BlockFootprint
+    l1_oversubscription: float  # L1 allocation of a block / sqrt(L1 capacity x 128 KiB)
+    l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
+    l2_load_per_field: dict[str, float]
+    wave: GridWaveVolumes  # the classes of full waves and their averages
+    dram: DramVolumes  # what reaches DRAM (behind a memory-side cache if any), averaged over the full waves
+    roofline: Roofline
+    two_limiter: TwoLimiter
+    dram_bandwidth: DramBandwidth
+    #: Traffic and limit of every cache level, from the SIMDs outwards (:mod:`warpspeed.memory.levels`).
+    levels: tuple[LevelTraffic, ...] = ()
+    #: The compiled kernel and the capacity curves the prediction used (what the overlap model
+    #: re-evaluates at the block level).
+    compiled: CompiledKernel | None = field(default=None, repr=False, compare=False)
+    curves: CapacityCurves | None = field(default=None, repr=False, compare=False)
+    #: The representative block's warp instructions, grouped (:func:`warpspeed.memory.warps.block_warp_rows`),
+    #: and its lattice updates.
+    warps: WarpRows | None = field(default=None, repr=False, compare=False)
+    block_lups: int = field(default=0, repr=False, compare=False)
+
+    @property
+    def kernel_name(self) -> str:
+        return self.kernel.name
+
+    @property
+    def device_name(self) -> str:
+        return self.device.name
+
+    @property
+    def clock_ghz(self) -> float:
+        """The SM clock the L1 and FP limiters assume, GHz."""
+        return self.device.clock_ghz
+
+    @property
+    def l2_store_bytes_per_lup(self) -> float:
+        return self.footprint.l2_store_bytes_per_lup
+
+    @property
+    def lups_per_s(self) -> float:
+        return self.roofline.lups_per_s
+
+    @property
+    def limiter(self) -> str:
+        return self.roofline.limiter
