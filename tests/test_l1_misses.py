@@ -3,6 +3,8 @@ reference that walks every lane of a block in program order with Python sets."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from warpspeed import Field, Kernel, load, store
@@ -105,6 +107,22 @@ def _brute_force(kernel, device, block, fold):
 def test_matches_brute_force(a100, kernel, block, fold):
     c = _costs(kernel, a100, block, fold)
     data, requests, first = _brute_force(kernel, a100, block, fold)
+    assert c.data_wavefronts_per_lup == pytest.approx(data, rel=1e-12)
+    assert c.requests_per_lup == pytest.approx(requests, rel=1e-12)
+    assert c.first_touch_load_bytes_per_lup == pytest.approx(first, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel, block", [
+    (star_stencil(2, 4, (64, 256, 1)), (1, 128, 1)),
+    (star_stencil(3, 4, (64, 256, 40)), (1, 256, 1)),
+])
+def test_wave64_instructions_with_more_than_53_sectors_match_brute_force(a100, kernel, block):
+    """64-lane warps one cell wide in x: every lane its own sector, so an instruction's miss mask
+    needs all 64 bits (more than a double's 53-bit mantissa holds) and does not fit the packed
+    33-bit key. The A100 with 64-lane warps, against the same lane-by-lane reference."""
+    w64 = dataclasses.replace(a100, warp_size=64)
+    c = _costs(kernel, w64, block)
+    data, requests, first = _brute_force(kernel, w64, block, (1, 1, 1))
     assert c.data_wavefronts_per_lup == pytest.approx(data, rel=1e-12)
     assert c.requests_per_lup == pytest.approx(requests, rel=1e-12)
     assert c.first_touch_load_bytes_per_lup == pytest.approx(first, rel=1e-12)

@@ -106,6 +106,25 @@ def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
     return ordered[first], ptr, rank
 
 
+#: Bits of a packed (representative, miss mask) key left for the mask: masks below 2**33 (every warp
+#: of 32 lanes) pack into one int64 with representatives below 2**30.
+_PACKED_MASK_BITS = 33
+
+
+def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (representative, miss mask) pairs of instructions: the index of each pair's
+    first instruction and how many instructions it stands for."""
+    if masks is None:
+        _, kind, weight = np.unique(reps, return_index=True, return_counts=True)
+    elif reps.size == 0 or (int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30):
+        key = reps.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + masks.astype(np.int64)
+        _, kind, weight = np.unique(key, return_index=True, return_counts=True)
+    else:  # wave64 masks need all 64 bits: unique rows
+        pairs = np.stack([reps.astype(np.uint64), masks], axis=1)
+        _, kind, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
+    return kind, weight
+
+
 def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
                      capacity_miss_rate: float) -> L1MissCosts:
     """First-level costs of a block whose warp instructions ``warps`` groups
@@ -142,8 +161,13 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     missed = np.zeros(total, dtype=bool)
     missed[first] = True
     # which sectors of each load instruction miss, as a bit mask over its representative's sectors
-    mask = np.bincount(instr, weights=np.where(missed, np.ldexp(1.0, position), 0.0),
-                       minlength=rep.size).astype(np.int64)
+    # (a lane touches one sector: at most 64, a wave64's; the bits are distinct, so their sum is
+    # their union, exact in 64-bit integers)
+    bits = np.where(missed, np.left_shift(np.uint64(1), position.astype(np.uint64)), np.uint64(0))
+    mask = np.zeros(rep.size, dtype=np.uint64)
+    nonempty = counts > 0
+    if total:
+        mask[nonempty] = np.add.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
 
     level = first_level(device)
     data = cycles = requests = 0.0
@@ -151,12 +175,11 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     for reps, masks, store in kinds:
         if reps.size == 0:
             continue
-        key = reps if masks is None else reps.astype(np.int64) * (np.int64(1) << 33) + masks
-        _, kind, weight = np.unique(key, return_index=True, return_counts=True)
+        kind, weight = _kinds(reps, masks)
         r = reps[kind]
         a, v = warps.addresses[r], warps.lanes[r]
         m = (np.zeros_like(v) if masks is None else
-             v & ((masks[kind][:, None] >> np.maximum(rank[r], 0)) & 1).astype(bool))
+             v & ((masks[kind][:, None] >> np.maximum(rank[r], 0).astype(np.uint64)) & np.uint64(1)).astype(bool))
         sizes = warps.element_bytes[r]
         for elem in sorted(set(sizes.tolist())):
             sel = sizes == elem
