@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pystencils as ps
 
-from pystencils_plugin import kernel_cache
+from pystencils_plugin.kernel_cache import entry_key, load as load_cached, store as store_cached
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
 from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc, prefetch_register_counts, registers_cached
@@ -99,8 +99,8 @@ def _toolchain(hip: bool) -> tuple[str, str]:
 def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
              hip: bool, arch: str) -> ExtractedKernel:
     toolchain, expected_source = _toolchain(hip)
-    key = kernel_cache.entry_key(name, domain, dtype, fold, hip, arch, toolchain)
-    stored = kernel_cache.load(key)
+    key = entry_key(name, domain, dtype, fold, hip, arch, toolchain)
+    stored = load_cached(key)
     if stored is not None:
         return stored
     kernel, source = _generated(name, domain, dtype, fold, hip)
@@ -108,7 +108,7 @@ def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[
         _prefetch_foldings(name, domain, dtype, fold, arch)
     extracted = extract_kernel(kernel, name=name.replace("-", "_"), arch=arch, source=source)
     if extracted.registers_source == expected_source:
-        kernel_cache.store(key, extracted)
+        store_cached(key, extracted)
     return extracted
 
 
