@@ -2,7 +2,7 @@
 configuration with the kernel generated for its folding (its own register count), resolving each
 (name, domain, fold, device) once.
 
-A stand-in for :func:`warpspeed.kernel.catalog.resolve_kernel` returns a range-1 star stencil
+A stand-in for :func:`warpspeed.kernel.catalog.resolve` returns a range-1 star stencil
 whose register count depends on the folding, as a code generator's would. With 255 registers a
 1024-thread block needs 261,120 registers, more than the 65,536 of an A100 SM (NVIDIA A100
 Tensor Core GPU Architecture whitepaper, 2020), so every configuration of that folding must fail
@@ -34,14 +34,14 @@ FOLDS = list(REGISTERS)
 
 @pytest.fixture()
 def resolved(monkeypatch):
-    """Record every call of resolve_kernel; return a kernel per folding."""
+    """Record every call of the catalog's resolve; return a kernel per folding."""
     calls = []
 
     def fake_resolve(name, domain=None, *, fold=(1, 1, 1), device=None, dtype=None):
         calls.append((name, tuple(domain), tuple(fold), getattr(device, "name", device)))
-        return star_stencil(3, 1, domain, registers=REGISTERS[tuple(fold)])
+        return catalog.ResolvedKernel(star_stencil(3, 1, domain, registers=REGISTERS[tuple(fold)]), "estimate")
 
-    monkeypatch.setattr(catalog, "resolve_kernel", fake_resolve)
+    monkeypatch.setattr(catalog, "resolve", fake_resolve)
     return calls
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable
 
 import click
 
-from warpspeed.cli.parse import CLOCK_MHZ, DOMAIN, InputError, parse_domain
+from warpspeed.cli.parse import CLOCK_MHZ, DOMAIN, parse_domain
 from warpspeed.hardware.clock import check_clock_mhz
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.builtin import BUILTIN_KERNELS
@@ -15,7 +14,7 @@ from warpspeed.kernel.catalog import ResolvedKernel, require_kernel, resolve
 from warpspeed.kernel.limits import MAX_DOMAIN_CELLS
 
 if TYPE_CHECKING:
-    from warpspeed.kernel.description import Kernel
+    from warpspeed.launch.folded import FoldedSpace
 
 DEFAULT_DEVICE = "A100-SXM4-40GB"
 DEFAULT_KERNEL = "star3d-r4"
@@ -108,39 +107,15 @@ def clock_option(f):
                              "of the device's maximum clock to the maximum.")(f)
 
 
-@dataclass(frozen=True)
-class RankSpace:
-    """What ``rank`` and ``compare`` sweep: the device, the kernel the catalog resolves for each
-    useful folding, and ``blocks(kernel)``: the candidate blocks of a kernel."""
-
-    device: Device
-    resolved: Mapping[tuple[int, int, int], ResolvedKernel]
-    kernels: Mapping[tuple[int, int, int], Kernel]
-    blocks: Callable[[Kernel], list[tuple[int, int, int]]]
-
-
 def rank_space(kernel_name: str, domain: tuple[int, ...] | str | None, device_name: str, dtype: str | None,
-               threads: int | None, check: Callable[[Device], None] | None = None) -> RankSpace:
-    """The configuration space of ``rank``: the paper's foldings the kernel's domain can use, each
-    with its own resolved kernel, times every block of ``threads`` threads (default: the kernel's
-    default thread count on the device)."""
-    from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads, useful_foldings
+               threads: int | None, check: Callable[[Device], None] | None = None) -> "FoldedSpace":
+    """The configuration space of ``rank`` and ``compare`` from their options
+    (:func:`warpspeed.launch.folded.folded_space`); ``check``: a check of the loaded device that
+    runs before any kernel is generated."""
+    from warpspeed.launch.folded import folded_space
 
     dom = parse_domain(domain) if isinstance(domain, str) else domain
-    require_kernel(kernel_name)
     device = load_device(device_name)
     if check is not None:
         check(device)
-    if threads is not None and (threads & (threads - 1) or threads > device.max_threads_per_block):
-        raise InputError(f"threads per block must be a positive power of two, got {threads}; allowed on "
-                         f"{device.name}: 1, 2, 4, ..., {device.max_threads_per_block}")
-    first = resolve(kernel_name, dom, fold=PAPER_FOLDINGS[0], device=device, dtype=dtype).kernel
-    folds = useful_foldings(PAPER_FOLDINGS, first.domain)
-    resolved = {f: resolve(kernel_name, dom, fold=f, device=device, dtype=dtype) for f in folds}
-    kernels = {f: r.kernel for f, r in resolved.items()}
-
-    def blocks(kernel: Kernel) -> list[tuple[int, int, int]]:
-        space = configuration_space(kernel, threads or default_threads(kernel, device), [(1, 1, 1)], MAX_BLOCK_Z)
-        return [c.block for c in space]
-
-    return RankSpace(device, resolved, kernels, blocks)
+    return folded_space(kernel_name, dom, device, dtype, threads)

@@ -126,8 +126,7 @@ def compare(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     models = tuple(sorted(models, key=TIME_MODELS.index))  # the default model (the reference) first
     curves = load_curves(path=curves_path) if curves_path else None
     space = rank_space(kernel_name, domain, device_name, dtype, threads)
-    total = sum(len(space.blocks(k)) for k in space.kernels.values())
-    progress = DelayedProgress(total, f"comparing {kernel_name}")
+    progress = DelayedProgress(len(space.configs()), f"comparing {kernel_name}")
     try:
         comparison = compare_configs(space.kernels, space.device, space.blocks, models, curves, progress)
     finally:

@@ -1,6 +1,6 @@
 """Predictors per thread folding: one kernel name means the binary generated for each folding.
 
-:func:`warpspeed.kernel.catalog.resolve_kernel` returns, for a pystencils workload, the kernel
+:func:`warpspeed.kernel.catalog.resolve` returns, for a pystencils workload, the kernel
 generated with the given folding and its own register count (the folding is still a launch
 parameter of the prediction); for a built-in kernel the same kernel for every folding. Studies
 and the measurement runner predict every configuration through :class:`FoldingPredictors`, so a
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from warpspeed.errors import WarpspeedError
-from warpspeed.kernel import catalog
+from warpspeed.launch.folded import FoldedKernels
 from warpspeed.launch.space import Config
 
 if TYPE_CHECKING:
@@ -21,38 +20,22 @@ if TYPE_CHECKING:
     from warpspeed.predict import Predictor
     from warpspeed.prediction import Prediction
 
-Triple = tuple[int, int, int]
-
 
 class FoldingPredictors:
-    """Predictions of kernel ``name`` on ``domain`` and ``device``, one resolved kernel per folding.
-
-    Kernels are resolved once per (name, domain, fold, device) and cached, and so is a failure to
-    resolve one (it becomes the error of every configuration with that folding). Foldings whose
-    resolved kernels are equal (built-in kernels) share one Predictor.
+    """Predictions of kernel ``name`` on ``domain`` and ``device``, one resolved kernel per folding
+    (:class:`~warpspeed.launch.folded.FoldedKernels`: resolved once, a failure cached and raised
+    for every configuration of its folding). Foldings whose resolved kernels are equal (built-in
+    kernels) share one Predictor.
     """
 
     def __init__(self, name: str, domain: Sequence[int] | None, device: "Device", dtype: str | None = None) -> None:
-        self.name = name
-        self.domain = tuple(domain) if domain is not None else None
+        self.kernels = FoldedKernels(name, domain, device, dtype)
         self.device = device
-        self.dtype = dtype
-        self._kernels: dict[tuple, "Kernel | WarpspeedError"] = {}
         self._predictors: list[tuple["Kernel", "Predictor"]] = []
 
     def kernel(self, fold: Sequence[int]) -> "Kernel":
         """The kernel generated for ``fold`` (cached; a cached failure is raised again)."""
-        key = (self.name, self.domain, tuple(fold), self.device.name)
-        if key not in self._kernels:
-            try:
-                self._kernels[key] = catalog.resolve_kernel(self.name, self.domain, fold=tuple(fold),
-                                                            device=self.device, dtype=self.dtype)
-            except WarpspeedError as exc:
-                self._kernels[key] = exc
-        found = self._kernels[key]
-        if isinstance(found, WarpspeedError):
-            raise found
-        return found
+        return self.kernels.kernel(fold)
 
     def predictor(self, fold: Sequence[int]) -> "Predictor":
         """The Predictor of the kernel generated for ``fold``."""
