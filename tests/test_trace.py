@@ -125,3 +125,32 @@ def test_a_broken_trace_names_the_key(a100):
     t["launch"]["blocks_per_sm"] = 0
     with pytest.raises(TraceError, match="at launch/blocks_per_sm"):
         validate_trace(t)
+
+
+@pytest.mark.parametrize("model, objective", [("overlap", "time"), ("interval", "energy")])
+def test_rank_traces_are_the_traces_of_the_ranked_predictions(tmp_path, model, objective):
+    """``rank --traces`` writes one valid document per ranked configuration, in ranking order,
+    equal to the trace built afresh from a new prediction of that configuration (the built-in
+    copy kernel: its registers are the kernel's own)."""
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+    from warpspeed.hardware.device import load_device
+    from warpspeed.predict import Predictor
+
+    path = tmp_path / "t.jsonl"
+    result = CliRunner().invoke(main, ["rank", "--kernel", "copy", "--domain", "64,64,64", "--threads", "128",
+                                       "--jobs", "1", "--model", model, "--objective", objective,
+                                       "--traces", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["rows"]
+    docs = [json.loads(line) for line in path.read_text().splitlines()]
+    # 128 = 2^a 2^b 2^c, a + b + c = 7: C(9, 2) = 36 blocks, less z = 128 (above 64); three foldings
+    assert len(docs) == len(rows) == 3 * 35
+    a100 = load_device("A100-SXM4-40GB")
+    kernel = builtin_kernel("copy", (64, 64, 64))
+    for row, doc in zip(rows, docs):
+        validate_trace(doc)
+        block, fold = tuple(row["block"]), tuple(row["fold"])
+        assert (tuple(doc["launch"]["block"]), tuple(doc["launch"]["fold"])) == (block, fold)
+        assert doc == build_trace(Predictor(kernel, a100).predict(block, fold)).as_json()

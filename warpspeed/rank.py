@@ -36,6 +36,7 @@ from warpspeed.models import (
 )
 from warpspeed.launch.space import Config, configuration_space
 from warpspeed.perf.roofline import LIMITERS
+from warpspeed.trace.document import Trace
 
 if TYPE_CHECKING:
     from warpspeed.kernel.description import Kernel
@@ -121,6 +122,9 @@ class RankRow:
     #: JSON object only then).
     watts: float = recorded(default=math.nan, csv=False, json_if=_has_power)
     lups_per_joule: float = recorded(default=math.nan, csv=False, json_if=_has_power)
+    #: The configuration's trace when the scoring asks for it (:attr:`Scoring.traces`); in neither
+    #: record (``rank --traces`` writes it to its own file).
+    trace: Trace | None = recorded(default=None, json=False, csv=False, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -181,12 +185,15 @@ class Scoring:
     """What a ranking predicts and orders by: the time ``model`` (:data:`warpspeed.models.TIME_MODELS`),
     the ``objective`` (:data:`warpspeed.models.OBJECTIVES`), the SM clock for the power model
     (MHz; None: the device's) and ``exact_waves``: DRAM volumes averaged over every full wave
-    instead of the representative wave classes (:class:`warpspeed.predict.Predictor`)."""
+    instead of the representative wave classes (:class:`warpspeed.predict.Predictor`); ``traces``:
+    every row also carries its configuration's trace (:attr:`RankRow.trace`), built from the
+    prediction the row was scored on."""
 
     model: str = DEFAULT_TIME_MODEL
     objective: str = "time"
     clock_mhz: float | None = None
     exact_waves: bool = False
+    traces: bool = False
 
     def __post_init__(self) -> None:
         require_model(self.model)
@@ -207,6 +214,12 @@ def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring 
     if scoring == ROOFLINE_TIME:
         return row
     trace = shared_trace(prediction, scoring.model, scoring.objective)
+    if scoring.traces:
+        if trace is None:
+            from warpspeed.trace.build import build_trace
+
+            trace = build_trace(prediction)
+        row = replace(row, trace=trace)
     time = estimate_time(scoring.model, prediction, trace)
     if scoring.model != ROOFLINE_MODEL:
         row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation,

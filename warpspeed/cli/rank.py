@@ -97,12 +97,11 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     space = rank_space(kernel_name, domain, device_name, dtype, threads, check=clock_check(clock_mhz))
     device, resolved, kernels, blocks = space.device, space.resolved, space.kernels, space.blocks
 
-    n_configs = sum(len(blocks(k)) for k in kernels.values())
-    progress = DelayedProgress(n_configs, f"ranking {kernel_name}")
+    progress = DelayedProgress(len(space.configs()), f"ranking {kernel_name}")
     executor = _executor_arg(jobs)
     try:
         ranking = rank_per_fold(kernels, device, blocks, executor=executor, progress=progress, curves=curves,
-                                scoring=Scoring(model, objective, clock_mhz, exact_waves))
+                                scoring=Scoring(model, objective, clock_mhz, exact_waves, traces=traces_path is not None))
     finally:
         progress.close()
         if executor not in (None, "auto"):
@@ -113,7 +112,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     if csv_path:
         _write_rank_csv(ranking, csv_path)
     if traces_path:
-        _write_traces(ranking, resolved, device, curves, traces_path, exact_waves)
+        _write_traces(ranking, resolved, traces_path)
     if plot_path:
         from warpspeed.plots import plot_ranking
 
@@ -234,20 +233,13 @@ def _write_rank_csv(ranking, path: str) -> None:
     write_table_csv(path, ("rank", *CSV_COLUMNS), records)
 
 
-def _write_traces(ranking, resolved, device, curves, path: str, exact_waves: bool) -> None:
-    """One trace per successfully predicted row, in ranking order, as JSON Lines (predicted as
-    the ranking predicted it: the same curves and wave averaging)."""
-    from warpspeed.predict import Predictor
-    from warpspeed.trace.build import build_trace
-
-    predictors = {}
+def _write_traces(ranking, resolved, path: str) -> None:
+    """The trace of every successfully predicted row (built from the prediction it was ranked on),
+    in ranking order, as JSON Lines; ``resolved``: the kernel of each folding, for where its
+    registers come from."""
     with open(path, "w", encoding="utf-8") as handle:
         for row in ranking.rows:
-            if not row.ok:
+            if row.trace is None:
                 continue
-            fold = tuple(row.config.fold)
-            if fold not in predictors:
-                predictors[fold] = Predictor(resolved[fold].kernel, device, curves, exact_waves=exact_waves)
-            prediction = predictors[fold].predict(row.config.block, fold)
-            document = build_trace(prediction, registers_source=resolved[fold].registers_source).as_json()
-            handle.write(json_text(document, indent=None) + "\n")
+            trace = row.trace.with_registers_source(resolved[tuple(row.config.fold)].registers_source)
+            handle.write(json_text(trace.as_json(), indent=None) + "\n")

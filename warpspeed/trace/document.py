@@ -9,7 +9,7 @@ Schema every written trace validates against.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from warpspeed.files.records import from_json, json_record
@@ -205,6 +205,14 @@ class Trace:
     def as_json(self) -> dict[str, Any]:
         """The JSON document (the file format; a new dict on every call)."""
         return json_record(self)
+
+    def with_registers_source(self, source: str) -> "Trace":
+        """This trace with the kernel's register count attributed to ``source`` (``ptxas``,
+        ``estimate``, ``given``: what the caller that resolved the kernel knows), unless the launch
+        used the default count (``assumed``), as :func:`warpspeed.trace.build.build_trace` decides."""
+        if self.launch.registers_source == "assumed":
+            return self
+        return replace(self, launch=replace(self.launch, registers_source=source))
 
 
 def trace_from_json(document: Mapping[str, Any]) -> Trace:
