@@ -14,39 +14,48 @@ layers of the package.
 
 from __future__ import annotations
 
-#: Public names, by the module that defines them. They are imported on first use (PEP 562), so
-#: that ``import warpspeed.<subpackage>`` (the command line's ``--help`` among them) does not pay
-#: for sympy, which the kernel description needs.
-_DEVICE_NAMES = frozenset(("Device", "all_devices", "device_names", "load_device"))
-_ERROR_NAMES = frozenset(("DeviceError", "FitError", "KernelError", "LaunchError", "UnsupportedKernelError",
-                          "WarpspeedError"))
-_KERNEL_NAMES = frozenset(("Access", "Field", "FlopCounts", "Kernel", "load", "load_linear", "store",
-                           "store_linear"))
-_PREDICT_NAMES = frozenset(("Predictor",))
-_PREDICTION_NAMES = frozenset(("Prediction",))
-
-__all__ = sorted(_DEVICE_NAMES | _ERROR_NAMES | _KERNEL_NAMES | _PREDICT_NAMES | _PREDICTION_NAMES)
+from warpspeed.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    if name in _DEVICE_NAMES:
-        from warpspeed.hardware import device as module
-    elif name in _ERROR_NAMES:
-        from warpspeed import errors as module
-    elif name in _KERNEL_NAMES:
-        from warpspeed.kernel import description as module
-    elif name in _PREDICT_NAMES:
-        from warpspeed import predict as module
-    elif name in _PREDICTION_NAMES:
-        from warpspeed import prediction as module
-    else:
-        raise AttributeError(f"module 'warpspeed' has no attribute {name!r}")
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
+def _device():
+    from warpspeed.hardware import device
+
+    return device
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+def _errors():
+    from warpspeed import errors
+
+    return errors
+
+
+def _description():
+    from warpspeed.kernel import description
+
+    return description
+
+
+def _predict():
+    from warpspeed import predict
+
+    return predict
+
+
+def _prediction():
+    from warpspeed import prediction
+
+    return prediction
+
+
+#: Public names, by the module that defines them. They are imported on first use (PEP 562), so
+#: that ``import warpspeed.<subpackage>`` (the command line's ``--help`` among them) does not pay
+#: for sympy, which the kernel description needs.
+__getattr__, __dir__, __all__ = lazy_exports(globals(), {
+    _device: ("Device", "all_devices", "device_names", "load_device"),
+    _errors: ("DeviceError", "FitError", "KernelError", "LaunchError", "UnsupportedKernelError", "WarpspeedError"),
+    _description: ("Access", "Field", "FlopCounts", "Kernel", "load", "load_linear", "store", "store_linear"),
+    _predict: ("Predictor",),
+    _prediction: ("Prediction",),
+})

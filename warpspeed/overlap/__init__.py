@@ -1,4 +1,4 @@
-"""The overlap model: the roofline's volumes with the L1's miss wavefronts and request rate, the
+"""The overlap model: the roofline"s volumes with the L1"s miss wavefronts and request rate, the
 unhidden latency at the end of each wave of blocks, and a smooth maximum of the first-level and
 DRAM times (:mod:`warpspeed.overlap.model`; constants and their sources:
 :mod:`warpspeed.overlap.params`).
@@ -10,26 +10,29 @@ of the time models (:mod:`warpspeed.models`) loads without numpy.
 
 from __future__ import annotations
 
-_MODEL_NAMES = frozenset(("COMPONENTS", "OverlapResult", "overlap_model"))
-_PARAMS_NAMES = frozenset(("OverlapParams", "overlap_params"))
-_TIME_MODEL_NAMES = frozenset(("OVERLAP", "OverlapModel"))
-
-__all__ = sorted(_MODEL_NAMES | _PARAMS_NAMES | _TIME_MODEL_NAMES)
+from warpspeed.lazy import lazy_exports
 
 
-def __getattr__(name: str):
-    if name in _MODEL_NAMES:
-        from warpspeed.overlap import model as module
-    elif name in _PARAMS_NAMES:
-        from warpspeed.overlap import params as module
-    elif name in _TIME_MODEL_NAMES:
-        from warpspeed.overlap import time_model as module
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
+def _model():
+    from warpspeed.overlap import model
+
+    return model
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+def _params():
+    from warpspeed.overlap import params
+
+    return params
+
+
+def _time_model():
+    from warpspeed.overlap import time_model
+
+    return time_model
+
+
+__getattr__, __dir__, __all__ = lazy_exports(globals(), {
+    _model: ("COMPONENTS", "OverlapResult", "overlap_model"),
+    _params: ("OverlapParams", "overlap_params"),
+    _time_model: ("OVERLAP", "OverlapModel"),
+})

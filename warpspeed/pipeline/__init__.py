@@ -12,32 +12,33 @@ the registry of the time models (:mod:`warpspeed.models`) loads without numpy.
 
 from __future__ import annotations
 
-from warpspeed.pipeline.graph import Graph, Node, Operation, operations_from_stream
-from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulate
-
-_MODEL_NAMES = frozenset(("PipelineResult", "build_graph", "pipeline_result"))
-_TIME_MODEL_NAMES = frozenset(("PIPELINE", "PipelineModel"))
-
-__all__ = sorted({"Graph", "Node", "Operation", "SimulationResult", "estimate", "groups_per_sm",
-                  "operations_from_stream", "simulate"} | _MODEL_NAMES | _TIME_MODEL_NAMES)
+from warpspeed.pipeline.graph import Graph, Node, Operation, operations_from_stream  # noqa: F401 (exported)
+from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulate  # noqa: F401 (exported)
+from warpspeed.lazy import lazy_exports
 
 
-def __getattr__(name: str):
-    if name == "estimate":
-        from warpspeed.pipeline.time_model import PIPELINE
+def _model():
+    from warpspeed.pipeline import model
 
-        value = PIPELINE.estimate
-    else:
-        if name in _MODEL_NAMES:
-            from warpspeed.pipeline import model as module
-        elif name in _TIME_MODEL_NAMES:
-            from warpspeed.pipeline import time_model as module
-        else:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(module, name)
-    globals()[name] = value
-    return value
+    return model
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+def _time_model():
+    from warpspeed.pipeline import time_model
+
+    return time_model
+
+
+def _pipeline():
+    from warpspeed.pipeline.time_model import PIPELINE
+
+    return PIPELINE
+
+
+__getattr__, __dir__, _LAZY = lazy_exports(globals(), {
+    _model: ("PipelineResult", "build_graph", "pipeline_result"),
+    _time_model: ("PIPELINE", "PipelineModel"),
+    _pipeline: ("estimate",),
+})
+__all__ = sorted({"Graph", "Node", "Operation", "SimulationResult", "groups_per_sm", "operations_from_stream",
+                  "simulate", *_LAZY})

@@ -13,29 +13,36 @@ validator.
 
 from __future__ import annotations
 
-_BUILD_NAMES = frozenset(("build_trace", "instruction_stream"))
-_DOCUMENT_NAMES = frozenset(("TRACE_FORMAT", "TRACE_VERSION", "Trace", "trace_from_json"))
-_INSTRUCTION_NAMES = frozenset(("Instruction", "InstructionStream", "functional_unit"))
-_SCHEMA_NAMES = frozenset(("load_schema", "validate_trace"))
-
-__all__ = sorted(_BUILD_NAMES | _DOCUMENT_NAMES | _INSTRUCTION_NAMES | _SCHEMA_NAMES)
+from warpspeed.lazy import lazy_exports
 
 
-def __getattr__(name: str):
-    if name in _BUILD_NAMES:
-        from warpspeed.trace import build as module
-    elif name in _DOCUMENT_NAMES:
-        from warpspeed.trace import document as module
-    elif name in _INSTRUCTION_NAMES:
-        from warpspeed.trace import instructions as module
-    elif name in _SCHEMA_NAMES:
-        from warpspeed.trace import schema as module
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
+def _build():
+    from warpspeed.trace import build
+
+    return build
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+def _document():
+    from warpspeed.trace import document
+
+    return document
+
+
+def _instructions():
+    from warpspeed.trace import instructions
+
+    return instructions
+
+
+def _schema():
+    from warpspeed.trace import schema
+
+    return schema
+
+
+__getattr__, __dir__, __all__ = lazy_exports(globals(), {
+    _build: ("build_trace", "instruction_stream"),
+    _document: ("TRACE_FORMAT", "TRACE_VERSION", "Trace", "trace_from_json"),
+    _instructions: ("Instruction", "InstructionStream", "functional_unit"),
+    _schema: ("load_schema", "validate_trace"),
+})
