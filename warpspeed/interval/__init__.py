@@ -1,8 +1,8 @@
 """The AMALI interval model: kernel cycles as a CPI stack of Nsight Compute stall reasons.
 
 :data:`~warpspeed.interval.time_model.INTERVAL` is the time model ``warpspeed predict/rank
---model interval`` run: it builds the configuration"s trace (:mod:`warpspeed.trace`) and runs
-:func:`~warpspeed.interval.model.interval_model` on it with the device"s ``[interval]``
+--model interval`` run: it builds the configuration's trace (:mod:`warpspeed.trace`) and runs
+:func:`~warpspeed.interval.model.interval_model` on it with the device's ``[interval]``
 parameters (:func:`~warpspeed.interval.params.interval_params`).
 
 The names below are imported on first use (PEP 562), so that a module of this package (the

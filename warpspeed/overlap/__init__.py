@@ -1,4 +1,4 @@
-"""The overlap model: the roofline"s volumes with the L1"s miss wavefronts and request rate, the
+"""The overlap model: the roofline's volumes with the L1's miss wavefronts and request rate, the
 unhidden latency at the end of each wave of blocks, and a smooth maximum of the first-level and
 DRAM times (:mod:`warpspeed.overlap.model`; constants and their sources:
 :mod:`warpspeed.overlap.params`).
