@@ -3,11 +3,10 @@ from the groups against brute-force enumeration and against costing every instru
 
 import numpy as np
 import pytest
-import sympy
 
+from test_footprint import _address_fn
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import copy_kernel, lbm_pull, star_stencil
-from warpspeed.kernel.description import X, Y, Z
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_addresses, block_cells, compile_kernel, instruction_lanes, merged_copies
 from warpspeed.memory.footprint import block_footprint
@@ -23,21 +22,6 @@ CASES = [
     (copy_kernel((50, 20, 10)), (32, 2, 2), (1, 1, 1)),
     (lbm_pull(domain=(20, 12, 10)), (8, 4, 2), (1, 1, 1)),
 ]
-
-
-def _address_fn(field, index):
-    strides = [0] * field.ndim
-    step = 1
-    for pos in field.layout:
-        strides[pos] = step
-        step *= field.shape[pos]
-    fns = [sympy.lambdify((X, Y, Z), e, "math") for e in index]
-
-    def address(x, y, z):
-        idx = [int(round(fn(x, y, z))) for fn in fns]
-        return field.alignment_bytes + field.element_bytes * sum(i * s for i, s in zip(idx, strides))
-
-    return address
 
 
 def _grouped(kernel, device, block, fold, block_index=None):

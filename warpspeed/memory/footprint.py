@@ -105,6 +105,19 @@ def _per_warp_unique(granules: np.ndarray, valid: np.ndarray, warp_size: int) ->
     return int(distinct.sum())
 
 
+def _field_footprint(load_sectors: int, store_granules: int, l1_load_sectors: int, load_lines: int,
+                     device: Device, lups: int) -> FieldFootprint:
+    """One field's volumes from its counts in the block: the distinct sectors and lines of its
+    loads, the per-warp distinct sectors of its loads and the store granules of its stores."""
+    l1 = device.l1
+    return FieldFootprint(
+        l2_load_bytes_per_lup=load_sectors * l1.sector_bytes / lups,
+        l2_store_bytes_per_lup=store_granules * l1.store_granule / lups,
+        l1_load_bytes_per_lup=l1_load_sectors * l1.sector_bytes / lups,
+        l1_alloc_bytes_per_block=load_lines * l1.line_bytes,
+    )
+
+
 def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
                     addresses: np.ndarray | None = None, lanes: np.ndarray | None = None,
                     warps: WarpRows | None = None) -> BlockFootprint:
@@ -149,12 +162,7 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
             granules = _granules(a, elem, store_granule)
             stores = _per_warp_unique(granules.reshape(-1, a.shape[-1], granules.shape[-1]),
                                       va.reshape(-1, a.shape[-1]), device.warp_size)
-        result[name] = FieldFootprint(
-            l2_load_bytes_per_lup=load_sectors * sector / lups,
-            l2_store_bytes_per_lup=stores * store_granule / lups,
-            l1_load_bytes_per_lup=l1_load * sector / lups,
-            l1_alloc_bytes_per_block=load_lines * line,
-        )
+        result[name] = _field_footprint(load_sectors, stores, l1_load, load_lines, device, lups)
     return BlockFootprint(per_field=result, lups_per_block=lups)
 
 
@@ -175,10 +183,5 @@ def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Devi
         if store_idx:
             stores = int(warps.distinct_granules(store_granule)[warps.inverse[store_idx]].sum())
         sectors, lines = warps.union_granules(load_idx, (sector, line))
-        result[name] = FieldFootprint(
-            l2_load_bytes_per_lup=sectors * sector / lups,
-            l2_store_bytes_per_lup=stores * store_granule / lups,
-            l1_load_bytes_per_lup=l1_load * sector / lups,
-            l1_alloc_bytes_per_block=lines * line,
-        )
+        result[name] = _field_footprint(sectors, stores, l1_load, lines, device, lups)
     return BlockFootprint(per_field=result, lups_per_block=lups)

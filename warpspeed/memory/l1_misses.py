@@ -116,7 +116,7 @@ def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.n
     first instruction and how many instructions it stands for."""
     if masks is None:
         _, kind, weight = np.unique(reps, return_index=True, return_counts=True)
-    elif reps.size == 0 or (int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30):
+    elif int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30:
         key = reps.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + masks.astype(np.int64)
         _, kind, weight = np.unique(key, return_index=True, return_counts=True)
     else:  # wave64 masks need all 64 bits: unique rows
