@@ -130,7 +130,7 @@ def check_affine_accesses(accesses: Sequence[Any]) -> None:
             for value in values:
                 if isinstance(value, int) or getattr(value, "is_Integer", False):
                     continue
-                expr = sympy.sympify(value)
+                expr = sympy.sympify(value, strict=True)  # strict: a string is refused, never parsed
                 indirect = expr.atoms(ps.Field.Access)
                 construct = (f"indirect access to field {acc.field.name!r} (its {what} {value} is loaded "
                              f"from field {sorted(a.field.name for a in indirect)[0]!r})" if indirect else

@@ -78,7 +78,7 @@ def _compile(expr: sympy.Expr) -> Callable[[dict], np.ndarray | int]:
 
 def evaluator(expr: sympy.Expr) -> Evaluator:
     """A numpy function ``f(x, y, z) -> int64 array`` evaluating ``expr`` exactly."""
-    compiled = _compile(sympy.sympify(expr))
+    compiled = _compile(sympy.sympify(expr, strict=True))  # strict: a string is refused, never parsed
     x, y, z = COORDINATES
 
     def evaluate(xs: np.ndarray, ys: np.ndarray, zs: np.ndarray) -> np.ndarray:
