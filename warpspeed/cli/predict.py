@@ -76,7 +76,8 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     from warpspeed.memory.wave.exact import PREDICT_EXACT_BUDGET
     from warpspeed.models import ROOFLINE_MODEL, estimate_energy, shared_trace
     from warpspeed.predict import Predictor
-    from warpspeed.summary import prediction_record, summarize
+    from warpspeed.files.records import json_record
+    from warpspeed.summary import summarize
 
     curves = load_curves(path=curves_path) if curves_path else None
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype,
@@ -91,7 +92,7 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
         raise LaunchError(f"{exc} (the {resolved.kernel.registers} registers per thread are an estimate; "
                           "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
     summary = summarize(p)
-    d = prediction_record(p)
+    d = json_record(summary)
     d["registers_source"] = resolved.registers_source
     trust = calibration(device, curves)
     d["calibration"] = trust.as_dict()
