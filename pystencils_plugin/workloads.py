@@ -107,6 +107,55 @@ def star_stencil_assignments(dims: int = 3, radius: int = PAPER_STENCIL_RADIUS,
     return [ps.Assignment(dst.center, sympy.Add(*terms))]
 
 
+def box_stencil_assignments(radius: int = 1, domain: Sequence[int] = DEFAULT_3D_DOMAIN,
+                            dtype: str = "double") -> list[Any]:
+    """``dst[c] = sum_p w_p * src[c + p]`` over the ``(2 * radius + 1)**3`` points of a 3D box.
+
+    ``radius`` ghost layers; the weight of the point ``(i, j, k)`` is
+    ``1 / (2 + |i| + 3 |j| + 9 |k| + (27 if any offset is negative else 0))`` — distinct enough
+    that pystencils factors nothing, like the star stencil's weights.
+    """
+    if not isinstance(radius, int) or radius < 1:
+        raise KernelError(f"box radius must be a positive integer, got {radius!r}")
+    d = _domain(domain, 3)
+    shape = ",".join(str(n + 2 * radius) for n in d)
+    src, dst = ps.fields(f"src, dst: {_ctype(dtype)}[{shape}]", layout="fzyx")
+    span = range(-radius, radius + 1)
+    terms = []
+    for k in span:
+        for j in span:
+            for i in span:
+                negative = 27 if min(i, j, k) < 0 else 0
+                weight = sympy.Rational(1, 2 + abs(i) + 3 * abs(j) + 9 * abs(k) + negative)
+                terms.append(weight * src[i, j, k])
+    return [ps.Assignment(dst.center, sympy.Add(*terms))]
+
+
+#: The 19 directions of the D3Q19 velocity set (rest, 6 faces, 12 edges), as (x, y, z) offsets.
+D3Q19_DIRECTIONS: tuple[tuple[int, int, int], ...] = (
+    (0, 0, 0),
+    (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1),
+    (1, 1, 0), (-1, 1, 0), (1, -1, 0), (-1, -1, 0),
+    (1, 0, 1), (-1, 0, 1), (1, 0, -1), (-1, 0, -1),
+    (0, 1, 1), (0, -1, 1), (0, 1, -1), (0, -1, -1),
+)
+
+
+def pull_copy_assignments(domain: Sequence[int] = DEFAULT_LBM_DOMAIN, dtype: str = "double",
+                          directions: Sequence[tuple[int, int, int]] = D3Q19_DIRECTIONS) -> list[Any]:
+    """``dst_i[c] = src_i[c - e_i]`` for each direction ``e_i``: a multi-array shifted copy.
+
+    The memory pattern of a pull streaming step over ``len(directions)`` arrays (19 loads and
+    19 stores per cell for the D3Q19 directions, ``fzyx`` layout, one ghost layer) with no
+    arithmetic: a streaming microbenchmark for many arrays and narrow blocks, not an LBM kernel.
+    """
+    d = _domain(domain, 3)
+    shape = ",".join(str(n + 2) for n in d)
+    q = len(directions)
+    src, dst = ps.fields(f"src({q}), dst({q}): {_ctype(dtype)}[{shape}]", layout="fzyx")
+    return [ps.Assignment(dst.center(i), src[tuple(-c for c in e)](i)) for i, e in enumerate(directions)]
+
+
 def lbm_srt_pull_assignments(stencil: str = "D3Q19", domain: Sequence[int] = DEFAULT_LBM_DOMAIN,
                              dtype: str = "double") -> Any:
     """lbmpy SRT ``stream_pull_collide`` update of ``stencil`` (``'D3Q19'``, ``'D3Q27'``,
@@ -186,6 +235,9 @@ WORKLOADS: dict[str, tuple[str, tuple[int, ...]]] = {
     "star3d-r4": ("3D 25-point range-4 star stencil (Ernst et al. 2023, 5.2)", PAPER_STENCIL_DOMAIN),
     "star3d-r1": ("3D 7-point star stencil", DEFAULT_3D_DOMAIN),
     "star2d-r1": ("2D 5-point star stencil", DEFAULT_2D_DOMAIN),
+    "box3d-r1": ("3D 27-point box stencil", DEFAULT_3D_DOMAIN),
+    "copy19-pull": ("19-array shifted copy (the memory pattern of a D3Q19 pull step, no arithmetic)",
+                    DEFAULT_LBM_DOMAIN),
     "d3q19-srt": ("lbmpy D3Q19 SRT pull kernel", DEFAULT_LBM_DOMAIN),
     "d3q27-srt": ("lbmpy D3Q27 SRT pull kernel", DEFAULT_LBM_DOMAIN),
     "allen-cahn": ("conservative Allen-Cahn interface tracking, D3Q15 pull + 7-point FD (Ernst et al. 2023, 5.3)",
@@ -206,6 +258,10 @@ def workload_assignments(name: str, domain: Sequence[int] | None = None, dtype: 
         return star_stencil_assignments(3, 1, d, dtype)
     if name == "star2d-r1":
         return star_stencil_assignments(2, 1, d, dtype)
+    if name == "box3d-r1":
+        return box_stencil_assignments(1, d, dtype)
+    if name == "copy19-pull":
+        return pull_copy_assignments(d, dtype)
     if name == "d3q19-srt":
         return lbm_srt_pull_assignments("D3Q19", d, dtype)
     if name == "d3q27-srt":
