@@ -127,10 +127,6 @@ fi
 # A folder on PYTHONPATH rather than a venv: a venv made by an interpreter that itself runs in a
 # venv (the GPU machines' python3 does) would not see that venv's cupy.
 site="$(mktemp -d)/site"
-links=(--find-links "$wheels")
-if [ -n "${WS_EXTRA_WHEELS:-}" ]; then
-    links+=(--find-links "$WS_EXTRA_WHEELS")
-fi
 echo "== offline install from $wheels into $site (on PYTHONPATH; the interpreter's own cupy and numpy stay visible)"
 setup_log="$work/logs/setup.log"
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
@@ -138,8 +134,10 @@ export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONSAFEPATH=1
 cd "$work"
 {
-    "$python" -m pip install --no-index --no-compile --target "$site" "${links[@]}" -r "$here/requirements.txt" &&
-    "$python" -m pip install --no-index --no-compile --no-deps --target "$site" "$wheels"/warpspeed-*.whl &&
+    # --no-deps: pip --target resolves without the interpreter's own packages (numpy), so every
+    # carried wheel is installed as it is; prepare.sh downloaded the complete set
+    "$python" -m pip install --no-index --no-compile --no-deps --target "$site" "$wheels"/*.whl \
+        $(for d in ${WS_EXTRA_WHEELS:-}; do ls "$d"/*.whl; done) &&
     printf '#!/bin/sh\nexec "%s" -c "import sys; from warpspeed.cli import main; sys.exit(main())" "$@"\n' "$python" > "$site/../warpspeed" &&
     chmod +x "$site/../warpspeed" &&
     "$site/../warpspeed" --version &&
