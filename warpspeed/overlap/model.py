@@ -47,14 +47,17 @@ from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs, l1_miss_costs_of
+from warpspeed.memory.sectors import sector_cost
 from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTES, OverlapParams
 from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
+    from warpspeed.memory.dram import DramVolumes
     from warpspeed.prediction import Prediction
 
-#: Hertz per gigahertz, bytes/s per GB/s.
+#: Hertz per gigahertz, bytes/s per GB/s; seconds per nanosecond.
 GIGA = 1e9
+NANO = 1e-9
 #: The components of the time, in report order: the roofline's limiter names.
 COMPONENTS = LIMITERS
 
@@ -85,6 +88,10 @@ class OverlapResult:
         l2_load_bytes_per_lup, l2_store_bytes_per_lup, dram_load_bytes_per_lup,
         dram_store_bytes_per_lup: the volumes the times were computed with (bytes per lup).
         overlap_exponent: p of the smooth maximum of t_L1 and t_DRAM.
+        dram_sector_cost: DRAM sector transfers per byte of the volume (partly covered sectors).
+        dispatch_seconds_per_lup: the block scheduler's time per lup.
+        launch_overhead_s: seconds per launch before the first block (added to the launch's time).
+        dram_bandwidth_gb_s: the DRAM bandwidth of the launch.
     """
 
     lups_per_s: float
@@ -98,6 +105,10 @@ class OverlapResult:
     dram_load_bytes_per_lup: float
     dram_store_bytes_per_lup: float
     overlap_exponent: float
+    dram_sector_cost: float = 1.0
+    dispatch_seconds_per_lup: float = 0.0
+    launch_overhead_s: float = 0.0
+    dram_bandwidth_gb_s: float = 0.0
 
     @property
     def limits(self) -> dict[str, float]:
@@ -122,6 +133,10 @@ class OverlapResult:
             "dram_load_bytes_per_lup": self.dram_load_bytes_per_lup,
             "dram_store_bytes_per_lup": self.dram_store_bytes_per_lup,
             "overlap_exponent": self.overlap_exponent,
+            "dram_sector_cost": self.dram_sector_cost,
+            "dispatch_seconds_per_glup": self.dispatch_seconds_per_lup * GIGA,
+            "launch_overhead_s": self.launch_overhead_s,
+            "dram_bandwidth_gb_s": self.dram_bandwidth_gb_s,
         }
 
 
@@ -133,8 +148,94 @@ def smooth_max(a: float, b: float, p: float) -> float:
     return top * ((a / top) ** p + (b / top) ** p) ** (1.0 / p)
 
 
-def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
-    """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
+@dataclass(frozen=True)
+class OverlapComponents:
+    """What the overlap model combines, computed once per configuration (seconds per lattice update
+    per device unless said otherwise); :func:`combine` turns them into a time for any exponent and
+    request rate (the fit of those two constants re-combines without recomputing them).
+
+    Attributes:
+        fp, l2, dram: the FP, L2 and DRAM times (DRAM with the partial-sector cost).
+        l1_wavefront_cycles, l1_requests_per_lup, drain_cycles: first-level cycles per lup and SM
+            (data and tag wavefronts with misses), L2 requests per lup and SM, unhidden wave-end
+            cycles per lup and SM.
+        requests_limited: whether the miss stage's request rate applies (NVIDIA L1TEX).
+        dispatch: the block scheduler's time per lup (one block per ``block_dispatch_s`` and SM).
+        sm_hz: SMs x clock (cycles per second of the device).
+        launch_overhead_s, lups: seconds per launch before the first block runs; lups per launch.
+    """
+
+    fp: float
+    l2: float
+    dram: float
+    l1_wavefront_cycles: float
+    l1_requests_per_lup: float
+    drain_cycles: float
+    requests_limited: bool
+    dispatch: float
+    sm_hz: float
+    launch_overhead_s: float
+    lups: int
+    l1: L1MissCosts
+    l2_load_bytes_per_lup: float
+    l2_store_bytes_per_lup: float
+    dram_load_bytes_per_lup: float
+    dram_store_bytes_per_lup: float
+    dram_sector_cost: float
+    dram_bandwidth_gb_s: float
+
+
+def dram_sector_cost(prediction: "Prediction", loads: Mapping[str, float], stores: Mapping[str, float],
+                     params: OverlapParams) -> float:
+    """The DRAM volume's sector transfers per byte (:mod:`warpspeed.memory.sectors`): per field, its
+    load and store volume (bytes per lup) weighted by the sector cost of the block's rows, over the
+    whole volume (dimensionless, 1 for rows that start and end on sector boundaries)."""
+    total = sum(loads.values()) + sum(stores.values())
+    if total <= 0:
+        return 1.0
+    kernel, launch = prediction.kernel, prediction.launch.launch
+    row = launch.block[0] * launch.fold[0]
+    weighted = 0.0
+    for name, volume in loads.items():
+        weighted += volume * sector_cost(kernel, name, "load", row, params.partial_sector_load_cost) if volume else 0.0
+    for name, volume in stores.items():
+        weighted += volume * sector_cost(kernel, name, "store", row, params.partial_sector_store_cost) if volume else 0.0
+    return weighted / total
+
+
+def _sector_factor(prediction: "Prediction", dram: "DramVolumes", params: OverlapParams) -> float:
+    """The factor on the DRAM volume's time from the partial-sector cost (1 with the mechanism off).
+    The sector cost prices every partly covered sector, so the capacity curve's partial-store reads
+    (the same sectors, evicted before they were complete) are not counted a second time."""
+    total = dram.load_bytes_per_lup + dram.store_bytes_per_lup
+    if total <= 0 or (params.partial_sector_load_cost == 1.0 and params.partial_sector_store_cost == 1.0):
+        return 1.0
+    loads = {n: dram.field(n).load_bytes_per_lup - dram.field(n).partial_store_read_bytes_per_lup
+             for n in prediction.footprint.per_field}
+    stores = {n: dram.field(n).store_bytes_per_lup - dram.field(n).partial_store_read_bytes_per_lup
+              for n in prediction.footprint.per_field}
+    priced = sum(loads.values()) + sum(stores.values())
+    return dram_sector_cost(prediction, loads, stores, params) * priced / total
+
+
+def launch_dram_gb_s(prediction: "Prediction") -> float:
+    """The DRAM bandwidth of the launch (GB/s). With one resident block per SM: the achievable
+    bandwidth of the Little's-law curve (fitted on gpu-stream, whose launches hold one block per SM:
+    each block's start and end leave the SM with fewer bytes in flight than the steady state). With
+    two or more resident blocks per SM, their starts and ends overlap and the SM keeps its bytes in
+    flight: Little's law without the curve's soft knee, ``min(B, bytes in flight / L)`` with the
+    curve's peak ``B`` and latency ``L`` (the device file's ``dram_curve_*``). Measured on an H200
+    (``fits/data/H200/mech-stream.csv``, a copy in blocks of 256-1024 threads at 2-8 resident
+    blocks per SM): 3.3-3.8 TB/s where the soft curve gives 3.0 TB/s."""
+    bandwidth, device = prediction.dram_bandwidth, prediction.device
+    if prediction.launch.occupancy.blocks_per_sm < 2 or not device.has_dram_curve or bandwidth.bytes_in_flight <= 0:
+        return bandwidth.achievable_gb_s
+    little = bandwidth.bytes_in_flight / (device.dram_curve_latency_ns * NANO) / GIGA
+    return min(device.dram_curve_peak_gb_s, little)
+
+
+def overlap_components(prediction: "Prediction", params: OverlapParams) -> OverlapComponents:
+    """The components of ``prediction``'s configuration with ``params`` (module docstring)."""
     device, info, fp = prediction.device, prediction.launch, prediction.footprint
     compiled, curves = prediction.compiled, prediction.curves
     miss_rate = float(curves.l1_load.miss_rate(
@@ -153,30 +254,56 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
         scale = params.l2_layer_bytes / device.l2.effective_bytes if params.l2_layer_bytes else 1.0
         dram = dram_volumes(prediction.wave, l2_per_field, stores, device, curves, capacity_scale=scale)
         dram_load, dram_store = dram.load_bytes_per_lup, dram.store_bytes_per_lup
+        sectors = _sector_factor(prediction, dram, params)
     else:  # AMD: the roofline's levels (shader-array L2 requests, memory-side caches)
         dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
+        sectors = 1.0
     l2_load = sum(l2_per_field.values())
 
     occ = info.occupancy
-    lups_per_wave = occ.blocks_per_sm * info.launch.threads_per_block * info.launch.cells_per_thread
+    lups_per_block = info.launch.threads_per_block * info.launch.cells_per_thread
+    lups_per_wave = occ.blocks_per_sm * lups_per_block
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
-    # the miss stage's request rate is NVIDIA L1TEX's; AMD's first levels have no such limit here
-    requests = costs.requests_per_lup / params.miss_requests_per_cycle if first_level(device).models_misses else 0.0
-    l1_cycles = max(costs.cycles_per_lup, requests)
     sm_hz = device.sms * device.clock_ghz * GIGA
     fp_rate = prediction.roofline.fp_lups_per_s
-    t = dict(zip(COMPONENTS, (  # seconds per lup of FP, L1, L2 and DRAM
-        1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
-        (l1_cycles + drain) / sm_hz,
-        (l2_load + prediction.l2_store_bytes_per_lup) / (device.l2.bandwidth_gb_s * GIGA),
-        (dram_load + dram_store) / (prediction.dram_bandwidth.achievable_gb_s * GIGA),
-    )))
-    seconds = max(smooth_max(t["l1"], t["dram"], params.overlap_exponent), t["l2"], t["fp"])
+    dram_gb_s = launch_dram_gb_s(prediction)
+    return OverlapComponents(
+        fp=1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
+        l2=(l2_load + prediction.l2_store_bytes_per_lup) / (device.l2.bandwidth_gb_s * GIGA),
+        dram=(dram_load + dram_store) * sectors / (dram_gb_s * GIGA),
+        l1_wavefront_cycles=costs.cycles_per_lup, l1_requests_per_lup=costs.requests_per_lup,
+        drain_cycles=drain, requests_limited=first_level(device).models_misses,
+        dispatch=params.block_dispatch_s / (lups_per_block * device.sms) if lups_per_block > 0 else 0.0,
+        sm_hz=sm_hz, launch_overhead_s=params.launch_overhead_s, lups=math.prod(info.launch.domain), l1=costs,
+        l2_load_bytes_per_lup=l2_load, l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
+        dram_load_bytes_per_lup=dram_load, dram_store_bytes_per_lup=dram_store, dram_sector_cost=sectors,
+        dram_bandwidth_gb_s=dram_gb_s)
+
+
+def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float) -> tuple[float, dict[str, float], float, str]:
+    """Seconds per lattice update of one launch (launch overhead included), the time components
+    (:data:`COMPONENTS`, seconds per lup), the first-level cycles per lup and SM, and the limiter:
+    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch)`` plus the launch overhead per lup."""
+    requests = c.l1_requests_per_lup / requests_per_cycle if c.requests_limited else 0.0
+    l1_cycles = max(c.l1_wavefront_cycles, requests)
+    t = dict(zip(COMPONENTS, (c.fp, (l1_cycles + c.drain_cycles) / c.sm_hz, c.l2, c.dram)))
+    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], c.dispatch)
     limiter = max(COMPONENTS, key=lambda k: t[k])
-    if limiter == "l1" and requests > costs.cycles_per_lup:
+    if c.dispatch > t[limiter]:
+        limiter = "dispatch"
+    elif limiter == "l1" and requests > c.l1_wavefront_cycles:
         limiter = "l1_requests"
+    return body + c.launch_overhead_s / c.lups, t, l1_cycles, limiter
+
+
+def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
+    """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
+    c = overlap_components(prediction, params)
+    seconds, t, l1_cycles, limiter = combine(c, params.overlap_exponent, params.miss_requests_per_cycle)
     return OverlapResult(
-        lups_per_s=1.0 / seconds if seconds > 0 else math.inf, seconds_per_lup=t, limiter=limiter, l1=costs,
-        l1_cycles_per_lup=l1_cycles, drain_cycles_per_lup=drain, l2_load_bytes_per_lup=l2_load,
-        l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup, dram_load_bytes_per_lup=dram_load,
-        dram_store_bytes_per_lup=dram_store, overlap_exponent=params.overlap_exponent)
+        lups_per_s=1.0 / seconds if seconds > 0 else math.inf, seconds_per_lup=t, limiter=limiter, l1=c.l1,
+        l1_cycles_per_lup=l1_cycles, drain_cycles_per_lup=c.drain_cycles, l2_load_bytes_per_lup=c.l2_load_bytes_per_lup,
+        l2_store_bytes_per_lup=c.l2_store_bytes_per_lup, dram_load_bytes_per_lup=c.dram_load_bytes_per_lup,
+        dram_store_bytes_per_lup=c.dram_store_bytes_per_lup, overlap_exponent=params.overlap_exponent,
+        dram_sector_cost=c.dram_sector_cost, dispatch_seconds_per_lup=c.dispatch,
+        launch_overhead_s=c.launch_overhead_s, dram_bandwidth_gb_s=c.dram_bandwidth_gb_s)

@@ -29,7 +29,7 @@ TABLE = "overlap"
 #: :data:`MISS_REQUESTS_PER_CYCLE`: least mean absolute percentage error of the rates of the 160
 #: timed H200 configurations (``fits/data/H200/``; 3.46 and 0.619, rounded), with the drain fixed
 #: at the documented DRAM latency. Between 3 and 4 the error changes by less than 0.3 points.
-OVERLAP_EXPONENT = 3.5
+OVERLAP_EXPONENT = 2.5
 
 #: L1 -> L2 line requests the L1TEX miss stage sends per cycle and SM. Fitted with
 #: :data:`OVERLAP_EXPONENT` on the same timings; the blocks one thread wide in x, whose every lane
@@ -39,7 +39,16 @@ OVERLAP_EXPONENT = 3.5
 #: many misses there and puts the rate near one request per cycle). The request path is
 #: documented (Nsight Compute Kernel Profiling Guide, L1TEX miss stage; metric
 #: ``l1tex__m_l1tex2xbar_req``), its rate is not.
-MISS_REQUESTS_PER_CYCLE = 0.62
+MISS_REQUESTS_PER_CYCLE = 0.7
+
+#: DRAM sector transfers of a sector that a block row covers only in part (:mod:`warpspeed.memory.sectors`):
+#: a load reads it for this block alone (1), a store reads, merges and writes it back for this
+#: block (2: HBM with ECC writes whole sectors, so a partial write is a read-modify-write). Not fitted:
+#: the mechanism's counts; checked against 124 multi-array copies timed on an H200 (their mean, 1.5,
+#: gives 7.9 % mean error on the bandwidth by block width; ``fits/data/H200/mech-segments.csv``) and
+#: against the DRAM counters of four profiled copies (``fits/data/H200/copy19-pull.ncu.csv``).
+PARTIAL_SECTOR_LOAD_COST = 1.0
+PARTIAL_SECTOR_STORE_COST = 2.0
 
 #: Scale of the L1 capacity in the L1 capacity-miss curve's oversubscription (see
 #: :func:`l1_capacity_oversubscription`): the curve was fitted on an A100 with 192 KiB of L1 at
@@ -62,6 +71,10 @@ class OverlapParams:
         drain_cycles: cycles of one wave of blocks that no other block overlaps: the memory
             latency of its last loads (the pointer-chase DRAM latency at the device's clock,
             :func:`_drain_cycles`).
+        partial_sector_load_cost, partial_sector_store_cost: DRAM sector transfers of a sector a
+            block row loads or stores only in part (NVIDIA; 1 and 1 turn the mechanism off).
+        block_dispatch_s: seconds the block scheduler takes per block and SM.
+        launch_overhead_s: seconds per launch before the first block runs (0: none known).
         fitted: the constants fitted on measurements of the 25-point stencil on the H200
             (``fits/data/H200/``): the defaults of this module, and what the device file's
             ``[overlap]`` table gives (its comments say on what).
@@ -71,6 +84,10 @@ class OverlapParams:
     miss_requests_per_cycle: float
     l2_layer_bytes: float | None
     drain_cycles: float
+    partial_sector_load_cost: float = 1.0
+    partial_sector_store_cost: float = 1.0
+    block_dispatch_s: float = 0.0
+    launch_overhead_s: float = 0.0
     fitted: tuple[str, ...] = ()
 
 
@@ -108,8 +125,21 @@ def _drain_cycles(device: "Device", table: Mapping) -> float:
                           f"[{TABLE}] latencies_from = \"<a measured part of the same family>\"") from None
 
 
+def _launch_cost(device: "Device") -> tuple[float, float]:
+    """(block dispatch seconds per block and SM, launch overhead seconds) from the stored launch fit
+    (``fits/kernel-launch.toml``: gpu-benches gpu-small-kernels of several parts; the dispatch time
+    is one value for every part). The overhead is that of the measured part the device's
+    ``[interval] launch_overhead_part`` names, else 0 (no launch cost known)."""
+    from warpspeed.interval.params import launch_constants
+
+    constants = launch_constants()
+    part = (device.tables.get("interval") or {}).get("launch_overhead_part")
+    return constants.block_dispatch_s, constants.overhead_s.get(part, 0.0) if isinstance(part, str) else 0.0
+
+
 #: The keys an ``[overlap]`` table may give.
-KEYS = ("overlap_exponent", "miss_requests_per_cycle", "l2_layer_bytes", "drain_cycles", "latencies_from")
+KEYS = ("overlap_exponent", "miss_requests_per_cycle", "l2_layer_bytes", "drain_cycles", "latencies_from",
+        "partial_sector_load_cost", "partial_sector_store_cost")
 
 
 def overlap_params(device: "Device") -> OverlapParams:
@@ -130,10 +160,16 @@ def overlap_params(device: "Device") -> OverlapParams:
     fitted = [name for name, key in defaults if key not in table]
     fitted += ["L2 capacity of the layer conditions"] if "l2_layer_bytes" in table else []
     drain = number("drain_cycles")
+    nvidia = device.vendor == "nvidia"
+    dispatch, overhead = _launch_cost(device)
     return OverlapParams(
         overlap_exponent=number("overlap_exponent") or OVERLAP_EXPONENT,
         miss_requests_per_cycle=number("miss_requests_per_cycle") or MISS_REQUESTS_PER_CYCLE,
         l2_layer_bytes=number("l2_layer_bytes"),
         drain_cycles=drain if drain is not None else _drain_cycles(device, table),
+        partial_sector_load_cost=number("partial_sector_load_cost") or (PARTIAL_SECTOR_LOAD_COST if nvidia else 1.0),
+        partial_sector_store_cost=number("partial_sector_store_cost") or (PARTIAL_SECTOR_STORE_COST if nvidia else 1.0),
+        block_dispatch_s=dispatch if nvidia else 0.0,
+        launch_overhead_s=overhead,
         fitted=tuple(fitted),
     )
