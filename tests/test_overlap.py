@@ -41,9 +41,10 @@ def test_copy_on_the_a100_by_hand(a100):
     2; the store 2 wavefronts: 4 / 32 = 0.125 cycles per lup; requests 2 + 2 lines per warp, 0.125
     per lup at the request rate. Wave end: 8 blocks of 256 threads per SM (2048 threads), the
     A100's latencies 37 + 224 + 290 = 551 cycles (its [interval] table) over 2048 lups. Rows of
-    2 KiB from 256-byte aligned arrays: no partly covered sector. 8 resident blocks per SM: DRAM
-    at min(curve peak, bytes in flight / curve latency), 16 B in flight per thread (one load and
-    one store) x 2048 threads x 108 SMs. Block dispatch 81.68 ns per block and SM over 256 lups x
+    2 KiB from 256-byte aligned arrays: no partly covered sector. 8 resident blocks per SM: the
+    DRAM curve's smooth minimum of its peak B and bytes in flight / latency with the exponent
+    sharpened 8 / 2 times, 16 B in flight per thread (one load and one store) x 2048 threads x
+    108 SMs. Block dispatch 81.68 ns per block and SM over 256 lups x
     108 SMs; launch overhead of the A100 (kernel-launch.toml) over the 2^24 lups."""
     fields = (Field("src", 8, (N,)), Field("dst", 8, (N,)))
     p = Predictor(Kernel("copy", fields, (load("src", X), store("dst", X)), (N, 1, 1)), a100).predict((256, 1, 1))
@@ -58,7 +59,9 @@ def test_copy_on_the_a100_by_hand(a100):
     assert r.dram_sector_cost == 1.0
     l1 = (4 / 32 / MISS_REQUESTS_PER_CYCLE + drain / 2048) / (dev["sms"] * dev["clock_ghz"] * 1e9)
     in_flight = 16 * 2048 * dev["sms"]
-    bandwidth = min(dev["dram_curve_peak_gb_s"], in_flight / (dev["dram_curve_latency_ns"] * 1e-9) / 1e9)
+    peak, sharpness = dev["dram_curve_peak_gb_s"], dev["dram_curve_sharpness"] * 8 / 2
+    x = in_flight / (dev["dram_curve_latency_ns"] * 1e-9) / 1e9 / peak
+    bandwidth = peak / (1 + x ** -sharpness) ** (1 / sharpness)
     assert r.dram_bandwidth_gb_s == pytest.approx(bandwidth)
     dram = 16 / (bandwidth * 1e9)
     l2_table = next(level for level in table["memory"] if level["scope"] == "device")

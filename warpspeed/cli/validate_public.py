@@ -29,6 +29,10 @@ VALIDATE_COLUMNS = (
 
 #: Columns of the time-model table: MAPE % per model (docs/compare.md).
 MODEL_COLUMNS = (Column("dataset", justify="left", wraps=True), *(Column(f"{m}\nMAPE %") for m in TIME_MODELS))
+#: Columns of the table of kernels the model was not fitted on.
+TRANSFER_COLUMNS = (Column("kernel", justify="left"), Column("points"), Column("MAPE\n%"), Column("median\npred/meas"),
+                    Column("Spearman"), Column("best\nshare"), Column("in-sample\nMAPE %"),
+                    Column("left out\nMAPE %"))
 #: Columns of the real GPU's table: per time model, its figures on the timed configurations.
 REAL_COLUMNS = (Column("model", justify="left"), Column("MAPE\n%"), Column("median\npred/meas"),
                 Column("Spearman"), Column("best predicted", justify="left"), Column("its share\nof best"))
@@ -46,7 +50,9 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
 
     First the real GPU: the 25-point stencil's 160 configurations timed on an H200 with every time
     model (MAPE, Spearman, the measured share of each model's best configuration), the volumes of
-    its three Nsight Compute profiles and its board-power soaks (needs the pystencils workloads).
+    its three Nsight Compute profiles and its board-power soaks (needs the pystencils workloads);
+    then five more kernels timed on the same H200 with the overlap model, its two fitted constants
+    in-sample and with each kernel left out of the fit, and two mechanism microbenchmarks.
     Then the public microbenchmarks: the A100 gpu-strides rows (L1 cycles and wavefront counters per
     warp load), the gpu-stream sweeps (DRAM bandwidth against occupancy, per device) and the
     gpu-l2-cache sweeps (the device files' L2 bandwidth and effective capacity), the power families
@@ -57,6 +63,7 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
     from warpspeed.files.output import check_output_path
     from warpspeed.validation.public import public_accuracy
     from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown, summary_rows, time_model_rows
+    from warpspeed.validation.kernel_transfer import transfer_caption, transfer_document, transfer_rows
     from warpspeed.validation.real_gpu import real_gpu_caption, real_gpu_document, real_gpu_rows
 
     targets = [Path(out_path)] if out_path else []
@@ -64,13 +71,16 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
         targets.append(check_output_path(DOCS_PATH, "accuracy page", create_parents=True))
     datasets = public_accuracy()
     real = _real_gpu()
+    kernels = _kernel_transfer()
     if targets:
-        text = accuracy_markdown(datasets, real)
+        text = accuracy_markdown(datasets, real, kernels)
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
     if as_json:
-        click.echo(json_text({"real_gpu": real_gpu_document(real) if real is not None else None, "datasets": [{
+        click.echo(json_text({"real_gpu": real_gpu_document(real) if real is not None else None,
+                              "kernel_transfer": transfer_document(kernels) if kernels is not None else None,
+                              "datasets": [{
             "group": ds.group, "dataset": ds.name, "unit": ds.unit, "points": len(ds.points),
             "mape_percent": ds.mape_percent, "worst_error_percent": ds.worst.error_percent,
             "worst_point": ds.worst.label, "mape_bound_percent": ds.mape_bound_percent,
@@ -84,6 +94,10 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
             table, _ = fitted_table(out, REAL_COLUMNS, real_gpu_rows(real), wide)
             print_fitted(out, table, f"Real GPU: {real.kernel} on an {real.device}, {len(real.models[0].points)} "
                          "timed configurations", [real_gpu_caption(real)])
+        if kernels is not None:
+            table, _ = fitted_table(out, TRANSFER_COLUMNS, transfer_rows(kernels), wide)
+            print_fitted(out, table, f"Kernels the model was not fitted on ({kernels.device}): the overlap model",
+                         [transfer_caption(kernels)])
         table, dropped = fitted_table(out, VALIDATE_COLUMNS, summary_rows(datasets), wide)
         caption = ["Errors: 100 (model - measured) / measured. Data: te42kyfo/gpu-benches, stored under "
                    "fits/data/public/, and FluidX3D's published D3Q19 rates (docs/accuracy.md names each file and commit)."]
@@ -99,6 +113,19 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
                           "docs/compare.md."])
     if not all(ds.within_bounds for ds in datasets) or (real is not None and not real.within_criteria):
         sys.exit(EXIT_OUT_OF_BOUNDS)
+
+
+def _kernel_transfer():
+    """The kernels the model was not fitted on, or ``None`` (with a note on stderr) without the
+    pystencils workloads."""
+    from warpspeed.errors import WarpspeedError
+    from warpspeed.validation.kernel_transfer import kernel_transfer
+
+    try:
+        return kernel_transfer()
+    except WarpspeedError as exc:
+        click.echo(f"note: the kernels beyond the fitted one are not compared: {exc}", err=True)
+        return None
 
 
 def _real_gpu():

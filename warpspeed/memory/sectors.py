@@ -9,11 +9,11 @@ Measured on an NVIDIA H200 (``fits/data/H200/``), such a shared sector is not sh
   writes 1.78x the compulsory DRAM volume (Nsight Compute ``dram__bytes_read.sum``,
   ``dram__bytes_write.sum``; the L2 volumes are as the block-level model counts them), and the same
   kernel in blocks 128 wide moves 1.07x and 1.02x;
-* the DRAM bandwidth of multi-array copies (1-38 arrays, shifted or not, tall or cubic blocks,
-  4- and 8-byte elements) falls with the block's row width as the sector count of this module
-  predicts with each partly covered sector read once for the block that loads it (cost 1) and read,
-  merged and written back for each block that stores into it (cost 2: HBM with ECC writes whole
-  sectors, so a partial write is a read-modify-write): 7.9 % mean error over 124 rows.
+* the DRAM bandwidth of multi-array copies (4-38 arrays, tall or cubic blocks, 4- and 8-byte
+  elements) falls with the block's row width as the sector count of this module predicts with
+  each partly covered sector read once for the block that loads it (cost 1) and read, merged and
+  written back for each block that stores into it (cost 2: HBM with ECC writes whole sectors, so a
+  partial write is a read-modify-write): 6.8 % mean error over 95 rows.
 
 :func:`sector_cost` gives, for one field and one kind of access (loads or stores), the DRAM
 sector transfers per byte the block row touches, relative to whole sectors:

@@ -5,35 +5,36 @@ The roofline of Ernst et al. (JPDC 2023) takes the minimum of four limits, which
 FP units, the L1, the L2 and DRAM all work in parallel without getting in each other's way. Timed
 on an NVIDIA H200 (the paper's 168 configurations of the 25-point star stencil), the kernels the
 roofline calls DRAM-bound reach only 1.7-2.2 TB/s of DRAM bandwidth while the L1 is busy 72-86 %
-of the cycles: the roofline is 1.33x too fast at the median. Four mechanisms, each with its
-evidence in the Nsight Compute profiles or the timings, and nothing else:
+of the cycles: the roofline is 1.33x too fast at the median. Seven mechanisms, each with its
+evidence in Nsight Compute profiles, timings or a microbenchmark that isolates it (``docs/overlap.md``):
 
 1. **L1 misses cost data-stage wavefronts** (:mod:`warpspeed.memory.l1_misses`): one more
-   wavefront per missing cache line. Counter per lup, measured / this model: 2.27 / 2.41,
-   2.02 / 2.03, 1.67 / 1.81 (the roofline's bank rule: 1.38, 1.63, 1.38).
+   wavefront per missing cache line.
 2. **The miss stage sends a limited number of L2 requests per cycle** (one per missing line,
-   :data:`~warpspeed.overlap.params.MISS_REQUESTS_PER_CYCLE` per SM): blocks one thread wide,
-   whose every lane misses in its own line, run at this rate.
-3. **A wave of blocks ends with a latency nobody hides.** The resident blocks of an SM start
-   together and end together; the last loads of a wave wait one memory latency (the
-   pointer-chase DRAM latency, :attr:`~warpspeed.overlap.params.OverlapParams.drain_cycles`)
-   with nothing else to issue. Per lup that is ``drain / (blocks per SM x lups per block)``:
-   the unfolded 32-wide blocks (1024 lups per block) lose 0.36 cycles per lup of ~2.6,
-   the folded ones half of that.
+   :data:`~warpspeed.overlap.params.MISS_REQUESTS_PER_CYCLE` per SM).
+3. **A wave of blocks ends with a latency nobody hides**: ``drain / (blocks per SM x lups per
+   block)`` cycles per lup, ``drain`` the pointer-chase DRAM latency.
 4. **The first level and DRAM overlap imperfectly**: their times combine as a smooth maximum,
-   ``(t_L1^p + t_DRAM^p)^(1/p)`` (:data:`~warpspeed.overlap.params.OVERLAP_EXPONENT`); among
-   configurations with the same L1 work, those that move more DRAM bytes run slower although
-   DRAM is far from its bandwidth (18 B/lup: 130-134 Glup/s, 22 B/lup: 126).
+   ``(t_L1^p + t_DRAM^p)^(1/p)`` (:data:`~warpspeed.overlap.params.OVERLAP_EXPONENT`).
+5. **A sector a block row covers only in part is not shared in DRAM** (:mod:`warpspeed.memory.sectors`):
+   the DRAM time prices each row by its sectors, a partly covered one at one transfer for a load
+   and two for a store (:func:`dram_sector_cost`).
+6. **Resident blocks overlap each other's start and end**: the Little's-law knee sharpens with the
+   resident blocks per SM (:func:`launch_dram_gb_s`).
+7. **Blocks are dispatched at a limited rate and launches cost a fixed time** (the stored launch fit).
 
-Time per lup = max(smooth max(t_L1, t_DRAM), t_L2, t_FP) with
+Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch) with
 
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
 * ``t_L2 = (L2 -> L1 load + L1 -> L2 store bytes) / L2 bandwidth``, with the L1 capacity misses
   of the L1 curve at the L1's full capacity (:func:`l1_capacity_oversubscription`);
-* ``t_DRAM = DRAM bytes / the achievable DRAM bandwidth`` of the launch (as the roofline), with
-  the layer conditions evaluated at ``l2_layer_bytes`` where the device file gives it;
-* ``t_FP`` the roofline's FP limit.
+* ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``, with the layer conditions
+  evaluated at ``l2_layer_bytes`` where the device file gives it;
+* ``t_FP`` the roofline's FP limit; ``t_dispatch`` the block dispatch time per lup.
+
+:func:`overlap_components` computes every component once; :func:`combine` turns them into a time
+for given constants (:mod:`warpspeed.calibration.overlap_fit` refits the two fitted ones that way).
 """
 
 from __future__ import annotations
@@ -218,20 +219,33 @@ def _sector_factor(prediction: "Prediction", dram: "DramVolumes", params: Overla
     return dram_sector_cost(prediction, loads, stores, params) * priced / total
 
 
+#: Resident blocks per SM of the gpu-stream runs the Little's-law curve was fitted on (the benchmark
+#: forces two with shared-memory padding; gpu-benches gpu-stream, the files' ``blocks_per_sm``).
+CURVE_BLOCKS_PER_SM = 2
+
+
 def launch_dram_gb_s(prediction: "Prediction") -> float:
-    """The DRAM bandwidth of the launch (GB/s). With one resident block per SM: the achievable
-    bandwidth of the Little's-law curve (fitted on gpu-stream, whose launches hold one block per SM:
-    each block's start and end leave the SM with fewer bytes in flight than the steady state). With
-    two or more resident blocks per SM, their starts and ends overlap and the SM keeps its bytes in
-    flight: Little's law without the curve's soft knee, ``min(B, bytes in flight / L)`` with the
-    curve's peak ``B`` and latency ``L`` (the device file's ``dram_curve_*``). Measured on an H200
-    (``fits/data/H200/mech-stream.csv``, a copy in blocks of 256-1024 threads at 2-8 resident
-    blocks per SM): 3.3-3.8 TB/s where the soft curve gives 3.0 TB/s."""
+    """The DRAM bandwidth of the launch (GB/s): the achievable bandwidth of the Little's-law curve,
+    with the curve's knee sharpened by the resident blocks per SM.
+
+    The curve (device file ``dram_curve_*``: peak ``B``, latency ``L``, sharpness ``p``) was fitted
+    on gpu-stream, which holds two blocks per SM; its soft knee is the SM's ramp into and out of each
+    block, when fewer bytes are in flight than in the steady state. With ``k`` resident blocks the
+    other ``k - 1`` blocks cover one block's ramp, so the knee sharpens: exponent ``p x max(1, k /
+    2)``, and the peak ``B`` is reached where the curve fitted on two blocks stays below it.
+    Measured on an H200 (``fits/data/H200/mech-stream.csv``: a one-cell-per-thread copy): 3.6-3.8 TB/s
+    at 4 and 8 blocks of 512 and 256 threads, where two-block curve gives 3.0 TB/s; this rule gives
+    3.65 and 3.87 TB/s. At one or two blocks the launch keeps the fitted curve (and its cap, the
+    device's sustained bandwidth)."""
+    from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth
+
     bandwidth, device = prediction.dram_bandwidth, prediction.device
-    if prediction.launch.occupancy.blocks_per_sm < 2 or not device.has_dram_curve or bandwidth.bytes_in_flight <= 0:
+    k = prediction.launch.occupancy.blocks_per_sm
+    if k <= CURVE_BLOCKS_PER_SM or not device.has_dram_curve or bandwidth.bytes_in_flight <= 0:
         return bandwidth.achievable_gb_s
-    little = bandwidth.bytes_in_flight / (device.dram_curve_latency_ns * NANO) / GIGA
-    return min(device.dram_curve_peak_gb_s, little)
+    sharper = BandwidthParams(device.dram_curve_peak_gb_s, device.dram_curve_latency_ns,
+                              device.dram_curve_sharpness * k / CURVE_BLOCKS_PER_SM)
+    return float(achievable_bandwidth(bandwidth.bytes_in_flight, sharper))
 
 
 def overlap_components(prediction: "Prediction", params: OverlapParams) -> OverlapComponents:

@@ -2,9 +2,10 @@
 
 A device file may override any of them in an ``[overlap]`` table; every other NVIDIA device takes
 the defaults below. Documented constants come from vendor documentation or published
-microbenchmarks; fitted ones say what they were fitted on (all on one data set: the 168 launch
-configurations of the 25-point star stencil, 640x512x512, double, timed on an NVIDIA H200 and
-profiled with Nsight Compute, ``fits/data/H200/``).
+microbenchmarks; fitted ones say what they were fitted on: six kernels timed on an NVIDIA H200
+(``fits/data/H200/``: the 25-point star stencil in double and float, the 7-point star, the 2D
+5-point star, the 27-point box and a 19-array shifted copy), with each kernel's error when it is
+left out of the fit reported by ``warpspeed validate`` (:mod:`warpspeed.validation.kernel_transfer`).
 """
 
 from __future__ import annotations
@@ -26,27 +27,27 @@ TABLE = "overlap"
 #: Exponent p of the smooth maximum that combines the first level's time and the DRAM time,
 #: ``(t_L1^p + t_DRAM^p)^(1/p)``. p -> infinity is the roofline's perfect overlap; p = 1 is no
 #: overlap at all (the non-overlapping transfers of the ECM model). Fitted together with
-#: :data:`MISS_REQUESTS_PER_CYCLE`: least mean absolute percentage error of the rates of the 160
-#: timed H200 configurations (``fits/data/H200/``; 3.46 and 0.619, rounded), with the drain fixed
-#: at the documented DRAM latency. Between 3 and 4 the error changes by less than 0.3 points.
-OVERLAP_EXPONENT = 2.5
+#: :data:`MISS_REQUESTS_PER_CYCLE` on six H200 kernels (474 timed configurations, module docstring):
+#: the least mean of the kernels' MAPEs on the grid of :mod:`warpspeed.calibration.overlap_fit`.
+#: With each kernel left out of the fit the exponent is 3.0-4.0 and the left-out kernel's MAPE
+#: changes by at most 4.7 points (box3d-r1).
+OVERLAP_EXPONENT = 3.0
 
 #: L1 -> L2 line requests the L1TEX miss stage sends per cycle and SM. Fitted with
-#: :data:`OVERLAP_EXPONENT` on the same timings; the blocks one thread wide in x, whose every lane
-#: misses in a line of its own, bind it: they run at 0.50-0.55 counted requests per cycle and SM
-#: whatever their shape and folding. The fitted rate also absorbs the error of the L1
-#: capacity-miss curve on such blocks (a block-level LRU simulation of the L1 counts up to twice as
-#: many misses there and puts the rate near one request per cycle). The request path is
-#: documented (Nsight Compute Kernel Profiling Guide, L1TEX miss stage; metric
-#: ``l1tex__m_l1tex2xbar_req``), its rate is not.
+#: :data:`OVERLAP_EXPONENT` on the same six kernels (with each left out: 0.7-0.8); the blocks one
+#: thread wide in x, whose every lane misses in a line of its own, bind it. The fitted rate also
+#: absorbs the error of the L1 capacity-miss curve on such blocks (a block-level LRU simulation of
+#: the L1 counts up to twice as many misses there). The request path is documented (Nsight Compute
+#: Kernel Profiling Guide, L1TEX miss stage; metric ``l1tex__m_l1tex2xbar_req``), its rate is not.
 MISS_REQUESTS_PER_CYCLE = 0.7
 
 #: DRAM sector transfers of a sector that a block row covers only in part (:mod:`warpspeed.memory.sectors`):
 #: a load reads it for this block alone (1), a store reads, merges and writes it back for this
 #: block (2: HBM with ECC writes whole sectors, so a partial write is a read-modify-write). Not fitted:
-#: the mechanism's counts; checked against 124 multi-array copies timed on an H200 (their mean, 1.5,
-#: gives 7.9 % mean error on the bandwidth by block width; ``fits/data/H200/mech-segments.csv``) and
-#: against the DRAM counters of four profiled copies (``fits/data/H200/copy19-pull.ncu.csv``).
+#: the mechanism's counts; checked against 95 multi-array copies timed on an H200 (the bandwidth by
+#: block width within 6.8 % on average; ``fits/data/H200/mech-segments.csv``,
+#: :func:`warpspeed.validation.kernel_transfer.segments_check`) and against the DRAM counters of four
+#: profiled copies (``fits/data/H200/copy19-pull.ncu.csv``).
 PARTIAL_SECTOR_LOAD_COST = 1.0
 PARTIAL_SECTOR_STORE_COST = 2.0
 
@@ -129,12 +130,17 @@ def _launch_cost(device: "Device") -> tuple[float, float]:
     """(block dispatch seconds per block and SM, launch overhead seconds) from the stored launch fit
     (``fits/kernel-launch.toml``: gpu-benches gpu-small-kernels of several parts; the dispatch time
     is one value for every part). The overhead is that of the measured part the device's
-    ``[interval] launch_overhead_part`` names, else 0 (no launch cost known)."""
+    ``[interval] launch_overhead_part`` names, else the median over the measured parts (1.3-2.3 us:
+    the launch path is the driver's and the front end's, alike across recent NVIDIA parts)."""
+    from statistics import median
+
     from warpspeed.interval.params import launch_constants
 
     constants = launch_constants()
     part = (device.tables.get("interval") or {}).get("launch_overhead_part")
-    return constants.block_dispatch_s, constants.overhead_s.get(part, 0.0) if isinstance(part, str) else 0.0
+    if isinstance(part, str) and part in constants.overhead_s:
+        return constants.block_dispatch_s, constants.overhead_s[part]
+    return constants.block_dispatch_s, median(constants.overhead_s.values())
 
 
 #: The keys an ``[overlap]`` table may give.
@@ -170,6 +176,6 @@ def overlap_params(device: "Device") -> OverlapParams:
         partial_sector_load_cost=number("partial_sector_load_cost") or (PARTIAL_SECTOR_LOAD_COST if nvidia else 1.0),
         partial_sector_store_cost=number("partial_sector_store_cost") or (PARTIAL_SECTOR_STORE_COST if nvidia else 1.0),
         block_dispatch_s=dispatch if nvidia else 0.0,
-        launch_overhead_s=overhead,
+        launch_overhead_s=overhead if nvidia else 0.0,
         fitted=tuple(fitted),
     )

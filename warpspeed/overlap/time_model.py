@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
 class OverlapModel(TimeModelBase):
     """The roofline's volumes with the L1's miss wavefronts and request rate, the unhidden latency
-    at the end of each wave of blocks, and a smooth maximum of the first-level and DRAM times;
-    its rows carry its own four limits. No options."""
+    at the end of each wave of blocks, a smooth maximum of the first-level and DRAM times, the DRAM
+    cost of partly covered sectors, the knee of resident blocks, block dispatch and launch
+    overhead; its rows carry its own four limits. No options."""
 
     name = "overlap"
     own_limits = True

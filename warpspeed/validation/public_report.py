@@ -8,10 +8,15 @@ with a fresh one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from warpspeed.validation.datasets import DatasetAccuracy
 from warpspeed.validation.real_gpu import RealGpuAccuracy, real_gpu_markdown
+
+if TYPE_CHECKING:
+    from warpspeed.validation.kernel_transfer import KernelTransfer
 from warpspeed.validation.transfer_report import transfer_markdown
 
 #: Path of the page, relative to the repository root.
@@ -191,12 +196,18 @@ def time_model_rows(datasets: Sequence[DatasetAccuracy]) -> list[list[str]]:
             for what, by_model in table.items()]
 
 
-def accuracy_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None = None) -> str:
+def accuracy_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None = None,
+                      kernels: "KernelTransfer | None" = None) -> str:
     """The whole page (Markdown, ending in one newline); ``real``: the section on the real GPU's
-    measurements (:mod:`warpspeed.validation.real_gpu`), when they could be predicted."""
+    measurements (:mod:`warpspeed.validation.real_gpu`), when they could be predicted; ``kernels``:
+    the kernels the model was not fitted on (:mod:`warpspeed.validation.kernel_transfer`)."""
+    from warpspeed.validation.kernel_transfer import transfer_markdown as kernels_markdown
+
     lines = [_INTRO]
     if real is not None:
         lines += [real_gpu_markdown(real)]
+    if kernels is not None:
+        lines += [kernels_markdown(kernels)]
     lines += ["## Summary", ""]
     lines += _table(("group", "dataset", "points", "MAPE %", "worst", "worst point", "bound MAPE / worst %",
                      "within"), summary_rows(datasets))
