@@ -149,14 +149,14 @@ def _launch(device: Device) -> Component | None:
 
 
 def _overlap(device: Device) -> Component:
-    """The overlap model's fitted constants: the exponent and (NVIDIA) the request rate on the
-    H200's stencil timings; the H200's own L2 capacity of the layer conditions on its profiles."""
+    """The overlap model's fitted constants: the exponent and (NVIDIA) the request rate on six
+    kernels timed on the H200; the H200's own L2 capacity of the layer conditions on its profiles."""
     from warpspeed.overlap.params import TABLE
 
     own = device.name == OVERLAP_FITTED_ON
     layers = "l2_layer_bytes" in (device.tables.get(TABLE) or {})
     what = "overlap constants" + (" and L2 layer capacity" if layers else "")
-    return Component(what, OVERLAP_FITTED_ON, "25-point stencil timings", own)
+    return Component(what, OVERLAP_FITTED_ON, "six kernels' timings", own)
 
 
 def calibration(device: Device, curves: "CapacityCurves | None" = None) -> Calibration:

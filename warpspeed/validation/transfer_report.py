@@ -140,11 +140,15 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "Nsight Compute Kernel Profiling Guide, checked against the H200's data-pipe counter); the "
         "wave-end latency, the pointer-chase DRAM latency of each part (gpu-latency) or of a part with "
         "the same SM and L2 (each device file says which); the L1 capacity curve's capacity scaled "
-        "linearly from the A100 it was fitted on.",
-        "the exponent of the smooth maximum of the L1 and DRAM times (3.5) and the L1 miss stage's "
-        "request rate (0.62 per cycle and SM), both on the H200's 160 timed stencil configurations and "
-        "used for every device; the H200's L2 capacity of the layer conditions (35.5 MiB) on two of its "
-        "profiles (`warpspeed/overlap/params.py` and the H200 file say so).",
+        "linearly from the A100 it was fitted on; the DRAM cost of partly covered sectors (one transfer "
+        "per loading block, a read-modify-write per storing block); the DRAM curve's knee by resident "
+        "blocks; the block dispatch time and launch overhead of the stored launch fit.",
+        "the exponent of the smooth maximum of the L1 and DRAM times (3) and the L1 miss stage's "
+        "request rate (0.7 per cycle and SM), both on six kernels timed on the H200 (474 configurations; "
+        "each kernel's error with the constants fitted on the other five is in the section \"Kernels the "
+        "model was not fitted on\") and used for every device; the H200's L2 capacity of the layer "
+        "conditions (35.5 MiB) on two of its profiles (`warpspeed/overlap/params.py` and the H200 file "
+        "say so).",
         [_sentence("On the H200's stencil timings (in-sample) {};", _real(real, "overlap")),
          _sentence("the roofline there: {}.", _real(real, "roofline")),
          _sentence("On the public whole kernels it fits nothing: MAPE {} on streaming kernels by occupancy",
