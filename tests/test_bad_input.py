@@ -615,3 +615,94 @@ def test_pytest_shows_its_summary_line():
 
     addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "-q" not in addopts.split()
+
+
+# --------------------------------------------------------------------------- files a command writes
+
+
+@pytest.mark.parametrize("content", ["my notes\n", "kernels = []\n", "a,b,c\n1,2,3\n", "\x00\xff"])
+@pytest.mark.parametrize("resume", [True, False])
+def test_study_never_replaces_a_foreign_file(tmp_path, content, resume):
+    """An output that exists and is not a study's own output is refused with and without
+    --no-resume, and left byte for byte as it was."""
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]').replace("out.csv", "notes.txt"))
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(content.encode("latin-1"))
+    line = assert_one_line_error(run(["study", str(toml), *([] if resume else ["--no-resume"])]), "notes.txt")
+    assert "not the output of a warpspeed study" in line
+    assert notes.read_bytes() == content.encode("latin-1")
+
+
+@pytest.mark.parametrize("output", ["s.toml", "./s.toml", "{dir}/s.toml"])
+def test_study_output_is_never_the_study_file(tmp_path, output):
+    toml = tmp_path / "s.toml"
+    text = STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]').replace("out.csv", output.format(dir=tmp_path))
+    toml.write_text(text)
+    for extra in ([], ["--no-resume"]):
+        assert_one_line_error(run(["study", str(toml), *extra]), "the study file itself")
+        assert toml.read_text() == text
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]'))
+    before = toml.read_text()
+    copy = tmp_path / "s.csv"
+    copy.write_text(before)  # --output naming a copy of a TOML file: foreign, refused
+    assert_one_line_error(run(["study", str(toml), "--output", str(copy), "--no-resume"]), "not the output")
+    assert toml.read_text() == before and copy.read_text() == before
+
+
+def test_study_replaces_its_own_output(tmp_path):
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]'))
+    assert run(["study", str(toml)]).exit_code == 0
+    first = (tmp_path / "out.csv").read_text()
+    assert run(["study", str(toml), "--no-resume"]).exit_code == 0
+    assert (tmp_path / "out.csv").read_text() == first
+
+
+def _fail_midway(monkeypatch, module: str, name: str) -> None:
+    """Make ``module.name`` raise after being called, as a failure half-way through a write."""
+    import importlib
+
+    target = importlib.import_module(module)
+    original = getattr(target, name)
+
+    def failing(*args, **kwargs):
+        original(*args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(target, name, failing)
+
+
+@pytest.mark.parametrize("args, out, fail", [
+    (["rank", *SMALL, "--csv", "{out}"], "r.csv", ("warpspeed.files.rows", "write_rows")),
+    (["rank", *SMALL, "--plot", "{out}"], "r.png", None),
+    (["rank", *SMALL, "--traces", "{out}"], "t.jsonl", ("warpspeed.cli.rank", "json_text")),
+    (["trace", *SMALL, "--out", "{out}"], "t.json", None),
+    (["predict", *SMALL, "--model", "pipeline", "--pipeline-out", "{out}"], "p.json", None),
+])
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_other(tmp_path, monkeypatch, args, out, fail):
+    """The old file stays byte for byte and nothing else (no temporary, no empty file) is left when
+    writing fails half-way; the write replaces it whole when it succeeds."""
+    target = tmp_path / out
+    target.write_bytes(b"previous good output\n")
+    argv = [a.format(out=target) for a in args]
+    if fail is None:  # fail inside the atomic writer, after the content was written
+        _fail_midway(monkeypatch, "os", "fsync")
+    else:
+        _fail_midway(monkeypatch, *fail)
+    result = run(argv)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert target.read_bytes() == b"previous good output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out]
+    monkeypatch.undo()
+    assert run(argv).exit_code == 0
+    assert target.read_bytes() != b"previous good output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out]
+
+
+def test_a_device_as_output_is_written_not_replaced():
+    """``--csv /dev/null`` writes to the device; it is never replaced by a regular file."""
+    import stat
+
+    assert run(["rank", *SMALL, "--csv", "/dev/null"]).exit_code == 0
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)

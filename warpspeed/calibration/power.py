@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.text import read_text
 from warpspeed.hardware.device import MHZ_PER_GHZ
 from warpspeed.hardware.ranges import FLOAT_RANGES
@@ -336,7 +337,7 @@ def write_family(result: FitResult, path: str | Path, name: str) -> Path:
     header = (f"# Power-model family {name!r}: fitted by `warpspeed power-fit` to {prov['runs']} runs of {prov['data']}\n"
               f"# on {prov['device']}; mean |error| {100 * result.mape:.2f} %, largest {100 * result.max_error:.2f} %.\n"
               "# Energies in joules, powers in watts; see warpspeed.power.params for the keys.\n")
-    p.write_text(header + tomli_w.dumps(result.family))
+    write_text_atomic(p, header + tomli_w.dumps(result.family))
     return p
 
 

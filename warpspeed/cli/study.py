@@ -27,7 +27,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
 from warpspeed.models import ENERGY_OBJECTIVE, ROOFLINE_MODEL, TIME_MODELS
 from warpspeed.studies.models import best_rows
-from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study
+from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study, require_not_study_file
 from warpspeed.studies.storage import stored_rows
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
 
@@ -145,6 +145,7 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
             raise WarpspeedError(f"--output has no study format suffix (got {output!r}); allowed: "
                                  f"{', '.join(OUTPUT_SUFFIXES)} (CSV or Parquet)")
         spec = replace(spec, output=Path(output), format=format_for(Path(output)))
+        require_not_study_file(spec.output, study_file)
     else:  # the study file's output: missing directories are created, as the journal does
         check_output_path(spec.output, "study output", create_parents=True)
     executor, client, in_flight = _executor(jobs, dask_address)

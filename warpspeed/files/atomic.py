@@ -10,7 +10,9 @@ command leaves neither a partial nor an empty file behind.
 
 The new file gets the permissions of the file it replaces, or those a plain ``open(path, "w")``
 would give (``0o666`` less the process umask). A symbolic link at the target is followed: the
-file it points to is replaced and the link stays.
+file it points to is replaced and the link stays. A target that exists and is not a regular file
+(a device such as ``/dev/null`` or ``/dev/stdout``, a named pipe) cannot be replaced and is written
+in place: replacing it would replace the device.
 """
 
 from __future__ import annotations
@@ -51,9 +53,13 @@ def atomic_output(path: str | Path, mode: str = "w", *, encoding: str | None = "
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_output writes with mode 'w' or 'wb', not {mode!r}")
     target = Path(os.path.realpath(path))
+    binary = mode == "wb"
+    if target.exists() and not target.is_file():  # a device or a pipe: written in place, never replaced
+        with open(target, mode, encoding=None if binary else encoding, newline=None if binary else newline) as fh:
+            yield fh
+        return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        binary = mode == "wb"
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else newline) as fh:
             yield fh
             fh.flush()

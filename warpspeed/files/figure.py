@@ -27,7 +27,11 @@ def new_figure(width_in: float, height_in: float) -> "Figure":
 
 
 def save_figure(fig: "Figure", path: str | Path, dpi: int = FIGURE_DPI) -> Path:
-    """Write ``fig`` to ``path`` in the format of its suffix; returns the path."""
+    """Write ``fig`` to ``path`` in the format of its suffix, whole or not at all
+    (:mod:`warpspeed.files.atomic`); returns the path."""
+    from warpspeed.files.atomic import atomic_output
+
     out = Path(path)
-    fig.savefig(out, dpi=dpi)
+    with atomic_output(out, "wb") as handle:
+        fig.savefig(handle, format=out.suffix.lstrip(".").lower() or None, dpi=dpi)
     return out

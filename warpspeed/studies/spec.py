@@ -21,6 +21,7 @@ the file's order). Each row carries a stable key (``kernel|device|domain|block|f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -192,7 +193,21 @@ def study_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".") -> Stud
     )
 
 
+def require_not_study_file(output: Path, study_file: str | Path) -> None:
+    """Refuse (one line) an output, or the journal beside it, that is the study file itself."""
+    for target in {output, output.with_name(output.name + JOURNAL_SUFFIX)}:
+        try:
+            same = target.exists() and os.path.samefile(target, study_file)
+        except OSError:
+            same = False
+        if same:
+            raise WarpspeedError(f"study: the output {str(target)!r} is the study file itself; "
+                                 "allowed: another file name (such as 'study.csv')")
+
+
 def load_study(path: str | Path) -> StudySpec:
-    """Read a study TOML file (see the module docstring for its keys)."""
+    """Read a study TOML file (see the module docstring for its keys); its output may not be the file itself."""
     p = Path(path)
-    return study_from_dict(read_toml(p, "study file", WarpspeedError), p.parent)
+    spec = study_from_dict(read_toml(p, "study file", WarpspeedError), p.parent)
+    require_not_study_file(spec.output, p)
+    return spec

@@ -7,7 +7,12 @@
   unreadable until its footer is written and would not survive a hard kill mid-study.
 * **Resume.** :func:`existing_rows` returns the rows already in the journal (or, when there is
   no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
-  before appending. A file whose columns are not a study's is refused, never overwritten.
+  before appending.
+* **Ownership.** A study writes only to a file that does not exist (or is empty) or that is a
+  study's own output: a CSV file whose first line is the header of a warpspeed study (the columns
+  ``key,kernel,device,domain_x,...`` of one of its model sets, :func:`warpspeed.studies.models.known_headers`),
+  or a Parquet file with those columns. Any other file (notes, the study's TOML file, a CSV of
+  other columns) is refused with one line, with or without resume, and is never changed.
 * **Models.** The columns follow the study's models (:func:`warpspeed.studies.models.study_columns`).
   Rows stored under another model set are never mixed with new ones: when the stored columns
   include every column now asked for (models removed), successful rows keep their values (the
@@ -57,8 +62,37 @@ Row = dict[str, str]
 
 def _foreign(path: Path) -> WarpspeedError:
     return WarpspeedError(
-        f"{str(path)!r} is not a warpspeed study file of this version (its columns differ); "
-        "run without resume (--no-resume) or choose another output")
+        f"{str(path)!r} exists and is not the output of a warpspeed study of this version (its first line is not a "
+        "study header); it is left as it is: choose another output, or move the file away")
+
+
+def _is_study_csv(path: Path) -> bool:
+    """Whether ``path`` is empty or starts with a study header (or a cut one)."""
+    with path.open("rb") as fh:
+        head = fh.read(max(map(len, _HEADER_LINES)))
+    return not head or any(line.startswith(head[:len(line)]) for line in _HEADER_LINES)
+
+
+def _is_study_parquet(path: Path) -> bool:
+    """Whether ``path`` is empty or a Parquet file with a study's columns."""
+    if path.stat().st_size == 0:
+        return True
+    pq = parquet_module()
+    try:
+        return tuple(pq.read_schema(path).names) in _HEADERS
+    except Exception:  # pyarrow raises ArrowInvalid/OSError for files that are not Parquet
+        return False
+
+
+def require_own_output(path: Path, parquet: bool = False) -> None:
+    """Refuse (one line) a file at ``path`` that a study may not replace: neither missing, empty,
+    nor a study's own output (module docstring, *Ownership*)."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise WarpspeedError(f"{str(path)!r} is not a regular file; allowed: a new file or a study's own output")
+    if not (_is_study_parquet(path) if parquet else _is_study_csv(path)):
+        raise _foreign(path)
 
 
 def _truncate_partial_line(path: Path) -> None:
@@ -268,6 +302,9 @@ def _adopt(columns: Sequence[str], rows: list[Row], wanted: Sequence[str]) -> St
 def existing_rows(spec: StudySpec, resume: bool) -> Stored:
     """Rows already finished (and prepare the journal for appending); ``resume=False`` deletes them."""
     journal = spec.journal_path
+    require_own_output(journal)
+    if spec.format == "parquet":
+        require_own_output(spec.output, parquet=True)
     if not resume:
         for p in {journal, spec.output}:
             if p.exists():

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.rows import record_cells, write_rows
 from warpspeed.launch.space import CONFIG_COLUMNS
 from warpspeed.files.text import read_text
@@ -79,7 +80,7 @@ def write_measurement_csv(path: str | Path, metadata: Mapping[str, Any], rows: S
     except WarpspeedError as exc:  # a row with an unknown column
         raise MeasurementError(str(exc)) from None
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(buf.getvalue(), encoding="utf-8")
+    write_text_atomic(p, buf.getvalue())
     return p
 
 
