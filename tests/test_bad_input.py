@@ -706,3 +706,70 @@ def test_a_device_as_output_is_written_not_replaced():
 
     assert run(["rank", *SMALL, "--csv", "/dev/null"]).exit_code == 0
     assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+# --------------------------------------------------------------------------- the models' device tables
+
+
+def table_file(tmp_path: Path, table: str, key: str, value: str) -> Path:
+    """The A100 file with ``key = value`` in its ``[table]`` (replaced where the key exists, added
+    otherwise; a missing table is added)."""
+    text = A100_FILE.read_text()
+    if f"[{table}]" in text and re.search(rf"(?m)^{key} = ", text[text.index(f"[{table}]"):]):
+        return device_file(tmp_path, {f"{table}.{key}": value})
+    text = text.replace(f"[{table}]\n", f"[{table}]\n{key} = {value}\n") if f"[{table}]" in text \
+        else text + f"\n[{table}]\n{key} = {value}\n"
+    path = tmp_path / "dev.toml"
+    path.write_text(text)
+    return path
+
+
+#: (table, key, value as TOML text): each is refused with a line naming the key.
+BAD_TABLE_VALUES = [
+    *[("interval", key, "0") for key in ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "fp64_latency")],
+    *[("interval", key, v) for key in ("int_latency", "l2_latency", "mshrs", "kll_k") for v in ("1e300", "-1")],
+    ("interval", "shared_load_latency", "1e-300"),
+    ("interval", "sfu_lanes_per_sm", "[16, 16]"),
+    ("interval", "issue_rate", "{ a = 1 }"),
+    ("interval", "fp32_latency", '"4"'),
+    ("interval", "tensor_cores_per_sm", "4.5"),
+    ("interval", "tensor_fma_per_clock_f16", "inf"),
+    ("interval", "launch_overhead_part", '"../x"'),
+    ("interval", "no_such_key", "1"),
+    ("overlap", "overlap_exponent", "0"),
+    ("overlap", "overlap_exponent", "1e300"),
+    ("overlap", "overlap_exponent", "0.5"),
+    ("overlap", "miss_requests_per_cycle", "1e-300"),
+    ("overlap", "l2_layer_bytes", "1e300"),
+    ("overlap", "l2_layer_bytes", "1e-300"),
+    ("overlap", "drain_cycles", "nan"),
+    ("overlap", "latencies_from", "[1]"),
+    ("power", "power_limit_w", "1e300"),
+    ("power", "power_limit_w", "1e-300"),
+    ("power", "reference_clock_mhz", "1e300"),
+    ("power", "reference_clock_mhz", "1"),
+    ("power", "constant_w", "-5"),
+    ("power", "dram_sector_j", "1"),
+    ("power", "family", "[1, 2]"),
+]
+
+
+@pytest.mark.parametrize("table, key, value", BAD_TABLE_VALUES, ids=[f"{t}.{k}={v}" for t, k, v in BAD_TABLE_VALUES])
+@pytest.mark.parametrize("command", ["predict", "devices-file"])
+def test_model_table_values_out_of_range(tmp_path, table, key, value, command):
+    """Each table is checked when the device loads, whatever the model: one line naming the key."""
+    path = table_file(tmp_path, table, key, value)
+    if command == "devices-file":
+        with pytest.raises(DeviceError, match=re.escape(key)) as info:
+            ws.load_device(path)
+        assert "\n" not in str(info.value) and f"[{table}]" in str(info.value) or "not a name" in str(info.value)
+        return
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), key)
+
+
+@pytest.mark.parametrize("table, key, value", [
+    ("interval", "mshrs", "0"), ("interval", "mshrs", "64"), ("overlap", "overlap_exponent", "1"),
+    ("overlap", "overlap_exponent", "100"), ("power", "constant_w", "0"), ("power", "reference_clock_mhz", "100"),
+])
+def test_model_table_range_ends_are_allowed(tmp_path, table, key, value):
+    assert ws.load_device(table_file(tmp_path, table, key, value)).tables[table][key] == float(value)

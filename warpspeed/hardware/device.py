@@ -19,14 +19,14 @@ from warpspeed.errors import DeviceError
 from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.caches import CacheLevel, check_hierarchy, parse_memory, with_instances
-from warpspeed.hardware.ranges import check_level, check_numbers, check_relations
+from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
 #: Megahertz per gigahertz.
 MHZ_PER_GHZ = 1000.0
-#: Fields that are not scalars: the memory levels (checked here) and the models' tables (checked
-#: by the code that reads them).
+#: Fields that are not scalars: the memory levels and the models' tables (checked here, by
+#: :mod:`warpspeed.hardware.ranges`).
 _TABLE_FIELDS = ("memory", "tables")
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
@@ -119,6 +119,7 @@ class Device:
         check_hierarchy(self.memory, self.name)
         for level in self.memory:
             check_level(level, self.name)
+        check_tables(self)
 
     @property
     def has_dram_curve(self) -> bool:
