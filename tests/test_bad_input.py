@@ -773,3 +773,66 @@ def test_model_table_values_out_of_range(tmp_path, table, key, value, command):
 ])
 def test_model_table_range_ends_are_allowed(tmp_path, table, key, value):
     assert ws.load_device(table_file(tmp_path, table, key, value)).tables[table][key] == float(value)
+
+
+# --------------------------------------------------------------------------- traces
+
+
+@pytest.fixture(scope="module")
+def trace_document():
+    from warpspeed.kernel.builtin import copy_kernel
+    from warpspeed.trace import build_trace
+
+    device = ws.load_device("A100-SXM4-40GB")
+    kernel = copy_kernel((64, 32, 16))
+    return build_trace(ws.Predictor(kernel, device).predict((32, 4, 2), (1, 1, 1))).as_json()
+
+
+#: (key path, value): each refused with a line naming the path.
+BAD_TRACE_NUMBERS = [
+    (("launch", "blocks_per_sm"), 10**9),
+    (("launch", "blocks_per_sm"), 1e9),
+    (("launch", "registers_per_thread"), 10**6),
+    (("roofline", "dram_bandwidth_gb_s"), 0),
+    (("roofline", "dram_bandwidth_gb_s"), math.nan),
+    (("roofline", "lups_per_s"), math.inf),
+    (("device", "clock_mhz"), 1e-300),
+    (("device", "clock_mhz"), 1e300),
+    (("memory", "totals", "dram_load_bytes_per_lup"), math.nan),
+    (("memory", "totals", "dram_load_bytes_per_lup"), 1e300),
+    (("kernel", "flops", "adds"), -math.inf),
+]
+
+
+@pytest.mark.parametrize("path, value", BAD_TRACE_NUMBERS, ids=[f"{'/'.join(p)}={v}" for p, v in BAD_TRACE_NUMBERS])
+def test_trace_numbers_are_finite_and_in_range(trace_document, path, value):
+    import copy
+
+    from warpspeed.trace import TraceError, trace_from_json, validate_trace
+
+    document = copy.deepcopy(trace_document)
+    node = document
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    for check in (validate_trace, trace_from_json):
+        with pytest.raises(TraceError, match=re.escape("/".join(path))) as info:
+            check(document)
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('{"a": NaN}', "NaN"), ('{"a": Infinity}', "Infinity"), ('{"a": -Infinity}', "-Infinity"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"), ('{"a": ', "not JSON"),
+])
+def test_trace_text_refuses_nan_infinity_and_depth(text, fragment):
+    from warpspeed.trace import TraceError, parse_trace
+
+    with pytest.raises(TraceError, match=re.escape(fragment)):
+        parse_trace(text)
+
+
+def test_a_built_trace_reads_back(trace_document):
+    from warpspeed.trace import parse_trace, trace_from_json
+
+    assert trace_from_json(parse_trace(json.dumps(trace_document))).as_json() == trace_document
