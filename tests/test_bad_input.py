@@ -198,6 +198,13 @@ def test_device_file_values_out_of_range(tmp_path, replace, fragment, command):
     ("its,clock_mhz,watts\n1,1740,250,7\n4,1740,300\n16,1740,350\n", "cells"),
     *[(f"its,clock_mhz,watts\n1,1740,{w}\n4,1740,300\n16,1740,350\n", "watts") for w in ("nan", "inf", "0", "-5")],
     *[(f"its,clock_mhz,watts\n1,{c},250\n4,1740,300\n16,1740,350\n", "clock_mhz") for c in ("nan", "inf", "0", "-5")],
+    # implausible for the A40 (1740 MHz, 300 W limit, 37.4 TFLOP/s FP32): clocks of 1 to 4 MHz, 1e300 W, 1e308 GFLOP/s
+    *[(f"its,clock_mhz,watts\n0,{c},200\n16,{c},290\n64,{c},300\n512,{c},220\n", f"clock_mhz {c} ") for c in ("1", "4")],
+    ("its,clock_mhz,watts\n0,1740,200\n16,1740,1e300\n64,1740,300\n512,1740,220\n", "watts 1e+300"),
+    ("its,clock_mhz,watts\n0,1740,200\n16,1740,2\n64,1740,300\n512,1740,220\n", "allowed: 3 to 600 W"),
+    ("its,clock_mhz,watts,gflop_s\n0,1740,200,1e308\n16,1740,290,\n64,1740,300,\n512,1740,220,\n", "gflop_s"),
+    # a fit whose error exceeds the bound (watts that no activity explains)
+    ("its,clock_mhz,watts\n0,1740,100\n16,1740,590\n64,1740,100\n512,1740,590\n8,1740,100\n", "does not follow"),
 ])
 def test_power_fit_bad_runs(tmp_path, monkeypatch, file, fragment):
     data = tmp_path / "runs.csv"
@@ -238,6 +245,11 @@ def test_power_fit_family_is_a_name_not_a_path(tmp_path, monkeypatch):
     ("meas_lups_per_s", "nan", "finite"),
     ("meas_dram_load_bytes_per_lup", "-1", "negative"),
     ("pred_lups_per_s", "abc", "not a number"),
+    # implausible for the file's A100 (1.41e4 to 7.8e13 lup/s: warpspeed.hardware.ranges.plausible_lups_per_s)
+    ("meas_lups_per_s", "1e308", "not a rate this device can have"),
+    ("meas_lups_per_s", "5e-324", "not a rate this device can have"),
+    ("meas_lups_per_s", "1e14", "not a rate this device can have"),
+    ("pred_lups_per_s", "1000", "not a rate this device can have"),
 ])
 @pytest.mark.parametrize("command", ["accuracy", "refit"])
 def test_measurement_file_cells(tmp_path, column, value, fragment, command):
@@ -304,6 +316,12 @@ def test_study_where_no_configuration_can_be_predicted(tmp_path):
     (lambda cells, columns: cells.__setitem__(columns.index("block_x"), "-8"), "block_x"),
     (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), ""), "neither a rate nor an error"),
     (lambda cells, columns: cells.pop(), "cells for"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "0"), "lups_per_s '0' is not above zero"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "-5e9"), "not above zero"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "inf"), "not finite"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "1e308"), "not a rate A100-SXM4-40GB"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "5e-324"), "not a rate A100-SXM4-40GB"),
+    (lambda cells, columns: cells.__setitem__(columns.index("dram_load_bytes_per_lup"), "-1"), "not above zero"),
 ])
 def test_study_resume_refuses_corrupt_rows(tmp_path, corrupt, fragment):
     toml = tmp_path / "s.toml"
@@ -836,3 +854,27 @@ def test_a_built_trace_reads_back(trace_document):
     from warpspeed.trace import parse_trace, trace_from_json
 
     assert trace_from_json(parse_trace(json.dumps(trace_document))).as_json() == trace_document
+
+
+@pytest.mark.parametrize("value", ["1e308", "5e-324", "0"])
+def test_measurement_resume_checks_rows_as_a_first_read(tmp_path, value):
+    """A kept row of a file being resumed passes the checks of a first read (the same one-line error)."""
+    from warpspeed.validation.measurement_csv import read_existing, read_measurement_csv
+    from warpspeed.validation.plan import MeasurementError
+
+    path = measurement_file(tmp_path, "meas_lups_per_s", value)
+    with pytest.raises(MeasurementError) as first:
+        read_measurement_csv(path)
+    text = path.read_text()
+    lines = text.splitlines()
+    header_at = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    from warpspeed.validation.schema import CSV_COLUMNS
+
+    header = lines[header_at].split(",")
+    rows = [dict(zip(header, line.split(","))) for line in lines[header_at + 1:]]
+    lines[header_at] = ",".join(CSV_COLUMNS)
+    lines[header_at + 1:] = [",".join(r.get(c, "") for c in CSV_COLUMNS) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MeasurementError) as resumed:
+        read_existing(path)
+    assert str(first.value).split(": ", 1)[1] == str(resumed.value).split(": ", 1)[1]

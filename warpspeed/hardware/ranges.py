@@ -274,3 +274,25 @@ def check_tables(device: Any) -> None:
     """Every model table of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built)."""
     for name, table in device.tables.items():
         check_table(device.name, name, table)
+
+
+# --------------------------------------------------------------------------- measured and stored rates
+
+#: Most lattice updates one lane of an SM completes per cycle: an update stores at least one
+#: element, a warp issues at most one store instruction per cycle and SM sub-partition, and one
+#: lane's widest store (16 bytes, PTX ``st.v4``/``st.v2.b64``) holds at most four 4-byte cells.
+MAX_LUPS_PER_LANE_CYCLE = 4
+#: Most SM cycles a whole GPU may spend per lattice update in a plausible run: 10^5 cycles is one
+#: thread on one SM paying a DRAM latency (300-900 ns, about 10^3 cycles) a hundred times per update.
+MAX_CYCLES_PER_LUP = 1e5
+#: Hertz per gigahertz.
+HZ_PER_GHZ = 1e9
+
+
+def plausible_lups_per_s(device: Any) -> tuple[float, float]:
+    """(lowest, highest) lattice-update rate, lup/s, that a measurement or a stored prediction on
+    ``device`` can have: from the device's own figures (SMs, sub-partitions, warp size, clock) and
+    the two bounds above. A rate outside is a unit error, a corrupted cell or not a run of this device."""
+    hz = device.clock_ghz * HZ_PER_GHZ
+    lanes = device.sms * device.register_partitions * device.warp_size
+    return hz / MAX_CYCLES_PER_LUP, lanes * hz * MAX_LUPS_PER_LANE_CYCLE

@@ -134,11 +134,12 @@ def _read_journal(path: Path) -> tuple[tuple[str, ...], list[Row]]:
             if header not in _HEADERS:
                 raise _foreign(path)
             rows = []
+            rates: dict[str, tuple[float, float] | None] = {}
             for values in reader:
                 if len(values) != len(header):
                     raise _corrupt(path, reader.line_num, f"{len(values)} cells for {len(header)} columns")
                 row = dict(zip(header, values))
-                problem = check_row(row)
+                problem = check_row(row, rates)
                 if problem:
                     raise _corrupt(path, reader.line_num, problem)
                 rows.append(row)
@@ -160,11 +161,32 @@ _KEY_PARTS = ("kernel", "device", ("domain_x", "domain_y", "domain_z"), ("block_
               ("fold_x", "fold_y", "fold_z"))
 
 
-def check_row(row: Row) -> str:
+#: Columns holding a roofline limit: above zero, infinite where the kernel has no work of the kind.
+_LIMIT_COLUMNS = frozenset({"fp_lups_per_s", "l1_lups_per_s", "l2_lups_per_s", "dram_lups_per_s"})
+#: Rate columns of a model: finite, above zero and inside the device's plausible range.
+_RATE_COLUMNS = frozenset(c for c in _FLOAT_COLUMNS if c.endswith("lups_per_s")) - _LIMIT_COLUMNS
+
+
+def _plausible_rates(device: str) -> tuple[float, float] | None:
+    """The plausible lup/s of a built-in device or device file named in a row (None: not loadable)."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.hardware.ranges import plausible_lups_per_s
+
+    try:
+        return plausible_lups_per_s(load_device(device))
+    except WarpspeedError:
+        return None
+
+
+def check_row(row: Row, rates: Mapping[str, tuple[float, float] | None] | None = None) -> str:
     """What is wrong with a stored row, or ``""``: its key must be its kernel, device, domain,
     block and folding; the integer columns whole numbers (the identification always, the others
-    unless the row is an error row); the float columns numbers or empty; a row without an error
-    has its rate."""
+    unless the row is an error row); the float columns finite numbers >= 0 or empty (the roofline
+    limits may be infinite), the rates above zero and inside the plausible range of the row's
+    device (``rates``: device -> range, filled as devices are met); a row without an error has its
+    rate. The same checks run on every read: resuming, reading the finished output."""
+    if rates is None:
+        rates = {}
     for column, value in row.items():
         if column in _INT_COLUMNS and value != "" and not _WHOLE.fullmatch(value):
             return f"{column} {value!r} is not a whole number"
@@ -175,6 +197,18 @@ def check_row(row: Row) -> str:
                 return f"{column} {value!r} is not a number"
             if number != number:
                 return f"{column} is NaN"
+            if number < 0 or (number == 0 and (column in _RATE_COLUMNS or column in _LIMIT_COLUMNS)):
+                return f"{column} {value!r} is not above zero"
+            if number == float("inf") and column not in _LIMIT_COLUMNS:
+                return f"{column} {value!r} is not finite"
+            if column in _RATE_COLUMNS:
+                device = row.get("device", "")
+                if device not in rates:
+                    rates[device] = _plausible_rates(device)  # type: ignore[index]
+                bounds = rates[device]
+                if bounds is not None and not bounds[0] <= number <= bounds[1]:
+                    return (f"{column} {value!r} is not a rate {device} can have (allowed: {bounds[0]:.3g} to "
+                            f"{bounds[1]:.3g} lup/s)")
     for column in ("threads", *_KEY_PARTS[2], *_KEY_PARTS[3], *_KEY_PARTS[4]):
         if not _WHOLE.fullmatch(row.get(column, "")) or int(row[column]) < 1:
             return f"{column} {row.get(column, '')!r} is not a positive whole number"
@@ -209,8 +243,9 @@ def _read_parquet_rows(path: Path) -> tuple[tuple[str, ...], list[Row]]:
         raise _foreign(path)
     rows = [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
              for c in columns} for record in table.to_pylist()]
+    rates: dict[str, tuple[float, float] | None] = {}
     for i, row in enumerate(rows, 1):
-        problem = check_row(row)
+        problem = check_row(row, rates)
         if problem:
             raise WarpspeedError(f"{str(path)!r} row {i} is not a study row ({problem}); run without resume "
                                  "(--no-resume) or choose another output")
