@@ -878,3 +878,84 @@ def test_measurement_resume_checks_rows_as_a_first_read(tmp_path, value):
     with pytest.raises(MeasurementError) as resumed:
         read_existing(path)
     assert str(first.value).split(": ", 1)[1] == str(resumed.value).split(": ", 1)[1]
+
+
+# --------------------------------------------------------------------------- environment and Python API
+
+
+def _cli(args: list[str], env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """``warpspeed ARGS`` in a fresh interpreter of this source tree (streams and environment real)."""
+    import os
+
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, timeout=300,
+                          env={**os.environ, **(env or {})}, **kwargs)
+
+
+def test_an_ascii_terminal_gets_the_table_not_a_traceback():
+    done = _cli(["rank", *SMALL, "--top", "2"], env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert b"best: block" in done.stdout
+
+
+@pytest.mark.parametrize("args", [["devices"], ["devices", "--json"], ["rank", *SMALL, "--top", "2"]])
+def test_a_closed_standard_output_is_an_error(args):
+    import os
+
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    done = subprocess.run(f"{sys.executable} -c \"{code}\" {' '.join(args)} >&-", shell=True, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "standard output is closed" in done.stderr
+
+
+def test_an_unusable_cache_directory_runs_without_it_with_one_warning(tmp_path):
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache directory should be")
+    done = _cli(["rank", "--kernel", "star2d-r1", "--domain", "64,32", "--top", "1"],
+                env={"WARPSPEED_CACHE_DIR": str(blocker)}, text=True)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: cache directory") and "without the cache" in warnings[0]
+    assert blocker.read_text() == "a file where the cache directory should be"
+
+
+def _four_d_rule():
+    ps = pytest.importorskip("pystencils")
+    src, dst = ps.fields("src, dst: double[4D]")
+    return [ps.Assignment(dst.center, src.center)]
+
+
+def _deep_sum(depth: int):
+    expr = X
+    for _ in range(depth):
+        expr = sympy.Add(expr, 1, evaluate=False)
+    return expr
+
+
+@pytest.mark.parametrize("make, error, fragment", [
+    (lambda: ws.FlopCounts(adds=10**400), KernelError, "adds"),
+    (lambda: ws.FlopCounts(divs=1e300), KernelError, "divs"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("device", bogus=1), DeviceError, "bogus"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("device", bandwidth_gb_s="5000"), DeviceError,
+     "bandwidth_gb_s"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("device", bandwidth_gb_s=1e300), DeviceError,
+     "bandwidth_gb_s"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("cu", scope="device"), DeviceError, "scope"),
+    (lambda: ws.load("a", _deep_sum(3000)), KernelError, "nested more than"),
+    (lambda: __import__("pystencils_plugin.rank", fromlist=["rank"]).rank(_four_d_rule()), KernelError,
+     "4 spatial dimensions"),
+])
+def test_python_api_errors_are_the_projects_own(make, error, fragment):
+    with pytest.raises(error, match=fragment) as info:
+        make()
+    assert "\n" not in str(info.value)
+
+
+def test_a_deeply_nested_toml_file_is_one_line(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), "nested too deeply")
+    study = tmp_path / "s.toml"
+    study.write_text("kernels = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert_one_line_error(run(["study", str(study)]), "nested too deeply")

@@ -67,6 +67,26 @@ def usage_message(exc: click.ClickException) -> str:
     return f"error: {message}"
 
 
+#: What the commands print that an ASCII terminal cannot show (``∞``, ``−``, ``·``) becomes ``?``
+#: there instead of a UnicodeEncodeError; JSON is ASCII already (``\u`` escapes).
+_UNENCODABLE = "replace"
+
+
+def _prepare_streams() -> None:
+    """Refuse a closed standard output (the result would be lost: exit status 2, not 0), and let
+    standard output and error print what their encoding cannot hold as ``?``."""
+    if sys.stdout is None:
+        raise WarpspeedError("standard output is closed; the result would be lost: run the command with its "
+                             "output open (redirect it to a file or to /dev/null to discard it)")
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if stream is not None and encoding not in ("utf8", "utf16", "utf32") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors=_UNENCODABLE)
+            except (ValueError, OSError, io.UnsupportedOperation):  # a stream already written in another way
+                pass
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
     """warpspeed's own warnings as one ``warning:`` line on standard error; others as Python shows them."""
     if issubclass(category, CacheWarning):
@@ -99,6 +119,7 @@ class _Group(click.Group):
 
     def _invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
+            _prepare_streams()
             return super().invoke(ctx)
         except click.exceptions.NoArgsIsHelpError:
             raise

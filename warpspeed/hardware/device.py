@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from warpspeed.errors import DeviceError
 from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
-from warpspeed.hardware.caches import CacheLevel, check_hierarchy, parse_memory, with_instances
+from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
 from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables
 
 #: Fields that are text, not numbers.
@@ -142,14 +142,19 @@ class Device:
         SM / CU, one L2)."""
         return with_instances(self.memory, self.sms)
 
-    def with_level(self, scope: str, **changes: Any) -> "Device":
+    def with_level(self, scope: str, /, **changes: Any) -> "Device":
         """This device with the keys ``changes`` of its level of ``scope`` replaced (a what-if device,
         checked as a loaded one), e.g. ``with_level("device", bandwidth_gb_s=5000.0)``."""
+        known = sorted(f.name for f in fields(CacheLevel) if f.init and f.name not in ("name", "scope", "instances"))
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise DeviceError(f"device {self.name!r}: with_level got unknown key(s) {', '.join(unknown)}; allowed: "
+                              f"{', '.join(known)}")
         if not any(level.scope == scope for level in self.memory):
             raise DeviceError(f"device {self.name!r}: no memory level with scope {scope!r}; it has "
                               f"{', '.join(level.scope for level in self.memory)}")
-        return replace(self, memory=tuple(replace(level, **changes) if level.scope == scope else level
-                                          for level in self.memory))
+        return replace(self, memory=tuple(replace(level, **checked_changes(level, changes, self.name))
+                                          if level.scope == scope else level for level in self.memory))
 
     @property
     def clock_mhz(self) -> float:
