@@ -959,3 +959,68 @@ def test_a_deeply_nested_toml_file_is_one_line(tmp_path):
     study = tmp_path / "s.toml"
     study.write_text("kernels = " + "[" * 5000 + "]" * 5000 + "\n")
     assert_one_line_error(run(["study", str(study)]), "nested too deeply")
+
+
+# --------------------------------------------------------------------------- study size
+
+
+def test_a_study_counts_its_configurations_without_building_them(tmp_path):
+    """count_points equals the number iter_points generates, duplicates of list entries counted once
+    (a 2-D domain gets z = 1 blocks: 6 blocks of 32 threads x folding 1x1x1, 2 of them too wide for
+    x = 8 ... counted by hand below)."""
+    from warpspeed.studies.spec import study_from_dict
+
+    spec = study_from_dict({"kernels": ["copy", "copy"], "devices": ["A100-SXM4-40GB", "H200"],
+                            "domains": [[8, 64], [8, 64]], "threads": [32, 32], "foldings": [[1, 1, 1], [1, 2, 1]],
+                            "output": "o.csv"}, tmp_path)
+    # blocks of 32 threads with z = 1: 32x1, 16x2, 8x4, 4x8, 2x16, 1x32; x <= 2 * 8 = 16 drops 32x1;
+    # folding 1x2x1 fits y = 64 as well: 5 blocks x 2 foldings x 2 devices
+    assert spec.count_points() == len(spec.points()) == 5 * 2 * 2
+
+
+def test_a_study_too_large_is_refused_before_any_point_is_built(tmp_path, monkeypatch):
+    from warpspeed.studies import spec as spec_module
+
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]')
+                    .replace("[[16, 16, 16]]", "[" + ", ".join(f"[{64 + i}, 64, 64]" for i in range(5000)) + "]")
+                    .replace("[64]", "[64, 128, 256, 512]").replace("max_block_z = 1", "max_block_z = 64"))
+
+    def built(*args, **kwargs):
+        raise AssertionError("a point was built")
+
+    monkeypatch.setattr(spec_module, "StudyPoint", built)
+    line = assert_one_line_error(run(["study", str(toml)]), "configurations is more than one study holds")
+    assert "at most 500000" in line and not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_study_says_how_many_configurations_it_evaluates(tmp_path, terminal):
+    """On a terminal the count comes before the work (standard error); in a log only the summary."""
+    import os
+    import pty
+
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]'))
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    leader, follower = pty.openpty() if terminal else os.pipe()[::-1]
+    try:
+        done = subprocess.run([sys.executable, "-c", code, "study", str(toml)], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=follower, timeout=300, text=True, env={**os.environ, "COLUMNS": "200"})
+        os.close(follower)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, err
+    # 64 threads, z = 1 (max_block_z): 64x1, 32x2, 16x4, 8x8, 4x16, 2x32, 1x64; x, y <= 32 keeps 5
+    assert ("study: 5 configurations" in err.decode()) == terminal
+    assert done.stdout.startswith("5 rows in")
+    assert (tmp_path / "out.csv").read_text().count("\n") == 1 + 5

@@ -34,7 +34,7 @@ import re
 from pathlib import Path
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_types
@@ -361,7 +361,7 @@ def existing_rows(spec: StudySpec, resume: bool) -> Stored:
     return stored
 
 
-def finalize(spec: StudySpec, points: Sequence[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
+def finalize(spec: StudySpec, points: Iterable[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
     """Write the output in study order (complete) or, for Parquet, a partial output (interrupted)."""
     ordered = [done[p.key] for p in points if p.key in done]
     if spec.format == "csv":
