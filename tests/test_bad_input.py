@@ -1024,3 +1024,9 @@ def test_a_study_says_how_many_configurations_it_evaluates(tmp_path, terminal):
     assert ("study: 5 configurations" in err.decode()) == terminal
     assert done.stdout.startswith("5 rows in")
     assert (tmp_path / "out.csv").read_text().count("\n") == 1 + 5
+
+
+@pytest.mark.parametrize("table", ["pipeline", "overlpa", "Power"])
+def test_a_table_no_model_reads_is_refused(tmp_path, table):
+    path = table_file(tmp_path, table, "issue_rate", "1")
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), f"unknown table(s) [{table}]")

@@ -271,7 +271,12 @@ def check_table(device_name: str, table_name: str, table: Any) -> None:
 
 
 def check_tables(device: Any) -> None:
-    """Every model table of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built)."""
+    """Every model table of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built);
+    a table no model reads (a misspelt ``[overlpa]``) is refused rather than silently ignored."""
+    unknown = sorted(set(device.tables) - set(TABLE_SCHEMAS))
+    if unknown:
+        raise DeviceError(f"device {device.name!r}: unknown table(s) {', '.join(f'[{t}]' for t in unknown)}; allowed: "
+                          f"[device], [[memory]], {', '.join(f'[{t}]' for t in TABLE_SCHEMAS)}")
     for name, table in device.tables.items():
         check_table(device.name, name, table)
 
