@@ -137,3 +137,41 @@ def test_rankings_with_corrupted_entries_equal_the_cold_ranking(cold_ranking, da
             content = content[:data.draw(st.integers(0, len(content) - 1))]
         path.write_bytes(content)
     assert _ranking() == reference
+
+
+def _edit_payload(path: Path, edit) -> None:
+    """Change an entry's payload and keep its old checksum (valid JSON, wrong data)."""
+    entry = json.loads(path.read_text())
+    edit(entry["payload"])
+    path.write_text(json.dumps(entry))
+
+
+def _one_register(payload) -> None:
+    payload["registers"] = 1
+
+
+def _one_access_moved(payload) -> None:
+    payload["accesses"][0]["index"][0] += " + 1"
+
+
+def _fewer_flops(payload) -> None:
+    payload["flops"] = [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("subdir, edit", [("registers", _one_register), ("kernels", _one_access_moved),
+                                          ("kernels", _fewer_flops)])
+def test_an_edited_entry_is_a_miss(cold_ranking, subdir, edit):
+    """Valid JSON with a changed number (a register count of 1, a moved access, no flops) does not
+    verify: the ranking is the cold one, and the entry is rewritten."""
+    cold, reference = cold_ranking
+    entries = sorted((cold / subdir).glob("*.json"))
+    if not entries:
+        pytest.skip(f"no {subdir} entries (no nvcc to count registers)")
+    before = [p.read_text() for p in entries]
+    for path in entries:
+        _edit_payload(path, edit)
+    if subdir == "registers":  # a count is read only when its kernel is generated
+        for path in (cold / "kernels").glob("*.json"):
+            path.unlink()
+    assert _ranking() == reference
+    assert [p.read_text() for p in entries] == before  # recomputed and replaced by the same entry
