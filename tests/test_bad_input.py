@@ -1030,3 +1030,12 @@ def test_a_study_says_how_many_configurations_it_evaluates(tmp_path, terminal):
 def test_a_table_no_model_reads_is_refused(tmp_path, table):
     path = table_file(tmp_path, table, "issue_rate", "1")
     assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), f"unknown table(s) [{table}]")
+
+
+@pytest.mark.parametrize("command", ["dvfs", "predict"])
+def test_a_board_that_cannot_run_within_its_power_limit_is_an_error(tmp_path, command):
+    """1 W (inside [power]'s documented range) is less than the copy kernel draws at the A100's lowest
+    clock (141 MHz): no optimum or throttled clock below the lowest clock is reported."""
+    path = device_file(tmp_path, {"power_limit_w": "1"})
+    args = [command, *SMALL, "--device", str(path)] + (["--clock-mhz", "1000"] if command == "predict" else [])
+    assert_one_line_error(run(args), "even at the lowest clock, 141 MHz")
