@@ -100,7 +100,8 @@ def to_data(extracted: "ExtractedKernel") -> dict[str, Any]:
     return {
         "name": k.name,
         "fields": [{"name": f.name, "element_bytes": f.element_bytes, "shape": list(f.shape),
-                    "layout": list(f.layout), "alignment_bytes": f.alignment_bytes} for f in k.fields],  # type: ignore[arg-type]
+                    "layout": list(f.layout),  # type: ignore[arg-type]  # a tuple once the field is built
+                    "alignment_bytes": f.alignment_bytes} for f in k.fields],
         "accesses": [{"field": a.field, "index": [_index_text(e) for e in a.index], "kind": a.kind,
                       "linear": a.linear} for a in k.accesses],
         "domain": list(k.domain),
@@ -170,8 +171,8 @@ def from_data(data: Any) -> "ExtractedKernel":
     for text in (data["source"], data["registers_detail"]):
         if not isinstance(text, str):
             raise TypeError("expected a string")
-    return ExtractedKernel(kernel=kernel, fold=fold, registers_source=data["registers_source"],  # type: ignore[arg-type]
-                           source=data["source"], registers_detail=data["registers_detail"],
+    return ExtractedKernel(kernel=kernel, fold=fold,  # type: ignore[arg-type]
+                           registers_source=data["registers_source"], source=data["source"], registers_detail=data["registers_detail"],
                            special_functions=specials, thread_axes=_strings(data["thread_axes"]))
 
 

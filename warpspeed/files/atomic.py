@@ -21,6 +21,7 @@ import os
 import stat
 import tempfile
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -28,8 +29,17 @@ from typing import IO, Iterator
 NEW_FILE_MODE = 0o666
 
 
+@lru_cache(maxsize=1)
 def _umask() -> int:
-    """The process umask (read by setting and restoring it: there is no other portable way)."""
+    """The process umask: from ``/proc/self/status`` where Linux gives it (reading it changes
+    nothing), else by setting and restoring it (no other portable way); read once per process."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return mask

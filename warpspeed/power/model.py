@@ -212,8 +212,9 @@ def board_power(act: Activity, params: PowerParams, rate: float, limits: Mapping
     if full.watts <= params.power_limit_w:
         return full
     low, high = max(f * MIN_CLOCK_FRACTION, base_mhz * LOWEST_THROTTLE_FRACTION), f
-    if low < high and power_at(act, params, rate_at_clock(rate, limits, low, base_mhz), low).watts > params.power_limit_w:
-        floor = power_at(act, params, rate_at_clock(rate, limits, low, base_mhz), low)
+    low = min(low, high)
+    floor = power_at(act, params, rate_at_clock(rate, limits, low, base_mhz), low)
+    if floor.watts > params.power_limit_w:
         raise WarpspeedError(f"{params.device}: the kernel draws {floor.watts:.3g} W even at the lowest clock, "
                              f"{low:g} MHz, above the board's power limit of {params.power_limit_w:g} W "
                              "([power] power_limit_w); allowed: a power limit the board can run the kernel at")
