@@ -175,3 +175,18 @@ def test_an_edited_entry_is_a_miss(cold_ranking, subdir, edit):
             path.unlink()
     assert _ranking() == reference
     assert [p.read_text() for p in entries] == before  # recomputed and replaced by the same entry
+
+
+def test_a_planted_fifo_or_link_is_a_miss_and_replaced(tmp_path):
+    """A named pipe at an entry's place neither blocks the reader nor receives the entry; a link
+    to another file is replaced by the entry, the linked file left alone."""
+    fifo, link, target = tmp_path / "fifo.json", tmp_path / "link.json", tmp_path / "notes.txt"
+    os.mkfifo(fifo)
+    target.write_text("the user's notes")
+    link.symlink_to(target)
+    for path in (fifo, link):
+        assert read_entry(path, FORMAT, KEY) is None
+        assert write_entry(path, FORMAT, KEY, {"registers": 32})
+        assert path.is_file() and not path.is_symlink()
+        assert read_entry(path, FORMAT, KEY) == {"registers": 32}
+    assert target.read_text() == "the user's notes"

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,10 @@ def entry_text(fmt: str, key: str, payload: Any) -> str:
 def read_entry(path: Path, fmt: str, key: str) -> Any | None:
     """The verified payload of the entry at ``path``, or ``None`` (a miss: see the module docstring)."""
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a planted FIFO never blocks
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO, a device, a directory
+                return None
             data = handle.read(MAX_ENTRY_BYTES + 1)
         if len(data) > MAX_ENTRY_BYTES:
             return None
@@ -77,6 +82,8 @@ def write_entry(path: Path, fmt: str, key: str, payload: Any) -> bool:
     try:
         text = entry_text(fmt, key, payload)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            path.unlink()  # an entry is a regular file of its own: a planted link, FIFO or device is removed
         write_text_atomic(path, text)
     except (OSError, ValueError, TypeError):
         return False

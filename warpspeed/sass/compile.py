@@ -45,7 +45,9 @@ def cache_dir() -> Path:
     """Where compiled SASS listings are kept (see the module docstring)."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    # the XDG Base Directory Specification ignores a relative XDG_CACHE_HOME
+    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "warpspeed"
 
 

@@ -104,19 +104,12 @@ _RATE_COLUMNS = ("meas_lups_per_s", "pred_lups_per_s")
 
 
 def plausible_rates(metadata: Mapping[str, str]) -> tuple[float, float] | None:
-    """The plausible lup/s range of the file's device (``device_model``, a built-in name or a
-    device file), or None when the file names no device that can be loaded (only the absolute
-    checks apply then)."""
-    from warpspeed.hardware.device import load_device
-    from warpspeed.hardware.ranges import plausible_lups_per_s
+    """The plausible lup/s range of the file's device (``device_model``, a built-in device name),
+    or None when it names no built-in device (only the absolute checks apply then; a name read
+    from a data file is never used as a path)."""
+    from warpspeed.hardware.ranges import builtin_plausible_lups_per_s
 
-    name = metadata.get("device_model", "")
-    if not name:
-        return None
-    try:
-        return plausible_lups_per_s(load_device(name))
-    except WarpspeedError:
-        return None
+    return builtin_plausible_lups_per_s(metadata.get("device_model", ""))
 
 
 def _typed_row(raw: Mapping[str | None, str | None], where: str,
