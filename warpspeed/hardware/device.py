@@ -19,7 +19,7 @@ from warpspeed.errors import DeviceError
 from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
-from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables
+from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables, plausible_lups_per_s
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
@@ -230,3 +230,11 @@ def load_device(name_or_path: str | Path) -> Device:
 def all_devices() -> list[Device]:
     """Every built-in device."""
     return [load_device(n) for n in device_names()]
+
+
+def builtin_plausible_lups_per_s(name: object) -> tuple[float, float] | None:
+    """:func:`warpspeed.hardware.ranges.plausible_lups_per_s` of the built-in device ``name`` (as a
+    data file names it), or None when it names none: a name read from data is never used as a path."""
+    if not isinstance(name, str) or name.lower() not in {n.lower() for n in device_names()}:
+        return None
+    return plausible_lups_per_s(load_device(name))

@@ -294,17 +294,6 @@ MAX_CYCLES_PER_LUP = 1e5
 HZ_PER_GHZ = 1e9
 
 
-def builtin_plausible_lups_per_s(name: object) -> tuple[float, float] | None:
-    """:func:`plausible_lups_per_s` of the built-in device ``name`` (as a data file names it), or
-    None when it names none: a name read from data is never used as a path."""
-    from warpspeed.files.names import is_name
-    from warpspeed.hardware.device import device_names, load_device
-
-    if not is_name(name) or str(name).lower() not in {n.lower() for n in device_names()}:
-        return None
-    return plausible_lups_per_s(load_device(str(name)))
-
-
 def plausible_lups_per_s(device: Any) -> tuple[float, float]:
     """(lowest, highest) lattice-update rate, lup/s, that a measurement or a stored prediction on
     ``device`` can have: from the device's own figures (SMs, sub-partitions, warp size, clock) and

@@ -170,7 +170,7 @@ _RATE_COLUMNS = frozenset(c for c in _FLOAT_COLUMNS if c.endswith("lups_per_s"))
 def _plausible_rates(device: str) -> tuple[float, float] | None:
     """The plausible lup/s of the built-in device a row names (None: a device file or no device; a
     name read back from a journal is never used as a path)."""
-    from warpspeed.hardware.ranges import builtin_plausible_lups_per_s
+    from warpspeed.hardware.device import builtin_plausible_lups_per_s
 
     return builtin_plausible_lups_per_s(device)
 

@@ -107,7 +107,7 @@ def plausible_rates(metadata: Mapping[str, str]) -> tuple[float, float] | None:
     """The plausible lup/s range of the file's device (``device_model``, a built-in device name),
     or None when it names no built-in device (only the absolute checks apply then; a name read
     from a data file is never used as a path)."""
-    from warpspeed.hardware.ranges import builtin_plausible_lups_per_s
+    from warpspeed.hardware.device import builtin_plausible_lups_per_s
 
     return builtin_plausible_lups_per_s(metadata.get("device_model", ""))
 
