@@ -1039,3 +1039,21 @@ def test_a_board_that_cannot_run_within_its_power_limit_is_an_error(tmp_path, co
     path = device_file(tmp_path, {"power_limit_w": "1"})
     args = [command, *SMALL, "--device", str(path)] + (["--clock-mhz", "1000"] if command == "predict" else [])
     assert_one_line_error(run(args), "even at the lowest clock, 141 MHz")
+
+
+def test_a_home_that_is_not_a_directory_runs_the_pystencils_kernels(tmp_path):
+    """No cache can be made under such a home (neither warpspeed's nor pystencils' own, which
+    pystencils needs to be imported): the ranking runs without them, with one warning line."""
+    import os
+
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WARPSPEED_CACHE_DIR", "XDG_CACHE_HOME", "PYSTENCILS_CACHE_DIR")}
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    done = subprocess.run([sys.executable, "-c", code, "rank", "--kernel", "star2d-r1", "--domain", "64,32", "--top",
+                           "1"], cwd=ROOT, capture_output=True, text=True, timeout=300, env={**env, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: cache directory"), done.stderr
+    assert home.read_text() == "not a directory"
