@@ -21,6 +21,9 @@ class OutputError(WarpspeedError):
 
 def plot_formats() -> tuple[str, ...]:
     """File suffixes (without the dot) matplotlib can save figures as: png, pdf, svg, ..."""
+    from warpspeed.files.figure import prepare_matplotlib
+
+    prepare_matplotlib()
     from matplotlib.backend_bases import FigureCanvasBase
 
     return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
