@@ -3,16 +3,20 @@
 Needs pystencils >= 2.0 (and lbmpy for the LBM workloads), dependencies of warpspeed.
 """
 
-from pystencils_plugin.extract import ExtractedKernel, extract_kernel
-from pystencils_plugin.folding import check_affine_accesses, create_folded_kernel, fold_assignments
-from pystencils_plugin.registers import (
+from pystencils_plugin.environment import prepare_pystencils_cache
+
+prepare_pystencils_cache()  # before pystencils is imported: it needs its cache directory then
+
+from pystencils_plugin.extract import ExtractedKernel, extract_kernel  # noqa: E402
+from pystencils_plugin.folding import check_affine_accesses, create_folded_kernel, fold_assignments  # noqa: E402
+from pystencils_plugin.registers import (  # noqa: E402
     RegisterCount,
     cuda_arch,
     estimate_registers,
     register_count,
     standalone_cuda_source,
 )
-from pystencils_plugin.workloads import (
+from pystencils_plugin.workloads import (  # noqa: E402
     WORKLOADS,
     allen_cahn_assignments,
     extract_workload,

@@ -60,6 +60,10 @@ def _spatial_axis_order(accesses: Sequence[Any]) -> tuple[int, ...]:
     spatial = fields[0].spatial_dimensions
     if any(f.spatial_dimensions != spatial for f in fields):
         raise KernelError("folding needs fields with the same number of spatial dimensions")
+    if not 1 <= spatial <= len(_AXES):
+        raise UnsupportedKernelError(f"field {fields[0].name!r} has {spatial} spatial dimensions; allowed: 1 to "
+                                     f"{len(_AXES)} (a GPU grid has the axes x, y, z; give further dimensions as "
+                                     "an index dimension, e.g. ps.fields('f(4): double[3D]'))")
     # pystencils' Field.layout lists spatial dimensions from slowest to fastest
     return tuple(reversed(tuple(int(i) for i in fields[0].layout)[:spatial]))
 

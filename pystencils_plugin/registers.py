@@ -28,7 +28,10 @@ Counts are cached on disk, in the directory of the SASS listings
 (:func:`warpspeed.sass.compile.cache_dir`: ``$WARPSPEED_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/warpspeed``, else ``~/.cache/warpspeed``), as ``registers/<key>.json``, the key
 being the SHA-256 of the standalone source, the target architecture, the compiler's version line
-and pystencils' include directory: a kernel is compiled once per compiler, and a later ranking of it
+and pystencils' include directory. An entry is verified before it is used
+(:mod:`warpspeed.files.cache_entry`: format, key, SHA-256, and a count of 1 to
+``MAX_REGISTERS_PER_THREAD`` for the entry's own architecture); one that does not verify is a miss,
+compiled again and replaced. A kernel is compiled once per compiler, and a later ranking of it
 runs no compile (only ``nvcc --version`` and ``nvcc --list-gpu-arch`` once per process, to key the
 entry). Compile failures are not cached. Several kernels missing from the cache (the foldings of a
 ranking) are compiled concurrently (:func:`compile_register_counts`, :func:`prefetch_register_counts`).
@@ -46,7 +49,6 @@ is the right one, so a domain compiles once, the first time it is ranked.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -57,7 +59,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from warpspeed.sass.compile import cache_dir, cache_key, compiler_version, write_cache_file
+from warpspeed.files.cache_entry import read_entry, write_entry
+from warpspeed.sass.compile import cache_key, compiler_version, writable_cache_dir
 from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, compile_target, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
 
 
@@ -77,6 +80,8 @@ _PTXAS_RE = re.compile(r"Used\s+(\d+)\s+registers")
 
 #: Subdirectory of the cache directory (:func:`warpspeed.sass.compile.cache_dir`) with the counts.
 REGISTER_CACHE = "registers"
+#: Format of a register-count entry; a change makes every older entry a miss.
+REGISTER_FORMAT = "ptxas-registers-2"
 
 
 @dataclass(frozen=True)
@@ -180,7 +185,8 @@ class _Plan:
     arch: str
     detail: str
     include: str | None
-    entry: Path | None  # None: the compiler cannot be identified, nothing is cached
+    entry: Path | None  # None: the compiler cannot be identified or there is no cache, nothing is cached
+    key: str | None = None
 
 
 def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan | str:
@@ -193,31 +199,31 @@ def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan
     if substitute:
         detail += f" for {arch}: {substitute}"
     include = _pystencils_include()
-    entry = None
+    entry = key = None
     if os.path.isfile(nvcc_path):  # a compiler that cannot be found on disk is not identified
-        key = cache_key(source, target, compiler_version(nvcc_path), include or "")
-        entry = (cache if cache is not None else cache_dir()) / REGISTER_CACHE / f"{key}.json"
-    return _Plan(nvcc_path, target, detail, include, entry)
+        root = writable_cache_dir(cache)
+        if root is not None:
+            key = cache_key(source, target, compiler_version(nvcc_path), include or "")
+            entry = root / REGISTER_CACHE / f"{key}.json"
+    return _Plan(nvcc_path, target, detail, include, entry, key)
 
 
 def _cached(plan: _Plan) -> int | None:
     """The count stored for ``plan``, None when there is none (or it cannot be read)."""
-    if plan.entry is None:
+    if plan.entry is None or plan.key is None:
         return None
-    try:
-        value = json.loads(plan.entry.read_text()).get("registers")
-    except (OSError, ValueError, AttributeError):
+    payload = read_entry(plan.entry, REGISTER_FORMAT, plan.key)
+    if not isinstance(payload, dict) or payload.get("arch") != plan.arch:
         return None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    value = payload.get("registers")
+    valid = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_REGISTERS_PER_THREAD
+    return value if valid else None
 
 
 def _store(plan: _Plan, registers: int) -> None:
-    if plan.entry is None:
-        return
-    try:
-        write_cache_file(plan.entry, json.dumps({"registers": registers, "arch": plan.arch}) + "\n")
-    except OSError:  # a cache that cannot be written costs a compile next time, nothing else
-        pass
+    """Keep ``registers`` for ``plan``; a cache that cannot be written costs a compile next time."""
+    if plan.entry is not None and plan.key is not None:
+        write_entry(plan.entry, REGISTER_FORMAT, plan.key, {"registers": registers, "arch": plan.arch})
 
 
 def compile_register_counts(sources: Sequence[str], arch: str = DEFAULT_ARCH,
@@ -295,9 +301,7 @@ def prefetch_register_counts(kernel_functions: Sequence[Any], arch: str = DEFAUL
     cuda = [k for k in kernel_functions if not _is_hip(k)]
     if len(cuda) < 2 or find_nvcc() is None:
         return  # a single kernel gains nothing over register_count itself
-    try:
-        (cache_dir() / REGISTER_CACHE).mkdir(parents=True, exist_ok=True)
-    except OSError:
+    if writable_cache_dir() is None:
         return
     compile_register_counts([standalone_cuda_source(k) for k in cuda], sm, timeout_s)
 

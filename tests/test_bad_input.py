@@ -198,6 +198,13 @@ def test_device_file_values_out_of_range(tmp_path, replace, fragment, command):
     ("its,clock_mhz,watts\n1,1740,250,7\n4,1740,300\n16,1740,350\n", "cells"),
     *[(f"its,clock_mhz,watts\n1,1740,{w}\n4,1740,300\n16,1740,350\n", "watts") for w in ("nan", "inf", "0", "-5")],
     *[(f"its,clock_mhz,watts\n1,{c},250\n4,1740,300\n16,1740,350\n", "clock_mhz") for c in ("nan", "inf", "0", "-5")],
+    # implausible for the A40 (1740 MHz, 300 W limit, 37.4 TFLOP/s FP32): clocks of 1 to 4 MHz, 1e300 W, 1e308 GFLOP/s
+    *[(f"its,clock_mhz,watts\n0,{c},200\n16,{c},290\n64,{c},300\n512,{c},220\n", f"clock_mhz {c} ") for c in ("1", "4")],
+    ("its,clock_mhz,watts\n0,1740,200\n16,1740,1e300\n64,1740,300\n512,1740,220\n", "watts 1e+300"),
+    ("its,clock_mhz,watts\n0,1740,200\n16,1740,2\n64,1740,300\n512,1740,220\n", "allowed: 3 to 600 W"),
+    ("its,clock_mhz,watts,gflop_s\n0,1740,200,1e308\n16,1740,290,\n64,1740,300,\n512,1740,220,\n", "gflop_s"),
+    # a fit whose error exceeds the bound (watts that no activity explains)
+    ("its,clock_mhz,watts\n0,1740,100\n16,1740,590\n64,1740,100\n512,1740,590\n8,1740,100\n", "does not follow"),
 ])
 def test_power_fit_bad_runs(tmp_path, monkeypatch, file, fragment):
     data = tmp_path / "runs.csv"
@@ -238,6 +245,11 @@ def test_power_fit_family_is_a_name_not_a_path(tmp_path, monkeypatch):
     ("meas_lups_per_s", "nan", "finite"),
     ("meas_dram_load_bytes_per_lup", "-1", "negative"),
     ("pred_lups_per_s", "abc", "not a number"),
+    # implausible for the file's A100 (1.41e4 to 7.8e13 lup/s: warpspeed.hardware.ranges.plausible_lups_per_s)
+    ("meas_lups_per_s", "1e308", "not a rate this device can have"),
+    ("meas_lups_per_s", "5e-324", "not a rate this device can have"),
+    ("meas_lups_per_s", "1e14", "not a rate this device can have"),
+    ("pred_lups_per_s", "1000", "not a rate this device can have"),
 ])
 @pytest.mark.parametrize("command", ["accuracy", "refit"])
 def test_measurement_file_cells(tmp_path, column, value, fragment, command):
@@ -304,6 +316,12 @@ def test_study_where_no_configuration_can_be_predicted(tmp_path):
     (lambda cells, columns: cells.__setitem__(columns.index("block_x"), "-8"), "block_x"),
     (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), ""), "neither a rate nor an error"),
     (lambda cells, columns: cells.pop(), "cells for"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "0"), "lups_per_s '0' is not above zero"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "-5e9"), "not above zero"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "inf"), "not finite"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "1e308"), "not a rate A100-SXM4-40GB"),
+    (lambda cells, columns: cells.__setitem__(columns.index("lups_per_s"), "5e-324"), "not a rate A100-SXM4-40GB"),
+    (lambda cells, columns: cells.__setitem__(columns.index("dram_load_bytes_per_lup"), "-1"), "not above zero"),
 ])
 def test_study_resume_refuses_corrupt_rows(tmp_path, corrupt, fragment):
     toml = tmp_path / "s.toml"
@@ -615,3 +633,427 @@ def test_pytest_shows_its_summary_line():
 
     addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "-q" not in addopts.split()
+
+
+# --------------------------------------------------------------------------- files a command writes
+
+
+@pytest.mark.parametrize("content", ["my notes\n", "kernels = []\n", "a,b,c\n1,2,3\n", "\x00\xff"])
+@pytest.mark.parametrize("resume", [True, False])
+def test_study_never_replaces_a_foreign_file(tmp_path, content, resume):
+    """An output that exists and is not a study's own output is refused with and without
+    --no-resume, and left byte for byte as it was."""
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]').replace("out.csv", "notes.txt"))
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(content.encode("latin-1"))
+    line = assert_one_line_error(run(["study", str(toml), *([] if resume else ["--no-resume"])]), "notes.txt")
+    assert "not the output of a warpspeed study" in line
+    assert notes.read_bytes() == content.encode("latin-1")
+
+
+@pytest.mark.parametrize("output", ["s.toml", "./s.toml", "{dir}/s.toml"])
+def test_study_output_is_never_the_study_file(tmp_path, output):
+    toml = tmp_path / "s.toml"
+    text = STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]').replace("out.csv", output.format(dir=tmp_path))
+    toml.write_text(text)
+    for extra in ([], ["--no-resume"]):
+        assert_one_line_error(run(["study", str(toml), *extra]), "the study file itself")
+        assert toml.read_text() == text
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]'))
+    before = toml.read_text()
+    copy = tmp_path / "s.csv"
+    copy.write_text(before)  # --output naming a copy of a TOML file: foreign, refused
+    assert_one_line_error(run(["study", str(toml), "--output", str(copy), "--no-resume"]), "not the output")
+    assert toml.read_text() == before and copy.read_text() == before
+
+
+def test_study_replaces_its_own_output(tmp_path):
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]'))
+    assert run(["study", str(toml)]).exit_code == 0
+    first = (tmp_path / "out.csv").read_text()
+    assert run(["study", str(toml), "--no-resume"]).exit_code == 0
+    assert (tmp_path / "out.csv").read_text() == first
+
+
+def _fail_midway(monkeypatch, module: str, name: str) -> None:
+    """Make ``module.name`` raise after being called, as a failure half-way through a write."""
+    import importlib
+
+    target = importlib.import_module(module)
+    original = getattr(target, name)
+
+    def failing(*args, **kwargs):
+        original(*args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(target, name, failing)
+
+
+@pytest.mark.parametrize("args, out, fail", [
+    (["rank", *SMALL, "--csv", "{out}"], "r.csv", ("warpspeed.files.rows", "write_rows")),
+    (["rank", *SMALL, "--plot", "{out}"], "r.png", None),
+    (["rank", *SMALL, "--traces", "{out}"], "t.jsonl", ("warpspeed.cli.rank", "json_text")),
+    (["trace", *SMALL, "--out", "{out}"], "t.json", None),
+    (["predict", *SMALL, "--model", "pipeline", "--pipeline-out", "{out}"], "p.json", None),
+])
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_other(tmp_path, monkeypatch, args, out, fail):
+    """The old file stays byte for byte and nothing else (no temporary, no empty file) is left when
+    writing fails half-way; the write replaces it whole when it succeeds."""
+    target = tmp_path / out
+    target.write_bytes(b"previous good output\n")
+    argv = [a.format(out=target) for a in args]
+    if fail is None:  # fail inside the atomic writer, after the content was written
+        _fail_midway(monkeypatch, "os", "fsync")
+    else:
+        _fail_midway(monkeypatch, *fail)
+    result = run(argv)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert target.read_bytes() == b"previous good output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out]
+    monkeypatch.undo()
+    assert run(argv).exit_code == 0
+    assert target.read_bytes() != b"previous good output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out]
+
+
+def test_a_device_as_output_is_written_not_replaced():
+    """``--csv /dev/null`` writes to the device; it is never replaced by a regular file."""
+    import stat
+
+    assert run(["rank", *SMALL, "--csv", "/dev/null"]).exit_code == 0
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+# --------------------------------------------------------------------------- the models' device tables
+
+
+def table_file(tmp_path: Path, table: str, key: str, value: str) -> Path:
+    """The A100 file with ``key = value`` in its ``[table]`` (replaced where the key exists, added
+    otherwise; a missing table is added)."""
+    text = A100_FILE.read_text()
+    if f"[{table}]" in text and re.search(rf"(?m)^{key} = ", text[text.index(f"[{table}]"):]):
+        return device_file(tmp_path, {f"{table}.{key}": value})
+    text = text.replace(f"[{table}]\n", f"[{table}]\n{key} = {value}\n") if f"[{table}]" in text \
+        else text + f"\n[{table}]\n{key} = {value}\n"
+    path = tmp_path / "dev.toml"
+    path.write_text(text)
+    return path
+
+
+#: (table, key, value as TOML text): each is refused with a line naming the key.
+BAD_TABLE_VALUES = [
+    *[("interval", key, "0") for key in ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "fp64_latency")],
+    *[("interval", key, v) for key in ("int_latency", "l2_latency", "mshrs", "kll_k") for v in ("1e300", "-1")],
+    ("interval", "shared_load_latency", "1e-300"),
+    ("interval", "sfu_lanes_per_sm", "[16, 16]"),
+    ("interval", "issue_rate", "{ a = 1 }"),
+    ("interval", "fp32_latency", '"4"'),
+    ("interval", "tensor_cores_per_sm", "4.5"),
+    ("interval", "tensor_fma_per_clock_f16", "inf"),
+    ("interval", "launch_overhead_part", '"../x"'),
+    ("interval", "no_such_key", "1"),
+    ("overlap", "overlap_exponent", "0"),
+    ("overlap", "overlap_exponent", "1e300"),
+    ("overlap", "overlap_exponent", "0.5"),
+    ("overlap", "miss_requests_per_cycle", "1e-300"),
+    ("overlap", "l2_layer_bytes", "1e300"),
+    ("overlap", "l2_layer_bytes", "1e-300"),
+    ("overlap", "drain_cycles", "nan"),
+    ("overlap", "latencies_from", "[1]"),
+    ("power", "power_limit_w", "1e300"),
+    ("power", "power_limit_w", "1e-300"),
+    ("power", "reference_clock_mhz", "1e300"),
+    ("power", "reference_clock_mhz", "1"),
+    ("power", "constant_w", "-5"),
+    ("power", "dram_sector_j", "1"),
+    ("power", "family", "[1, 2]"),
+]
+
+
+@pytest.mark.parametrize("table, key, value", BAD_TABLE_VALUES, ids=[f"{t}.{k}={v}" for t, k, v in BAD_TABLE_VALUES])
+@pytest.mark.parametrize("command", ["predict", "devices-file"])
+def test_model_table_values_out_of_range(tmp_path, table, key, value, command):
+    """Each table is checked when the device loads, whatever the model: one line naming the key."""
+    path = table_file(tmp_path, table, key, value)
+    if command == "devices-file":
+        with pytest.raises(DeviceError, match=re.escape(key)) as info:
+            ws.load_device(path)
+        assert "\n" not in str(info.value) and f"[{table}]" in str(info.value) or "not a name" in str(info.value)
+        return
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), key)
+
+
+@pytest.mark.parametrize("table, key, value", [
+    ("interval", "mshrs", "0"), ("interval", "mshrs", "64"), ("overlap", "overlap_exponent", "1"),
+    ("overlap", "overlap_exponent", "100"), ("power", "constant_w", "0"), ("power", "reference_clock_mhz", "100"),
+])
+def test_model_table_range_ends_are_allowed(tmp_path, table, key, value):
+    assert ws.load_device(table_file(tmp_path, table, key, value)).tables[table][key] == float(value)
+
+
+# --------------------------------------------------------------------------- traces
+
+
+@pytest.fixture(scope="module")
+def trace_document():
+    from warpspeed.kernel.builtin import copy_kernel
+    from warpspeed.trace import build_trace
+
+    device = ws.load_device("A100-SXM4-40GB")
+    kernel = copy_kernel((64, 32, 16))
+    return build_trace(ws.Predictor(kernel, device).predict((32, 4, 2), (1, 1, 1))).as_json()
+
+
+#: (key path, value): each refused with a line naming the path.
+BAD_TRACE_NUMBERS = [
+    (("launch", "blocks_per_sm"), 10**9),
+    (("launch", "blocks_per_sm"), 1e9),
+    (("launch", "registers_per_thread"), 10**6),
+    (("roofline", "dram_bandwidth_gb_s"), 0),
+    (("roofline", "dram_bandwidth_gb_s"), math.nan),
+    (("roofline", "lups_per_s"), math.inf),
+    (("device", "clock_mhz"), 1e-300),
+    (("device", "clock_mhz"), 1e300),
+    (("memory", "totals", "dram_load_bytes_per_lup"), math.nan),
+    (("memory", "totals", "dram_load_bytes_per_lup"), 1e300),
+    (("kernel", "flops", "adds"), -math.inf),
+]
+
+
+@pytest.mark.parametrize("path, value", BAD_TRACE_NUMBERS, ids=[f"{'/'.join(p)}={v}" for p, v in BAD_TRACE_NUMBERS])
+def test_trace_numbers_are_finite_and_in_range(trace_document, path, value):
+    import copy
+
+    from warpspeed.trace import TraceError, trace_from_json, validate_trace
+
+    document = copy.deepcopy(trace_document)
+    node = document
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    for check in (validate_trace, trace_from_json):
+        with pytest.raises(TraceError, match=re.escape("/".join(path))) as info:
+            check(document)
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('{"a": NaN}', "NaN"), ('{"a": Infinity}', "Infinity"), ('{"a": -Infinity}', "-Infinity"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"), ('{"a": ', "not JSON"),
+])
+def test_trace_text_refuses_nan_infinity_and_depth(text, fragment):
+    from warpspeed.trace import TraceError, parse_trace
+
+    with pytest.raises(TraceError, match=re.escape(fragment)):
+        parse_trace(text)
+
+
+def test_a_built_trace_reads_back(trace_document):
+    from warpspeed.trace import parse_trace, trace_from_json
+
+    assert trace_from_json(parse_trace(json.dumps(trace_document))).as_json() == trace_document
+
+
+@pytest.mark.parametrize("value", ["1e308", "5e-324", "0"])
+def test_measurement_resume_checks_rows_as_a_first_read(tmp_path, value):
+    """A kept row of a file being resumed passes the checks of a first read (the same one-line error)."""
+    from warpspeed.validation.measurement_csv import read_existing, read_measurement_csv
+    from warpspeed.validation.plan import MeasurementError
+
+    path = measurement_file(tmp_path, "meas_lups_per_s", value)
+    with pytest.raises(MeasurementError) as first:
+        read_measurement_csv(path)
+    text = path.read_text()
+    lines = text.splitlines()
+    header_at = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    from warpspeed.validation.schema import CSV_COLUMNS
+
+    header = lines[header_at].split(",")
+    rows = [dict(zip(header, line.split(","))) for line in lines[header_at + 1:]]
+    lines[header_at] = ",".join(CSV_COLUMNS)
+    lines[header_at + 1:] = [",".join(r.get(c, "") for c in CSV_COLUMNS) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MeasurementError) as resumed:
+        read_existing(path)
+    assert str(first.value).split(": ", 1)[1] == str(resumed.value).split(": ", 1)[1]
+
+
+# --------------------------------------------------------------------------- environment and Python API
+
+
+def _cli(args: list[str], env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """``warpspeed ARGS`` in a fresh interpreter of this source tree (streams and environment real)."""
+    import os
+
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, timeout=300,
+                          env={**os.environ, **(env or {})}, **kwargs)
+
+
+def test_an_ascii_terminal_gets_the_table_not_a_traceback():
+    done = _cli(["rank", *SMALL, "--top", "2"], env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert b"best: block" in done.stdout
+
+
+@pytest.mark.parametrize("args", [["devices"], ["devices", "--json"], ["rank", *SMALL, "--top", "2"]])
+def test_a_closed_standard_output_is_an_error(args):
+    import os
+
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    done = subprocess.run(f"{sys.executable} -c \"{code}\" {' '.join(args)} >&-", shell=True, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "standard output is closed" in done.stderr
+
+
+def test_an_unusable_cache_directory_runs_without_it_with_one_warning(tmp_path):
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache directory should be")
+    done = _cli(["rank", "--kernel", "star2d-r1", "--domain", "64,32", "--top", "1"],
+                env={"WARPSPEED_CACHE_DIR": str(blocker)}, text=True)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: cache directory") and "without the cache" in warnings[0]
+    assert blocker.read_text() == "a file where the cache directory should be"
+
+
+def _four_d_rule():
+    ps = pytest.importorskip("pystencils")
+    src, dst = ps.fields("src, dst: double[4D]")
+    return [ps.Assignment(dst.center, src.center)]
+
+
+def _deep_sum(depth: int):
+    expr = X
+    for _ in range(depth):
+        expr = sympy.Add(expr, 1, evaluate=False)
+    return expr
+
+
+@pytest.mark.parametrize("make, error, fragment", [
+    (lambda: ws.FlopCounts(adds=10**400), KernelError, "adds"),
+    (lambda: ws.FlopCounts(divs=1e300), KernelError, "divs"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("device", bogus=1), DeviceError, "bogus"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("device", bandwidth_gb_s="5000"), DeviceError,
+     "bandwidth_gb_s"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("device", bandwidth_gb_s=1e300), DeviceError,
+     "bandwidth_gb_s"),
+    (lambda: ws.load_device("A100-SXM4-40GB").with_level("cu", scope="device"), DeviceError, "scope"),
+    (lambda: ws.load("a", _deep_sum(3000)), KernelError, "nested more than"),
+    (lambda: __import__("pystencils_plugin.rank", fromlist=["rank"]).rank(_four_d_rule()), KernelError,
+     "4 spatial dimensions"),
+])
+def test_python_api_errors_are_the_projects_own(make, error, fragment):
+    with pytest.raises(error, match=fragment) as info:
+        make()
+    assert "\n" not in str(info.value)
+
+
+def test_a_deeply_nested_toml_file_is_one_line(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), "nested too deeply")
+    study = tmp_path / "s.toml"
+    study.write_text("kernels = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert_one_line_error(run(["study", str(study)]), "nested too deeply")
+
+
+# --------------------------------------------------------------------------- study size
+
+
+def test_a_study_counts_its_configurations_without_building_them(tmp_path):
+    """count_points equals the number iter_points generates, duplicates of list entries counted once
+    (a 2-D domain gets z = 1 blocks: 6 blocks of 32 threads x folding 1x1x1, 2 of them too wide for
+    x = 8 ... counted by hand below)."""
+    from warpspeed.studies.spec import study_from_dict
+
+    spec = study_from_dict({"kernels": ["copy", "copy"], "devices": ["A100-SXM4-40GB", "H200"],
+                            "domains": [[8, 64], [8, 64]], "threads": [32, 32], "foldings": [[1, 1, 1], [1, 2, 1]],
+                            "output": "o.csv"}, tmp_path)
+    # blocks of 32 threads with z = 1: 32x1, 16x2, 8x4, 4x8, 2x16, 1x32; x <= 2 * 8 = 16 drops 32x1;
+    # folding 1x2x1 fits y = 64 as well: 5 blocks x 2 foldings x 2 devices
+    assert spec.count_points() == len(spec.points()) == 5 * 2 * 2
+
+
+def test_a_study_too_large_is_refused_before_any_point_is_built(tmp_path, monkeypatch):
+    from warpspeed.studies import spec as spec_module
+
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]')
+                    .replace("[[16, 16, 16]]", "[" + ", ".join(f"[{64 + i}, 64, 64]" for i in range(5000)) + "]")
+                    .replace("[64]", "[64, 128, 256, 512]").replace("max_block_z = 1", "max_block_z = 64"))
+
+    def built(*args, **kwargs):
+        raise AssertionError("a point was built")
+
+    monkeypatch.setattr(spec_module, "StudyPoint", built)
+    line = assert_one_line_error(run(["study", str(toml)]), "configurations is more than one study holds")
+    assert "at most 500000" in line and not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_study_says_how_many_configurations_it_evaluates(tmp_path, terminal):
+    """On a terminal the count comes before the work (standard error); in a log only the summary."""
+    import os
+    import pty
+
+    toml = tmp_path / "s.toml"
+    toml.write_text(STUDY.format(kernels='["copy"]', devices='["A100-SXM4-40GB"]'))
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    leader, follower = pty.openpty() if terminal else os.pipe()[::-1]
+    try:
+        done = subprocess.run([sys.executable, "-c", code, "study", str(toml)], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=follower, timeout=300, text=True, env={**os.environ, "COLUMNS": "200"})
+        os.close(follower)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, err
+    # 64 threads, z = 1 (max_block_z): 64x1, 32x2, 16x4, 8x8, 4x16, 2x32, 1x64; x, y <= 32 keeps 5
+    assert ("study: 5 configurations" in err.decode()) == terminal
+    assert done.stdout.startswith("5 rows in")
+    assert (tmp_path / "out.csv").read_text().count("\n") == 1 + 5
+
+
+@pytest.mark.parametrize("table", ["pipeline", "overlpa", "Power"])
+def test_a_table_no_model_reads_is_refused(tmp_path, table):
+    path = table_file(tmp_path, table, "issue_rate", "1")
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), f"unknown table(s) [{table}]")
+
+
+@pytest.mark.parametrize("command", ["dvfs", "predict"])
+def test_a_board_that_cannot_run_within_its_power_limit_is_an_error(tmp_path, command):
+    """1 W (inside [power]'s documented range) is less than the copy kernel draws at the A100's lowest
+    clock (141 MHz): no optimum or throttled clock below the lowest clock is reported."""
+    path = device_file(tmp_path, {"power_limit_w": "1"})
+    args = [command, *SMALL, "--device", str(path)] + (["--clock-mhz", "1000"] if command == "predict" else [])
+    assert_one_line_error(run(args), "even at the lowest clock, 141 MHz")
+
+
+def test_a_home_that_is_not_a_directory_runs_the_pystencils_kernels(tmp_path):
+    """No cache can be made under such a home (neither warpspeed's nor pystencils' own, which
+    pystencils needs to be imported): the ranking runs without them, with one warning line."""
+    import os
+
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WARPSPEED_CACHE_DIR", "XDG_CACHE_HOME", "PYSTENCILS_CACHE_DIR")}
+    code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
+    done = subprocess.run([sys.executable, "-c", code, "rank", "--kernel", "star2d-r1", "--domain", "64,32", "--top",
+                           "1"], cwd=ROOT, capture_output=True, text=True, timeout=300, env={**env, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: cache directory"), done.stderr
+    assert home.read_text() == "not a directory"

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("pystencils")
 
 from pystencils_plugin import catalog, kernel_cache  # noqa: E402
+from warpspeed.errors import CacheWarning  # noqa: E402
 
 DOMAIN = (24, 20, 16)  # a domain no other test generates, so the first lookup is a miss
 
@@ -26,7 +27,7 @@ def fresh(monkeypatch, tmp_path):
 
 
 def _entries(root):
-    return sorted((root / kernel_cache.SUBDIR).glob("*.pickle"))
+    return sorted((root / kernel_cache.SUBDIR).glob("*.json"))
 
 
 def test_second_lookup_reads_the_entry_without_generating(fresh, monkeypatch):
@@ -57,7 +58,7 @@ def test_key_separates_domain_fold_precision_and_toolchain():
 def test_unreadable_entry_is_a_miss(fresh):
     first = catalog.extract_for("star2d-r1", (64, 32), fold=(1, 1, 1))
     (entry,) = _entries(fresh)
-    entry.write_bytes(b"not a pickle")
+    entry.write_bytes(b"not an entry")
     catalog._extract.cache_clear()
     again = catalog.extract_for("star2d-r1", (64, 32), fold=(1, 1, 1))
     assert again == first
@@ -78,7 +79,8 @@ def test_unwritable_cache_is_skipped(fresh, monkeypatch):
     blocker = fresh / "file"
     blocker.write_text("")
     monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(blocker))  # a file, not a directory
-    extracted = catalog.extract_for("star2d-r1", (40, 32), fold=(1, 1, 1))
+    with pytest.warns(CacheWarning, match="not a directory.*running without the cache"):
+        extracted = catalog.extract_for("star2d-r1", (40, 32), fold=(1, 1, 1))
     assert extracted.kernel.name == "star2d_r1"
 
 

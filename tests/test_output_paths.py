@@ -114,3 +114,27 @@ def test_full_disk_for_standard_output(args):
                               stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == ["error: cannot write standard output: the disk is full"]
+
+
+def test_atomic_write_keeps_permissions_and_links(tmp_path):
+    """A replaced file keeps its permissions; a symbolic link stays a link to the new content; a
+    write that fails leaves the old file and no temporary."""
+    import os
+
+    from warpspeed.files.atomic import atomic_output, write_text_atomic
+
+    private = tmp_path / "private.csv"
+    private.write_text("old")
+    private.chmod(0o600)
+    write_text_atomic(private, "new")
+    assert private.read_text() == "new" and (private.stat().st_mode & 0o777) == 0o600
+    link = tmp_path / "link.csv"
+    link.symlink_to(private)
+    write_text_atomic(link, "via link")
+    assert link.is_symlink() and private.read_text() == "via link"
+    with pytest.raises(RuntimeError):
+        with atomic_output(private) as handle:
+            handle.write("partial")
+            raise RuntimeError("failed half-way")
+    assert private.read_text() == "via link"
+    assert sorted(os.listdir(tmp_path)) == ["link.csv", "private.csv"]

@@ -106,7 +106,7 @@ def test_compile_cache_compiles_once(tmp_path, monkeypatch):
         pytest.skip("nvcc/cuobjdump not installed (pip install 'warpspeed[cuda]')")
     source = "extern \"C\" __global__ void k(double *a) { a[threadIdx.x] *= 2.0; }\n"
     first, _ = sass_compile.compile_sass(source, "sm_80", cache=tmp_path)
-    assert "LDG" in first and "STG" in first and list((tmp_path / "sass").glob("*.sass"))
+    assert "LDG" in first and "STG" in first and list((tmp_path / "sass").glob("*.json"))
     sass_compile._cached_sass.cache_clear()
 
     def no_subprocess(cmd, *a, **k):

@@ -179,8 +179,9 @@ def test_no_resume_recomputes_and_stale_rows_are_dropped(tmp_path, reference):
 def test_foreign_file_is_not_overwritten(tmp_path):
     spec = _spec(tmp_path, "foreign.csv")
     spec.output.write_text("a,b\n1,2\n")
-    with pytest.raises(WarpspeedError, match="no-resume"):
-        run_study(spec)
+    for resume in (True, False):
+        with pytest.raises(WarpspeedError, match="not the output of a warpspeed study"):
+            run_study(spec, resume=resume)
     assert spec.output.read_text() == "a,b\n1,2\n"
 
 
@@ -255,7 +256,7 @@ def test_cut_header_is_rewritten_but_foreign_single_line_is_kept(tmp_path, refer
     assert run_study(spec).computed == spec.output.read_text().count("\n") - 1
     foreign = _spec(tmp_path, "notes.csv")
     foreign.output.write_text("my notes without a newline")
-    with pytest.raises(WarpspeedError, match="no-resume"):
+    with pytest.raises(WarpspeedError, match="not the output of a warpspeed study"):
         run_study(foreign)
     assert foreign.output.read_text() == "my notes without a newline"
 

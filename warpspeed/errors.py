@@ -27,3 +27,8 @@ class FitError(WarpspeedError):
 
 class UnsupportedKernelError(KernelError):
     """A code generator's kernel uses a construct the model does not cover."""
+
+
+class CacheWarning(UserWarning):
+    """The disk cache cannot be used (its directory cannot be made or written): warpspeed runs
+    without it, recomputing what it would have read."""

@@ -20,6 +20,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from warpspeed.errors import FitError
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.memory.capacity.curves import (
     CURVE_NAMES,
     GOMPERTZ_PARAMETERS,
@@ -204,7 +205,7 @@ def write_fit_toml(path: str | Path, family: str,
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(tomli_w.dumps(doc), encoding="utf-8")
+        write_text_atomic(p, tomli_w.dumps(doc))
     except OSError as exc:
         raise FitError(f"cannot write the curve file {str(p)!r}: {exc.strerror or exc}") from None
     return p

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.text import read_text
 from warpspeed.hardware.device import MHZ_PER_GHZ
 from warpspeed.hardware.ranges import FLOAT_RANGES
@@ -100,6 +101,49 @@ MAX_ITS = 4096
 #: Highest SM clock of a run, MHz: the highest device clock a device file may give
 #: (:data:`warpspeed.hardware.ranges.FLOAT_RANGES`).
 MAX_RUN_CLOCK_MHZ = FLOAT_RANGES["clock_ghz"][1] * MHZ_PER_GHZ
+
+
+#: Plausible clocks of a run, relative to the device's highest clock (``clock_ghz``): from the
+#: lowest clock the model accepts (:data:`warpspeed.hardware.clock.MIN_CLOCK_FRACTION`) to 25 %
+#: above it (a margin for boards factory-clocked above the reference part; no built-in run exceeds 1.0).
+RUN_CLOCK_HEADROOM = 1.25
+#: Plausible board power of a run, relative to the device's ``[power]`` ``power_limit_w``: at most
+#: twice the limit (boards exceed it only in millisecond excursions, never in a sampled median),
+#: at least 1 % of it (a powered board never draws less).
+RUN_POWER_HEADROOM = 2.0
+RUN_POWER_FLOOR = 0.01
+#: Plausible achieved GFLOP/s of a run: at most the device's FP32 peak (SMs x clock x FP32 lanes x
+#: 2 flops per FMA) times this margin for clocks above ``clock_ghz``.
+RUN_RATE_HEADROOM = RUN_CLOCK_HEADROOM
+#: Largest relative error of a fit that ``power-fit`` writes: about three times the largest error
+#: of the calibrated families shipped (7.8 %, ``warpspeed/power/families/*.toml`` provenance); a
+#: worse fit means the runs do not follow the model (another kernel, throttling, wrong columns).
+MAX_FIT_ERROR = 0.25
+
+
+def check_run_on(device: "Device", run: Run) -> Run:
+    """``run`` if its clock, watts and GFLOP/s are plausible for ``device`` (relative to the
+    device's own clock, power limit and FP32 peak: the constants above), else a one-line error."""
+    from warpspeed.hardware.clock import MIN_CLOCK_FRACTION
+
+    low, high = MIN_CLOCK_FRACTION * device.clock_mhz, RUN_CLOCK_HEADROOM * device.clock_mhz
+    if not low <= run.clock_mhz <= high:
+        raise WarpspeedError(f"clock_mhz {run.clock_mhz:g} is not a clock {device.name} runs at; allowed: "
+                             f"{low:g} to {high:g} MHz ({MIN_CLOCK_FRACTION:g} to {RUN_CLOCK_HEADROOM:g} x its "
+                             f"{device.clock_mhz:g} MHz)")
+    table = device.tables.get("power")
+    limit = table.get("power_limit_w") if isinstance(table, dict) else None
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        low, high = RUN_POWER_FLOOR * limit, RUN_POWER_HEADROOM * limit
+        if not low <= run.watts <= high:
+            raise WarpspeedError(f"watts {run.watts:g} is not a board power of {device.name}; allowed: {low:g} to "
+                                 f"{high:g} W ({RUN_POWER_FLOOR:g} to {RUN_POWER_HEADROOM:g} x its {limit:g} W limit)")
+    if run.gflop_s is not None:
+        peak = device.sms * device.clock_ghz * device.fp32_lanes_per_sm * 2 * RUN_RATE_HEADROOM
+        if run.gflop_s > peak:
+            raise WarpspeedError(f"gflop_s {run.gflop_s:g} is more than {device.name} can compute; allowed: at "
+                                 f"most {peak:g} ({RUN_RATE_HEADROOM:g} x its FP32 peak)")
+    return run
 
 
 def _positive(value: object) -> bool:
@@ -259,8 +303,12 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     rest by least squares for each)."""
     if len(runs) < MIN_RUNS:
         raise WarpspeedError(f"too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
-    for run in runs:
+    for n, run in enumerate(runs, 1):
         check_run(run)
+        try:
+            check_run_on(device, run)
+        except WarpspeedError as exc:
+            raise WarpspeedError(f"run {n}: {exc}") from None
     watts = np.array([r.watts for r in runs])
     predicted = _predicted(device, (r.its for r in runs))
     _require_determined(design(device, runs, V_MIN_CANDIDATES[0], predicted=predicted), watts, runs)
@@ -275,6 +323,11 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     clock = voltage_floor(V_MIN_CANDIDATES, costs, v_min)
     e_fp32, e_dram, static, constant = (float(x) for x in solution.x)
     errors = tuple(float(e) for e in (a @ solution.x - watts) / watts)
+    worst = int(np.argmax(np.abs(errors)))
+    if not all(math.isfinite(e) for e in errors) or abs(errors[worst]) > MAX_FIT_ERROR:
+        raise WarpspeedError(f"the fit does not follow the runs (largest error {100 * abs(errors[worst]):.1f} % at run "
+                             f"{worst + 1}, its = {runs[worst].its}); allowed: at most {100 * MAX_FIT_ERROR:g} %: "
+                             "runs of the gpu-roofline benchmark on this device, not throttled")
     volta = volta_anchors()
     family = {
         "dynamic": {"fp32_lane_j": e_fp32, "dram_sector_j": e_dram,
@@ -336,7 +389,7 @@ def write_family(result: FitResult, path: str | Path, name: str) -> Path:
     header = (f"# Power-model family {name!r}: fitted by `warpspeed power-fit` to {prov['runs']} runs of {prov['data']}\n"
               f"# on {prov['device']}; mean |error| {100 * result.mape:.2f} %, largest {100 * result.max_error:.2f} %.\n"
               "# Energies in joules, powers in watts; see warpspeed.power.params for the keys.\n")
-    p.write_text(header + tomli_w.dumps(result.family))
+    write_text_atomic(p, header + tomli_w.dumps(result.family))
     return p
 
 

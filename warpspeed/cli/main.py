@@ -9,12 +9,13 @@ import io
 import os
 import sys
 import traceback
+import warnings
 
 import click
 
 from warpspeed.cli.paths import OUTPUTS_META_KEY
 from warpspeed.cli.render import Column, console, fitted_table, print_fitted
-from warpspeed.errors import WarpspeedError
+from warpspeed.errors import CacheWarning, WarpspeedError
 from warpspeed.files.jsonsafe import json_text
 from warpspeed.files.output import describe_os_error
 from warpspeed.hardware.device import Device, all_devices
@@ -66,6 +67,37 @@ def usage_message(exc: click.ClickException) -> str:
     return f"error: {message}"
 
 
+#: What the commands print that an ASCII terminal cannot show (``∞``, ``−``, ``·``) becomes ``?``
+#: there instead of a UnicodeEncodeError; JSON is ASCII already (``\u`` escapes).
+_UNENCODABLE = "replace"
+
+
+def _prepare_streams() -> None:
+    """Refuse a closed standard output (the result would be lost: exit status 2, not 0), and let
+    standard output and error print what their encoding cannot hold as ``?``."""
+    if sys.stdout is None:
+        raise WarpspeedError("standard output is closed; the result would be lost: run the command with its "
+                             "output open (redirect it to a file or to /dev/null to discard it)")
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if stream is not None and encoding not in ("utf8", "utf16", "utf32") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors=_UNENCODABLE)
+            except (ValueError, OSError, io.UnsupportedOperation):  # a stream already written in another way
+                pass
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
+    """warpspeed's own warnings as one ``warning:`` line on standard error; others as Python shows them."""
+    if issubclass(category, CacheWarning):
+        click.echo(f"warning: {_one_line(str(message))}", err=True)
+    else:
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
+_PYTHON_SHOWWARNING = warnings.showwarning
+
+
 class _Group(click.Group):
     """Turn every bad input into a one-line ``error:`` message and exit code 2, never a
     traceback: WarpspeedError, click's usage errors (printed by click itself as a usage block of
@@ -81,7 +113,13 @@ class _Group(click.Group):
             sys.exit(EXIT_USAGE)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
+            _prepare_streams()
             return super().invoke(ctx)
         except click.exceptions.NoArgsIsHelpError:
             raise

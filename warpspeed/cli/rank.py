@@ -237,7 +237,9 @@ def _write_traces(ranking, resolved, path: str) -> None:
     """The trace of every successfully predicted row (built from the prediction it was ranked on),
     in ranking order, as JSON Lines; ``resolved``: the kernel of each folding, for where its
     registers come from."""
-    with open(path, "w", encoding="utf-8") as handle:
+    from warpspeed.files.atomic import atomic_output
+
+    with atomic_output(path, "w") as handle:
         for row in ranking.rows:
             if row.trace is None:
                 continue

@@ -1,7 +1,10 @@
 """The ``warpspeed study STUDY.toml`` command (registered by :mod:`warpspeed.cli.main` via :data:`COMMANDS`).
 
 Runs a study (see :mod:`warpspeed.studies.study`) serially, on a local process pool (``--jobs N``) or
-on a Dask cluster (``--dask tcp://host:8786``), with a rich progress bar. Ctrl-C stops it with
+on a Dask cluster (``--dask tcp://host:8786``). Before it starts it says on standard error how many
+configurations it will evaluate and, while it runs, shows a progress bar of the rows finished there
+(both only when standard error is a terminal; the summary line on standard output always gives the
+count). Ctrl-C stops it with
 a valid partial output; running the same command again resumes where it stopped. Bad input
 (:class:`~warpspeed.errors.WarpspeedError`) is reported by the command group as one line. When
 the study names an ``objective``, the best configuration of every (kernel, device, domain) is
@@ -27,9 +30,9 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
 from warpspeed.models import ENERGY_OBJECTIVE, ROOFLINE_MODEL, TIME_MODELS
 from warpspeed.studies.models import best_rows
-from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study
+from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study, require_not_study_file
 from warpspeed.studies.storage import stored_rows
-from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, run_study
+from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, check_study, run_study
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
@@ -145,10 +148,17 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
             raise WarpspeedError(f"--output has no study format suffix (got {output!r}); allowed: "
                                  f"{', '.join(OUTPUT_SUFFIXES)} (CSV or Parquet)")
         spec = replace(spec, output=Path(output), format=format_for(Path(output)))
+        require_not_study_file(spec.output, study_file)
     else:  # the study file's output: missing directories are created, as the journal does
         check_output_path(spec.output, "study output", create_parents=True)
+    total = check_study(spec)
     executor, client, in_flight = _executor(jobs, dask_address)
-    bar = _Bar(Console(stderr=True), f"study {spec.output.name}")
+    err_console = Console(stderr=True)
+    if err_console.is_terminal:  # the count and the bar are for a person watching; logs get the summary
+        err_console.print(f"study: {total} configurations ({len(set(spec.kernels))} kernel(s) x "
+                          f"{len(set(spec.devices))} device(s) x {len(set(spec.domains))} domain(s) x blocks x "
+                          f"foldings) into {spec.output}", markup=False, highlight=False)
+    bar = _Bar(err_console, f"study {spec.output.name}")
     try:
         result = run_study(spec, executor=executor, progress=bar, resume=not no_resume, max_in_flight=in_flight)
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ import click
 from warpspeed.cli.common import dtype_option, kernel_options, setup_kernel_and_device
 from warpspeed.cli.parse import BLOCK, FOLD
 from warpspeed.cli.paths import OutputFile
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.jsonsafe import json_text
 
 
@@ -36,7 +37,6 @@ def trace(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dt
     if out_path is None:
         click.echo(text)
         return
-    with open(out_path, "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
+    write_text_atomic(out_path, text + "\n")
     click.echo(f"trace of {document['kernel']['name']} on {document['device']['name']} "
                f"({document['instructions']['source']} instructions) written to {out_path}")

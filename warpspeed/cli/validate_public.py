@@ -14,6 +14,7 @@ import click
 
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.jsonsafe import json_text
 from warpspeed.models import TIME_MODELS
 
@@ -76,7 +77,7 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
         text = accuracy_markdown(datasets, real, kernels)
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
+            write_text_atomic(target, text)
     if as_json:
         click.echo(json_text({"real_gpu": real_gpu_document(real) if real is not None else None,
                               "kernel_transfer": transfer_document(kernels) if kernels is not None else None,

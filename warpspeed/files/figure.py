@@ -14,10 +14,40 @@ if TYPE_CHECKING:
 
 #: Resolution of the figures written as raster images, dots per inch.
 FIGURE_DPI = 130
+#: The environment variable matplotlib reads its configuration and cache directory from.
+MPL_CONFIG_ENV = "MPLCONFIGDIR"
+
+
+def prepare_matplotlib() -> None:
+    """Before matplotlib is first imported: where its configuration directory
+    (``$MPLCONFIGDIR``, else ``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``)
+    cannot be made (a read-only home), point it at a temporary directory for this process (removed
+    when it ends) instead of letting matplotlib print two lines about it on every plot."""
+    import atexit
+    import os
+    import shutil
+    import sys
+    import tempfile
+
+    if "matplotlib" in sys.modules:
+        return
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    target = os.environ.get(MPL_CONFIG_ENV) or os.path.join(
+        xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".config"), "matplotlib")
+    try:
+        os.makedirs(target, exist_ok=True)
+        if os.access(target, os.W_OK | os.X_OK):
+            return
+    except OSError:
+        pass
+    fallback = tempfile.mkdtemp(prefix="warpspeed-matplotlib-")
+    atexit.register(shutil.rmtree, fallback, True)
+    os.environ[MPL_CONFIG_ENV] = fallback
 
 
 def new_figure(width_in: float, height_in: float) -> "Figure":
     """A figure of the given size (inches) on its own Agg canvas (pyplot is not involved)."""
+    prepare_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -27,7 +57,11 @@ def new_figure(width_in: float, height_in: float) -> "Figure":
 
 
 def save_figure(fig: "Figure", path: str | Path, dpi: int = FIGURE_DPI) -> Path:
-    """Write ``fig`` to ``path`` in the format of its suffix; returns the path."""
+    """Write ``fig`` to ``path`` in the format of its suffix, whole or not at all
+    (:mod:`warpspeed.files.atomic`); returns the path."""
+    from warpspeed.files.atomic import atomic_output
+
     out = Path(path)
-    fig.savefig(out, dpi=dpi)
+    with atomic_output(out, "wb") as handle:
+        fig.savefig(handle, format=out.suffix.lstrip(".").lower() or None, dpi=dpi)
     return out

@@ -21,6 +21,9 @@ class OutputError(WarpspeedError):
 
 def plot_formats() -> tuple[str, ...]:
     """File suffixes (without the dot) matplotlib can save figures as: png, pdf, svg, ..."""
+    from warpspeed.files.figure import prepare_matplotlib
+
+    prepare_matplotlib()
     from matplotlib.backend_bases import FigureCanvasBase
 
     return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
@@ -50,9 +53,12 @@ def check_output_path(path: str | Path, what: str, formats: Sequence[str] | None
         raise OutputError(f"{what} {str(p)!r}: directory {str(parent)!r} does not exist")
     if not parent.is_dir():
         raise OutputError(f"{what} {str(p)!r}: {str(parent)!r} is not a directory")
-    target = p if p.exists() else parent
-    if not os.access(target, os.W_OK):
-        raise OutputError(f"{what} {str(p)!r} is not writable (permission denied on {str(target)!r})")
+    # A regular file is replaced by a new one written beside it (warpspeed.files.atomic): the
+    # directory must be writable, and an existing file too (its owner's protection is kept).
+    targets = [p] if p.exists() and not p.is_file() else [p, parent] if p.exists() else [parent]
+    for target in targets:
+        if not os.access(target, os.W_OK):
+            raise OutputError(f"{what} {str(p)!r} is not writable (permission denied on {str(target)!r})")
     return p
 
 

@@ -59,8 +59,11 @@ def write_rows(fh: IO[str], columns: Sequence[str], records: Iterable[Mapping[st
 
 def write_table_csv(path: str | Path, columns: Sequence[str], records: Iterable[Mapping[str, Any]],
                     comments: Iterable[str] = ()) -> Path:
-    """Write a table (see :func:`write_rows`) to ``path``; returns the path."""
+    """Write a table (see :func:`write_rows`) to ``path``, whole or not at all
+    (:mod:`warpspeed.files.atomic`); returns the path."""
+    from warpspeed.files.atomic import atomic_output
+
     p = Path(path)
-    with p.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_output(p, "w", newline="") as fh:
         write_rows(fh, columns, records, comments)
     return p

@@ -22,6 +22,9 @@ def read_toml(path: Path | Traversable, what: str, error: type[WarpspeedError]) 
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{what} {str(path)!r} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise error(f"{what} {str(path)!r} is nested too deeply to be a warpspeed file; allowed: tables and "
+                    "arrays a few levels deep, as in the shipped files") from None
 
 
 def table_number(table: Mapping, key: str, where: str, error: type[WarpspeedError], positive: bool = False) -> float:

@@ -123,6 +123,28 @@ def _positive(table: Mapping[str, Any], key: str, where: str) -> Any:
     return value if integer else float(value)
 
 
+def checked_changes(level: "CacheLevel", changes: Mapping[str, Any], device_name: str) -> dict[str, Any]:
+    """``changes`` to ``level`` (a what-if device), each value of the type a device file must give
+    (:func:`parse_level`); the scope and the name stay. A one-line :class:`DeviceError` names the key."""
+    where = f"device {device_name!r} [[memory]] {level.name}"
+    out: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key in ("name", "scope", "instances"):
+            raise DeviceError(f"{where}: {key} cannot be changed; allowed: the level's sizes, bandwidth, latency "
+                              "and policies")
+        if key == "write":
+            out[key] = _choice(value, key, WRITE_POLICIES, where)
+        elif key == "dispatch":
+            out[key] = _choice(value, key, DISPATCHES, where)
+        elif key == "family":
+            if not isinstance(value, str) or not value:
+                raise DeviceError(f"{where}: family must be a non-empty string, got {value!r}")
+            out[key] = value
+        else:
+            out[key] = _positive(changes, key, where)
+    return out
+
+
 def _choice(value: Any, key: str, allowed: Sequence[str], where: str) -> str:
     if value not in allowed:
         raise DeviceError(f"{where}: {key} must be one of {', '.join(allowed)}, got {value!r}")

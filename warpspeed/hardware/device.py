@@ -18,15 +18,15 @@ from typing import Any, Mapping
 from warpspeed.errors import DeviceError
 from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
-from warpspeed.hardware.caches import CacheLevel, check_hierarchy, parse_memory, with_instances
-from warpspeed.hardware.ranges import check_level, check_numbers, check_relations
+from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
+from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables, plausible_lups_per_s
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source")
 #: Megahertz per gigahertz.
 MHZ_PER_GHZ = 1000.0
-#: Fields that are not scalars: the memory levels (checked here) and the models' tables (checked
-#: by the code that reads them).
+#: Fields that are not scalars: the memory levels and the models' tables (checked here, by
+#: :mod:`warpspeed.hardware.ranges`).
 _TABLE_FIELDS = ("memory", "tables")
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
@@ -119,6 +119,7 @@ class Device:
         check_hierarchy(self.memory, self.name)
         for level in self.memory:
             check_level(level, self.name)
+        check_tables(self)
 
     @property
     def has_dram_curve(self) -> bool:
@@ -141,14 +142,19 @@ class Device:
         SM / CU, one L2)."""
         return with_instances(self.memory, self.sms)
 
-    def with_level(self, scope: str, **changes: Any) -> "Device":
+    def with_level(self, scope: str, /, **changes: Any) -> "Device":
         """This device with the keys ``changes`` of its level of ``scope`` replaced (a what-if device,
         checked as a loaded one), e.g. ``with_level("device", bandwidth_gb_s=5000.0)``."""
+        known = sorted(f.name for f in fields(CacheLevel) if f.init and f.name not in ("name", "scope", "instances"))
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise DeviceError(f"device {self.name!r}: with_level got unknown key(s) {', '.join(unknown)}; allowed: "
+                              f"{', '.join(known)}")
         if not any(level.scope == scope for level in self.memory):
             raise DeviceError(f"device {self.name!r}: no memory level with scope {scope!r}; it has "
                               f"{', '.join(level.scope for level in self.memory)}")
-        return replace(self, memory=tuple(replace(level, **changes) if level.scope == scope else level
-                                          for level in self.memory))
+        return replace(self, memory=tuple(replace(level, **checked_changes(level, changes, self.name))
+                                          if level.scope == scope else level for level in self.memory))
 
     @property
     def clock_mhz(self) -> float:
@@ -224,3 +230,11 @@ def load_device(name_or_path: str | Path) -> Device:
 def all_devices() -> list[Device]:
     """Every built-in device."""
     return [load_device(n) for n in device_names()]
+
+
+def builtin_plausible_lups_per_s(name: object) -> tuple[float, float] | None:
+    """:func:`warpspeed.hardware.ranges.plausible_lups_per_s` of the built-in device ``name`` (as a
+    data file names it), or None when it names none: a name read from data is never used as a path."""
+    if not isinstance(name, str) or name.lower() not in {n.lower() for n in device_names()}:
+        return None
+    return plausible_lups_per_s(load_device(name))

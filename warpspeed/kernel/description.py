@@ -212,6 +212,11 @@ def _make_access(field: str, index: Sequence[object], kind: str, linear: bool) -
     return Access(field=field, index=parsed, kind=kind, linear=linear)  # type: ignore[arg-type]
 
 
+#: Most floating-point operations of one kind per lattice update: far above any stencil or LBM
+#: kernel (the D3Q27 collision has a few hundred) and far below where an FP time would overflow.
+MAX_FLOPS_PER_LUP = 1e12
+
+
 @dataclass(frozen=True)
 class FlopCounts:
     """Floating-point operations per lattice update (per cell).
@@ -227,9 +232,11 @@ class FlopCounts:
     def __post_init__(self) -> None:
         for name in ("adds", "muls", "fmas", "divs"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise KernelError(f"flop count {name} is not a finite non-negative number (got {value!r}); "
-                                  "give operations per lattice update, such as 0, 2 or 0.5")
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not 0 <= value <= MAX_FLOPS_PER_LUP:  # NaN fails too; a huge int is not converted
+                shown = repr(value) if len(repr(value)) <= 40 else f"a number of {len(str(value))} digits"
+                raise KernelError(f"flop count {name} is not a finite non-negative number (got {shown}); allowed: "
+                                  f"operations per lattice update from 0 to {MAX_FLOPS_PER_LUP:g}, such as 0, 2 or 0.5")
 
     @property
     def instructions(self) -> float:

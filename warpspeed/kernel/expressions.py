@@ -13,7 +13,7 @@ import numbers
 import sympy
 
 from warpspeed.errors import KernelError
-from warpspeed.kernel.index_text import parse_index_text
+from warpspeed.kernel.index_text import MAX_NESTING, parse_index_text
 
 #: The cell coordinate symbols every address expression may use.
 X, Y, Z = sympy.symbols("x y z", integer=True)
@@ -37,10 +37,23 @@ def parse_index(expr: object, what: str) -> sympy.Expr:
         raise KernelError(
             f"{what}: expected a sympy expression, an int or a string, got {type(expr).__name__}"
         )
+    _check_depth(result, what)
     # Rename foreign symbols called x/y/z (e.g. sympy.Symbol('x') without integer=True).
     subs = {s: c for s in result.free_symbols for n, c in zip(_COORD_NAMES, COORDINATES)
             if getattr(s, "name", None) == n and s != c}
     return result.xreplace(subs) if subs else result
+
+
+def _check_depth(expr: sympy.Basic, what: str) -> None:
+    """Refuse an expression nested deeper than :data:`MAX_NESTING` (counted without recursion, so
+    that a 10^4-deep tree is a one-line error, not a RecursionError in a later recursive walk)."""
+    stack = [(expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise KernelError(f"{what}: the index expression is nested more than {MAX_NESTING} levels deep; "
+                              "allowed: affine expressions of x, y, z such as 'x + 4' or 'floor(x / 2) + 10 * y'")
+        stack.extend((arg, depth + 1) for arg in node.args)
 
 
 def check_quasi_affine(expr: sympy.Expr, what: str, inside_floor: bool = False) -> None:

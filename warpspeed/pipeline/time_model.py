@@ -56,11 +56,11 @@ class PipelineModel(TimeModelBase):
     def write_outputs(self, prediction: "Prediction", estimate: ModelEstimate, values: Mapping[str, Any]) -> None:
         path = values.get("pipeline_out")
         if path:
+            from warpspeed.files.atomic import write_text_atomic
             from warpspeed.files.jsonsafe import json_text
             from warpspeed.pipeline.document import pipeline_document
 
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(json_text(pipeline_document(prediction, values["graph_source"]), indent=1))
+            write_text_atomic(path, json_text(pipeline_document(prediction, values["graph_source"]), indent=1))
 
 
 #: The pipeline time model.

@@ -36,6 +36,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.hardware.clock import MIN_CLOCK_FRACTION as LOWEST_CLOCK_FRACTION
 from warpspeed.perf.roofline import limits_at_clock
 from warpspeed.power.params import CORE_COMPONENTS, PowerParams
 from warpspeed.trace.build import SECTOR_BYTES
@@ -45,6 +46,9 @@ from warpspeed.trace.document import Trace
 BISECTION_STEPS = 40
 #: Lowest clock the throttle search considers, relative to the requested clock.
 MIN_CLOCK_FRACTION = 0.05
+#: Lowest clock a board throttles to, relative to the device's clock (``base_mhz``): the lowest
+#: clock the model accepts (:data:`warpspeed.hardware.clock.MIN_CLOCK_FRACTION`).
+LOWEST_THROTTLE_FRACTION = LOWEST_CLOCK_FRACTION
 #: Lanes of a warp and of a half-warp (the half-warp static model, eq 5).
 WARP_LANES = 32
 HALF_WARP_LANES = 16
@@ -207,7 +211,13 @@ def board_power(act: Activity, params: PowerParams, rate: float, limits: Mapping
     full = power_at(act, params, rate_at_clock(rate, limits, f, base_mhz), f)
     if full.watts <= params.power_limit_w:
         return full
-    low, high = f * MIN_CLOCK_FRACTION, f
+    low, high = max(f * MIN_CLOCK_FRACTION, base_mhz * LOWEST_THROTTLE_FRACTION), f
+    low = min(low, high)
+    floor = power_at(act, params, rate_at_clock(rate, limits, low, base_mhz), low)
+    if floor.watts > params.power_limit_w:
+        raise WarpspeedError(f"{params.device}: the kernel draws {floor.watts:.3g} W even at the lowest clock, "
+                             f"{low:g} MHz, above the board's power limit of {params.power_limit_w:g} W "
+                             "([power] power_limit_w); allowed: a power limit the board can run the kernel at")
     for _ in range(BISECTION_STEPS):
         mid = 0.5 * (low + high)
         if power_at(act, params, rate_at_clock(rate, limits, mid, base_mhz), mid).watts > params.power_limit_w:

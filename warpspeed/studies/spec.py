@@ -21,9 +21,10 @@ the file's order). Each row carries a stable key (``kernel|device|domain|block|f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.toml import read_toml
@@ -38,6 +39,9 @@ FORMATS: tuple[str, ...] = ("csv", "parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Suffix of the CSV journal kept beside a Parquet output while the study runs.
 JOURNAL_SUFFIX = ".journal.csv"
+#: Most threads per block a study may list: 64 times CUDA's and HIP's 1024, so a space of blocks no
+#: GPU can launch (error rows) stays small.
+MAX_STUDY_THREADS = 2**16
 _SPEC_KEYS = frozenset({"kernels", "devices", "domains", "threads", "foldings", "max_block_z", "output", "format",
                         "models", "objective"})
 
@@ -109,8 +113,9 @@ class StudySpec:
         if self.format not in FORMATS:
             raise WarpspeedError(f"study: format must be one of {', '.join(FORMATS)}, got {self.format!r}")
         for t in self.threads:
-            if not _positive_int(t) or t & (t - 1):
-                raise WarpspeedError(f"study: threads per block must be positive powers of two, got {t!r}")
+            if not _positive_int(t) or t & (t - 1) or t > MAX_STUDY_THREADS:
+                raise WarpspeedError(f"study: threads per block must be positive powers of two, at most "
+                                     f"{MAX_STUDY_THREADS}, got {t!r}")
         for what, triples in (("domains", self.domains), ("foldings", self.foldings)):
             for tr in triples:
                 if len(tr) != 3 or not all(_positive_int(v) for v in tr):
@@ -122,20 +127,35 @@ class StudySpec:
         if not _positive_int(self.max_block_z):
             raise WarpspeedError(f"study: max_block_z must be a positive integer, got {self.max_block_z!r}")
 
+    def _configs(self, domain: Triple) -> Iterator[tuple[int, Config]]:
+        """(threads, configuration) of one domain in enumeration order, each once."""
+        for threads in dict.fromkeys(self.threads):
+            for block in block_sizes(threads, self.max_block_z):
+                for fold in dict.fromkeys(self.foldings):
+                    config = Config(block, fold)
+                    if fits_domain(config, domain):
+                        yield threads, config
+
+    def iter_points(self) -> Iterator[StudyPoint]:
+        """Every row of the study in enumeration order, generated one at a time (memory independent
+        of the study's size); a key given twice (a repeated list entry) is generated once, at its
+        first place. Configurations a domain cannot use (:func:`warpspeed.launch.space.fits_domain`)
+        are left out."""
+        for kernel in dict.fromkeys(self.kernels):
+            for device in dict.fromkeys(self.devices):
+                for domain in dict.fromkeys(self.domains):
+                    for threads, config in self._configs(domain):
+                        yield StudyPoint(kernel, device, domain, threads, config)
+
     def points(self) -> list[StudyPoint]:
-        """Every row of the study in enumeration order (duplicate keys kept once, first wins);
-        configurations a domain cannot use (:func:`warpspeed.launch.space.fits_domain`) are left out."""
-        out: dict[str, StudyPoint] = {}
-        for kernel in self.kernels:
-            for device in self.devices:
-                for domain in self.domains:
-                    for threads in self.threads:
-                        for block in block_sizes(threads, self.max_block_z):
-                            for fold in self.foldings:
-                                p = StudyPoint(kernel, device, domain, threads, Config(block, fold))
-                                if fits_domain(p.config, domain):
-                                    out.setdefault(p.key, p)
-        return list(out.values())
+        """:meth:`iter_points` as a list."""
+        return list(self.iter_points())
+
+    def count_points(self) -> int:
+        """How many rows :meth:`iter_points` generates, counted without generating them (the
+        configurations of each domain times the kernels and devices)."""
+        per_pair = sum(1 for domain in dict.fromkeys(self.domains) for _ in self._configs(domain))
+        return len(dict.fromkeys(self.kernels)) * len(dict.fromkeys(self.devices)) * per_pair
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -192,7 +212,21 @@ def study_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".") -> Stud
     )
 
 
+def require_not_study_file(output: Path, study_file: str | Path) -> None:
+    """Refuse (one line) an output, or the journal beside it, that is the study file itself."""
+    for target in {output, output.with_name(output.name + JOURNAL_SUFFIX)}:
+        try:
+            same = target.exists() and os.path.samefile(target, study_file)
+        except OSError:
+            same = False
+        if same:
+            raise WarpspeedError(f"study: the output {str(target)!r} is the study file itself; "
+                                 "allowed: another file name (such as 'study.csv')")
+
+
 def load_study(path: str | Path) -> StudySpec:
-    """Read a study TOML file (see the module docstring for its keys)."""
+    """Read a study TOML file (see the module docstring for its keys); its output may not be the file itself."""
     p = Path(path)
-    return study_from_dict(read_toml(p, "study file", WarpspeedError), p.parent)
+    spec = study_from_dict(read_toml(p, "study file", WarpspeedError), p.parent)
+    require_not_study_file(spec.output, p)
+    return spec

@@ -7,7 +7,12 @@
   unreadable until its footer is written and would not survive a hard kill mid-study.
 * **Resume.** :func:`existing_rows` returns the rows already in the journal (or, when there is
   no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
-  before appending. A file whose columns are not a study's is refused, never overwritten.
+  before appending.
+* **Ownership.** A study writes only to a file that does not exist (or is empty) or that is a
+  study's own output: a CSV file whose first line is the header of a warpspeed study (the columns
+  ``key,kernel,device,domain_x,...`` of one of its model sets, :func:`warpspeed.studies.models.known_headers`),
+  or a Parquet file with those columns. Any other file (notes, the study's TOML file, a CSV of
+  other columns) is refused with one line, with or without resume, and is never changed.
 * **Models.** The columns follow the study's models (:func:`warpspeed.studies.models.study_columns`).
   Rows stored under another model set are never mixed with new ones: when the stored columns
   include every column now asked for (models removed), successful rows keep their values (the
@@ -29,7 +34,7 @@ import re
 from pathlib import Path
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_types
@@ -57,8 +62,37 @@ Row = dict[str, str]
 
 def _foreign(path: Path) -> WarpspeedError:
     return WarpspeedError(
-        f"{str(path)!r} is not a warpspeed study file of this version (its columns differ); "
-        "run without resume (--no-resume) or choose another output")
+        f"{str(path)!r} exists and is not the output of a warpspeed study of this version (its first line is not a "
+        "study header); it is left as it is: choose another output, or move the file away")
+
+
+def _is_study_csv(path: Path) -> bool:
+    """Whether ``path`` is empty or starts with a study header (or a cut one)."""
+    with path.open("rb") as fh:
+        head = fh.read(max(map(len, _HEADER_LINES)))
+    return not head or any(line.startswith(head[:len(line)]) for line in _HEADER_LINES)
+
+
+def _is_study_parquet(path: Path) -> bool:
+    """Whether ``path`` is empty or a Parquet file with a study's columns."""
+    if path.stat().st_size == 0:
+        return True
+    pq = parquet_module()
+    try:
+        return tuple(pq.read_schema(path).names) in _HEADERS
+    except Exception:  # pyarrow raises ArrowInvalid/OSError for files that are not Parquet
+        return False
+
+
+def require_own_output(path: Path, parquet: bool = False) -> None:
+    """Refuse (one line) a file at ``path`` that a study may not replace: neither missing, empty,
+    nor a study's own output (module docstring, *Ownership*)."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise WarpspeedError(f"{str(path)!r} is not a regular file; allowed: a new file or a study's own output")
+    if not (_is_study_parquet(path) if parquet else _is_study_csv(path)):
+        raise _foreign(path)
 
 
 def _truncate_partial_line(path: Path) -> None:
@@ -100,11 +134,12 @@ def _read_journal(path: Path) -> tuple[tuple[str, ...], list[Row]]:
             if header not in _HEADERS:
                 raise _foreign(path)
             rows = []
+            rates: dict[str, tuple[float, float] | None] = {}
             for values in reader:
                 if len(values) != len(header):
                     raise _corrupt(path, reader.line_num, f"{len(values)} cells for {len(header)} columns")
                 row = dict(zip(header, values))
-                problem = check_row(row)
+                problem = check_row(row, rates)
                 if problem:
                     raise _corrupt(path, reader.line_num, problem)
                 rows.append(row)
@@ -126,11 +161,29 @@ _KEY_PARTS = ("kernel", "device", ("domain_x", "domain_y", "domain_z"), ("block_
               ("fold_x", "fold_y", "fold_z"))
 
 
-def check_row(row: Row) -> str:
+#: Columns holding a roofline limit: above zero, infinite where the kernel has no work of the kind.
+_LIMIT_COLUMNS = frozenset({"fp_lups_per_s", "l1_lups_per_s", "l2_lups_per_s", "dram_lups_per_s"})
+#: Rate columns of a model: finite, above zero and inside the device's plausible range.
+_RATE_COLUMNS = frozenset(c for c in _FLOAT_COLUMNS if c.endswith("lups_per_s")) - _LIMIT_COLUMNS
+
+
+def _plausible_rates(device: str) -> tuple[float, float] | None:
+    """The plausible lup/s of the built-in device a row names (None: a device file or no device; a
+    name read back from a journal is never used as a path)."""
+    from warpspeed.hardware.device import builtin_plausible_lups_per_s
+
+    return builtin_plausible_lups_per_s(device)
+
+
+def check_row(row: Row, rates: Mapping[str, tuple[float, float] | None] | None = None) -> str:
     """What is wrong with a stored row, or ``""``: its key must be its kernel, device, domain,
     block and folding; the integer columns whole numbers (the identification always, the others
-    unless the row is an error row); the float columns numbers or empty; a row without an error
-    has its rate."""
+    unless the row is an error row); the float columns finite numbers >= 0 or empty (the roofline
+    limits may be infinite), the rates above zero and inside the plausible range of the row's
+    device (``rates``: device -> range, filled as devices are met); a row without an error has its
+    rate. The same checks run on every read: resuming, reading the finished output."""
+    if rates is None:
+        rates = {}
     for column, value in row.items():
         if column in _INT_COLUMNS and value != "" and not _WHOLE.fullmatch(value):
             return f"{column} {value!r} is not a whole number"
@@ -141,6 +194,18 @@ def check_row(row: Row) -> str:
                 return f"{column} {value!r} is not a number"
             if number != number:
                 return f"{column} is NaN"
+            if number < 0 or (number == 0 and (column in _RATE_COLUMNS or column in _LIMIT_COLUMNS)):
+                return f"{column} {value!r} is not above zero"
+            if number == float("inf") and column not in _LIMIT_COLUMNS:
+                return f"{column} {value!r} is not finite"
+            if column in _RATE_COLUMNS:
+                device = row.get("device", "")
+                if device not in rates:
+                    rates[device] = _plausible_rates(device)  # type: ignore[index]
+                bounds = rates[device]
+                if bounds is not None and not bounds[0] <= number <= bounds[1]:
+                    return (f"{column} {value!r} is not a rate {device} can have (allowed: {bounds[0]:.3g} to "
+                            f"{bounds[1]:.3g} lup/s)")
     for column in ("threads", *_KEY_PARTS[2], *_KEY_PARTS[3], *_KEY_PARTS[4]):
         if not _WHOLE.fullmatch(row.get(column, "")) or int(row[column]) < 1:
             return f"{column} {row.get(column, '')!r} is not a positive whole number"
@@ -175,8 +240,9 @@ def _read_parquet_rows(path: Path) -> tuple[tuple[str, ...], list[Row]]:
         raise _foreign(path)
     rows = [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
              for c in columns} for record in table.to_pylist()]
+    rates: dict[str, tuple[float, float] | None] = {}
     for i, row in enumerate(rows, 1):
-        problem = check_row(row)
+        problem = check_row(row, rates)
         if problem:
             raise WarpspeedError(f"{str(path)!r} row {i} is not a study row ({problem}); run without resume "
                                  "(--no-resume) or choose another output")
@@ -268,6 +334,9 @@ def _adopt(columns: Sequence[str], rows: list[Row], wanted: Sequence[str]) -> St
 def existing_rows(spec: StudySpec, resume: bool) -> Stored:
     """Rows already finished (and prepare the journal for appending); ``resume=False`` deletes them."""
     journal = spec.journal_path
+    require_own_output(journal)
+    if spec.format == "parquet":
+        require_own_output(spec.output, parquet=True)
     if not resume:
         for p in {journal, spec.output}:
             if p.exists():
@@ -289,7 +358,7 @@ def existing_rows(spec: StudySpec, resume: bool) -> Stored:
     return stored
 
 
-def finalize(spec: StudySpec, points: Sequence[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
+def finalize(spec: StudySpec, points: Iterable[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
     """Write the output in study order (complete) or, for Parquet, a partial output (interrupted)."""
     ordered = [done[p.key] for p in points if p.key in done]
     if spec.format == "csv":

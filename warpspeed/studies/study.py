@@ -37,7 +37,7 @@ import os
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_record
@@ -52,6 +52,11 @@ from warpspeed.studies.storage import Journal, Row, existing_rows, finalize, par
 #: (2-core reference machine, benchmarks/README.md); 16 configurations amortise that set-up and
 #: each chunk's transfer while keeping progress and interrupts responsive.
 DEFAULT_CHUNK_SIZE = 16
+#: Most configurations of one study. The configurations are generated one at a time, but the rows
+#: are kept until the output is written in study order: about 1.5 kB each (a row of the default
+#: models as Python strings, measured with tracemalloc), so this bound keeps a study under about
+#: 1 GB of memory; at 6-230 ms per prediction it is also hours to days of work on one core.
+MAX_STUDY_CONFIGURATIONS = 500_000
 #: Chunks submitted per CPU by default: enough to keep every worker busy while results stream back.
 DEFAULT_IN_FLIGHT_PER_CPU = 4
 
@@ -142,21 +147,23 @@ def predict_points(points: Sequence[StudyPoint], models: Sequence[str] = DEFAULT
     return [group.row(p) for p in points]
 
 
-def _chunks(points: Sequence[StudyPoint], size: int) -> list[list[StudyPoint]]:
-    """Consecutive runs of ``points`` sharing (kernel, device, domain), at most ``size`` long."""
-    out: list[list[StudyPoint]] = []
+def _chunks(points: Iterable[StudyPoint], size: int) -> Iterator[list[StudyPoint]]:
+    """Consecutive runs of ``points`` sharing (kernel, device, domain), at most ``size`` long,
+    generated as ``points`` are."""
+    chunk: list[StudyPoint] = []
     for p in points:
-        if out and len(out[-1]) < size and out[-1][0].group == p.group:
-            out[-1].append(p)
-        else:
-            out.append([p])
-    return out
+        if chunk and (len(chunk) == size or chunk[0].group != p.group):
+            yield chunk
+            chunk = []
+        chunk.append(p)
+    if chunk:
+        yield chunk
 
 
 # --------------------------------------------------------------------------- running
 
 
-def _serial(pending: Sequence[StudyPoint], models: Sequence[str]) -> Iterator[Row]:
+def _serial(pending: Iterable[StudyPoint], models: Sequence[str]) -> Iterator[Row]:
     group: _GroupPredictor | None = None
     group_id: tuple | None = None
     for p in pending:
@@ -166,10 +173,10 @@ def _serial(pending: Sequence[StudyPoint], models: Sequence[str]) -> Iterator[Ro
         yield group.row(p)
 
 
-def _parallel(pending: Sequence[StudyPoint], executor: Executor, chunk_size: int,
+def _parallel(pending: Iterable[StudyPoint], executor: Executor, chunk_size: int,
               max_in_flight: int, models: Sequence[str]) -> Iterator[Row]:
     """Rows in completion order; at most ``max_in_flight`` chunks submitted at a time."""
-    chunks = iter(_chunks(pending, chunk_size))
+    chunks = _chunks(pending, chunk_size)
     in_flight: set[Future] = set()
     try:
         while True:
@@ -213,10 +220,12 @@ class _Resumed:
     refreshed: int = 0
 
 
-def _resume(spec: StudySpec, points: Sequence[StudyPoint], resume: bool) -> _Resumed:
-    wanted = {p.key for p in points}
-    done: dict[str, Row] = {}
+def _resume(spec: StudySpec, resume: bool) -> _Resumed:
     stored = existing_rows(spec, resume)
+    if not stored.rows and not stored.discarded:
+        return _Resumed({}, 0, 0, 0)
+    wanted = {p.key for p in spec.iter_points()}
+    done: dict[str, Row] = {}
     for row in stored.rows:
         done.setdefault(row["key"], row)
     dropped = sum(1 for k in done if k not in wanted)
@@ -251,7 +260,7 @@ def _check_parameters(spec: StudySpec) -> None:
         require_parameters(device, spec.models)
 
 
-def _rows(pending: Sequence[StudyPoint], executor: Executor | None, chunk_size: int,
+def _rows(pending: Iterable[StudyPoint], executor: Executor | None, chunk_size: int,
           max_in_flight: int | None, models: Sequence[str] = DEFAULT_MODELS) -> Iterator[Row]:
     if executor is None:
         return _serial(pending, models)
@@ -275,29 +284,49 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
         raise WarpspeedError(f"chunk_size must be a positive integer, got {chunk_size}")
     if spec.format == "parquet":
         parquet_module()
-    _check_names(spec)
-    _check_parameters(spec)
-    points = spec.points()
-    if not points:
-        raise WarpspeedError("study: no configuration fits its domains (every block is more than twice as wide as "
-                             "a domain, or extends along an axis of extent 1); allowed: thread counts and max_block_z "
-                             "that give blocks the domains can use")
-    state = _resume(spec, points, resume)
+    total = check_study(spec)
+    state = _resume(spec, resume)
     done = state.done
     if progress:
-        progress(state.resumed, len(points))
+        progress(state.resumed, total)
     journal = Journal(spec.journal_path, spec.columns)
-    rows = _rows([p for p in points if p.key not in done], executor, chunk_size, max_in_flight, spec.models)
+    rows = _rows((p for p in spec.iter_points() if p.key not in done), executor, chunk_size, max_in_flight,
+                 spec.models)
     try:
-        computed = _stream(rows, journal, done, state.resumed, len(points), progress)
+        computed = _stream(rows, journal, done, state.resumed, total, progress)
     except BaseException:
         rows.close()  # type: ignore[attr-defined]  # a generator: cancels chunks not yet started
         journal.close()
         if spec.format == "parquet":
-            finalize(spec, points, done, complete=False)
+            finalize(spec, spec.iter_points(), done, complete=False)
         raise
     journal.close()
-    finalize(spec, points, done, complete=True)
-    failed = sum(1 for p in points if done[p.key]["error"])
-    return StudyResult(output=spec.output, rows=len(points), computed=computed, resumed=state.resumed,
+    finalize(spec, spec.iter_points(), done, complete=True)
+    failed = sum(1 for p in spec.iter_points() if done[p.key]["error"])
+    return StudyResult(output=spec.output, rows=total, computed=computed, resumed=state.resumed,
                        failed=failed, dropped=state.dropped, refreshed=state.refreshed)
+
+
+def check_study(spec: StudySpec) -> int:
+    """Everything checked before a study starts (its size, its kernel and device names, the
+    parameters of its models); returns the number of configurations."""
+    total = check_size(spec)
+    _check_names(spec)
+    _check_parameters(spec)
+    return total
+
+
+def check_size(spec: StudySpec) -> int:
+    """The number of configurations of ``spec`` (:meth:`~warpspeed.studies.spec.StudySpec.count_points`,
+    counted before any is built), or a one-line error when there are none or more than
+    :data:`MAX_STUDY_CONFIGURATIONS`."""
+    total = spec.count_points()
+    if not total:
+        raise WarpspeedError("study: no configuration fits its domains (every block is more than twice as wide as "
+                             "a domain, or extends along an axis of extent 1); allowed: thread counts and max_block_z "
+                             "that give blocks the domains can use")
+    if total > MAX_STUDY_CONFIGURATIONS:
+        raise WarpspeedError(f"study: {total} configurations is more than one study holds; allowed: at most "
+                             f"{MAX_STUDY_CONFIGURATIONS} (split it into several study files, e.g. one per kernel "
+                             "or device, or list fewer domains, thread counts or foldings)")
+    return total

@@ -44,5 +44,5 @@ __getattr__, __dir__, __all__ = lazy_exports(globals(), {
     _build: ("build_trace", "instruction_stream"),
     _document: ("TRACE_FORMAT", "TRACE_VERSION", "Trace", "trace_from_json"),
     _instructions: ("Instruction", "InstructionStream", "functional_unit"),
-    _schema: ("load_schema", "validate_trace"),
+    _schema: ("TraceError", "load_schema", "parse_trace", "validate_trace"),
 })

@@ -217,5 +217,10 @@ class Trace:
 
 def trace_from_json(document: Mapping[str, Any]) -> Trace:
     """A :class:`Trace` from its JSON document (as :meth:`Trace.as_json` writes it, or as read
-    from a file; :func:`warpspeed.trace.schema.validate_trace` checks a document first)."""
+    from a file with :func:`warpspeed.trace.schema.parse_trace`), checked first by
+    :func:`warpspeed.trace.schema.validate_trace` (schema, finite numbers, ranges): a one-line
+    :class:`~warpspeed.trace.schema.TraceError` otherwise."""
+    from warpspeed.trace.schema import validate_trace
+
+    validate_trace(dict(document))
     return from_json(Trace, document)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.rows import record_cells, write_rows
 from warpspeed.launch.space import CONFIG_COLUMNS
 from warpspeed.files.text import read_text
@@ -79,7 +80,7 @@ def write_measurement_csv(path: str | Path, metadata: Mapping[str, Any], rows: S
     except WarpspeedError as exc:  # a row with an unknown column
         raise MeasurementError(str(exc)) from None
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(buf.getvalue(), encoding="utf-8")
+    write_text_atomic(p, buf.getvalue())
     return p
 
 
@@ -97,9 +98,25 @@ def _split(text: str) -> tuple[dict[str, str], list[str]]:
     return metadata, body
 
 
-def _typed_row(raw: Mapping[str | None, str | None], where: str) -> dict[str, Any]:
+#: Rate columns checked against the device's plausible range
+#: (:func:`warpspeed.hardware.ranges.plausible_lups_per_s`).
+_RATE_COLUMNS = ("meas_lups_per_s", "pred_lups_per_s")
+
+
+def plausible_rates(metadata: Mapping[str, str]) -> tuple[float, float] | None:
+    """The plausible lup/s range of the file's device (``device_model``, a built-in device name),
+    or None when it names no built-in device (only the absolute checks apply then; a name read
+    from a data file is never used as a path)."""
+    from warpspeed.hardware.device import builtin_plausible_lups_per_s
+
+    return builtin_plausible_lups_per_s(metadata.get("device_model", ""))
+
+
+def _typed_row(raw: Mapping[str | None, str | None], where: str,
+               rates: tuple[float, float] | None = None) -> dict[str, Any]:
     """One data row: text columns as text, every other cell a finite number (an empty cell: NaN,
-    not measured) in its column's range, the configuration as positive integers."""
+    not measured) in its column's range, the rates inside ``rates`` (the device's plausible
+    lup/s, :func:`plausible_rates`), the configuration as positive integers."""
     row: dict[str, Any] = {}
     for key, text in raw.items():
         if key is None:
@@ -116,6 +133,14 @@ def _typed_row(raw: Mapping[str | None, str | None], where: str) -> dict[str, An
             row[key] = _number(key, text, where)
     for c in CONFIG_COLUMNS:
         row[c] = _config_value(c, row[c], where)
+    if rates is not None:
+        low, high = rates
+        for c in _RATE_COLUMNS:
+            value = row.get(c, math.nan)
+            if not math.isnan(value) and not low <= value <= high:
+                raise MeasurementError(f"{where}: column {c!r} is not a rate this device can have (got {value:g} "
+                                       f"lup/s); allowed: {low:.3g} to {high:.3g} lup/s (from the device's SMs, "
+                                       "lanes and clock: warpspeed.hardware.ranges.plausible_lups_per_s)")
     check_fold(tuple(row[f"fold_{d}"] for d in "xyz"), f"{where}: fold", MeasurementError)
     return row
 
@@ -157,7 +182,8 @@ def read_measurement_csv(path: str | Path) -> MeasurementTable:
     missing = [c for c in CONFIG_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise MeasurementError(f"{str(p)!r}: missing column(s) {', '.join(missing)}")
-    rows = tuple(_typed_row(raw, f"{str(p)!r} data row {i}") for i, raw in enumerate(reader, start=2))
+    rates = plausible_rates(metadata)
+    rows = tuple(_typed_row(raw, f"{str(p)!r} data row {i}", rates) for i, raw in enumerate(reader, start=2))
     if not rows:
         raise MeasurementError(f"{str(p)!r} has a header but no data rows; allowed: one row per measured "
                                "configuration (warpspeed measure writes them)")
@@ -196,6 +222,7 @@ def read_existing(path: str | Path) -> ExistingRows:
     if not body:
         raise MeasurementError(f"{str(p)!r}: no header row; it cannot be resumed (measure into a new file)")
     header = tuple(next(csv.reader([body[0]])))
+    rates = plausible_rates(metadata)
     lines, configs, errors = [], [], []
     for n, line in enumerate(body[1:], start=2):
         cells = next(csv.reader([line]))
@@ -207,6 +234,9 @@ def read_existing(path: str | Path) -> ExistingRows:
             fold = tuple(int(raw[f"fold_{d}"]) for d in "xyz")
         except (KeyError, ValueError):
             raise MeasurementError(f"{str(p)!r} data row {n}: no valid block_x..fold_z cells") from None
+        if header == CSV_COLUMNS and not raw.get("error", "").strip():
+            # a row kept on resume passes the checks of a first read (rows with an error are measured again)
+            _typed_row(raw, f"{str(p)!r} data row {n}", rates)
         lines.append(line)
         configs.append(Config(block, fold))  # type: ignore[arg-type]
         errors.append(raw.get("error", "").strip())

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from warpspeed.files.atomic import write_text_atomic
 from warpspeed.validation.ncu_csv import counters_for_kernel, parse_ncu_csv, parse_ncu_number, unit_scale
 from warpspeed.validation.plan import LaunchPlan, MeasurementError
 
@@ -114,7 +115,7 @@ def ncu_command(child: Sequence[str], kernel_name: str | None = None,
 def write_plans(plans: Sequence[LaunchPlan], path: str | Path) -> Path:
     """Write ``plans`` as a JSON list (the child's input, :func:`read_plans`)."""
     p = Path(path)
-    p.write_text(json.dumps([json.loads(plan.to_json()) for plan in plans]), encoding="utf-8")
+    write_text_atomic(p, json.dumps([json.loads(plan.to_json()) for plan in plans]))
     return p
 
 

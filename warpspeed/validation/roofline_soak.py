@@ -19,6 +19,7 @@ import csv
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from warpspeed.files.atomic import atomic_output
 from warpspeed.power.benchmark import BLOCK_THREADS, BYTES_PER_UPDATE, PAIRS_PER_UPDATE, roofline_benchmark
 from warpspeed.validation.plan import MeasurementError
 from warpspeed.validation.power_sampling import PowerReading
@@ -106,7 +107,7 @@ def run_record(gpu: str, its: int, blocks: int, launches: int, seconds: float, r
 def write_runs(path: str | Path, rows: Iterable[Mapping[str, Any]], comments: Sequence[str] = ()) -> Path:
     """Write runs as a CSV ``warpspeed power-fit`` reads (``# comment`` lines, then :data:`RUN_COLUMNS`)."""
     p = Path(path)
-    with p.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_output(p, "w", newline="") as fh:
         for line in comments:
             fh.write(f"# {line}\n")
         writer = csv.DictWriter(fh, RUN_COLUMNS, lineterminator="\n")
