@@ -1,0 +1,364 @@
+"""The GPU side of the calibration benchmarks: cupy RawModules of :mod:`.sources`, timed with CUDA events.
+
+cupy is imported when a :class:`CupyRunner` is made (:func:`require_cupy` says in one line what is
+missing), so the rest of warpspeed, the fitting half included, runs without it. Board power and
+SM clock come from ``nvidia-smi`` (``--query-gpu``, the GPU picked by its PCI bus id), sampled
+while a roofline run is held; without ``nvidia-smi`` the roofline benchmark is skipped.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import time
+from typing import Any
+
+import numpy as np
+
+from warpspeed.calibration.microbench import sources
+from warpspeed.calibration.microbench.suite import GpuInfo, RooflineRun
+from warpspeed.errors import WarpspeedError
+
+#: Timed repetitions of a measurement (the best is kept: the others are disturbed) and untimed warm-ups.
+REPEATS = 3
+WARMUP = 1
+#: Elements of each stream array (2^27 doubles = 1 GiB), at most a quarter of the free memory for all three.
+STREAM_ELEMENTS = 2**27
+#: Bytes the L2 benchmark reads per launch: at least this, and at least 4 x the data set.
+L2_BYTES_PER_LAUNCH = 2**30
+#: Doubles each block of the L2 benchmark reads (512 KiB).
+L2_CHUNK = 2**16
+#: Bytes each block of the L1 benchmark reads per launch.
+L1_BYTES_PER_BLOCK = 2**25
+#: Pointer-chase steps timed, and the largest data set (in pointers) given a warm-up pass: 2^20 x 64 B
+#: = 64 MiB, beyond every L2 window of the fit (C/2 of a 128 MiB L2).
+CHASE_STEPS = 2**14
+CHASE_WARM_MAX = 2**20
+#: Bytes between two pointers of the chase (one 8 B pointer per 64 B).
+CHASE_SPACING = 64
+#: SM cycles the clock kernel spins (about 10 ms at 2 GHz).
+SPIN_CYCLES = 2 * 10**7
+#: Launches per timed batch of the small-kernel benchmark.
+LAUNCH_BATCH = 200
+#: Roofline launches queued between two checks of the clock and of nvidia-smi.
+HELD_QUEUE = 8
+#: Iterations of the strides kernel's loop.
+STRIDES_ITERATIONS = 256
+#: Elements per roofline array (2^26 floats = 256 MiB each).
+ROOFLINE_ELEMENTS = 2**26
+#: nvidia-smi samples per held roofline run, and the time one call may take.
+SMI_SAMPLES = 3
+SMI_TIMEOUT_S = 10.0
+#: Message when cupy or a GPU is missing.
+NEEDS = "warpspeed calibrate needs an NVIDIA GPU and cupy (pip install cupy-cuda12x or cupy-cuda13x)"
+
+
+def require_cupy() -> Any:
+    """The cupy module with a usable GPU; :class:`WarpspeedError` (one line) when there is none."""
+    try:
+        import cupy  # noqa: PLC0415 - imported on use: the package must run without it
+    except Exception as exc:  # noqa: BLE001 - any import failure (missing, broken CUDA libraries)
+        raise WarpspeedError(f"{NEEDS}; cupy cannot be imported ({type(exc).__name__})") from None
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise WarpspeedError(f"{NEEDS}; no GPU is visible")
+    except WarpspeedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - no driver, no device
+        raise WarpspeedError(f"{NEEDS}; no GPU is usable ({' '.join(str(exc).split())[:120]})") from None
+    return cupy
+
+
+class CupyRunner:
+    """:class:`~warpspeed.calibration.microbench.suite.Runner` on the current cupy device."""
+
+    def __init__(self, device: int = 0) -> None:
+        self.cp = require_cupy()
+        self.device = self.cp.cuda.Device(device)
+        self.device.use()
+        self._modules: dict[str, Any] = {}
+        self._buffers: dict[str, Any] = {}
+        self._graphs = True
+        self._info: GpuInfo | None = None
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _kernel(self, module: str, name: str):
+        if module not in self._modules:
+            self._modules[module] = self.cp.RawModule(code=sources.SOURCES[module], options=("-std=c++14",))
+        return self._modules[module].get_function(name)
+
+    def _time(self, launch, repeats: int = REPEATS, warmup: int = WARMUP) -> float:
+        """Least seconds of ``launch()`` over ``repeats`` timed calls (CUDA events)."""
+        cp = self.cp
+        for _ in range(warmup):
+            launch()
+        best = math.inf
+        for _ in range(repeats):
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            launch()
+            stop.record()
+            stop.synchronize()
+            best = min(best, cp.cuda.get_elapsed_time(start, stop) * 1e-3)
+        return best
+
+    def _free_bytes(self) -> int:
+        free, _ = self.cp.cuda.runtime.memGetInfo()
+        return int(free)
+
+    def _release(self) -> None:
+        self._buffers.clear()
+        self.cp.get_default_memory_pool().free_all_blocks()
+
+    def _smi(self, fields: str) -> list[str] | None:
+        exe = shutil.which("nvidia-smi")
+        if exe is None:
+            return None
+        try:
+            done = subprocess.run([exe, f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i",
+                                   self.device.pci_bus_id], capture_output=True, text=True, timeout=SMI_TIMEOUT_S)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode != 0 or not done.stdout.strip():
+            return None
+        return [v.strip() for v in done.stdout.strip().splitlines()[0].split(",")]
+
+    # --- the Runner protocol -----------------------------------------------------------------------
+
+    def device_info(self) -> GpuInfo:
+        if self._info is not None:
+            return self._info
+        rt = self.cp.cuda.runtime
+        dev = self.device.id
+        props = rt.getDeviceProperties(dev)
+
+        def attr(name: str, default: float = 0) -> float:
+            code = getattr(rt, f"cudaDevAttr{name}", None)
+            try:
+                return rt.deviceGetAttribute(code, dev) if code is not None else default
+            except Exception:  # noqa: BLE001 - an attribute this runtime does not know
+                return default
+
+        name = props.get("name", b"")
+        name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+        uuid = props.get("uuid", b"")
+        uuid = uuid.hex() if isinstance(uuid, (bytes, bytearray)) else str(uuid)
+        limit = self._smi("enforced.power.limit")
+        try:
+            power = float(limit[0]) if limit else math.nan
+        except ValueError:
+            power = math.nan
+        _, total = rt.memGetInfo()
+        self._info = GpuInfo(
+            name=" ".join(name.split()) or "unknown NVIDIA GPU", uuid=uuid or self.device.pci_bus_id,
+            compute_capability=f"{int(attr('ComputeCapabilityMajor'))}.{int(attr('ComputeCapabilityMinor'))}",
+            sms=int(attr("MultiProcessorCount")), clock_max_mhz=attr("ClockRate") / 1e3,
+            l2_bytes=int(attr("L2CacheSize")), shared_bytes_per_sm=int(attr("MaxSharedMemoryPerMultiprocessor")),
+            shared_bytes_per_block=int(attr("MaxSharedMemoryPerBlockOptin")),
+            registers_per_sm=int(attr("MaxRegistersPerMultiprocessor")),
+            max_threads_per_sm=int(attr("MaxThreadsPerMultiProcessor")),
+            max_threads_per_block=int(attr("MaxThreadsPerBlock")),
+            max_blocks_per_sm=int(attr("MaxBlocksPerMultiprocessor")), warp_size=int(attr("WarpSize", 32)),
+            memory_bytes=int(total), power_limit_w=power)
+        if self._info.sms < 1 or self._info.max_threads_per_block < 32:
+            raise WarpspeedError(f"the CUDA runtime reports no usable SM count for {self._info.name}")
+        return self._info
+
+    def stream(self, kernel: str, threads_per_block: int, blocks: int) -> float:
+        cp = self.cp
+        if "stream" not in self._buffers:
+            self._release()
+            n = min(STREAM_ELEMENTS, self._free_bytes() // (4 * 3 * 8))
+            self._buffers["stream"] = [cp.ones(n, dtype=cp.float64) for _ in range(3)]
+        a, b, c = self._buffers["stream"]
+        n = np.int64(a.size)
+        s = np.float64(0.5)
+        f = self._kernel("stream", f"stream_{kernel}")
+        args = {"init": (a, n, s), "read": (a, c, n, s), "scale": (a, b, n, s), "triad": (a, b, c, n, s),
+                "stencil1d3pt": (a, b, n, s)}[kernel]
+        seconds = self._time(lambda: f((blocks,), (threads_per_block,), args))
+        from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD
+
+        return int(n) * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
+
+    def l2_read(self, data_set_bytes: int) -> float:
+        cp = self.cp
+        n = max(L2_CHUNK, data_set_bytes // 8)
+        if "l2" not in self._buffers or self._buffers["l2"].size < n:
+            self._release()
+            largest = 8 * max(self.device_info().l2_bytes, 2**20) // 8 + L2_CHUNK  # doubles of 8 x the L2
+            self._buffers["l2"] = cp.ones(min(largest, self._free_bytes() // 16), dtype=cp.float64)
+            self._buffers["l2_out"] = cp.zeros(1, dtype=cp.float64)
+        a = self._buffers["l2"]
+        n = min(n, a.size)
+        chunk = min(L2_CHUNK, n)
+        total = max(L2_BYTES_PER_LAUNCH, 4 * n * 8)
+        blocks = max(1, total // (chunk * 8))
+        f = self._kernel("l2_read", "l2_read")
+        seconds = self._time(lambda: f((int(blocks),), (sources.L2_BLOCK_THREADS,),
+                                       (a, self._buffers["l2_out"], np.int64(n), np.int64(chunk))))
+        return blocks * chunk * 8 / seconds / 1e9
+
+    def l1_read(self, buffer_bytes: int) -> float:
+        cp = self.cp
+        n = max(sources.L1_BLOCK_THREADS, buffer_bytes // 4)
+        if "l1" not in self._buffers or self._buffers["l1"].size < n:
+            self._buffers["l1"] = cp.ones(max(n, 2**20), dtype=cp.float32)
+            self._buffers["l1_out"] = cp.zeros(1, dtype=cp.float32)
+        repeats = max(1, L1_BYTES_PER_BLOCK // (n * 4))
+        sms = self.device_info().sms
+        f = self._kernel("l1_read", "l1_read")
+        seconds = self._time(lambda: f((sms,), (sources.L1_BLOCK_THREADS,),
+                                       (self._buffers["l1"], self._buffers["l1_out"], np.int32(n), np.int32(repeats))))
+        return sms * repeats * n * 4 / seconds / 1e9
+
+    def pointer_chase(self, data_set_bytes: int) -> float:
+        cp = self.cp
+        slots = max(2, data_set_bytes // CHASE_SPACING)
+        stride = CHASE_SPACING // 8
+        order = np.random.default_rng(slots).permutation(slots)
+        nxt = np.zeros(slots * stride, dtype=np.uint64)
+        nxt[order * stride] = np.roll(order, -1) * stride  # one cycle through every slot
+        self._buffers.pop("chase", None)
+        self._buffers["chase"] = cp.asarray(nxt)
+        out = cp.zeros(2, dtype=cp.uint64)
+        # one pass over a data set a cache can hold brings it in; larger ones are chased cold
+        warm = slots if slots <= CHASE_WARM_MAX else 0
+        f = self._kernel("chase", "chase")
+        f((1,), (1,), (self._buffers["chase"], out, np.int64(warm), np.int64(CHASE_STEPS)))
+        best = math.inf
+        for _ in range(REPEATS - 1):
+            f((1,), (1,), (self._buffers["chase"], out, np.int64(0), np.int64(CHASE_STEPS)))
+            best = min(best, float(out[0].get()) / CHASE_STEPS)
+        del self._buffers["chase"]
+        return best
+
+    def sm_clock_mhz(self) -> float:
+        out = self.cp.zeros(1, dtype=self.cp.uint64)
+        f = self._kernel("chase", "spin")
+        seconds = self._time(lambda: f((1,), (1,), (out, np.int64(SPIN_CYCLES))))
+        return float(out[0].get()) / seconds / 1e6
+
+    def launch_method(self) -> str:
+        return "cuda-graph" if self._graphs else "stream"
+
+    def launches(self, elements: int, block_threads: int) -> float:
+        cp = self.cp
+        if "scale" not in self._buffers or self._buffers["scale"][0].size < elements:
+            self._buffers["scale"] = [cp.ones(max(elements, LAUNCH_ELEMENTS_MAX), dtype=cp.float64) for _ in range(2)]
+        a, b = self._buffers["scale"]
+        f = self._kernel("scale", "scale")
+        grid = (elements // block_threads + 1,)
+        args = (a, b, np.int64(elements))
+
+        def batch():
+            for _ in range(LAUNCH_BATCH):
+                f(grid, (block_threads,), args)
+
+        if self._graphs:
+            try:
+                stream = cp.cuda.Stream(non_blocking=True)
+                with stream:
+                    stream.begin_capture()
+                    batch()
+                    graph = stream.end_capture()
+                seconds = self._time_on(stream, lambda: graph.launch(stream))
+                return seconds / LAUNCH_BATCH
+            except Exception:  # noqa: BLE001 - no graph capture in this cupy or driver: plain launches
+                self._graphs = False
+        return self._time(batch) / LAUNCH_BATCH
+
+    def _time_on(self, stream, launch) -> float:
+        cp = self.cp
+        launch()
+        best = math.inf
+        for _ in range(REPEATS):
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record(stream)
+            launch()
+            stop.record(stream)
+            stop.synchronize()
+            best = min(best, cp.cuda.get_elapsed_time(start, stop) * 1e-3)
+        return best
+
+    def _held_samples(self, launch, hold_s: float) -> list[list[float]]:
+        """Launch ``launch()`` back to back for ``hold_s`` seconds while nvidia-smi samples board power,
+        SM clock and temperature in the background (from a third of the hold on): the samples."""
+        exe = shutil.which("nvidia-smi")
+        if exe is None:
+            return []
+        command = [exe, "--query-gpu=power.draw,clocks.sm,temperature.gpu", "--format=csv,noheader,nounits",
+                   "-i", self.device.pci_bus_id]
+        samples: list[list[float]] = []
+        running = None
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < hold_s or running is not None:
+            for _ in range(HELD_QUEUE):
+                launch()
+            self.cp.cuda.Stream.null.synchronize()  # a short queue: the samples see this run
+            elapsed = time.monotonic() - t0
+            if running is None and elapsed > hold_s / 3 and elapsed < hold_s and len(samples) < SMI_SAMPLES:
+                running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            if running is not None and (running.poll() is not None or elapsed > hold_s + SMI_TIMEOUT_S):
+                if running.poll() is None:
+                    running.kill()
+                out, _ = running.communicate()
+                running = None
+                try:
+                    samples.append([float(v) for v in out.strip().splitlines()[0].split(",")])
+                except (ValueError, IndexError):
+                    pass
+        return samples
+
+    def strides(self, precision: str, kind: str, arg: int, pitch: int) -> float:
+        cp = self.cp
+        dtype = cp.float32 if precision == "float" else cp.float64
+        if kind == "stride":
+            block, extent = (sources.STRIDES_BLOCK_THREADS, 1, 1), 64 * arg
+        else:
+            block, extent = (arg, sources.STRIDES_BLOCK_THREADS // arg, 1), 64 + 33 * pitch
+        size = extent + sources.STRIDES_OFFSET * sources.STRIDES_LOADS + 64
+        key = f"strides_{precision}"
+        if key not in self._buffers or self._buffers[key].size < size:
+            self._buffers[key] = cp.ones(max(size, 2**18), dtype=dtype)
+            self._buffers[key + "_out"] = cp.zeros(1, dtype=dtype)
+        cycles = cp.zeros(1, dtype=cp.int64)
+        f = self._kernel("strides", f"strides_{precision}")
+        args = (self._buffers[key], self._buffers[key + "_out"], cycles, np.int32(0 if kind == "stride" else 1),
+                np.int32(arg), np.int32(pitch), np.int32(STRIDES_ITERATIONS))
+        best = math.inf
+        for i in range(REPEATS + WARMUP):
+            f((1,), block, args)
+            if i >= WARMUP:
+                best = min(best, float(cycles[0].get()))
+        loads = STRIDES_ITERATIONS * sources.STRIDES_LOADS * sources.STRIDES_BLOCK_THREADS / 32
+        return best / loads
+
+    def roofline(self, its: int, hold_s: float) -> RooflineRun | None:
+        if shutil.which("nvidia-smi") is None:
+            return None
+        cp = self.cp
+        if "roofline" not in self._buffers:
+            self._release()
+            n = min(ROOFLINE_ELEMENTS, self._free_bytes() // 16)
+            self._buffers["roofline"] = [cp.ones(n, dtype=cp.float32), cp.ones(n, dtype=cp.float32),
+                                         cp.zeros(1, dtype=cp.float32)]
+        a, b, out = self._buffers["roofline"]
+        info = self.device_info()
+        grid = (info.sms * max(1, info.max_threads_per_sm // sources.ROOFLINE_BLOCK_THREADS),)
+        f = self._kernel("roofline", "roofline")
+        args = (a, b, out, np.int64(a.size), np.int32(its))
+        seconds = self._time(lambda: f(grid, (sources.ROOFLINE_BLOCK_THREADS,), args), repeats=1)
+        samples = self._held_samples(lambda: f(grid, (sources.ROOFLINE_BLOCK_THREADS,), args), hold_s)
+        if not samples:
+            return None
+        watts, clock, temp = (float(np.median([s[i] for s in samples])) for i in range(3))
+        pairs = a.size
+        return RooflineRun(gb_s=pairs * 8 / seconds / 1e9, gflop_s=pairs * (2 * its + 2) / seconds / 1e9,
+                           clock_mhz=clock, watts=watts, temp_c=temp)
+
+
+#: Elements of the small-kernel buffers (the largest element count of the sweep).
+LAUNCH_ELEMENTS_MAX = 2**19
