@@ -23,8 +23,15 @@ from warpspeed.errors import WarpspeedError
 #: Timed repetitions of a measurement (the best is kept: the others are disturbed) and untimed warm-ups.
 REPEATS = 3
 WARMUP = 1
-#: Elements of each stream array (2^27 doubles = 1 GiB), at most a quarter of the free memory for all three.
-STREAM_ELEMENTS = 2**27
+#: Elements of each stream array (2^28 doubles = 2 GiB), at most a quarter of the free memory for all three.
+STREAM_ELEMENTS = 2**28
+#: Windows a stream array is cut into (consecutive launches stream different windows, each far
+#: larger than any L2), elements per resident thread of a window, and the smallest window.
+STREAM_WINDOWS = 5
+STREAM_ELEMENTS_PER_THREAD = 1024
+STREAM_MIN_WINDOW = 2**22
+#: Launches of one window between the timing events (each a separate launch, as in a stencil code).
+STREAM_BATCH = 1
 #: Bytes the L2 benchmark reads per launch: at least this, and at least 4 x the data set.
 L2_BYTES_PER_LAUNCH = 2**30
 #: Doubles each block of the L2 benchmark reads (512 KiB).
@@ -80,6 +87,7 @@ class CupyRunner:
         self._modules: dict[str, Any] = {}
         self._buffers: dict[str, Any] = {}
         self._graphs = True
+        self._window = 0
         self._info: GpuInfo | None = None
 
     # --- helpers ---------------------------------------------------------------------------------
@@ -172,16 +180,27 @@ class CupyRunner:
             self._release()
             n = min(STREAM_ELEMENTS, self._free_bytes() // (4 * 3 * 8))
             self._buffers["stream"] = [cp.ones(n, dtype=cp.float64) for _ in range(3)]
+            self._window = 0
         a, b, c = self._buffers["stream"]
-        n = np.int64(a.size)
+        # each launch streams its own window of the arrays, never the one before: no L2 reuse
+        resident = blocks * threads_per_block
+        width = int(min(a.size // STREAM_WINDOWS, max(resident * STREAM_ELEMENTS_PER_THREAD, STREAM_MIN_WINDOW)))
         s = np.float64(0.5)
         f = self._kernel("stream", f"stream_{kernel}")
-        args = {"init": (a, n, s), "read": (a, c, n, s), "scale": (a, b, n, s), "triad": (a, b, c, n, s),
-                "stencil1d3pt": (a, b, n, s)}[kernel]
-        seconds = self._time(lambda: f((blocks,), (threads_per_block,), args))
+
+        def launch() -> None:
+            self._window = (self._window + 1) % STREAM_WINDOWS
+            lo, hi = self._window * width, (self._window + 1) * width
+            w = np.int64(width)
+            args = {"init": (a[lo:hi], w, s), "read": (a[lo:hi], c, w, s), "scale": (a[lo:hi], b[lo:hi], w, s),
+                    "triad": (a[lo:hi], b[lo:hi], c[lo:hi], w, s), "stencil1d3pt": (a[lo:hi], b[lo:hi], w, s)}[kernel]
+            for _ in range(STREAM_BATCH):
+                f((blocks,), (threads_per_block,), args)
+
+        seconds = self._time(launch) / STREAM_BATCH
         from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD
 
-        return int(n) * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
+        return width * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
 
     def l2_read(self, data_set_bytes: int) -> float:
         cp = self.cp
