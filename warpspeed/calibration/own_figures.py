@@ -288,9 +288,11 @@ def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
                 notes.append(_strides_note(table, base))
             else:
                 notes.append(_roofline_note(table))
-        except (WarpspeedError, KeyError, ValueError, TypeError, IndexError) as exc:
+        except Exception as exc:  # noqa: BLE001 - one table that cannot be fitted must not stop the others
             what = WHAT.get(name, name)
-            missing.append(NotMeasured(what, f"{name}.csv: the fit failed: {' '.join(str(exc).split())}"))
+            text = " ".join(str(exc).split())
+            text = text if isinstance(exc, WarpspeedError) else f"{type(exc).__name__}: {text}"
+            missing.append(NotMeasured(what, f"{name}.csv: the fit failed: {text}"))
     if not found:
         raise WarpspeedError(f"{str(folder)!r} holds none of the raw tables {', '.join(t + '.csv' for t in TABLES)}")
     if gpu == "":

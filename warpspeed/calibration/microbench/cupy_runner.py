@@ -80,13 +80,13 @@ def require_cupy() -> Any:
 class CupyRunner:
     """:class:`~warpspeed.calibration.microbench.suite.Runner` on the current cupy device."""
 
-    def __init__(self, device: int = 0) -> None:
+    def __init__(self, device: int = 0, graphs: bool = True) -> None:
         self.cp = require_cupy()
         self.device = self.cp.cuda.Device(device)
         self.device.use()
         self._modules: dict[str, Any] = {}
         self._buffers: dict[str, Any] = {}
-        self._graphs = True
+        self._graphs = graphs
         self._window = 0
         self._info: GpuInfo | None = None
 
@@ -161,7 +161,7 @@ class CupyRunner:
         _, total = rt.memGetInfo()
         self._info = GpuInfo(
             name=" ".join(name.split()) or "unknown NVIDIA GPU", uuid=uuid or self.device.pci_bus_id,
-            compute_capability=f"{int(attr('ComputeCapabilityMajor'))}.{int(attr('ComputeCapabilityMinor'))}",
+            compute_capability=f"{props.get('major', 0)}.{props.get('minor', 0)}",
             sms=int(attr("MultiProcessorCount")), clock_max_mhz=attr("ClockRate") / 1e3,
             l2_bytes=int(attr("L2CacheSize")), shared_bytes_per_sm=int(attr("MaxSharedMemoryPerMultiprocessor")),
             shared_bytes_per_block=int(attr("MaxSharedMemoryPerBlockOptin")),
@@ -204,15 +204,16 @@ class CupyRunner:
 
     def l2_read(self, data_set_bytes: int) -> float:
         cp = self.cp
-        n = max(L2_CHUNK, data_set_bytes // 8)
-        if "l2" not in self._buffers or self._buffers["l2"].size < n:
+        if "l2" not in self._buffers:
             self._release()
-            largest = 8 * max(self.device_info().l2_bytes, 2**20) // 8 + L2_CHUNK  # doubles of 8 x the L2
+            largest = max(self.device_info().l2_bytes, 2**20) * 8 // 8 + L2_CHUNK  # doubles of 8 x the L2, and a chunk
             self._buffers["l2"] = cp.ones(min(largest, self._free_bytes() // 16), dtype=cp.float64)
             self._buffers["l2_out"] = cp.zeros(1, dtype=cp.float64)
         a = self._buffers["l2"]
-        n = min(n, a.size)
+        granule = 4 * sources.L2_BLOCK_THREADS
+        n = max(granule, min(data_set_bytes // 8, a.size) // granule * granule)
         chunk = min(L2_CHUNK, n)
+        n = n // chunk * chunk  # whole chunks: the data set is n doubles
         total = max(L2_BYTES_PER_LAUNCH, 4 * n * 8)
         blocks = max(1, total // (chunk * 8))
         f = self._kernel("l2_read", "l2_read")
@@ -239,18 +240,21 @@ class CupyRunner:
         stride = CHASE_SPACING // 8
         order = np.random.default_rng(slots).permutation(slots)
         nxt = np.zeros(slots * stride, dtype=np.uint64)
-        nxt[order * stride] = np.roll(order, -1) * stride  # one cycle through every slot
+        nxt[order * stride] = np.roll(order, -1) * stride  # one cycle through every slot (element indices)
         self._buffers.pop("chase", None)
-        self._buffers["chase"] = cp.asarray(nxt)
-        out = cp.zeros(2, dtype=cp.uint64)
+        chain = cp.asarray(nxt)
+        chain *= 8  # element index -> byte offset -> address
+        chain += chain.data.ptr
+        self._buffers["chase"] = chain
+        state = cp.asarray(np.array([chain.data.ptr, 0], dtype=np.uint64))
         # one pass over a data set a cache can hold brings it in; larger ones are chased cold
         warm = slots if slots <= CHASE_WARM_MAX else 0
         f = self._kernel("chase", "chase")
-        f((1,), (1,), (self._buffers["chase"], out, np.int64(warm), np.int64(CHASE_STEPS)))
+        f((1,), (1,), (state, np.int64(warm), np.int64(CHASE_STEPS)))
         best = math.inf
         for _ in range(REPEATS - 1):
-            f((1,), (1,), (self._buffers["chase"], out, np.int64(0), np.int64(CHASE_STEPS)))
-            best = min(best, float(out[0].get()) / CHASE_STEPS)
+            f((1,), (1,), (state, np.int64(0), np.int64(CHASE_STEPS)))
+            best = min(best, float(state[1].get()) / CHASE_STEPS)
         del self._buffers["chase"]
         return best
 
@@ -346,7 +350,7 @@ class CupyRunner:
         cycles = cp.zeros(1, dtype=cp.int64)
         f = self._kernel("strides", f"strides_{precision}")
         args = (self._buffers[key], self._buffers[key + "_out"], cycles, np.int32(0 if kind == "stride" else 1),
-                np.int32(arg), np.int32(pitch), np.int32(STRIDES_ITERATIONS))
+                np.int32(arg), np.int32(pitch), np.int32(STRIDES_ITERATIONS), np.int32(0))
         best = math.inf
         for i in range(REPEATS + WARMUP):
             f((1,), block, args)
