@@ -335,3 +335,31 @@ def test_the_cuda_sources_compile(tmp_path, name):
     done = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++14", "-c", str(source), "-o", str(tmp_path / f"{name}.o")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+# --- validate --device -----------------------------------------------------------------------------
+
+def test_validate_compares_a_calibrated_device_with_its_tables(tmp_path):
+    folder = _public_folder(tmp_path, "L40")
+    write_device_file(folder, "L40", tmp_path / "L40.toml")  # the tables sit beside it: L40.calibration/
+    result = CliRunner().invoke(main, ["validate", "--device", str(tmp_path / "L40.toml"), "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    doc = json.loads(result.output)
+    names = {d["dataset"]: d for d in doc["datasets"]}
+    assert set(names) == {"L40: stream kernels by occupancy", "L40: L2 bandwidth vs measured plateau",
+                          "L40: effective L2 vs measured onset", "L40: pointer-chase latency per level",
+                          "L40: time per launch of small kernels"}
+    # the calibrated file holds the tables' own plateau and latencies: agreement to the file's rounding
+    assert names["L40: L2 bandwidth vs measured plateau"]["mape_percent"] < 0.01
+    assert names["L40: pointer-chase latency per level"]["mape_percent"] < 0.5  # 0.05 ns of 14.5
+    assert all(d["within_bounds"] for d in doc["datasets"])
+
+
+def test_validate_a_built_in_device_needs_the_tables(tmp_path):
+    result = CliRunner().invoke(main, ["validate", "--device", "H200"])
+    assert result.exit_code == 2 and "--tables" in result.output
+    folder = _public_folder(tmp_path, "H200")
+    result = CliRunner().invoke(main, ["validate", "--device", "H200", "--tables", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
