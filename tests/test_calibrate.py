@@ -176,8 +176,9 @@ def _onset(level: float, beyond: float, fall: tuple[float, float]) -> float:
 class FakeRunner:
     """Synthetic but physically shaped answers; ``fail`` names methods that raise; counts calls."""
 
-    def __init__(self, fail: tuple[str, ...] = (), uuid: str = "fake-uuid", clock=None, seconds_per_call: float = 0.0):
-        self.fail, self.uuid, self.calls = fail, uuid, 0
+    def __init__(self, fail: tuple[str, ...] = (), uuid: str = "fake-uuid", clock=None, seconds_per_call: float = 0.0,
+                 method: str = "stream"):
+        self.fail, self.uuid, self.calls, self.method = fail, uuid, 0, method
         self.clock, self.seconds_per_call = clock, seconds_per_call
 
     def _tick(self, name: str) -> None:
@@ -214,7 +215,7 @@ class FakeRunner:
         return CLOCK_MHZ
 
     def launch_method(self):
-        return "cuda-graph"
+        return self.method
 
     def launches(self, elements, block_threads):
         self._tick("launches")
@@ -274,6 +275,17 @@ def test_the_suite_measures_every_table_and_the_fit_gives_back_the_truths(tmp_pa
     assert (v("device.sms"), v("device.clock_ghz"), v("l2.bytes"), v("power.power_limit_w")) == (132, 1.98, L2_BYTES, 700.0)
     assert any("128.0 B per cycle" in n for n in figures.notes)  # 32 x 4 B per cycle at stride 1
     assert any("gpu-roofline.csv" in n for n in figures.notes)
+
+
+def test_graph_launches_set_no_launch_overhead(tmp_path):
+    folder, _, _ = _measured(tmp_path, FakeRunner(method="cuda-graph"))
+    figures = own_figures(folder, load_device("H100-SXM5-80GB"))
+    assert figures.get("interval.kll_k") is None
+    assert any("launched as a cuda-graph" in m.reason for m in figures.missing)
+    import re
+
+    found = [float(m.group(1)) for n in figures.notes for m in [re.search(r"per-launch overhead ([0-9.]+) us", n)] if m]
+    assert found and found[0] == pytest.approx(OVERHEAD_S * 1e6, rel=0.001)  # the truth, reported in the notes
 
 
 def test_a_second_run_resumes_and_a_corrupted_or_foreign_table_is_measured_again(tmp_path):

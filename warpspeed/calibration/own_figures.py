@@ -23,7 +23,9 @@ and Distributed Computing, 2023); no rule is restated here:
 ``gpu-small-kernels``
     the per-launch overhead ``k`` (:func:`~warpspeed.calibration.launch.fit_overhead`, the block
     dispatch time held at the value shared by every fitted GPU, ``fits/kernel-launch.toml``),
-    written as ``kll_k`` cycles at the device's clock.
+    written as ``kll_k`` cycles at the device's clock, from tables of launches into a stream
+    (the public tables); a table of CUDA-graph launches (what cupy can time without its own
+    host overhead of about 5 us per launch) is reported in the notes only (:data:`STREAM_LAUNCHES`).
 ``gpu-strides`` and ``gpu-roofline``
     no device-file number is fitted from them: the NVIDIA L1 tag stage is a property of the
     level's family (:mod:`warpspeed.memory.l1_stages`), and board power is fitted into a power
@@ -197,7 +199,14 @@ def _latency(table: RawTable) -> list[Measured]:
             Measured("device.dram_latency_ns", round(lat.dram_ns, ROUND_NS), _file(table), how)]
 
 
-def _launch(table: RawTable, base: Device, figures: list[Measured]) -> list[Measured]:
+#: Launch methods whose overhead is the per-launch overhead of the model: launches into a stream,
+#: as an application (and gpu-benches' gpu-small-kernels) makes them. Launches of a CUDA graph
+#: cost less per kernel (on an H200: 0.55 us against 2.1 us), so a table measured with graphs
+#: sets no ``kll_k`` (its overhead is reported in the notes).
+STREAM_LAUNCHES = ("stream", None)
+
+
+def _launch(table: RawTable, base: Device, figures: list[Measured], notes: list[str]) -> list[Measured]:
     from warpspeed.calibration.launch import PartDevice, fit_overhead, parse_rows
     from warpspeed.interval.params import launch_constants, memory_latencies
 
@@ -213,10 +222,19 @@ def _launch(table: RawTable, base: Device, figures: list[Measured]) -> list[Meas
     rows = parse_rows(table.text, _file(table))
     shared = launch_constants().block_dispatch_s
     fit = fit_overhead(rows, PartDevice(sms, l2_gb_s, round_trip_s), shared)
+    how = (f"per-launch overhead {fit.overhead_s * 1e6:.4f} us, fitted to {fit.rows} rows with the shared block "
+           f"dispatch time {shared * 1e9:.2f} ns and {whose} L2 round trip (rms error {100 * fit.rms_rel_error:.1f} %)")
+    method = table.value("launch_method")
+    if method not in STREAM_LAUNCHES:
+        notes.append(f"{_file(table)}: {how}, launched as a {method}: lower than the stream launches the model's "
+                     "kll_k stands for, so the launch cost is the base device's")
+        raise _NotAFigure(f"launched as a {method}, not into a stream (see the note)")
     return [Measured("interval.kll_k", round(fit.overhead_s * clock_ghz * 1e9, ROUND_CYCLES), _file(table),
-                     f"per-launch overhead {fit.overhead_s * 1e6:.4f} us x {clock_ghz:g} GHz, fitted to {fit.rows} "
-                     f"rows with the shared block dispatch time {shared * 1e9:.2f} ns and {whose} L2 round "
-                     f"trip (rms error {100 * fit.rms_rel_error:.1f} %)")]
+                     f"{how}, x {clock_ghz:g} GHz")]
+
+
+class _NotAFigure(WarpspeedError):
+    """A table that was read but gives no device-file number (the reason is the message)."""
 
 
 def _strides_note(table: RawTable, base: Device) -> str:
@@ -270,7 +288,7 @@ def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
     notes: list[str] = []
     readers: dict[str, Callable[[RawTable], list[Measured]]] = {
         "device-query": _query, "gpu-stream": _stream, "gpu-l2-cache": _l2, "gpu-cache": _l1,
-        "gpu-latency": _latency, "gpu-small-kernels": lambda t: _launch(t, base, figures)}
+        "gpu-latency": _latency, "gpu-small-kernels": lambda t: _launch(t, base, figures, notes)}
     found = 0
     for name in TABLES:
         table = read_table(folder, name, require_checksum=False)
@@ -291,6 +309,9 @@ def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
         except Exception as exc:  # noqa: BLE001 - one table that cannot be fitted must not stop the others
             what = WHAT.get(name, name)
             text = " ".join(str(exc).split())
+            if isinstance(exc, _NotAFigure):
+                missing.append(NotMeasured(what, f"{name}.csv: {text}"))
+                continue
             text = text if isinstance(exc, WarpspeedError) else f"{type(exc).__name__}: {text}"
             missing.append(NotMeasured(what, f"{name}.csv: the fit failed: {text}"))
     if not found:

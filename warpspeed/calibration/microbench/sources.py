@@ -9,7 +9,7 @@ and Distributed Computing, 2023), written anew here; no code is taken from it:
   (``init`` writes one stream, ``read`` reads one, ``scale`` reads one and writes one, ``triad``
   reads two and writes one, ``stencil1d3pt`` reads three neighbours and writes one); the grid is
   exactly the resident threads (two blocks per SM) and strides over the arrays;
-* ``L2_READ``: a read-only sum over a data set that every block re-reads a chunk of;
+* ``L2_READ``: a read-only sum over a data set that every block re-reads a chunk of, past the L1;
 * ``L1_READ``: one block per SM re-reading the same small buffer of floats;
 * ``CHASE``: one thread following a random cyclic permutation, timed with ``clock64``, and a spin
   kernel that counts SM cycles over a host-timed interval (the SM clock);
@@ -69,14 +69,15 @@ extern "C" __global__ void stream_stencil1d3pt(const double* __restrict__ a, dou
 L2_READ = r"""
 extern "C" __global__ void l2_read(const double* __restrict__ a, double* __restrict__ out, long long n,
                                    long long chunk) {
-    // n is a multiple of chunk, chunk a multiple of 4 x blockDim.x: four independent loads in flight
+    // n is a multiple of chunk, chunk a multiple of 4 x blockDim.x: four independent loads in flight;
+    // the loads bypass the L1 (ld.global.cg), so blocks of one SM reading the same chunk measure the L2
     const double* p = a + ((long long)blockIdx.x % (n / chunk)) * chunk;
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     for (long long j = threadIdx.x; j < chunk; j += 4 * blockDim.x) {
-        s0 += p[j];
-        s1 += p[j + blockDim.x];
-        s2 += p[j + 2 * blockDim.x];
-        s3 += p[j + 3 * blockDim.x];
+        s0 += __ldcg(p + j);
+        s1 += __ldcg(p + j + blockDim.x);
+        s2 += __ldcg(p + j + 2 * blockDim.x);
+        s3 += __ldcg(p + j + 3 * blockDim.x);
     }
     if (s0 + s1 + s2 + s3 == -1.0) out[0] = s0 + s1 + s2 + s3;
 }
