@@ -98,6 +98,9 @@ def _launch(device: Device, table: RawTable) -> DatasetAccuracy:
     from warpspeed.calibration.launch import MAX_FIT_BYTES, PartDevice, launch_seconds, parse_rows
     from warpspeed.interval.params import interval_params
 
+    method = table.value("launch_method")
+    if method not in ("stream", None):
+        raise WarpspeedError(f"launched as a {method}: the model's launch overhead is that of launches into a stream")
     params = interval_params(device)
     hz = device.clock_ghz * 1e9
     dev = PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (params.l1_latency + params.l2_latency) / hz)

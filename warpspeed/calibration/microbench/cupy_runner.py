@@ -30,6 +30,9 @@ STREAM_ELEMENTS = 2**28
 STREAM_WINDOWS = 5
 STREAM_ELEMENTS_PER_THREAD = 1024
 STREAM_MIN_WINDOW = 2**22
+#: Shared memory kept free per block when two blocks share an SM (the runtime reserves 1 KiB per
+#: block on compute capability 8.0 and later: CUDA C++ Programming Guide, "Shared Memory").
+STREAM_PAD_RESERVE = 2048
 #: Launches of one window between the timing events (each a separate launch, as in a stencil code).
 STREAM_BATCH = 1
 #: Bytes the L2 benchmark reads per launch: at least this, and at least 4 x the data set.
@@ -187,6 +190,10 @@ class CupyRunner:
         width = int(min(a.size // STREAM_WINDOWS, max(resident * STREAM_ELEMENTS_PER_THREAD, STREAM_MIN_WINDOW)))
         s = np.float64(0.5)
         f = self._kernel("stream", f"stream_{kernel}")
+        pad = self._stream_pad(f)
+        if not pad:
+            raise WarpspeedError("the stream kernels cannot ask for the shared memory that keeps two blocks per SM")
+        grid = ((width + threads_per_block - 1) // threads_per_block,)
 
         def launch() -> None:
             self._window = (self._window + 1) % STREAM_WINDOWS
@@ -195,12 +202,25 @@ class CupyRunner:
             args = {"init": (a[lo:hi], w, s), "read": (a[lo:hi], c, w, s), "scale": (a[lo:hi], b[lo:hi], w, s),
                     "triad": (a[lo:hi], b[lo:hi], c[lo:hi], w, s), "stencil1d3pt": (a[lo:hi], b[lo:hi], w, s)}[kernel]
             for _ in range(STREAM_BATCH):
-                f((blocks,), (threads_per_block,), args)
+                f(grid, (threads_per_block,), args, shared_mem=pad)
 
         seconds = self._time(launch) / STREAM_BATCH
         from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD
 
         return width * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
+
+    def _stream_pad(self, f) -> int:
+        """Dynamic shared memory per block that lets two blocks, not three, share an SM (0: the
+        kernel cannot ask for that much)."""
+        info = self.device_info()
+        pad = info.shared_bytes_per_sm // 2 - STREAM_PAD_RESERVE
+        if pad <= info.shared_bytes_per_sm // 3 or pad > info.shared_bytes_per_block:
+            return 0
+        try:
+            f.max_dynamic_shared_size_bytes = pad
+        except Exception:  # noqa: BLE001 - no opt-in on this GPU or cupy
+            return 0
+        return pad
 
     def l2_read(self, data_set_bytes: int) -> float:
         cp = self.cp

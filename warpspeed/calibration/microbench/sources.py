@@ -5,10 +5,10 @@ microbenchmarks, https://github.com/te42kyfo/gpu-benches; Ernst, Holzer, Hager, 
 "Analytical Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel
 and Distributed Computing, 2023), written anew here; no code is taken from it:
 
-* ``STREAM``: DRAM streams of 8 B doubles with one element per thread and stream in flight
-  (``init`` writes one stream, ``read`` reads one, ``scale`` reads one and writes one, ``triad``
-  reads two and writes one, ``stencil1d3pt`` reads three neighbours and writes one); the grid is
-  exactly the resident threads (two blocks per SM) and strides over the arrays;
+* ``STREAM``: DRAM streams of 8 B doubles, one element per thread and stream (``init`` writes one
+  stream, ``read`` reads one, ``scale`` reads one and writes one, ``triad`` reads two and writes
+  one, ``stencil1d3pt`` reads three neighbours and writes one); a launch asks for enough dynamic
+  shared memory that two blocks fit on an SM, so the block size sets the occupancy;
 * ``L2_READ``: a read-only sum over a data set that every block re-reads a chunk of, past the L1;
 * ``L1_READ``: one block per SM re-reading the same small buffer of floats;
 * ``CHASE``: one thread following a random cyclic permutation, timed with ``clock64``, and a spin
@@ -35,34 +35,30 @@ STRIDES_OFFSET = 4
 L2_BLOCK_THREADS = 1024
 
 STREAM = r"""
+// one element per thread and stream, no grid-stride loop (the blocks of a launch come and go, as
+// those of a stencil kernel); the dynamic shared memory the launch asks for only limits the blocks per SM
+extern __shared__ char occupancy_pad[];
 extern "C" __global__ void stream_init(double* __restrict__ a, long long n, double s) {
-    long long stride = (long long)gridDim.x * blockDim.x;
-    #pragma unroll 1
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) a[i] = s;
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = s;
 }
 extern "C" __global__ void stream_read(const double* __restrict__ a, double* __restrict__ out, long long n, double s) {
-    long long stride = (long long)gridDim.x * blockDim.x;
-    double sum = 0.0;
-    #pragma unroll 1
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) sum += a[i];
-    if (sum == s) out[0] = sum;
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    double v = i < n ? a[i] : 0.0;
+    if (v == s) out[0] = v;
 }
 extern "C" __global__ void stream_scale(const double* __restrict__ a, double* __restrict__ b, long long n, double s) {
-    long long stride = (long long)gridDim.x * blockDim.x;
-    #pragma unroll 1
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) b[i] = s * a[i];
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = s * a[i];
 }
 extern "C" __global__ void stream_triad(const double* __restrict__ a, const double* __restrict__ b,
                                         double* __restrict__ c, long long n, double s) {
-    long long stride = (long long)gridDim.x * blockDim.x;
-    #pragma unroll 1
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) c[i] = a[i] + s * b[i];
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + s * b[i];
 }
 extern "C" __global__ void stream_stencil1d3pt(const double* __restrict__ a, double* __restrict__ b, long long n, double s) {
-    long long stride = (long long)gridDim.x * blockDim.x;
-    #pragma unroll 1
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x + 1; i < n - 1; i += stride)
-        b[i] = s * (a[i - 1] + a[i] + a[i + 1]);
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) b[i] = s * (a[i - 1] + a[i] + a[i + 1]);
 }
 """
 

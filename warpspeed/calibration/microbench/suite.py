@@ -245,9 +245,10 @@ def bench_stream(runner: Runner, info: GpuInfo, base: Device, quick: bool, deadl
     blocks = STREAM_BLOCKS_PER_SM * info.sms
     rows, cut = _sweep(sizes, lambda t: [runner.stream(k, t, blocks) for k in STREAM_KERNELS], deadline)
     _require_rows(rows, "gpu-stream")
-    table = [[t, blocks * t, *values] for t, values in rows]
-    meta = _meta(info, f"grid-stride kernels over doubles, {STREAM_BLOCKS_PER_SM} blocks per SM "
-                 "(resident = blocks x threads_per_block), one element per thread and stream in flight",
+    table = [[t, blocks * t, *values] for t, values in rows]  # blocks = resident blocks of the device
+    meta = _meta(info, f"one element of 8 B per thread and stream, {STREAM_BLOCKS_PER_SM} blocks resident per SM "
+                 "(shared-memory padding; resident = blocks x threads_per_block x sm_count), each launch over "
+                 "its own window of 2 GiB arrays",
                  "threads_per_block and resident_threads in threads; kernel columns in GB/s = 1e9 B/s",
                  ("sm_count", str(info.sms)), ("blocks_per_sm", str(STREAM_BLOCKS_PER_SM)),
                  ("bytes_per_thread", ", ".join(f"{k} {STREAM_BYTES_PER_THREAD[k]}" for k in STREAM_KERNELS)))
