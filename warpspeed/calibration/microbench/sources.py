@@ -18,8 +18,8 @@ and Distributed Computing, 2023), written anew here; no code is taken from it:
   with ``clock64`` (volatile loads, so the loop-invariant loads are not hoisted);
 * ``ROOFLINE``: a float stream of element pairs with ``its`` fused multiply-adds per pair.
 
-Every kernel writes its result only under a condition that never holds at run time, so the
-compiler keeps the loads and the arithmetic.
+Every kernel writes its result only under a condition that never holds at run time (the arrays
+hold positive numbers only), so the compiler keeps the loads and the arithmetic.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ extern "C" __global__ void stream_init(double* __restrict__ a, long long n, doub
 extern "C" __global__ void stream_read(const double* __restrict__ a, double* __restrict__ out, long long n, double s) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     double v = i < n ? a[i] : 0.0;
-    if (v == s) out[0] = v;
+    if (v < 0.0) out[0] = v;  // never: the arrays hold positive numbers only
 }
 extern "C" __global__ void stream_scale(const double* __restrict__ a, double* __restrict__ b, long long n, double s) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
