@@ -49,8 +49,10 @@ CHASE_WARM_MAX = 2**20
 CHASE_SPACING = 64
 #: SM cycles the clock kernel spins (about 10 ms at 2 GHz).
 SPIN_CYCLES = 2 * 10**7
-#: Launches per timed batch of the small-kernel benchmark.
+#: Launches per timed batch (one CUDA graph) of the small-kernel benchmark, and the elements of its
+#: buffers (the largest element count of the sweep).
 LAUNCH_BATCH = 200
+LAUNCH_ELEMENTS_MAX = 2**19
 #: Roofline launches queued between two checks of the clock and of nvidia-smi.
 HELD_QUEUE = 8
 #: Iterations of the strides kernel's loop.
@@ -402,6 +404,3 @@ class CupyRunner:
         return RooflineRun(gb_s=pairs * 8 / seconds / 1e9, gflop_s=pairs * (2 * its + 2) / seconds / 1e9,
                            clock_mhz=clock, watts=watts, temp_c=temp)
 
-
-#: Elements of the small-kernel buffers (the largest element count of the sweep).
-LAUNCH_ELEMENTS_MAX = 2**19
