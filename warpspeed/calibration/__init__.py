@@ -17,7 +17,11 @@ where the constants were fitted (:func:`calibration`).
   :mod:`~warpspeed.calibration.launch` (the launch cost of the interval model),
   :mod:`~warpspeed.calibration.power` (a power family, ``warpspeed power-fit``),
   :mod:`~warpspeed.calibration.pipeline` (an instruction's issue and completion latency) and
-  :mod:`~warpspeed.calibration.refit` (the DRAM-volume curves from measured counters).
+  :mod:`~warpspeed.calibration.refit` (the DRAM-volume curves from measured counters);
+* ``warpspeed calibrate``: :mod:`~warpspeed.calibration.microbench` measures a GPU into raw tables
+  (:mod:`~warpspeed.calibration.raw_tables`), :mod:`~warpspeed.calibration.own_figures` fits its
+  figures from them, :mod:`~warpspeed.calibration.device_toml` and
+  :mod:`~warpspeed.calibration.calibrate` write its device file.
 """
 
 from warpspeed.calibration.provenance import (

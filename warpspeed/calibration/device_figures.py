@@ -199,7 +199,7 @@ def _l2_bandwidth(name: str) -> Figure | None:
     return Figure(base.value * factor, f"rule: {ref} {base.value:.1f} GB/s x {why} = x {factor:.4f}")
 
 
-def _capped_onset(step: CacheStep, unit_bytes: int, unit: str, digits: int) -> Figure:
+def capped_onset(step: CacheStep, unit_bytes: int, unit: str, digits: int) -> Figure:
     """A cache capacity: the measured onset of the bandwidth fall, at most the nominal size [B]."""
     nominal = step.nominal_bytes
     return Figure(float(min(round(step.onset_bytes), nominal)),
@@ -214,14 +214,14 @@ def _l2_effective(name: str) -> Figure | None:
     part = same_l2.get(name, MEASURED_AS.get(name))
     if not part or not _part(part).l2:
         return None
-    return _capped_onset(_part(part).l2, 2**20, "MiB", 2)
+    return capped_onset(_part(part).l2, 2**20, "MiB", 2)
 
 
 def _l1_bytes(name: str) -> Figure | None:
     part = MEASURED_AS.get(name)
     if not part or not _part(part).l1:
         return None
-    return _capped_onset(_part(part).l1, 1024, "KiB", 1)
+    return capped_onset(_part(part).l1, 1024, "KiB", 1)
 
 
 @lru_cache(maxsize=None)

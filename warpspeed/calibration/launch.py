@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from warpspeed.errors import FitError
 from warpspeed.files.stored import stored_file
 from warpspeed.interval.params import LAUNCH_FIT_FILE
 
@@ -94,16 +95,33 @@ def measured_rows(part: str) -> list[Row]:
     """Every stored measurement of ``part`` (the block sizes of the columns are the file's
     ``# block_threads:`` line)."""
     with _csv_path(part).open() as handle:
-        lines = handle.read().splitlines()
-    header = next(line for line in lines if line.startswith("# block_threads:"))
-    threads = [int(v) for v in header.split(":", 1)[1].split(",")]
-    reader = csv.DictReader(line for line in lines if not line.startswith("#"))
-    rows = []
-    for record in reader:
-        n = int(record["elements"])
-        for column, b in zip((k for k in record if k.startswith("gb_s")), threads):
-            if record[column]:
-                rows.append(Row(n, b, n * BYTES_PER_ELEMENT / (float(record[column]) * 1e9)))
+        return parse_rows(handle.read(), part)
+
+
+def parse_rows(text: str, where: str) -> list[Row]:
+    """The rows of a gpu-small-kernels table (stored, or measured by ``warpspeed calibrate``): one
+    line per element count, one ``gb_s_<i>`` column per block size of the ``# block_threads:``
+    line; :class:`~warpspeed.errors.FitError` naming ``where`` on a malformed table."""
+    lines = text.splitlines()
+    header = next((line for line in lines if line.startswith("# block_threads:")), None)
+    if header is None:
+        raise FitError(f"{where}: no '# block_threads:' line (the block sizes of the gb_s columns)")
+    try:
+        threads = [int(v) for v in header.split(":", 1)[1].split(",")]
+        reader = csv.DictReader(line for line in lines if line.strip() and not line.startswith("#"))
+        rows = []
+        for record in reader:
+            n = int(record["elements"])
+            for column, b in zip((k for k in record if k.startswith("gb_s")), threads):
+                if record[column]:
+                    gb_s = float(record[column])
+                    if not (math.isfinite(gb_s) and gb_s > 0 and n > 0 and b > 0):
+                        raise ValueError(f"elements {n}, block {b}: {gb_s} GB/s")
+                    rows.append(Row(n, b, n * BYTES_PER_ELEMENT / (gb_s * 1e9)))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FitError(f"{where}: malformed gpu-small-kernels table ({exc})") from None
+    if not rows:
+        raise FitError(f"{where}: no gpu-small-kernels rows")
     return rows
 
 
@@ -173,6 +191,26 @@ def fit_launch() -> LaunchFit:
         out[p] = PartFit(p, PART_DEVICES[p], float(fit.x[1 + i]) * 1e-6, len(e), float(np.sqrt(np.mean(e * e))),
                          float(np.max(np.abs(e))))
     return LaunchFit(block_s, out)
+
+
+def fit_overhead(rows: list[Row], dev: PartDevice, block_s: float, part: str = "", device: str = "") -> PartFit:
+    """One GPU's per-launch overhead ``k`` (s) fitted to its ``rows`` up to :data:`MAX_FIT_BYTES`
+    with the block dispatch time ``block_s`` held (the shared value of :func:`fit_launch`, stored in
+    ``fits/kernel-launch.toml``): the same least squares of log(predicted / measured time) as
+    :func:`fit_launch`, in ``k`` alone."""
+    fitted = [r for r in rows if r.volume <= MAX_FIT_BYTES]
+    if not fitted:
+        raise FitError(f"{part or 'launch table'}: no row up to {MAX_FIT_BYTES // 2**20} MiB to fit the launch overhead")
+
+    def residuals(v: np.ndarray) -> np.ndarray:
+        return np.log1p(_errors(fitted, dev, block_s, float(v[0]) * 1e-6))
+
+    from scipy.optimize import least_squares  # imported by the fit only: predictions do not need scipy
+
+    fit = least_squares(residuals, [_START_US], bounds=(0.0, np.inf))
+    overhead = float(fit.x[0]) * 1e-6
+    e = _errors(fitted, dev, block_s, overhead)
+    return PartFit(part, device, overhead, len(e), float(np.sqrt(np.mean(e * e))), float(np.max(np.abs(e))))
 
 
 def fit_file_text(fit: LaunchFit | None = None) -> str:

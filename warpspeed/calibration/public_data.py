@@ -178,25 +178,40 @@ class LatencySweep:
 
 def load_stream(part: str) -> StreamSweep:
     """The ``gpu-stream`` rows of ``part`` (kernels of unknown identity are left out)."""
-    f = read_public_csv("gpu-stream", part)
+    return stream_sweep(read_public_csv("gpu-stream", part))
+
+
+def stream_sweep(f: DataFile) -> StreamSweep:
+    """The typed view of a parsed ``gpu-stream`` table (stored or measured by ``warpspeed calibrate``)."""
     kernels = {k: f.column(k) for k in STREAM_BYTES_PER_THREAD if k in f.columns}
-    return StreamSweep(part, f.source, f.column("resident_threads"), kernels)
+    return StreamSweep(f.part, f.source, f.column("resident_threads"), kernels)
 
 
 def load_size_sweep(benchmark: str, part: str) -> SizeSweep:
     """The ``gpu-l2-cache`` or ``gpu-cache`` rows of ``part``, data sets in bytes."""
     if benchmark not in ("gpu-l2-cache", "gpu-cache"):
         raise FitError(f"{benchmark!r} is not a data-set sweep; use gpu-l2-cache or gpu-cache")
-    f = read_public_csv(benchmark, part)
-    return SizeSweep(part, f.source, f.column("data_set_kb") * _KIB, f.column("bandwidth_gb_s"),
+    return size_sweep(read_public_csv(benchmark, part))
+
+
+def size_sweep(f: DataFile) -> SizeSweep:
+    """The typed view of a parsed ``gpu-l2-cache`` or ``gpu-cache`` table, data sets in bytes."""
+    return SizeSweep(f.part, f.source, f.column("data_set_kb") * _KIB, f.column("bandwidth_gb_s"),
                      _nominal(f))
 
 
 def load_latency(part: str) -> LatencySweep:
     """The ``gpu-latency`` rows of ``part``, data sets in bytes."""
-    f = read_public_csv("gpu-latency", part)
-    clock_ghz = float(f.value("clock_mhz")) / 1e3
-    return LatencySweep(part, f.source, clock_ghz, f.column("data_set_kb") * _KIB,
+    return latency_sweep(read_public_csv("gpu-latency", part))
+
+
+def latency_sweep(f: DataFile) -> LatencySweep:
+    """The typed view of a parsed ``gpu-latency`` table, data sets in bytes."""
+    try:
+        clock_ghz = float(f.value("clock_mhz")) / 1e3
+    except ValueError:
+        raise FitError(f"{f.benchmark}/{f.part}.csv: clock_mhz is not a number") from None
+    return LatencySweep(f.part, f.source, clock_ghz, f.column("data_set_kb") * _KIB,
                         f.column("latency_cycles"), _nominal(f))
 
 

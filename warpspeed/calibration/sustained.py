@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpspeed.errors import FitError
-from warpspeed.calibration.public_data import (LatencySweep, SizeSweep, load_latency, load_size_sweep,
+from warpspeed.calibration.public_data import (LatencySweep, SizeSweep, StreamSweep, load_latency, load_size_sweep,
                                         load_stream, public_parts)
 
 #: Window inside a cache level, as fractions of its capacity C: [C/8, C/2].
@@ -162,7 +162,15 @@ def latency_levels(sweep: LatencySweep) -> LatencyLevels:
 
 def stream_summary(part: str) -> StreamSummary:
     """DRAM bandwidth at the highest measured occupancy (see the module docstring for the rule)."""
-    sweep = load_stream(part)
+    return summarize_stream(load_stream(part))
+
+
+def summarize_stream(sweep: StreamSweep) -> StreamSummary:
+    """:func:`stream_summary` of a sweep read from any table (stored or measured)."""
+    part = sweep.part
+    missing = [k for k in ("init", "read") if k not in sweep.bandwidth_gb_s]
+    if missing:
+        raise FitError(f"{part}: the stream table lacks the kernel(s) {', '.join(missing)}")
     last = int(np.argmax(sweep.resident_threads))
     mixed = {k: float(sweep.bandwidth_gb_s[k][last]) for k in MIXED_KERNELS if k in sweep.bandwidth_gb_s}
     if not mixed:

@@ -190,6 +190,7 @@ def devices(as_json: bool, wide: bool) -> None:
 
 def _register_commands() -> None:
     """Add the commands of the command modules to the group."""
+    from warpspeed.cli.calibrate import COMMANDS as CALIBRATE_COMMANDS
     from warpspeed.cli.compare import compare
     from warpspeed.cli.fit import fit
     from warpspeed.cli.power import COMMANDS as POWER_COMMANDS
@@ -201,7 +202,8 @@ def _register_commands() -> None:
     from warpspeed.cli.validate import COMMANDS as VALIDATE_COMMANDS
     from warpspeed.cli.validate_public import validate
 
-    for command in (predict, rank, compare, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS):
+    for command in (predict, rank, compare, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS,
+                    *CALIBRATE_COMMANDS):
         main.add_command(command)
 
 

@@ -46,7 +46,13 @@ REAL_COLUMNS = (Column("model", justify="left"), Column("MAPE\n%"), Column("medi
               help="Write the report as Markdown to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print every dataset with its points as JSON.")
 @click.option("--wide", is_flag=True, help="Show every column even if the table is wider than the terminal.")
-def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) -> None:
+@click.option("--device", "device_name", default=None,
+              help="Compare this device (built-in name or device-file path) with your own measurements instead: "
+                   "the raw tables of `warpspeed calibrate` beside its file, or --tables.")
+@click.option("--tables", "tables_dir", type=click.Path(file_okay=False), default=None,
+              help="With --device: the folder of measurement tables (default: the device file's .calibration folder).")
+def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, device_name: str | None,
+             tables_dir: str | None) -> None:
     """Run every stored measurement through the model: points, MAPE and worst case per dataset.
 
     First the real GPU: the 25-point stencil's 160 configurations timed on an H200 with every time
@@ -61,6 +67,9 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool) 
     FluidX3D's published D3Q19 throughput: MAPE per model and dataset). Exits with status 1 when a
     dataset exceeds its stated bound.
     """
+    if device_name is not None or tables_dir is not None:
+        _validate_device(device_name, tables_dir, write_docs, out_path, as_json, wide)
+        return
     from warpspeed.files.output import check_output_path
     from warpspeed.validation.public import public_accuracy
     from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown, summary_rows, time_model_rows
@@ -127,6 +136,54 @@ def _kernel_transfer():
     except WarpspeedError as exc:
         click.echo(f"note: the kernels beyond the fitted one are not compared: {exc}", err=True)
         return None
+
+
+def _validate_device(device_name: str | None, tables_dir: str | None, write_docs: bool, out_path: str | None,
+                     as_json: bool, wide: bool) -> None:
+    """``validate --device``: the device against the tables of its calibration (or ``--tables``)."""
+    from warpspeed.calibration.raw_tables import table_folder
+    from warpspeed.errors import WarpspeedError
+    from warpspeed.hardware.device import load_device
+    from warpspeed.validation.own_tables import own_datasets
+
+    if device_name is None:
+        raise WarpspeedError("--tables needs --device (the device whose predictions are compared)")
+    if write_docs or out_path:
+        raise WarpspeedError("--write-docs and --out write the public accuracy page; with --device use --json")
+    device = load_device(device_name)
+    if tables_dir is None:
+        if not (device_name.endswith(".toml") or Path(device_name).is_file()):
+            raise WarpspeedError(f"{device_name!r} is a built-in device: give the folder of your measurements "
+                                 "with --tables DIR")
+        tables_dir = str(table_folder(device_name))
+    datasets, notes = own_datasets(device, tables_dir)
+    if as_json:
+        click.echo(json_text({"device": device.name, "tables": tables_dir, "notes": list(notes), "datasets": [{
+            "group": ds.group, "dataset": ds.name, "unit": ds.unit, "points": len(ds.points),
+            "mape_percent": ds.mape_percent, "worst_error_percent": ds.worst.error_percent,
+            "worst_point": ds.worst.label, "mape_bound_percent": ds.mape_bound_percent,
+            "worst_bound_percent": ds.worst_bound_percent, "within_bounds": ds.within_bounds,
+            "values": [{"point": p.label, "model": p.predicted, "measured": p.measured} for p in ds.points],
+        } for ds in datasets]}, indent=2))
+    else:
+        out = make_console()
+        if datasets:
+            table, _ = fitted_table(out, VALIDATE_COLUMNS, summary_rows_of(datasets), wide)
+            print_fitted(out, table, f"{device.name} against the measurements in {tables_dir}",
+                         ["Errors: 100 (model - measured) / measured."] + [f"Not compared: {n}" for n in notes])
+        else:
+            click.echo(f"no measurement in {tables_dir} to compare {device.name} with: " + "; ".join(notes))
+    if not datasets:
+        sys.exit(EXIT_OUT_OF_BOUNDS)
+    if not all(ds.within_bounds for ds in datasets):
+        sys.exit(EXIT_OUT_OF_BOUNDS)
+
+
+def summary_rows_of(datasets):
+    """The summary rows of :func:`warpspeed.validation.public_report.summary_rows`."""
+    from warpspeed.validation.public_report import summary_rows
+
+    return summary_rows(datasets)
 
 
 def _real_gpu():

@@ -35,8 +35,13 @@ def package_files(package: str, suffix: str) -> tuple[Traversable, ...]:
 
 
 def fits_file(*parts: str) -> Traversable:
-    """The file ``fits/<parts...>`` (fitted constants; it may not exist)."""
-    return package_file(FITS_PACKAGE, *parts)
+    """The file ``fits/<parts...>`` (fitted constants; it may not exist): in the installed package,
+    or in the repository's top-level ``fits/`` when warpspeed runs from a source tree that is not
+    installed (``PYTHONPATH=.``)."""
+    try:
+        return package_file(FITS_PACKAGE, *parts)
+    except ModuleNotFoundError:
+        return fits_directory().joinpath(*parts)
 
 
 def stored_file(*parts: str) -> Traversable:

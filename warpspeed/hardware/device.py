@@ -209,6 +209,17 @@ def load_device_file(path: str | Path) -> Device:
     return _parse_device(read_toml(p, "device file", DeviceError), str(p))
 
 
+def device_from_text(text: str, origin: str) -> Device:
+    """Load a device from the text of a device file (``origin``: where it will be, for messages)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DeviceError(f"{origin}: not valid TOML ({exc})") from None
+    return _parse_device(data, origin)
+
+
 def device_names() -> list[str]:
     """Names of the built-in devices (file stems of ``warpspeed/hardware/devices/*.toml``)."""
     return [p.name[: -len(".toml")] for p in package_files(_DEVICE_PACKAGE, ".toml")]
@@ -225,6 +236,20 @@ def load_device(name_or_path: str | Path) -> Device:
         raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(names)} (or give a .toml path)")
     resource = package_file(_DEVICE_PACKAGE, f"{matches[0]}.toml")
     return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{matches[0]}.toml")
+
+
+def device_text(name_or_path: str | Path) -> str:
+    """The text of a built-in device file (by name, case-insensitive) or of a user's device file
+    (by path), comments included."""
+    from warpspeed.files.text import read_text
+
+    text = str(name_or_path)
+    if text.endswith(".toml") or Path(text).is_file():
+        return read_text(Path(text), "device file", DeviceError)
+    match = next((n for n in device_names() if n.lower() == text.lower()), None)
+    if match is None:
+        raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(device_names())} (or give a .toml path)")
+    return read_text(package_file(_DEVICE_PACKAGE, f"{match}.toml"), "built-in device file", DeviceError)
 
 
 def all_devices() -> list[Device]:

@@ -218,9 +218,11 @@ class RealGpuAccuracy:
                 and m.best_share >= CRITERIA["best_share"] and volumes and power)
 
 
-def real_gpu_accuracy(models: Sequence[str] | None = None) -> RealGpuAccuracy:
+def real_gpu_accuracy(models: Sequence[str] | None = None, device_name: str = DEVICE) -> RealGpuAccuracy:
     """Predict the timed configurations with ``models`` (default: every time model) and compare
-    (module docstring). Needs the pystencils plugin (the kernels are pystencils' code)."""
+    (module docstring). Needs the pystencils plugin (the kernels are pystencils' code).
+    ``device_name``: the device file the predictions use (default: the built-in H200; a
+    calibrated file of the same card, ``fits/data/H200/calibrate/``, for instance)."""
     from warpspeed.hardware.device import load_device
     from warpspeed.kernel.catalog import resolve
     from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS, estimate_energy, estimate_time
@@ -228,7 +230,7 @@ def real_gpu_accuracy(models: Sequence[str] | None = None) -> RealGpuAccuracy:
     from warpspeed.predict import Predictor
 
     names = tuple(models) if models is not None else TIME_MODELS
-    device = load_device(DEVICE)
+    device = load_device(device_name)
     rates = measured_rates()
     folds = sorted({fold for _, fold in rates})
     resolved = {fold: resolve(KERNEL, None, fold=fold, device=device) for fold in folds}
@@ -254,7 +256,7 @@ def real_gpu_accuracy(models: Sequence[str] | None = None) -> RealGpuAccuracy:
         energy = estimate_energy(p, estimate_time(DEFAULT_TIME_MODEL, p), clock_mhz=soak.clock_mhz)
         power.append(PowerCheck(soak, energy.watts, energy.lups_per_s))
     sources = sorted({r.registers_source for r in resolved.values()})
-    return RealGpuAccuracy(DEVICE, KERNEL, "/".join(sources), accuracies, tuple(volumes), tuple(power))
+    return RealGpuAccuracy(device.name, KERNEL, "/".join(sources), accuracies, tuple(volumes), tuple(power))
 
 
 def _config_text(config: Config) -> str:
