@@ -20,7 +20,7 @@ from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.validation import public
 from warpspeed.validation.public import DatasetAccuracy, PointError, public_accuracy, source_of
 from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown
-from warpspeed.validation import real_gpu
+from warpspeed.validation import kernel_transfer, real_gpu
 
 ROOT = Path(__file__).parents[1]
 PUBLIC = ROOT / "fits" / "data" / "public"
@@ -39,6 +39,13 @@ def real():
     return real_gpu.real_gpu_accuracy()
 
 
+@pytest.fixture(scope="module")
+def kernels():
+    """The kernels the model was not fitted on (the pystencils workloads)."""
+    pytest.importorskip("pystencils")
+    return kernel_transfer.kernel_transfer()
+
+
 def _data_rows(path: Path) -> list[dict[str, str]]:
     lines = [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
     return list(csv.DictReader(lines))
@@ -51,9 +58,9 @@ def test_every_dataset_within_its_stated_bound(datasets):
     assert not out, "\n".join(out)
 
 
-def test_committed_accuracy_page_is_what_validate_writes(datasets, real):
+def test_committed_accuracy_page_is_what_validate_writes(datasets, real, kernels):
     committed = (ROOT / DOCS_PATH).read_text()
-    assert committed == accuracy_markdown(datasets, real), \
+    assert committed == accuracy_markdown(datasets, real, kernels), \
         "docs/accuracy.md is stale: run `warpspeed validate --write-docs` in the repository root"
 
 
@@ -125,18 +132,20 @@ def test_page_names_every_source_and_the_held_out_files(datasets, real):
     assert re.search(r"H200, A40 and MI210", page) and "gpu-roofline" in page and "not opened" in page
 
 
-def test_cli_writes_page_and_json(tmp_path, monkeypatch, datasets, real):
+def test_cli_writes_page_and_json(tmp_path, monkeypatch, datasets, real, kernels):
     monkeypatch.setattr(public, "public_accuracy", lambda: datasets)
     monkeypatch.setattr(real_gpu, "real_gpu_accuracy", lambda: real)
+    monkeypatch.setattr(kernel_transfer, "kernel_transfer", lambda: kernels)
     out = tmp_path / "sub" / "acc.md"
     result = CliRunner().invoke(main, ["validate", "--json", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert out.read_text() == accuracy_markdown(datasets, real)
+    assert out.read_text() == accuracy_markdown(datasets, real, kernels)
     doc = json.loads(result.output)
     records = doc["datasets"]
     assert doc["real_gpu"]["within_criteria"] is True
     assert [m["model"] for m in doc["real_gpu"]["models"]] == [m.model for m in real.models]
     assert [r["dataset"] for r in records] == [d.name for d in datasets]
+    assert [k["kernel"] for k in doc["kernel_transfer"]["kernels"]] == [k.name for k in kernels.kernels]
     assert all(re.fullmatch(r"[0-9a-f]{40}", s["commit"]) for r in records for s in r["sources"])
 
 
@@ -145,6 +154,7 @@ def test_cli_exits_1_when_a_bound_is_exceeded(monkeypatch):
                           1.0, 1.0)
     monkeypatch.setattr(public, "public_accuracy", lambda: (bad,))
     monkeypatch.setattr(real_gpu, "real_gpu_accuracy", lambda: (_ for _ in ()).throw(WarpspeedError("skipped")))
+    monkeypatch.setattr(kernel_transfer, "kernel_transfer", lambda: (_ for _ in ()).throw(WarpspeedError("skipped")))
     result = CliRunner().invoke(main, ["validate"], env={"COLUMNS": "200"})
     assert result.exit_code == 1
     assert "NO" in result.output

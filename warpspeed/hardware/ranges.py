@@ -209,14 +209,17 @@ _TENSOR_RATE = TableKey("number", 1.0, 1e5, "per clock and tensor core")
 #: The model tables and their keys (:class:`TableKey`).
 TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
     "overlap": {
-        # p of the smooth maximum: 1 is no overlap by definition (warpspeed.overlap.params; default 3.5)
+        # p of the smooth maximum: 1 is no overlap by definition (warpspeed.overlap.params; default 3)
         "overlap_exponent": TableKey("number", 1.0, 100.0),
-        # L1 -> L2 line requests per cycle and SM (default 0.62)
+        # L1 -> L2 line requests per cycle and SM (default 0.7)
         "miss_requests_per_cycle": TableKey("number", 0.01, 64.0, "per cycle and SM"),
         # built-in: 37 224 448 B (35.5 MiB)
         "l2_layer_bytes": TableKey("number", 1024.0, float(MAX_BYTES), "bytes"),
         "drain_cycles": TableKey("number", 1.0, 1e6, "cycles"),
         "latencies_from": TableKey("name"),
+        # DRAM sector transfers of a partly covered sector (NVIDIA defaults 1 and 2; 1 turns it off)
+        "partial_sector_load_cost": TableKey("number", 1.0, 8.0, "sector transfers"),
+        "partial_sector_store_cost": TableKey("number", 1.0, 8.0, "sector transfers"),
     },
     "interval": {
         "issue_rate": TableKey("number", 0.01, 16.0, "warp instructions per cycle and sub-core"),  # built-in: 1
