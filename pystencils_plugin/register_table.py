@@ -26,13 +26,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
+
+from warpspeed.files.stored import package_file
 
 #: Format tag of the shipped file; another tag is no table.
 FORMAT = "ptxas-registers-1"
 #: The shipped file, inside the package.
-TABLE_RESOURCE = ("pystencils_plugin", "data/ptxas_registers.json")
+TABLE_RESOURCE = ("pystencils_plugin", "data", "ptxas_registers.json")
 #: Largest register count ptxas can give (255 per thread, CUDA C++ Programming Guide, "Technical
 #: Specifications per Compute Capability").
 MAX_REGISTERS = 255
@@ -108,7 +109,7 @@ def parse_table(text: str) -> ShippedTable | None:
 def shipped_table() -> ShippedTable | None:
     """The table shipped with the package (read once per process), None when it is missing."""
     try:
-        text = resources.files(TABLE_RESOURCE[0]).joinpath(TABLE_RESOURCE[1]).read_text(encoding="utf-8")
+        text = package_file(*TABLE_RESOURCE).read_text(encoding="utf-8")
     except (OSError, ModuleNotFoundError):
         return None
     return parse_table(text)

@@ -76,8 +76,7 @@ def main() -> int:
                 if name in LBMPY_WORKLOADS:
                     generator["lbmpy"] = versions["lbmpy"]
                 sources[source_digest(source)] = (source, {
-                    "workload": name, "domain": list(domain), "dtype": "double", "fold": list(fold),
-                    "generator": generator})
+                    "workload": name, "domain": list(domain), "dtype": "double", "fold": list(fold)}, generator)
     digests = sorted(sources)
     for arch in _architectures():
         target, _ = compile_target(nvcc, arch)
@@ -86,13 +85,17 @@ def main() -> int:
             if registers is None:
                 print(f"error: {sources[digest][1]['workload']} {arch}: {why}", file=sys.stderr)
                 return 1
-            entry = entries.setdefault(digest, {"digest": digest, **sources[digest][1], "registers": {}})
+            entry = entries.setdefault(digest, {"digest": digest, **sources[digest][1], "generators": [],
+                                                "registers": {}})
+            if sources[digest][2] not in entry["generators"]:  # the same code from another version
+                entry["generators"].append(sources[digest][2])
             entry["registers"][arch] = registers
             if target != arch:
                 entry.setdefault("compiled_for", {})[arch] = target
+    for entry in entries.values():
+        entry["generators"].sort(key=lambda g: json.dumps(g, sort_keys=True))
     doc = {"format": FORMAT, "compiler": compiler_version(nvcc),
-           "kernels": sorted(entries.values(), key=lambda e: (e["workload"], e["domain"], e["fold"],
-                                                             json.dumps(e["generator"], sort_keys=True)))}
+           "kernels": sorted(entries.values(), key=lambda e: (e["workload"], e["domain"], e["fold"]))}
     TABLE.parent.mkdir(parents=True, exist_ok=True)
     tmp = TABLE.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n")

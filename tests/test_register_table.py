@@ -13,6 +13,7 @@ import pytest
 
 from pystencils_plugin import register_table
 from pystencils_plugin.register_table import FORMAT, MAX_REGISTERS, parse_table, shipped_table, source_digest
+from warpspeed.files.stored import package_file
 from warpspeed.sass.toolchain import TOOLCHAIN_ENV, find_nvcc
 
 pytest.importorskip("lbmpy")
@@ -48,7 +49,7 @@ def _sources():
 def test_shipped_file_is_well_formed():
     table = shipped_table()
     assert table is not None
-    doc = json.loads((register_table.resources.files("pystencils_plugin") / "data/ptxas_registers.json").read_text())
+    doc = json.loads(package_file(*register_table.TABLE_RESOURCE).read_text())
     assert doc["format"] == FORMAT
     for entry in doc["kernels"]:
         assert len(entry["digest"]) == 64
