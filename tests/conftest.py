@@ -127,3 +127,15 @@ def brute_block():
 @pytest.fixture(scope="session")
 def field_strides():
     return strides_of
+
+
+#: Notebooks of examples/ (nbmake items) take 20-30 s each: they run with the slow tests.
+SLOW_SUFFIXES = (".ipynb",)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark the notebooks slow, before ``-m`` selects by marks."""
+    for item in items:
+        if item.nodeid.split("::")[0].endswith(SLOW_SUFFIXES):
+            item.add_marker(pytest.mark.slow)

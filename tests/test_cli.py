@@ -206,6 +206,7 @@ def test_fit_rejects_bad_data(runner, tmp_path):
     assert "outside [0, 1]" in result.output
 
 
+@pytest.mark.slow
 def test_rank_pystencils_workload_generates_each_folding(runner):
     pytest.importorskip("lbmpy")
     result = runner.invoke(main, ["rank", "--kernel", "d3q19-srt", "--domain", "32,32,32", "--threads", "64",
