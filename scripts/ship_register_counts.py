@@ -1,7 +1,8 @@
 """Regenerate ``pystencils_plugin/data/ptxas_registers.json``: ptxas' register counts of the
 built-in workloads' kernels (``pystencils_plugin.register_table``).
 
-Run from the repository root with nvcc installed, once per supported pystencils version (the
+Run from the repository root, with the checkout installed (``pip install -e ".[dev]"``, which brings
+nvcc), once per supported pystencils version (the
 entries of each run are merged into the file, so the kernels of pystencils 2.0 and 2.1 are both
 kept)::
 
