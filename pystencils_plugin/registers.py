@@ -193,7 +193,7 @@ def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan
     nvcc_path = nvcc or find_nvcc()
     if nvcc_path is None:
         if toolchain_disabled():
-            return f"nvcc hidden by {TOOLCHAIN_ENV}={os.environ.get(TOOLCHAIN_ENV)}"
+            return f"nvcc not found: hidden by {TOOLCHAIN_ENV}={os.environ.get(TOOLCHAIN_ENV)}"
         return "nvcc not found on PATH or in the nvidia-cuda-nvcc wheel (pip install 'warpspeed[cuda]')"
     target, substitute = compile_target(nvcc_path, arch)
     detail = f"ptxas ({os.path.basename(nvcc_path)} -arch={target} --resource-usage)"

@@ -17,7 +17,7 @@ from warpspeed.cli.common import (
 )
 from warpspeed.cli.options import ModelChoice, WaveAveraging, model_options, model_values
 from warpspeed.cli.parse import BLOCK, FOLD
-from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.cli.render import Column, console as make_console, even_lines, fitted_table, fmt, glups, print_fitted
 from warpspeed.errors import LaunchError
 from warpspeed.files.jsonsafe import json_text
 
@@ -140,7 +140,7 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
     console.print(calibration_line, highlight=False)
     for line in (registers_line, instructions_line):
         if line:
-            console.print(line, highlight=False, markup=False)
+            console.print(even_lines(line, console.width), highlight=False, markup=False)
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
     volumes = [[name, fmt(f.l1_cycles_per_lup, 3), fmt(f.l1_load_bytes_per_lup), fmt(f.l2_load_bytes_per_lup),

@@ -17,7 +17,8 @@ from warpspeed.cli.common import (
 )
 from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import OutputFile
-from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.cli.render import (Column, DelayedProgress, caption_lines, console as make_console, fitted_table, fmt, glups,
+                                   print_fitted)
 from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
@@ -208,7 +209,7 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
     else:
         console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
                       f"by the {model} model, dominated by {best.explanation}", highlight=False)
-    console.print(registers_note, highlight=False, markup=False)
+    console.print(caption_lines(registers_note.splitlines(), console.width), highlight=False, markup=False)
     if calibration_line:
         console.print(calibration_line, highlight=False)
 
