@@ -5,7 +5,8 @@ Registered under the entry-point group ``warpspeed.kernels`` (see
 resolve a workload name to the kernel that :func:`extract_for` generates: the update rule of
 :mod:`pystencils_plugin.workloads`, folded and compiled by pystencils for that folding, CUDA
 for NVIDIA devices and HIP for AMD devices, with its own register count (ptxas when nvcc is
-available for an NVIDIA device, otherwise the estimate of :mod:`pystencils_plugin.registers`).
+available for an NVIDIA device, otherwise the count shipped with the package for the same source,
+:mod:`pystencils_plugin.register_table`, otherwise the estimate of :mod:`pystencils_plugin.registers`).
 :func:`pystencils_plugin.rank.rank` uses the same function for workload names.
 
 Generating a workload (lbmpy's symbolic derivation in particular) takes seconds, so the
@@ -27,6 +28,7 @@ import pystencils as ps
 from pystencils_plugin.kernel_cache import entry_key, load as load_cached, store as store_cached
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
+from pystencils_plugin.register_table import table_digest
 from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc, prefetch_register_counts, registers_cached
 from pystencils_plugin.workloads import WORKLOADS, workload_assignments
 from warpspeed.errors import WarpspeedError
@@ -86,19 +88,22 @@ def _prefetch_foldings(name: str, domain: tuple[int, ...] | None, dtype: str, fo
     prefetch_register_counts(kernels, arch)
 
 
-def _toolchain(hip: bool) -> tuple[str, str]:
-    """What counts a kernel's registers and the register source that it gives: the estimate for
-    HIP and without nvcc, else ptxas of the nvcc found (named by its version line)."""
-    nvcc = None if hip else find_nvcc()
+def _toolchain(hip: bool) -> tuple[str, tuple[str, ...]]:
+    """What counts a kernel's registers and the register sources that it gives: the estimate for
+    HIP; without nvcc the counts shipped with the package (named by the table's digest), else the
+    estimate; else ptxas of the nvcc found (named by its version line)."""
+    if hip:
+        return "estimate", ("estimate",)
+    nvcc = find_nvcc()
     if nvcc is None:
-        return "estimate", "estimate"
-    return f"nvcc {compiler_version(nvcc)}", "ptxas"
+        return f"no nvcc; shipped counts {table_digest()}", ("shipped", "estimate")
+    return f"nvcc {compiler_version(nvcc)}", ("ptxas",)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[int, int, int],
              hip: bool, arch: str) -> ExtractedKernel:
-    toolchain, expected_source = _toolchain(hip)
+    toolchain, expected_sources = _toolchain(hip)
     key = entry_key(name, domain, dtype, fold, hip, arch, toolchain)
     stored = load_cached(key)
     if stored is not None:
@@ -106,17 +111,17 @@ def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[
     kernel, source = _generated(name, domain, dtype, fold, hip)
     if not hip and not registers_cached(kernel, arch, source):
         _prefetch_foldings(name, domain, dtype, fold, arch)
-    extracted = extract_kernel(kernel, name=name.replace("-", "_"), arch=arch, source=source)
-    if extracted.registers_source == expected_source:
+    extracted = extract_kernel(kernel, name=name, arch=arch, source=source)
+    if extracted.registers_source in expected_sources:
         store_cached(key, extracted)
     return extracted
 
 
 def _register_arch(device: "Device | None") -> str:
-    """The architecture the register count depends on: the device's when ptxas will count
-    (NVIDIA device, nvcc found); otherwise the estimate, which is the same for every
-    architecture, so one cached kernel serves them all."""
-    if is_amd(device) or find_nvcc() is None:
+    """The architecture the register count depends on: the device's for an NVIDIA device (ptxas,
+    or the count shipped for that architecture); for AMD devices the estimate, which is the same
+    for every architecture, so one cached kernel serves them all."""
+    if is_amd(device):
         return DEFAULT_ARCH
     return arch_for(device)
 

@@ -66,7 +66,7 @@ from warpspeed.kernel.catalog import installed_version
 from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode, load, store
 
 #: Register source labels of :attr:`ExtractedKernel.registers_source`.
-REGISTER_SOURCES = ("ptxas", "estimate", "given")
+REGISTER_SOURCES = ("ptxas", "shipped", "estimate", "given")
 
 #: Floating-point type assumed when a kernel touches no floating-point field.
 DEFAULT_DTYPE = "float64"
@@ -80,7 +80,8 @@ class ExtractedKernel:
         kernel: the per-cell warpspeed kernel (accesses in cell coordinates x, y, z; flops
             per cell; registers per thread).
         fold: thread-folding factors ``(fx, fy, fz)``: cells per thread along each axis.
-        registers_source: ``'ptxas'`` (compiled with nvcc), ``'estimate'`` (see
+        registers_source: ``'ptxas'`` (compiled with nvcc), ``'shipped'`` (ptxas' count shipped
+            with the package, :mod:`pystencils_plugin.register_table`), ``'estimate'`` (see
             :mod:`pystencils_plugin.registers`) or ``'given'`` (passed by the caller).
         source: the kernel's CUDA/HIP source (``kernel.get_c_code()``).
         registers_detail: why that register source was used (e.g. the reason a compile

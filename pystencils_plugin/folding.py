@@ -182,9 +182,10 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
     single-precision kernel.
 
     Raises:
-        KernelError: the fold is invalid, a field has a symbolic shape, or an iteration extent
-            is not a multiple of its folding factor.
-        UnsupportedKernelError: an indirect access or a symbolic offset.
+        KernelError: the fold is invalid, or an iteration extent is not a multiple of its folding
+            factor.
+        UnsupportedKernelError: a field with a symbolic shape, an indirect access or a symbolic
+            offset.
     """
     if "iteration_slice" in config_kwargs:
         raise KernelError("create_folded_kernel sets iteration_slice itself; give ghost_layers instead")
@@ -204,9 +205,11 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
         lo, hi = layers[dim]
         size = shape[dim]
         if not (isinstance(size, int) or getattr(size, "is_Integer", False)):
-            raise KernelError(
-                f"field {field.name!r} has a symbolic size along dimension {dim}; folding needs fixed "
-                f"shapes to check that the extent is a multiple of the fold (e.g. ps.fields('{field.name}: double[64,64,64]'))"
+            example = ",".join(["64"] * spatial)
+            raise UnsupportedKernelError(
+                f"field {field.name!r} has a symbolic size along dimension {dim}; warpspeed needs fixed shapes "
+                f"(the addresses, the waves and the folding's extent depend on them): create it with one, e.g. "
+                f"ps.fields('{field.name}: {_dtype_name(field)}[{example}]')"
             )
         extent = int(size) - lo - hi
         f = fold[axis] if axis < 3 else 1
@@ -241,3 +244,9 @@ def _field_float_type(accesses: Sequence[Any]) -> Any:
 
     types = {acc.field.dtype for acc in accesses if isinstance(acc.field.dtype, PsIeeeFloatType)}
     return types.pop() if len(types) == 1 else None
+
+
+def _dtype_name(field: Any) -> str:
+    """The field's element type as ``ps.fields`` takes it (``float32``, ``float64``, ...)."""
+    numpy_dtype = getattr(getattr(field, "dtype", None), "numpy_dtype", None)
+    return str(numpy_dtype) if numpy_dtype is not None else str(getattr(field, "dtype", "double"))

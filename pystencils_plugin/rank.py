@@ -3,7 +3,8 @@
 Each folding is real code: for every folding factor the assignments are folded and compiled
 by pystencils (:func:`~pystencils_plugin.folding.create_folded_kernel`) for the device's
 platform (CUDA for NVIDIA, HIP for AMD), the kernel is extracted (registers from ptxas when
-``nvcc`` is available for an NVIDIA device, otherwise the documented estimate), and all block
+``nvcc`` is available for an NVIDIA device, otherwise the count shipped for the same code or the
+documented estimate), and all block
 sizes are predicted for it. A workload name is generated exactly as the kernel catalog does
 (:func:`pystencils_plugin.catalog.extract_for`), so ``warpspeed rank``, studies and this
 function predict the same kernel. The best row comes back as a :class:`BestConfig` whose
@@ -13,6 +14,7 @@ its launch block; :func:`create_kernel` does both steps at once.
 
 from __future__ import annotations
 
+import html
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -28,7 +30,8 @@ from warpspeed.kernel.description import Kernel
 from warpspeed.launch.space import (MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads,
                                     useful_foldings)
 from warpspeed.memory.capacity import CapacityCurves
-from warpspeed.rank import RankRow, Ranking, rank_per_fold
+from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL
+from warpspeed.rank import RankRow, Ranking, Scoring, rank_per_fold
 
 Triple = tuple[int, int, int]
 
@@ -72,23 +75,106 @@ class BestConfig:
         return {"default_block_size": self.block_size}
 
 
+#: Rows a ranking shows in a notebook (``_repr_html_``) and in its text summary.
+SHOWN_ROWS = 10
+#: Lattice updates per second per Glup/s.
+LUPS_PER_GLUP = 1e9
+
+
 @dataclass(frozen=True)
 class PystencilsRanking:
-    """A :class:`warpspeed.rank.Ranking` plus the extracted kernel of each folding."""
+    """A :class:`warpspeed.rank.Ranking` plus the extracted kernel of each folding.
+
+    In a notebook it shows as a table of its best rows (``_repr_html_``); :meth:`to_dataframe`
+    gives every row as a pandas DataFrame (the columns of ``warpspeed rank --csv``), :meth:`plot`
+    a bar chart (a matplotlib Figure of its own, no pyplot state), ``str()`` a short summary.
+
+    Attributes:
+        ranking: the rows, best first.
+        kernels: the extracted kernel of each folding (empty for a ranking of a warpspeed.Kernel).
+        assignments, target: what :meth:`best` generates code from.
+        model, objective: the time model and the objective the rows are ordered by.
+    """
 
     ranking: Ranking
     kernels: dict[Triple, ExtractedKernel]
     assignments: Any = None
     target: Any = None
+    model: str = DEFAULT_TIME_MODEL
+    objective: str = "time"
 
     @property
     def rows(self) -> tuple[RankRow, ...]:
         return self.ranking.rows
 
+    def __len__(self) -> int:
+        return len(self.ranking.rows)
+
     def best(self) -> BestConfig:
         row = self.ranking.best()
         return BestConfig(block_size=row.config.block, fold=row.config.fold, row=row,
                           assignments=self.assignments, target=self.target)
+
+    def registers_note(self) -> str:
+        """Registers per thread of each folding and where they come from (ptxas, shipped, estimate)."""
+        if not self.kernels:
+            return "registers: those of the given kernel"
+        return "registers per thread: " + ", ".join(
+            f"fold {'x'.join(map(str, f))}: {k.kernel.registers} ({k.registers_source})" for f, k in self.kernels.items())
+
+    def __str__(self) -> str:
+        ok = [r for r in self.rows if r.ok]
+        head = (f"{self.ranking.kernel} on {self.ranking.device}: {len(self.rows)} configurations "
+                f"({self.model} model, {self.objective} objective)")
+        if not ok:
+            return head + "; none could be predicted"
+        best = ok[0]
+        why = best.limiter if self.model == ROOFLINE_MODEL else best.explanation
+        return (f"{head}; best block {best.config.block}, fold {best.config.fold}: "
+                f"{best.lups_per_s / LUPS_PER_GLUP:.1f} Glup/s ({why}); {self.registers_note()}")
+
+    def _repr_html_(self) -> str:
+        """The best :data:`SHOWN_ROWS` rows as an HTML table (Jupyter calls this)."""
+        cells = ["#", "block", "fold", "Glup/s", "limited by" if self.model == ROOFLINE_MODEL else "dominated by",
+                 "blocks/SM", "registers", "DRAM B/lup"]
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cells)
+        body = []
+        for i, r in enumerate(self.rows[:SHOWN_ROWS], 1):
+            if not r.ok:
+                values = [str(i), r.config.label, "", "—", f"error: {r.error}", "", "", ""]
+            else:
+                why = r.limiter if self.model == ROOFLINE_MODEL else r.explanation
+                values = [str(i), "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold)),
+                          f"{r.lups_per_s / LUPS_PER_GLUP:.2f}", why, str(r.blocks_per_sm), str(r.registers),
+                          f"{r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup:.1f}"]
+            body.append("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in values) + "</tr>")
+        caption = (f"{self.ranking.kernel} on {self.ranking.device}: best {min(SHOWN_ROWS, len(self))} of "
+                   f"{len(self)} configurations by the {self.model} model ({self.objective} objective)")
+        return (f"<table><caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table><p>{html.escape(self.registers_note())}</p>")
+
+    def to_dataframe(self) -> Any:
+        """Every row, best first, as a ``pandas.DataFrame``: a ``rank`` column and the columns of
+        ``warpspeed rank --csv`` (:data:`warpspeed.rank.RANK_COLUMNS`). Needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise WarpspeedError("to_dataframe needs pandas (pip install pandas)") from None
+        from warpspeed.files.records import csv_record
+        from warpspeed.rank import RANK_COLUMNS
+
+        records = [{"rank": i, **csv_record(r)} for i, r in enumerate(self.rows, 1)]
+        return pd.DataFrame.from_records(records, columns=["rank", *RANK_COLUMNS])
+
+    def plot(self, top: int | None = 30, path: str | None = None) -> Any:
+        """A bar chart of the best ``top`` rows (None: all), colored by block shape and hatched by
+        limiter, as a matplotlib ``Figure`` (shown inline by Jupyter); ``path`` also writes it
+        (format from the suffix)."""
+        from warpspeed.plots import plot_ranking, ranking_figure
+
+        if path is not None:
+            plot_ranking(self.ranking, path, top)
+        return ranking_figure(self.ranking, top)
 
 
 def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, foldings: Sequence[Triple] | None,
@@ -157,7 +243,8 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
          blocks: Sequence[Triple] | None = None, foldings: Sequence[Triple] | None = None,
          threads: int | None = None, executor: Executor | None | str = "auto",
          target: Any = None, progress: Callable[[int], None] | None = None,
-         dtype: str | None = None, curves: CapacityCurves | None = None) -> PystencilsRanking:
+         dtype: str | None = None, curves: CapacityCurves | None = None,
+         model: str = DEFAULT_TIME_MODEL, objective: str = "time") -> PystencilsRanking:
     """Rank blocks x foldings for a pystencils update rule, workload name, or warpspeed kernel.
 
     Args:
@@ -176,7 +263,11 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
         target: ``ps.Target.CUDA`` or ``ps.Target.HIP`` (default: HIP for AMD devices, else CUDA).
         dtype: ``'double'`` (default) or ``'float'`` for a workload name.
         curves: capacity curves instead of the device family's.
+        model: the time model (:data:`warpspeed.models.TIME_MODELS`: ``overlap``, the default,
+            ``roofline``, ``interval``, ``pipeline``).
+        objective: ``time`` (lattice updates per second), ``energy`` (per joule) or ``edp``.
     """
+    scoring = Scoring(model, objective)  # checks both names before any work
     dev = load_device(device) if isinstance(device, str) else device
     folds = None if foldings is None else [tuple(f) + (1,) * (3 - len(f)) for f in foldings]
     target = target if target is not None or isinstance(source, str) else target_for(dev)
@@ -196,9 +287,10 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
         space = configuration_space(kernel, threads or default_threads(kernel, dev), [(1, 1, 1)], MAX_BLOCK_Z)
         return [c.block for c in space]
 
-    ranking = rank_per_fold(per_fold, dev, candidates, executor, progress, curves)  # type: ignore[arg-type]
+    ranking = rank_per_fold(per_fold, dev, candidates, executor, progress, curves, scoring)  # type: ignore[arg-type]
     return PystencilsRanking(ranking=ranking, kernels=extracted, assignments=assignments,
-                             target=target if target is not None else target_for(dev))
+                             target=target if target is not None else target_for(dev), model=model,
+                             objective=objective)
 
 
 def create_kernel(assignments: Any, config: Any = None, device: Device | str = DEFAULT_DEVICE,

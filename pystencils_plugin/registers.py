@@ -4,8 +4,10 @@
 ``nvcc -arch=sm_XX --resource-usage -cubin`` when ``nvcc`` is on ``PATH`` (or installed by
 ``pip install 'warpspeed[cuda]'``) and parses ptxas'
 ``Used N registers`` line (``registers_source='ptxas'``). Without nvcc, for HIP kernels, or
-when the compile fails or times out, it falls back to :func:`estimate_registers`
-(``'estimate'``) and records why in ``detail``.
+when the compile fails or times out, it takes the count ptxas gave for the same source when the
+package was built, where the package ships one (``'shipped'``, :mod:`pystencils_plugin.register_table`:
+the built-in workloads' kernels), else falls back to :func:`estimate_registers`
+(``'estimate'``), and records why in ``detail``.
 
 The estimate (an assumption, not a fitted model): for straight-line stencil code nvcc hoists
 a thread's loads ahead of the arithmetic to hide memory latency, so every distinct value a
@@ -59,9 +61,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from pystencils_plugin.register_table import shipped_count
 from warpspeed.files.cache_entry import read_entry, write_entry
 from warpspeed.sass.compile import cache_key, compiler_version, writable_cache_dir
 from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, compile_target, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
+from warpspeed.sass.toolchain import TOOLCHAIN_ENV, toolchain_disabled
 
 
 #: Seconds before an nvcc compile is abandoned (then the estimate is used).
@@ -90,7 +94,8 @@ class RegisterCount:
 
     Attributes:
         registers: 32-bit registers per thread.
-        source: ``'ptxas'`` (compiled) or ``'estimate'``.
+        source: ``'ptxas'`` (compiled here), ``'shipped'`` (ptxas' count shipped with the package,
+            :mod:`pystencils_plugin.register_table`) or ``'estimate'``.
         detail: how it was obtained, or why the compile was not used.
     """
 
@@ -193,6 +198,8 @@ def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan
     """The :class:`_Plan` of ``source`` for ``arch``, or why it cannot be compiled."""
     nvcc_path = nvcc or find_nvcc()
     if nvcc_path is None:
+        if toolchain_disabled():
+            return f"nvcc not found: hidden by {TOOLCHAIN_ENV}={os.environ.get(TOOLCHAIN_ENV)}"
         return "nvcc not found on PATH or in the nvidia-cuda-nvcc wheel (pip install 'warpspeed[cuda]')"
     target, substitute = compile_target(nvcc_path, arch)
     detail = f"ptxas ({os.path.basename(nvcc_path)} -arch={target} --resource-usage)"
@@ -309,7 +316,8 @@ def prefetch_register_counts(kernel_functions: Sequence[Any], arch: str = DEFAUL
 def register_count(kernel_function: Any, arch: str = DEFAULT_ARCH, *, compile: bool = True,
                    timeout_s: float = DEFAULT_COMPILE_TIMEOUT_S, source: str | None = None,
                    per_thread_loads: int | None = None, element_bytes: int = 8) -> RegisterCount:
-    """Registers per thread of a pystencils GPU kernel: ptxas when possible, else estimated.
+    """Registers per thread of a pystencils GPU kernel: ptxas when possible, else the count shipped
+    for the same source, else estimated.
 
     Args:
         kernel_function: a pystencils ``GpuKernel``.
@@ -329,11 +337,14 @@ def register_count(kernel_function: Any, arch: str = DEFAULT_ARCH, *, compile: b
             except ValueError as exc:
                 sm, reason = None, str(exc)
             if sm is not None:
-                registers, detail = compile_register_count(
-                    standalone_cuda_source(kernel_function, source), sm, timeout_s)
+                standalone = standalone_cuda_source(kernel_function, source)
+                registers, detail = compile_register_count(standalone, sm, timeout_s)
                 if registers is not None:
                     return RegisterCount(registers=registers, source="ptxas", detail=detail)
                 reason = detail
+                shipped = shipped_count(standalone, sm)
+                if shipped is not None:
+                    return RegisterCount(registers=shipped[0], source="shipped", detail=f"{shipped[1]}; {reason}")
     estimate = estimate_registers(kernel_function, per_thread_loads, element_bytes)
     return RegisterCount(registers=estimate, source="estimate",
                          detail=f"estimated (live loaded values + pointers + base); {reason}")

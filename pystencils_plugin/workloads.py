@@ -279,4 +279,4 @@ def extract_workload(name: str, domain: Sequence[int] | None = None, fold: Seque
                      target: Any = None, dtype: str = "double", **extract_kwargs: Any) -> ExtractedKernel:
     """:func:`extract_kernel` of :func:`workload_kernel` (kernel named after the workload)."""
     kernel = workload_kernel(name, domain, fold, target, dtype)
-    return extract_kernel(kernel, name=extract_kwargs.pop("name", name.replace("-", "_")), **extract_kwargs)
+    return extract_kernel(kernel, name=extract_kwargs.pop("name", name), **extract_kwargs)

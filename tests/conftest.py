@@ -20,25 +20,18 @@ _HYPOTHESIS_DIR = tempfile.mkdtemp(prefix="warpspeed-hypothesis-")
 atexit.register(shutil.rmtree, _HYPOTHESIS_DIR, True)
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", _HYPOTHESIS_DIR)
 
+# The test session starts from nothing a fresh machine lacks: compiled SASS, register counts and
+# generated kernels go to a directory of this run, set before any test module is imported (a
+# module that generates a kernel at import must not read the user's cache), and removed at the
+# end. The variable is inherited by the CLI subprocesses and the notebook's kernel.
+_CACHE_DIR = tempfile.mkdtemp(prefix="warpspeed-test-cache-")
+atexit.register(shutil.rmtree, _CACHE_DIR, True)
+os.environ["WARPSPEED_CACHE_DIR"] = _CACHE_DIR  # warpspeed.sass.compile.CACHE_ENV
+
 from hypothesis import settings  # noqa: E402  (after the storage directory is set)
 
 settings.register_profile("warpspeed", database=None)
 settings.load_profile("warpspeed")
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _private_cache_dir(tmp_path_factory):
-    """Compiled SASS and register counts go to a directory of the test session, never to the
-    user's cache (``$WARPSPEED_CACHE_DIR``, :func:`warpspeed.sass.compile.cache_dir`)."""
-    from warpspeed.sass.compile import CACHE_ENV
-
-    previous = os.environ.get(CACHE_ENV)
-    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("warpspeed-cache"))
-    yield
-    if previous is None:
-        os.environ.pop(CACHE_ENV, None)
-    else:
-        os.environ[CACHE_ENV] = previous
 
 
 def strides_of(shape, layout):
@@ -134,3 +127,15 @@ def brute_block():
 @pytest.fixture(scope="session")
 def field_strides():
     return strides_of
+
+
+#: Notebooks of examples/ (nbmake items) take 20-30 s each: they run with the slow tests.
+SLOW_SUFFIXES = (".ipynb",)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark the notebooks slow, before ``-m`` selects by marks."""
+    for item in items:
+        if item.nodeid.split("::")[0].endswith(SLOW_SUFFIXES):
+            item.add_marker(pytest.mark.slow)

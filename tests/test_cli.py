@@ -191,7 +191,9 @@ def test_rank_small_space_json_and_csv(runner, tmp_path):
     # 64 threads: power-of-two (x, y, z) with x*y*z = 64 and z <= 64: compositions of 6 into 3
     # exponents = C(8, 2) = 28 blocks, times 3 foldings.
     assert len(rows) == 28 * 3
-    rates = [r["lups_per_s"] for r in rows]
+    # best first, where rates equal to 12 significant digits are ties (rank's tie rule: the same
+    # rate summed in another order differs in the last bits of a double and may come either way)
+    rates = [float(f"{r['lups_per_s']:.11e}") for r in rows]
     assert rates == sorted(rates, reverse=True)
     assert len(csv_path.read_text().strip().splitlines()) == 1 + 84
 
@@ -204,6 +206,7 @@ def test_fit_rejects_bad_data(runner, tmp_path):
     assert "outside [0, 1]" in result.output
 
 
+@pytest.mark.slow
 def test_rank_pystencils_workload_generates_each_folding(runner):
     pytest.importorskip("lbmpy")
     result = runner.invoke(main, ["rank", "--kernel", "d3q19-srt", "--domain", "32,32,32", "--threads", "64",

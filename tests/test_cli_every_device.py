@@ -30,6 +30,7 @@ def _check(result) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", device_names())
 def test_predict_every_kernel(device):
     runner = CliRunner()

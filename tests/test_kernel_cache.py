@@ -81,7 +81,7 @@ def test_unwritable_cache_is_skipped(fresh, monkeypatch):
     monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(blocker))  # a file, not a directory
     with pytest.warns(CacheWarning, match="not a directory.*running without the cache"):
         extracted = catalog.extract_for("star2d-r1", (40, 32), fold=(1, 1, 1))
-    assert extracted.kernel.name == "star2d_r1"
+    assert extracted.kernel.name == "star2d-r1"
 
 
 def test_lbmpy_version_keys_only_the_lbm_workloads():

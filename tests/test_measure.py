@@ -486,6 +486,7 @@ def test_measure_cli_without_gpu_names_what_is_missing(monkeypatch, tmp_path):
     assert not (tmp_path / "x.csv").exists()
 
 
+@pytest.mark.slow
 def test_measure_with_the_real_predictor_matches_and_reevaluates():
     """Rows from the real Predictor: the CSV columns equal the prediction summary, and the refit's
     re-evaluation from those columns with the same curves reproduces the predicted volumes."""

@@ -523,6 +523,7 @@ def _cli_env(monkeypatch, tmp_path, fake_ncu, runner):
     monkeypatch.setattr(runners, "CupyRunner", lambda device_id=0: runner)
 
 
+@pytest.mark.slow
 def test_measure_command_end_to_end_with_recorded_ncu_output(monkeypatch, tmp_path, fake_ncu):
     """``warpspeed measure --configs ... --power`` on the paper stencil with pystencils generating the
     kernels, the fake ncu printing the recorded H200 pages and the fake nvidia-smi: the CSV has the

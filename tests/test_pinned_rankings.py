@@ -35,6 +35,7 @@ def _close(a, b) -> bool:
     return a == b
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, device", [(m, d) for m in ("roofline", "overlap") for d in DEVICES])
 def test_ranking_is_unchanged(model, device):
     folder = REFERENCE_DIR if model == "roofline" else REFERENCE_DIR / model

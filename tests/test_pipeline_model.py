@@ -250,6 +250,7 @@ def test_cli_pipeline_out_document(tmp_path):
     assert result.exit_code == 2 and "add --model pipeline" in result.output
 
 
+@pytest.mark.slow
 def test_kinds_of_blocks_of_a_partial_grid(a100):
     """640 = 2.5 x 256: 256x1x4 blocks on 640x64x64 form 3 blocks along x. Two of three are interior
     (32 full warps, every processing block 8 full warps: no guard-only warp). The last has threads

@@ -99,6 +99,7 @@ def no_nvcc(monkeypatch):
     monkeypatch.setattr("pystencils_plugin.catalog.find_nvcc", lambda: None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["d3q19-srt", "star3d-r4"])
 def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     """The plugin's rank row, resolve_kernel + Predictor, the study runner's call and the CLI's

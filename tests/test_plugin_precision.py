@@ -18,6 +18,7 @@ def no_nvcc(monkeypatch):
     monkeypatch.setattr("pystencils_plugin.catalog.find_nvcc", lambda: None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float", "double"])
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_workload_ranks_in_both_precisions(name, dtype):

@@ -182,6 +182,7 @@ def test_fit_recovers_known_parameters(a100):
     assert fit.max_error < 1e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device, part", [("A100-SXM4-40GB", "a100-40"), ("A40", "a40"), ("L40", "l40")])
 def test_calibration_error_per_point(device, part):
     """Every stored run of the public measurements within 10 % of the fitted model."""
@@ -296,6 +297,7 @@ def test_constrained_energies_eqs_13_14():
     assert constrained_energies(a, b, order=[(0, 1)], relative=True) * 1e9 == pytest.approx([1.2, 1.2], abs=1e-5)
 
 
+@pytest.mark.slow
 def test_dvfs_command_reports_the_requested_and_the_throttled_clock():
     """`warpspeed dvfs --model roofline --json` sweeps 30 % to 100 % of the A100's 1410 MHz in steps of
     5 % (423, 493.5, ..., 1410 MHz). A point the 400 W board limit throttles runs below the clock asked for,
@@ -505,6 +507,7 @@ def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
         _h200_gpu_roofline(64, 2600.0)
 
 
+@pytest.mark.slow
 def test_validate_has_the_transfer_row():
     """`warpspeed validate` compares the L40 with the family transferred from the A100's by the
     Hopper rules, labelled not fitted, on the runs at 0.9 of the L40's 2490 MHz or above."""
@@ -515,6 +518,7 @@ def test_validate_has_the_transfer_row():
     assert all(float(p.label.split(", ")[1].split()[0]) >= 0.9 * 2490 for p in d.points)
 
 
+@pytest.mark.slow
 def test_dvfs_json_with_a_fitted_floor():
     """The L40's floor is fitted (0.875): `dvfs --json` reports one floor, status fitted, and the
     table's rows at that floor."""

@@ -16,6 +16,9 @@ import pytest
 from warpspeed.models import DEFAULT_TIME_MODEL
 from warpspeed.validation import real_gpu
 
+#: Slow (tens of seconds on 2 cores): run by `pytest -m slow` and in CI.
+pytestmark = pytest.mark.slow
+
 H200 = Path(__file__).parents[1] / "fits" / "data" / "H200"
 LUPS = 640 * 512 * 512
 

@@ -143,6 +143,7 @@ def test_interrupt_leaves_valid_partial_file_and_resume_completes(tmp_path, refe
     assert spec.output.read_text() == reference.read_text()
 
 
+@pytest.mark.slow
 def test_interrupted_process_pool_resumes_serially(tmp_path, reference):
     spec = _spec(tmp_path, "pool.csv")
     with process_pool(2) as pool, pytest.raises(KeyboardInterrupt):

@@ -21,6 +21,9 @@ import warpspeed.rank
 from warpspeed.rank import SAFE_START_METHODS, process_pool, rank
 from warpspeed.kernel.builtin import builtin_kernel, star_stencil
 
+#: Slow (tens of seconds on 2 cores): run by `pytest -m slow` and in CI.
+pytestmark = pytest.mark.slow
+
 THREADS = 256
 #: A subset of the paper's 256-thread space, to keep the test fast: blocks up to 4 deep in z and
 #: the foldings none / 2 in y.

@@ -127,6 +127,7 @@ def test_a_broken_trace_names_the_key(a100):
         validate_trace(t)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, objective", [("overlap", "time"), ("interval", "energy")])
 def test_rank_traces_are_the_traces_of_the_ranked_predictions(tmp_path, model, objective):
     """``rank --traces`` writes one valid document per ranked configuration, in ranking order,

@@ -22,6 +22,9 @@ from warpspeed.validation.public import DatasetAccuracy, PointError, public_accu
 from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown
 from warpspeed.validation import kernel_transfer, real_gpu
 
+#: Slow (tens of seconds on 2 cores): run by `pytest -m slow` and in CI.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parents[1]
 PUBLIC = ROOT / "fits" / "data" / "public"
 

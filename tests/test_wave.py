@@ -347,6 +347,7 @@ def test_star2d_y_overlap_by_hand():
     max_blocks=st.integers(1, 4),
     space=st.sampled_from(["nd", "linear"]),
 )
+@pytest.mark.slow
 def test_random_configurations_match_brute_force(kernel_name, domain, block, fold, sms, max_blocks, space):
     assume(not (space == "linear" and kernel_name == "star3d_r4"))  # slow in ISL, see above
     device = dataclasses.replace(A100, sms=sms, max_blocks_per_sm=max_blocks)

@@ -127,6 +127,7 @@ def test_the_average_weights_the_representatives_by_their_waves(name, domain, bl
     assert grid.oversubscription.z == pytest.approx(layer[2] * SECTOR / waves / device.l2.effective_bytes, rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,domain,block,sms,per_sm", SMALL_GRIDS)
 def test_the_average_is_close_to_every_wave(name, domain, block, sms, per_sm):
     """Against the enumeration of every full wave. Bounds, from the class structure

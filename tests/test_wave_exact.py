@@ -58,6 +58,7 @@ def _setup(name, domain, block, fold, sms, per_sm):
     return device, kernel, analyze_launch(kernel, device, block, fold)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,domain,block,fold,sms,per_sm", GRIDS)
 def test_exact_average_equals_every_wave(name, domain, block, fold, sms, per_sm):
     device, kernel, info = _setup(name, domain, block, fold, sms, per_sm)
@@ -90,6 +91,7 @@ def test_the_representative_classes_are_not_exact():
     assert np.max(np.abs(np.array(tuple(approx.overlap_bytes_per_lup)) / truth - 1)) > 1e-3
 
 
+@pytest.mark.slow
 def test_exact_budget_falls_back_to_the_classes():
     """With fewer evaluations allowed than the grid has distinct waves the classes are taken (and
     said so); with enough, or no budget, the exact average over every wave."""

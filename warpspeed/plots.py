@@ -67,7 +67,8 @@ def ranking_figure(ranking: "Ranking", top: int | None = None) -> "Figure":
     handles = [Patch(facecolor="white", edgecolor="black", hatch=h, label=f"{k} limited")
                for k, h in LIMITER_HATCH.items() if any(r.limiter == k for r in rows)]
     handles += [Patch(color=c, label=lab) for c, lab in BLOCK_SHAPE_LEGEND]
-    ax.legend(handles=handles, fontsize=8, loc="upper right")
+    # outside the axes, right of the bars: inside, it covered the last (lowest) bars
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     return fig
 

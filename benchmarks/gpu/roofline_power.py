@@ -48,7 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of back-to-back launches per run")
     parser.add_argument("--gpu", type=int, default=0, help="CUDA device index")
     args = parser.parse_args(argv)
-    import cupy as cp
+    try:
+        import cupy as cp
+        cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no cupy, no driver or no GPU: one line, no traceback
+        print(f"error: this benchmark needs an NVIDIA GPU and cupy (pip install cupy-cuda12x): {exc}", file=sys.stderr)
+        return 2
 
     its_values = [int(v) for v in args.its.split(",") if v.strip()]
     sampler = PowerSampler(args.gpu, settle_s=min(DEFAULT_SETTLE_S, args.seconds / 3))

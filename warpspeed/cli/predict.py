@@ -17,7 +17,7 @@ from warpspeed.cli.common import (
 )
 from warpspeed.cli.options import ModelChoice, WaveAveraging, model_options, model_values
 from warpspeed.cli.parse import BLOCK, FOLD
-from warpspeed.cli.render import Column, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.cli.render import Column, console as make_console, even_lines, fitted_table, fmt, glups, print_fitted
 from warpspeed.errors import LaunchError
 from warpspeed.files.jsonsafe import json_text
 
@@ -77,6 +77,7 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     from warpspeed.models import ROOFLINE_MODEL, estimate_energy, shared_trace
     from warpspeed.predict import Predictor
     from warpspeed.files.records import json_record
+    from warpspeed.sass.stream import instructions_origin
     from warpspeed.summary import summarize
 
     curves = load_curves(path=curves_path) if curves_path else None
@@ -94,6 +95,9 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     summary = summarize(p)
     d = json_record(summary)
     d["registers_source"] = resolved.registers_source
+    d["registers_detail"] = resolved.registers_detail
+    mix_source, mix_detail = instructions_origin(resolved.kernel, device)
+    d["instructions"] = {"source": mix_source, "detail": mix_detail}
     trust = calibration(device, curves)
     d["calibration"] = trust.as_dict()
     power = "power" in device.tables
@@ -111,10 +115,13 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     if as_json:
         click.echo(json_text(d, indent=2))
         return
-    _print_prediction(summary, resolved.registers_source, trust.line(), curves, estimate, energy)
+    _print_prediction(summary, resolved.registers_source, trust.line(), curves, estimate, energy,
+                      f"registers: {resolved.registers_detail}" if resolved.registers_detail else "",
+                      f"instruction mix (power, interval and pipeline models): {mix_detail}")
 
 
-def _print_prediction(s, registers_source: str, calibration_line: str, curves, estimate, energy) -> None:
+def _print_prediction(s, registers_source: str, calibration_line: str, curves, estimate, energy,
+                      registers_line: str = "", instructions_line: str = "") -> None:
     """The tables of one prediction (``s``: its :class:`~warpspeed.summary.PredictionSummary`)."""
     from warpspeed.cli.model_render import render_after, render_before
 
@@ -131,6 +138,9 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
                   f"{', register-capped' if s.dram_bytes_in_flight_register_capped else ''}); "
                   f"sustained {s.dram_sustained_bandwidth_gb_s:.0f} GB/s at full occupancy")
     console.print(calibration_line, highlight=False)
+    for line in (registers_line, instructions_line):
+        if line:
+            console.print(even_lines(line, console.width), highlight=False, markup=False)
     if curves is not None:
         console.print(f"capacity curves: {curves.label} (--curves; family {curves.family})")
     volumes = [[name, fmt(f.l1_cycles_per_lup, 3), fmt(f.l1_load_bytes_per_lup), fmt(f.l2_load_bytes_per_lup),

@@ -17,7 +17,8 @@ from warpspeed.cli.common import (
 )
 from warpspeed.cli.parse import JOBS
 from warpspeed.cli.paths import OutputFile
-from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, fmt, glups, print_fitted
+from warpspeed.cli.render import (Column, DelayedProgress, caption_lines, console as make_console, fitted_table, fmt, glups,
+                                   print_fitted)
 from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
@@ -89,7 +90,9 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     """
     from warpspeed.launch.space import PAPER_FOLDINGS
     from warpspeed.memory.capacity import load_curves
+    from warpspeed.models import time_model
     from warpspeed.rank import Scoring, rank_per_fold
+    from warpspeed.sass.stream import instructions_origin
 
     if clock_mhz is not None and objective == "time":
         raise click.UsageError("--clock-mhz sets the power model's clock: add --objective energy or edp")
@@ -108,6 +111,10 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
             executor.shutdown()
     kernel = kernels[PAPER_FOLDINGS[0]]
     registers_note = _registers_note(resolved)
+    mix_source, mix_detail = instructions_origin(kernel, device)
+    mix_used = time_model(model).reads_trace or objective != "time"
+    if mix_used:
+        registers_note += f"\ninstruction mix ({model} model, {objective} objective): {mix_detail}"
     rows = ranking.rows
     if csv_path:
         _write_rank_csv(ranking, csv_path)
@@ -124,6 +131,9 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         if curves is not None:
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
+        doc["registers"] = [{"fold": list(f), "registers": _registers(r), "source": r.registers_source,
+                             "detail": r.registers_detail} for f, r in resolved.items()]
+        doc["instructions"] = {"source": mix_source, "detail": mix_detail, "used": mix_used}
         doc["rows"] = [json_safe(json_record(r)) for r in rows]
         click.echo(json_text(doc, indent=2))
         return
@@ -199,13 +209,21 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
     else:
         console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
                       f"by the {model} model, dominated by {best.explanation}", highlight=False)
-    console.print(registers_note)
+    console.print(caption_lines(registers_note.splitlines(), console.width), highlight=False, markup=False)
     if calibration_line:
         console.print(calibration_line, highlight=False)
 
 
 def _registers_note(resolved) -> str:
-    """Where the register counts come from, per folding when they differ."""
+    """Where the register counts come from, per folding when they differ, and how the first
+    folding's was obtained."""
+    first = next(iter(resolved.values()))
+    note = _registers_counts(resolved)
+    return f"{note}\n  ({first.registers_detail})" if first.registers_detail else note
+
+
+def _registers_counts(resolved) -> str:
+    """The register counts and their sources, per folding when they differ."""
     first = next(iter(resolved.values()))
     if all(r.kernel.registers == first.kernel.registers and r.registers_source == first.registers_source
            for r in resolved.values()):

@@ -11,8 +11,9 @@ import math
 import os
 import sys
 import textwrap
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -161,3 +162,14 @@ class DelayedProgress:
     def close(self) -> None:
         if self._progress is not None:
             self._progress.stop()
+
+
+@contextmanager
+def stderr_status(text: str) -> Iterator[None]:
+    """A spinner with ``text`` on stderr while the block runs (nothing when stderr is not a
+    terminal, so that logs and pipes stay clean)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with Console(stderr=True).status(text):
+        yield

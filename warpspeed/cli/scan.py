@@ -10,7 +10,7 @@ import click
 from warpspeed.cli.common import DEFAULT_DEVICE, DEFAULT_KERNEL
 from warpspeed.cli.parse import InputError, parse_triple as _triple
 from warpspeed.cli.paths import OutputFile
-from warpspeed.cli.render import Column, console, fitted_table, fmt, print_fitted
+from warpspeed.cli.render import Column, DelayedProgress, console, fitted_table, fmt, print_fitted
 from warpspeed.files.jsonsafe import json_text
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.catalog import require_kernel, resolve_kernel
@@ -38,7 +38,12 @@ def scan_domain(kernel_name: str, device_name: str, planes: str, blocks: str | N
         raise InputError(f"--blocks lists too many blocks (got {len(block_list)}); at most {MAX_SCAN_BLOCKS}")
     require_kernel(kernel_name)
     device = load_device(device_name)
-    points = run_scan(lambda d: resolve_kernel(kernel_name, d), device, edges, block_list)  # type: ignore[arg-type]
+    progress = DelayedProgress(len(edges) * len(block_list), f"scanning {kernel_name}")
+    try:
+        points = run_scan(lambda d: resolve_kernel(kernel_name, d), device, edges, block_list,  # type: ignore[arg-type]
+                          progress=progress)
+    finally:
+        progress.close()
     if plot_path:
         from warpspeed.plots import plot_scan
 

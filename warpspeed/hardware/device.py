@@ -11,6 +11,7 @@ memory levels (``[[memory]]`` tables, :mod:`warpspeed.hardware.caches`), parsed 
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -225,17 +226,56 @@ def device_names() -> list[str]:
     return [p.name[: -len(".toml")] for p in package_files(_DEVICE_PACKAGE, ".toml")]
 
 
+def _compact(text: str) -> str:
+    """``text`` lower-case without separators: ``"h100 sxm5"`` and ``"H100-SXM5"`` compare equal."""
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
+def resolve_device_name(text: str) -> str:
+    """The built-in device that ``text`` names: its name (case and separators ignored), else the
+    one device whose name starts with ``text`` (``V100`` -> ``V100-PCIe-32GB``), else the one device
+    of that architecture family (``volta``). Several matches raise :class:`DeviceError` listing
+    them ("did you mean ..."), as does a name that matches none (with the closest names)."""
+    names = device_names()
+    key = _compact(text)
+    exact = [n for n in names if _compact(n) == key]
+    if exact:
+        return exact[0]
+    prefixed = [n for n in names if key and _compact(n).startswith(key)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    family = [] if prefixed else [n for n in names if key and _compact(_architecture_of(n)) == key]
+    if len(family) == 1:
+        return family[0]
+    candidates = prefixed or family
+    if candidates:
+        raise DeviceError(f"device {text!r} is ambiguous; did you mean {_one_of(candidates)}?")
+    close = difflib.get_close_matches(text.upper(), names, n=3, cutoff=0.5)
+    hint = f"; did you mean {_one_of(close)}?" if close else ";"
+    raise DeviceError(f"unknown device {text!r}{hint} built-in devices: {', '.join(names)} "
+                      "(a unique prefix or architecture works too, or give a .toml path)")
+
+
+def _one_of(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _architecture_of(name: str) -> str:
+    """The ``architecture`` of a built-in device file, read without checking the rest."""
+    resource = package_file(_DEVICE_PACKAGE, f"{name}.toml")
+    table = read_toml(resource, "built-in device file", DeviceError).get("device", {})
+    return str(table.get("architecture", "")) if isinstance(table, dict) else ""
+
+
 def load_device(name_or_path: str | Path) -> Device:
-    """A built-in device by name (case-insensitive) or a user's device file by path."""
+    """A built-in device by name (case-insensitive; a unique prefix or architecture family works
+    too, :func:`resolve_device_name`) or a user's device file by path."""
     text = str(name_or_path)
     if text.endswith(".toml") or Path(text).is_file():
         return load_device_file(text)
-    names = device_names()
-    matches = [n for n in names if n.lower() == text.lower()]
-    if not matches:
-        raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(names)} (or give a .toml path)")
-    resource = package_file(_DEVICE_PACKAGE, f"{matches[0]}.toml")
-    return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{matches[0]}.toml")
+    name = resolve_device_name(text)
+    resource = package_file(_DEVICE_PACKAGE, f"{name}.toml")
+    return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{name}.toml")
 
 
 def device_text(name_or_path: str | Path) -> str:

@@ -47,9 +47,9 @@ MEASUREMENT_GROUP = "warpspeed.measurement"
 OPTIONAL_MODULES = ("pystencils", "lbmpy")
 INSTALL_HINT = "install warpspeed[pystencils] for the pystencils/lbmpy workloads"
 
-#: Register sources: counted by ptxas, estimated, given with the kernel, or warpspeed's
-#: 32-register assumption (:data:`warpspeed.launch.geometry.DEFAULT_REGISTERS_PER_THREAD`).
-REGISTER_SOURCES = ("ptxas", "estimate", "given", "assumed")
+#: Register sources: counted by ptxas, ptxas' count shipped with the plugin, estimated, given with
+#: the kernel, or warpspeed's 32-register assumption (:data:`warpspeed.launch.geometry.DEFAULT_REGISTERS_PER_THREAD`).
+REGISTER_SOURCES = ("ptxas", "shipped", "estimate", "given", "assumed")
 
 
 @dataclass(frozen=True)

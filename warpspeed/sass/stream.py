@@ -76,10 +76,28 @@ def sass_stream(kernel: "Kernel", device: "Device", fold: tuple[int, int, int]) 
     return _map_fields(_parsed_stream(code.source, arch, code.include_dirs), kernel, fold)
 
 
+def instructions_origin(kernel: "Kernel", device: "Device") -> tuple[str, str]:
+    """``(source, detail)``: where the instruction mix of ``kernel``'s trace on ``device`` comes from,
+    without compiling anything. ``source`` is ``sass`` (nvcc + cuobjdump will compile the kernel's
+    CUDA code) or ``derived`` (from the kernel description, :mod:`warpspeed.trace.derived`);
+    ``detail`` says which compiler, or why not. A compile that fails later also falls back to
+    ``derived``."""
+    code = kernel.code
+    arch = device_arch(device)
+    if arch is None:
+        return "derived", f"derived from the kernel description ({device.name} is not an NVIDIA GPU)"
+    if code is None or code.language != "cuda":
+        return "derived", "derived from the kernel description (the kernel carries no CUDA code)"
+    if not sass_available():
+        return "derived", ("derived from the kernel description (nvcc and cuobjdump not found; "
+                           "pip install 'warpspeed[cuda]' compiles the kernel and reads its SASS)")
+    return "sass", f"SASS of the kernel compiled by nvcc for {arch} (cuobjdump -sass)"
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def _parsed_stream(source: str, arch: str, include_dirs: tuple[str, ...]) -> InstructionStream:
     listing, compiler = compile_sass(source, arch, include_dirs)
     return full_warp_stream(parse_listing(listing), arch=arch, compiler=compiler)
 
 
-__all__ = ["CompileError", "device_arch", "sass_available", "sass_stream"]
+__all__ = ["CompileError", "device_arch", "instructions_origin", "sass_available", "sass_stream"]

@@ -3,7 +3,8 @@
 ``pip install 'warpspeed[cuda]'`` installs nvcc, ptxas and cuobjdump as NVIDIA's Python wheels
 (``nvidia-cuda-nvcc``, ``nvidia-cuda-cuobjdump``); they live inside the ``nvidia`` namespace
 package: ``nvidia/cu13/bin`` for CUDA 13 wheels, ``nvidia/cuda_nvcc/bin`` and
-``nvidia/cuda_cuobjdump/bin`` for CUDA 12 ones.
+``nvidia/cuda_cuobjdump/bin`` for CUDA 12 ones. ``WARPSPEED_CUDA_TOOLCHAIN=off`` hides them all
+(:data:`TOOLCHAIN_ENV`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,24 @@ from functools import lru_cache
 WHEEL_BIN_DIRS = ("cu13/bin", "cuda_nvcc/bin", "cuda_cuobjdump/bin")
 
 
+#: Environment variable that hides the CUDA tools: ``WARPSPEED_CUDA_TOOLCHAIN=off`` makes every
+#: lookup answer "not installed", whatever ``PATH`` and the wheels hold, so that a machine with the
+#: toolkit runs as one without it does (CI's no-toolchain leg; comparing the two answers).
+TOOLCHAIN_ENV = "WARPSPEED_CUDA_TOOLCHAIN"
+#: Values of :data:`TOOLCHAIN_ENV` that hide the tools (any other value, or none, finds them).
+TOOLCHAIN_OFF = ("off", "0", "no", "none", "false")
+
+
+def toolchain_disabled() -> bool:
+    """Whether :data:`TOOLCHAIN_ENV` hides the CUDA tools."""
+    return os.environ.get(TOOLCHAIN_ENV, "").strip().lower() in TOOLCHAIN_OFF
+
+
 def find_tool(name: str) -> str | None:
     """The executable ``name`` (``"nvcc"``, ``"cuobjdump"``) on ``PATH``, else the one the CUDA
-    wheels installed, else None."""
+    wheels installed, else None (always None when ``WARPSPEED_CUDA_TOOLCHAIN=off``)."""
+    if toolchain_disabled():
+        return None
     on_path = shutil.which(name)
     if on_path is not None:
         return on_path

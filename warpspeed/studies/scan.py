@@ -68,10 +68,12 @@ def minimum_bytes_per_lup(kernel: Kernel) -> float:
 
 
 def scan_domain(make_kernel: Callable[[Triple], Kernel], device: Device, planes: Sequence[int],
-                blocks: Sequence[Triple] = SCAN_BLOCKS, cells: int = SCAN_CELLS) -> list[ScanPoint]:
+                blocks: Sequence[Triple] = SCAN_BLOCKS, cells: int = SCAN_CELLS,
+                progress: Callable[[int], None] | None = None) -> list[ScanPoint]:
     """Predict DRAM volumes over square planes ``planes`` at constant ``cells``.
 
-    ``make_kernel(domain)`` builds the kernel for a domain (fields sized to it).
+    ``make_kernel(domain)`` builds the kernel for a domain (fields sized to it); ``progress(done)``
+    is called with the number of (plane, block) points predicted so far.
     """
     points = []
     for n in planes:
@@ -92,4 +94,6 @@ def scan_domain(make_kernel: Callable[[Triple], Kernel], device: Device, planes:
                 z_oversubscription=p.wave.oversubscription.z,
                 dram_minimum_bytes_per_lup=minimum,
             ))
+            if progress is not None:
+                progress(len(points))
     return points
