@@ -32,7 +32,7 @@ from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
-from warpspeed.memory.first_level import CdnaVectorL1, first_level
+from warpspeed.memory.first_level import CdnaBankedL1, CdnaVectorL1, first_level
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.calibration.public_data import load_size_sweep, public_parts, read_public_csv
 from warpspeed.calibration.sustained import cache_step
@@ -103,7 +103,7 @@ def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
 def cdna_l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
     """Bytes per cycle and CU of each CDNA part's gpu-cache vector L1 plateau (16 B loads)
     against the vL1D stages (:class:`~warpspeed.memory.l1.VectorL1Stages`)."""
-    points, sources = _plateau_points(lambda device: isinstance(first_level(device), CdnaVectorL1))
+    points, sources = _plateau_points(lambda device: isinstance(first_level(device), (CdnaVectorL1, CdnaBankedL1)))
     return (_dataset("L1 bandwidth", "CDNA vector L1 load bandwidth per CU and cycle", "B/cycle", points, sources,
                      "vL1D plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal 16 KiB, divided "
                      "by CUs x peak clock of the device file; model: one contiguous 16 B load per thread, 4 lanes "
