@@ -136,3 +136,25 @@ def test_validation_dataset_reports_the_float_rows():
     dataset, = cdna_strides_datasets()
     assert len(dataset.points) == 72 and dataset.mape_percent <= 10.0 and dataset.within_bounds
     assert dataset.sources == (("gpu-strides/mi210.txt", "0a45416b2118f4f355cef2af0daa2ec38fe25513"),)
+
+
+def test_inactive_lanes_neither_cost_nor_break_runs():
+    """Half a quarter-wave active and contiguous: one run of 8 lanes, 1 clock; a run of 3 active
+    lanes is too short to coalesce and passes the banks (banks 0-2, one clock; one chunk, 0.44)."""
+    addr = np.array([4 * np.arange(16)], dtype=np.int64)
+    half = np.array([[True] * 8 + [False] * 8])
+    assert RULE.cycles(addr, half, 4)[0] == pytest.approx(1.0)
+    three = np.array([[True] * 3 + [False] * 13])
+    assert RULE.cycles(addr, three, 4)[0] == pytest.approx(1.0)
+    assert RULE.cycles(addr, np.zeros_like(half), 4)[0] == 0.0
+
+
+def test_column_bytes_must_divide_the_line_and_hold_whole_banks():
+    from warpspeed.hardware.ranges import check_level
+
+    level = load_device("MI210").l1
+    for bad in (24, 128, 2):
+        with pytest.raises(DeviceError, match="column_bytes"):
+            check_level(dataclasses.replace(level, column_bytes=bad), "MI210")
+    with pytest.raises(DeviceError, match="request_cycles"):
+        check_level(dataclasses.replace(level, request_cycles=float("nan")), "MI210")
