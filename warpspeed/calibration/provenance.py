@@ -100,7 +100,8 @@ def _first_level(device: Device) -> Component:
     what = "L1 tag stage"
     first = first_level(device)
     if isinstance(first, CdnaBankedL1):
-        return Component("L1 banks", CDNA_L1_FITTED_ON, f"family {CDNA_BANKED_FAMILY}", device.name == CDNA_L1_FITTED_ON)
+        own = device.name == CDNA_L1_FITTED_ON
+        return Component("L1 banks", CDNA_L1_FITTED_ON, f"family {CDNA_BANKED_FAMILY}", own)
     if isinstance(first, CdnaVectorL1):
         return Component("L1 stages", "AMD's documented rates", f"family {CDNA_FAMILY}", False, documented=True)
     if isinstance(first, NvidiaL1Tex):

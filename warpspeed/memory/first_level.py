@@ -233,8 +233,8 @@ class CdnaBankedL1(FirstLevel):
 
 def first_level(device: "Device") -> FirstLevel:
     """The strategy of ``device``'s first level: NVIDIA's L1TEX, CDNA's vector L1 (AMD, ``family =
-    "cdna-vl1d-banked"`` or the documented-rates ``"cdna-vl1d"``) or RDNA's L0 (AMD without a family); a one-line error for an AMD family that is
-    not known."""
+    "cdna-vl1d-banked"`` or the documented-rates ``"cdna-vl1d"``) or RDNA's L0 (AMD without a
+    family); a one-line error for an AMD family that is not known."""
     if device.vendor == "nvidia":
         return NvidiaL1Tex(device)
     family = device.l1.family

@@ -214,6 +214,7 @@ def lane_group_wavefronts(addr: np.ndarray, lanes: np.ndarray, element_bytes: in
                             wvalid.reshape(-1, group * words_per_elem), banks)
     return data.reshape(addr.shape[0], groups)
 
+
 #: Lanes of a wave64 instruction the vL1D takes per address group: a quarter-wave (the TA's 16
 #: lanes per clock of :data:`TA_LANES_PER_CYCLE`); runs, conflicts and requests are counted per group.
 BANKED_GROUP_LANES = TA_LANES_PER_CYCLE
@@ -228,7 +229,7 @@ BANKED_MIN_RUN_LANES = TA_WIDE_LANES_PER_CYCLE
 @dataclass(frozen=True)
 class BankedVectorL1:
     """Cycles of a wave64 load in the CDNA vector L1 as a banked memory (the rule of
-    :mod:`warpspeed.memory.l1` and ``docs/amd.md``, section "Banked vector L1").
+    :mod:`warpspeed.memory.l1` and ``docs/amd.md``, section "CDNA: the vector L1 as a banked memory").
 
     Per group of :data:`BANKED_GROUP_LANES` lanes (a quarter-wave), in lane order:
 
