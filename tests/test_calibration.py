@@ -31,10 +31,11 @@ def _device_text(name: str) -> str:
 
 
 def test_strided_l1_data_exist_only_for_the_parts_named_as_sources():
-    # gpu-strides holds an A100 (a100.csv) and an RX 6900 XT (rdna2.csv) file: every NVIDIA tag
-    # stage is fitted on the first, every AMD one with a tag stage on the second.
+    # gpu-strides holds an A100 (a100.csv), an RX 6900 XT (rdna2.csv) and the MI210's float rows
+    # (mi210-float.csv): every NVIDIA tag stage is fitted on the first, every AMD one with a tag
+    # stage on the second, the banked CDNA vector L1 on the third.
     stored = sorted(p.name for p in (ROOT / "fits/data/public/gpu-strides").glob("*.csv"))
-    assert stored == ["a100.csv", "rdna2.csv"]
+    assert stored == ["a100.csv", "mi210-float.csv", "rdna2.csv"]
     for name in DEVICES:
         dev = load_device(name)
         c = _component(calibration(dev), "L1")
@@ -42,9 +43,9 @@ def test_strided_l1_data_exist_only_for_the_parts_named_as_sources():
             assert c.source == "A100-SXM4-40GB" and c.own == (name == "A100-SXM4-40GB")
         elif dev.l1.tag_wavefronts_per_line is not None:
             assert c.source == "RX6900XT" and c.own == (name == "RX6900XT")
-        else:  # CDNA's vector L1: documented rates only, nothing borrowed
-            assert dev.l1.family == "cdna-vl1d"
-            assert c.documented and not c.own and c not in calibration(dev).borrowed
+        else:  # CDNA's banked vector L1: measured on the MI210's float rows, borrowed by MI100 and MI300X
+            assert dev.l1.family == "cdna-vl1d-banked"
+            assert c.source == "MI210" and c.own == (name == "MI210") and not c.documented
 
 
 @pytest.mark.parametrize("name", DEVICES)

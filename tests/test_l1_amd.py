@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from warpspeed.hardware.device import load_device
-from warpspeed.memory.first_level import CdnaVectorL1, RdnaL0, first_level
+from warpspeed.memory.first_level import CdnaBankedL1, RdnaL0, first_level
 from warpspeed.validation.strides import StrideRow, predict_row, read_strides_csv, strides_accuracy
 
 RDNA2 = Path(__file__).resolve().parent.parent / "fits" / "data" / "public" / "gpu-strides" / "rdna2.csv"
@@ -40,8 +40,8 @@ def test_rdna_pipeline_parameters_and_cdna_unchanged():
     assert isinstance(rx, RdnaL0)
     assert rx.data_bytes_per_cycle(4) == 128 and rx.data_bytes_per_cycle(8) == 64
     assert rx.tag_stage.wavefronts_per_line == pytest.approx(0.28)
-    mi210 = first_level(load_device("MI210"))  # CDNA: the vL1D stages, no calibrated RDNA-style tag stage
-    assert isinstance(mi210, CdnaVectorL1) and mi210.tag_stage is None
+    mi210 = first_level(load_device("MI210"))  # CDNA: the banked vL1D, no calibrated RDNA-style tag stage
+    assert isinstance(mi210, CdnaBankedL1) and mi210.tag_stage is None
 
 
 def test_rdna2_calibration_rows():

@@ -24,6 +24,9 @@ NVIDIA_L1_FITTED_ON = "A100-SXM4-40GB"
 #: The part whose gpu-strides rows fitted the RDNA L0's tag stage (``gpu-strides/rdna2.txt``,
 #: the first level's ``[[memory]]`` table of the RDNA device files).
 RDNA_L1_FITTED_ON = "RX6900XT"
+#: The part whose gpu-strides float rows gave the banked CDNA vector L1 its bank and column widths and
+#: its cycles per 16 B chunk (``gpu-strides/mi210.txt``, ``fits/data/public/gpu-strides/mi210-float.csv``).
+CDNA_L1_FITTED_ON = "MI210"
 #: The part whose timed stencil configurations fitted the overlap model's exponent and miss-stage
 #: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
 OVERLAP_FITTED_ON = "H200"
@@ -91,11 +94,14 @@ def _memory(device: Device) -> Component:
 
 
 def _first_level(device: Device) -> Component:
-    from warpspeed.memory.first_level import CdnaVectorL1, NvidiaL1Tex, first_level
-    from warpspeed.memory.l1_stages import CDNA_FAMILY
+    from warpspeed.memory.first_level import CdnaBankedL1, CdnaVectorL1, NvidiaL1Tex, first_level
+    from warpspeed.memory.l1_stages import CDNA_BANKED_FAMILY, CDNA_FAMILY
 
     what = "L1 tag stage"
     first = first_level(device)
+    if isinstance(first, CdnaBankedL1):
+        own = device.name == CDNA_L1_FITTED_ON
+        return Component("L1 banks", CDNA_L1_FITTED_ON, f"family {CDNA_BANKED_FAMILY}", own)
     if isinstance(first, CdnaVectorL1):
         return Component("L1 stages", "AMD's documented rates", f"family {CDNA_FAMILY}", False, documented=True)
     if isinstance(first, NvidiaL1Tex):

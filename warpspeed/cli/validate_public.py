@@ -68,7 +68,8 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
     then five more kernels timed on the same H200 with the overlap model, its two fitted constants
     in-sample and with each kernel left out of the fit, and two mechanism microbenchmarks.
     Then the public microbenchmarks: the A100 gpu-strides rows (L1 cycles and wavefront counters per
-    warp load), the gpu-stream sweeps (DRAM bandwidth against occupancy, per device) and the
+    warp load), the RX 6900 XT rows and the MI210 float rows (first-level cycles per load of 32
+    threads), the gpu-stream sweeps (DRAM bandwidth against occupancy, per device) and the
     gpu-l2-cache sweeps (the device files' L2 bandwidth and effective capacity), the power families
     (gpu-roofline) and the time models on whole kernels (gpu-stream, gpu-roofline, gpu-small-kernels,
     FluidX3D's published D3Q19 throughput: MAPE per model and dataset). Exits with status 1 when a

@@ -17,7 +17,8 @@ and is reported as not modelled). By scope:
 * ``cu``: ``banks`` and ``bank_bytes`` of the data array; optionally ``store_granule_bytes`` (the
   granule in which stores leave it; default: the sector) and its pipeline: the first-level
   ``family`` and, where a part's loads were measured, ``tag_overhead_wavefronts``,
-  ``tag_wavefronts_per_line`` and ``wide_bytes_per_cycle`` (:mod:`warpspeed.memory.first_level`);
+  ``tag_wavefronts_per_line`` and ``wide_bytes_per_cycle``, and for the banked CDNA vector L1
+  ``column_bytes`` and ``request_cycles`` (:mod:`warpspeed.memory.first_level`);
 * ``device``: ``effective_bytes`` (the capacity usable for reuse, half the nominal on split-L2
   parts) and ``bandwidth_gb_s`` (sustained L2 -> L1 at full occupancy, required);
 * ``shader_array`` and ``memory_side``: ``instances``, and for ``shader_array`` the ``dispatch``
@@ -56,14 +57,14 @@ SCOPE_REQUIRED: Mapping[str, tuple[str, ...]] = {
 }
 SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
     "cu": ("latency_ns", "store_granule_bytes", "family", "tag_overhead_wavefronts", "tag_wavefronts_per_line",
-           "wide_bytes_per_cycle"),
+           "wide_bytes_per_cycle", "column_bytes", "request_cycles"),
     "shader_array": ("bandwidth_gb_s", "latency_ns", "dispatch"),
     "device": ("latency_ns",),
     "memory_side": ("bandwidth_gb_s", "latency_ns"),
 }
 #: Integer keys (the others but the text keys are numbers).
 INTEGER_KEYS = ("bytes", "line_bytes", "sector_bytes", "instances", "effective_bytes", "banks", "bank_bytes",
-                "store_granule_bytes", "wide_bytes_per_cycle")
+                "store_granule_bytes", "wide_bytes_per_cycle", "column_bytes")
 #: Text keys.
 TEXT_KEYS = ("name", "scope", "write", "dispatch", "family")
 #: Number keys that may be zero (a fitted tag overhead).
@@ -94,6 +95,8 @@ class CacheLevel:
     tag_overhead_wavefronts: float | None = None
     tag_wavefronts_per_line: float | None = None
     wide_bytes_per_cycle: int | None = None
+    column_bytes: int | None = None
+    request_cycles: float | None = None
 
     @property
     def bytes_per_cycle(self) -> int:

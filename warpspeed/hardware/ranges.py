@@ -50,12 +50,13 @@ LEVEL_FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "latency_ns": (0.1, 1e5),
     "tag_overhead_wavefronts": (0.0, 4.0),
     "tag_wavefronts_per_line": (0.01, 1.0),
+    "request_cycles": (0.01, 4.0),
 }
 #: Keys in bytes; at most :data:`MAX_BYTES` each.
 BYTE_FIELDS = ("shared_bytes_per_sm", "shared_bytes_per_block", "shared_alloc_unit_bytes")
 #: Keys of a memory level in bytes; at most :data:`MAX_BYTES` each.
 LEVEL_BYTE_FIELDS = ("bytes", "line_bytes", "sector_bytes", "effective_bytes", "bank_bytes", "store_granule_bytes",
-                     "wide_bytes_per_cycle")
+                     "wide_bytes_per_cycle", "column_bytes")
 #: Largest size in bytes (1 TiB; the largest built-in cache is 96 MiB).
 MAX_BYTES = 2**40
 #: Largest count (SMs, threads, warps, blocks, registers, lanes, banks; the largest built-in count
@@ -65,7 +66,7 @@ MAX_COUNT = 2**24
 POWER_OF_TWO_FIELDS = ("register_alloc_unit", "shared_alloc_unit_bytes")
 #: Keys of a memory level that are powers of two.
 LEVEL_POWER_OF_TWO_FIELDS = ("banks", "bank_bytes", "line_bytes", "sector_bytes", "store_granule_bytes",
-                             "wide_bytes_per_cycle")
+                             "wide_bytes_per_cycle", "column_bytes")
 #: Threads per warp or wavefront (module docstring).
 WARP_SIZES = (32, 64)
 #: Vendors the model has families for.
@@ -136,7 +137,7 @@ def check_level(level: Any, device_name: str) -> None:
 
     for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
                 "effective_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
-                "tag_wavefronts_per_line", "wide_bytes_per_cycle"):
+                "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles"):
         value = getattr(level, key)
         if value is None:
             continue
@@ -165,6 +166,9 @@ def check_level(level: Any, device_name: str) -> None:
         raise fail("line_bytes", level.line_bytes, f"at least one {level.name} sector")
     if level.line_bytes % level.sector_bytes:
         raise fail("line_bytes", level.line_bytes, "a multiple of sector_bytes")
+    column = level.column_bytes
+    if column is not None and (level.line_bytes % column or column % (level.bank_bytes or column)):
+        raise fail("column_bytes", column, "a divisor of line_bytes and a multiple of bank_bytes")
     if level.store_granule_bytes is not None and level.line_bytes % level.store_granule_bytes:
         raise fail("store_granule_bytes", level.store_granule_bytes, "a divisor of line_bytes")
 

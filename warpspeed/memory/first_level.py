@@ -11,6 +11,9 @@ bank rule but differ in what bounds a warp instruction and in what is known abou
   per missing line);
 * :class:`CdnaVectorL1` (``family = "cdna-vl1d"``): the address, tag and data stages of the vector
   L1 from documented rates (:class:`~warpspeed.memory.l1_stages.VectorL1Stages`);
+* :class:`CdnaBankedL1` (``family = "cdna-vl1d-banked"``, the built-in CDNA parts): the vector L1
+  as a banked memory, cycles from the dword banks and 16-B columns each lane's address falls into
+  (:class:`~warpspeed.memory.l1_stages.BankedVectorL1`);
 * :class:`RdnaL0` (an AMD first level without a family): the bank rule, 64-bit loads at
   ``wide_bytes_per_cycle``, and the tag stage fitted to the part's loads where the level gives it.
 
@@ -28,9 +31,11 @@ import numpy as np
 from warpspeed.errors import DeviceError
 from warpspeed.memory.l1_stages import (
     AMD_L1_FAMILIES,
+    CDNA_BANKED_FAMILY,
     CDNA_FAMILY,
     DEFAULT_NVIDIA_FAMILY,
     NVIDIA_L1_FAMILIES,
+    BankedVectorL1,
     TagStage,
     VectorL1Stages,
     distinct_lines,
@@ -200,10 +205,36 @@ class CdnaVectorL1(FirstLevel):
         return np.maximum(address, data).reshape(n, -1), tag.reshape(n, -1)
 
 
+class CdnaBankedL1(FirstLevel):
+    """CDNA's vector L1 as a banked memory (``family = "cdna-vl1d-banked"``): per wave64
+    instruction the clocks of :class:`~warpspeed.memory.l1_stages.BankedVectorL1` with the level's
+    line, ``column_bytes``, ``bank_bytes``, coalesced width (``banks x bank_bytes``) and
+    ``request_cycles``; the tag stage is part of that rule (reported as zero)."""
+
+    @property
+    def stages(self) -> BankedVectorL1:
+        """The rule with the level's numbers; a one-line error where the level lacks one."""
+        level = self.level
+        missing = [key for key in ("column_bytes", "request_cycles") if getattr(level, key) is None]
+        if missing:
+            raise DeviceError(f"{self.where}: family {CDNA_BANKED_FAMILY!r} needs {' and '.join(missing)}")
+        return BankedVectorL1(line_bytes=level.line_bytes, column_bytes=int(level.column_bytes),
+                              bank_bytes=int(level.bank_bytes), coalesced_bytes_per_cycle=level.bytes_per_cycle,
+                              request_cycles=float(level.request_cycles))
+
+    def instruction_costs(self, addr: np.ndarray, lanes: np.ndarray, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """The banked rule's clocks per warp instruction, and a zero tag stage."""
+        n, warp = addr.shape[0], self.device.warp_size
+        a = pad_last(addr, warp).reshape(-1, warp)
+        v = pad_last(lanes, warp).reshape(-1, warp)
+        cycles = self.stages.cycles(a, v, element_bytes).reshape(n, -1)
+        return cycles, np.zeros_like(cycles)
+
+
 def first_level(device: "Device") -> FirstLevel:
     """The strategy of ``device``'s first level: NVIDIA's L1TEX, CDNA's vector L1 (AMD, ``family =
-    "cdna-vl1d"``) or RDNA's L0 (AMD without a family); a one-line error for an AMD family that is
-    not known."""
+    "cdna-vl1d-banked"`` or the documented-rates ``"cdna-vl1d"``) or RDNA's L0 (AMD without a
+    family); a one-line error for an AMD family that is not known."""
     if device.vendor == "nvidia":
         return NvidiaL1Tex(device)
     family = device.l1.family
@@ -212,4 +243,6 @@ def first_level(device: "Device") -> FirstLevel:
     if family not in AMD_L1_FAMILIES:
         raise DeviceError(f"device {device.name!r} [[memory]] {device.l1.name}: family {family!r} unknown; "
                           f"allowed: {', '.join(AMD_L1_FAMILIES)}")
+    if family == CDNA_BANKED_FAMILY:
+        return CdnaBankedL1(device)
     return CdnaVectorL1(device) if family == CDNA_FAMILY else RdnaL0(device)

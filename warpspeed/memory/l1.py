@@ -71,12 +71,15 @@ and a tag stage of 0.28 wavefronts per distinct 128 B line with no overhead (lea
 144 rows, MAPE 9.0 %; the same per-line cost as the A100's). Its worst rows are 2-D blocks whose
 rows lie 16 KiB apart, in one L0 set: they miss, which this cost does not model.
 
-CDNA's vector L1 (``family = "cdna-vl1d"`` in the MI100, MI210 and MI300X files) is costed by
-:class:`~warpspeed.memory.l1_stages.VectorL1Stages` from documented rates, with no fitted constant: per wave64 instruction the
-largest of the address unit's clocks (16 lanes per clock for 32-bit elements, 4 for wider ones),
-one tag lookup per distinct cache line of each clock group of lanes, and the data path's bytes per
-clock (see the constants below and ``docs/amd.md``). The held-out MI210 gpu-strides rows were not
-used.
+CDNA's vector L1 (``family = "cdna-vl1d-banked"`` in the MI100, MI210 and MI300X files) is costed as
+a banked memory by :class:`~warpspeed.memory.l1_stages.BankedVectorL1`: per quarter-wave of 16 lanes,
+runs of at least 4 lanes reading consecutive elements stream at 64 B per clock; the other lanes pass 4
+per clock and serialise on 4 B dword banks within 16 B columns (a bank reading another dword, a column
+reading another line) and on 0.44 clocks per distinct 16 B chunk. The widths are read off, and the
+0.44 fitted to, the MI210's gpu-strides float rows (``fits/data/public/gpu-strides/mi210-float.csv``;
+MAPE 3.5 %, in-sample); the file's double rows are held out. The documented-rates stages
+(:class:`~warpspeed.memory.l1_stages.VectorL1Stages`, ``family = "cdna-vl1d"``) remain for device
+files that select them. ``docs/amd.md`` derives both.
 ``l1_cycles_per_lup`` therefore means the first-level cache's cycles on every vendor. Stores pass the same stages as loads (an assumption: the
 measurements cover loads only).
 

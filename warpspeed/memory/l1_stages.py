@@ -71,9 +71,12 @@ DEFAULT_NVIDIA_FAMILY = "ampere-ga100"
 #: The ``family`` of a CDNA first level (``[[memory]]`` table): the vector L1 data cache (vL1D,
 #: "texture cache per pipe") of GCN and CDNA, costed by :class:`VectorL1Stages`.
 CDNA_FAMILY = "cdna-vl1d"
+#: The ``family`` of the banked CDNA vector L1 (:class:`BankedVectorL1`), the first level of the
+#: MI100, MI210 and MI300X files.
+CDNA_BANKED_FAMILY = "cdna-vl1d-banked"
 #: AMD first-level families; an AMD device file without a ``family`` entry keeps the two-stage
 #: cost of the module docstring (RDNA's L0, with or without a calibrated tag stage).
-AMD_L1_FAMILIES = (CDNA_FAMILY,)
+AMD_L1_FAMILIES = (CDNA_FAMILY, CDNA_BANKED_FAMILY)
 
 #: Lanes whose addresses the vL1D's address unit (texture addresser, TA) processes per clock for
 #: 32-bit (and narrower) loads: a quarter-wave of 16 lanes, a wave64 load in 4 clocks ("32-bit
@@ -210,3 +213,119 @@ def lane_group_wavefronts(addr: np.ndarray, lanes: np.ndarray, element_bytes: in
     data = group_wavefronts(words.reshape(-1, group * words_per_elem),
                             wvalid.reshape(-1, group * words_per_elem), banks)
     return data.reshape(addr.shape[0], groups)
+
+
+#: Lanes of a wave64 instruction the vL1D takes per address group: a quarter-wave (the TA's 16
+#: lanes per clock of :data:`TA_LANES_PER_CYCLE`); runs, conflicts and requests are counted per group.
+BANKED_GROUP_LANES = TA_LANES_PER_CYCLE
+#: Uncoalesced lanes the address unit issues per clock: one 2x2 quad (AMD GPUOpen, "Understanding
+#: Memory Coalescing on GCN", 2016: address generation "for 4 invocations in one clock").
+BANKED_LANES_PER_CYCLE = TA_WIDE_LANES_PER_CYCLE
+#: A run of at least this many consecutive lanes reading consecutive elements (or one element) is
+#: coalesced into line-wide reads: one quad (same source: coalescing works on quads).
+BANKED_MIN_RUN_LANES = TA_WIDE_LANES_PER_CYCLE
+
+
+@dataclass(frozen=True)
+class BankedVectorL1:
+    """Cycles of a wave64 load in the CDNA vector L1 as a banked memory (the rule of
+    :mod:`warpspeed.memory.l1` and ``docs/amd.md``, section "CDNA: the vector L1 as a banked memory").
+
+    Per group of :data:`BANKED_GROUP_LANES` lanes (a quarter-wave), in lane order:
+
+    * **coalesced runs**: maximal runs of at least :data:`BANKED_MIN_RUN_LANES` consecutive active
+      lanes each reading the element after (or the same element as) the lane before cost
+      ``ceil(span / coalesced_bytes_per_cycle)`` clocks (span: bytes from the run's lowest to its
+      highest byte);
+    * **the other lanes** pass the banks one by one. The data array is ``line_bytes / column_bytes``
+      columns of ``column_bytes`` (16 B), each column ``column_bytes / bank_bytes`` dword banks of
+      ``bank_bytes`` (4 B). A clock takes lanes in order until the next lane would be the
+      :data:`BANKED_LANES_PER_CYCLE` + 1-th, or one of its dwords needs a bank (address bits of
+      the dword within its column) already reading another dword, or a column (bits of the column
+      within the line) already reading another line; then a new clock starts;
+    * **request stage**: those lanes' distinct ``column_bytes`` chunks cost ``request_cycles``
+      each; the group costs the larger of the bank clocks and the request stage.
+
+    A group costs its runs' clocks plus the other lanes' cost; an instruction the sum over its
+    groups. Element size enters only through the addresses (the dwords each lane reads).
+    """
+
+    line_bytes: int
+    column_bytes: int
+    bank_bytes: int
+    coalesced_bytes_per_cycle: int
+    request_cycles: float
+    group_lanes: int = BANKED_GROUP_LANES
+    lanes_per_cycle: int = BANKED_LANES_PER_CYCLE
+    min_run_lanes: int = BANKED_MIN_RUN_LANES
+
+    def cycles(self, addr: np.ndarray, valid: np.ndarray, element_bytes: int) -> np.ndarray:
+        """Cycles of each row of ``addr`` (int64 byte addresses ``(rows, lanes)``) with active
+        lanes ``valid``: a float array ``(rows,)``."""
+        rows = addr.shape[0]
+        g = self.group_lanes
+        a = pad_last(addr, g).reshape(-1, g)
+        v = pad_last(valid, g).reshape(-1, g)
+        coalesced, runs = self._runs(a, v, element_bytes)
+        rest = v & ~coalesced
+        banks = self._bank_clocks(a, rest, element_bytes)
+        dword = self.bank_bytes
+        words = max(1, -(-element_bytes // dword))
+        chunks = (a // dword)[..., None] + np.arange(words)
+        chunks = (chunks * dword // self.column_bytes).reshape(a.shape[0], -1)
+        requests = distinct_lines(chunks, np.repeat(rest, words, axis=1)) * self.request_cycles
+        group = runs + np.maximum(banks, requests)
+        return group.reshape(rows, -1).sum(axis=1)
+
+    def _runs(self, a: np.ndarray, v: np.ndarray, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lanes in coalesced runs ``(groups, lanes)`` and the runs' clocks per group."""
+        groups, g = a.shape
+        step = np.diff(a, axis=1)
+        joined = v[:, 1:] & v[:, :-1] & ((step == element_bytes) | (step == 0))
+        starts = np.ones((groups, g), dtype=bool)
+        starts[:, 1:] = ~joined
+        run_id = np.cumsum(starts.ravel()) - 1  # one id per run over all groups
+        count = np.bincount(run_id, weights=v.ravel().astype(float))
+        member = v & (count[run_id].reshape(groups, g) >= self.min_run_lanes)
+        big = np.iinfo(np.int64).max
+        low = np.full(count.shape, big, dtype=np.int64)
+        high = np.full(count.shape, -1, dtype=np.int64)
+        ids = run_id[member.ravel()]
+        np.minimum.at(low, ids, a.ravel()[member.ravel()])
+        np.maximum.at(high, ids, a.ravel()[member.ravel()] + element_bytes)
+        span = np.where(high >= 0, high - low, 0)
+        clocks = -(-span // self.coalesced_bytes_per_cycle)
+        group_of_run = np.repeat(np.arange(groups), starts.sum(axis=1))
+        return member, np.bincount(group_of_run, weights=clocks, minlength=groups)
+
+    def _bank_clocks(self, a: np.ndarray, rest: np.ndarray, element_bytes: int) -> np.ndarray:
+        """Clocks of the lanes ``rest`` of each group through the banks (in lane order)."""
+        groups, g = a.shape
+        banks = self.column_bytes // self.bank_bytes
+        columns = self.line_bytes // self.column_bytes
+        words = max(1, -(-element_bytes // self.bank_bytes))
+        rows = np.arange(groups)
+        bank_word = np.full((groups, banks), -1, dtype=np.int64)
+        column_line = np.full((groups, columns), -1, dtype=np.int64)
+        taken = np.zeros(groups, dtype=np.int64)
+        clocks = np.zeros(groups, dtype=np.int64)
+        for lane in range(g):
+            on = rest[:, lane]
+            dwords = a[:, lane, None] // self.bank_bytes + np.arange(words)
+            bank = dwords % banks
+            column = (dwords // banks) % columns
+            line = dwords * self.bank_bytes // self.line_bytes
+            held_word = np.take_along_axis(bank_word, bank, axis=1)
+            held_line = np.take_along_axis(column_line, column, axis=1)
+            clash = (((held_word >= 0) & (held_word != dwords)) | ((held_line >= 0) & (held_line != line))).any(axis=1)
+            new = on & ((clocks == 0) | clash | (taken >= self.lanes_per_cycle))
+            clocks += new
+            bank_word[new] = -1
+            column_line[new] = -1
+            taken[new] = 0
+            for j in range(words):
+                r = rows[on]
+                bank_word[r, bank[on, j]] = dwords[on, j]
+                column_line[r, column[on, j]] = line[on, j]
+            taken += on
+        return clocks.astype(float)

@@ -17,10 +17,12 @@ in the GA102 and Ada whitepapers); these measurements were the evidence for appl
 comparison is a consistency check, not an independent prediction.
 
 On AMD GPUs the benchmark loads ``float4`` (16 B per thread, ``element_bytes: 16`` in the MI100
-and MI210 files). For CDNA the model's vector L1 (:class:`~warpspeed.memory.l1.VectorL1Stages`)
-has no constant taken from these files: the address unit's 4 lanes per clock for multi-dword loads
-and the data path's 64 B per clock are documented (module :mod:`warpspeed.memory.l1`), so
-:func:`cdna_l1_bandwidth_datasets` is an out-of-sample check of those rates.
+and MI210 files). For CDNA the model's vector L1 (the banked rule,
+:class:`~warpspeed.memory.l1_stages.BankedVectorL1`, or the documented-rates stages,
+:class:`~warpspeed.memory.l1_stages.VectorL1Stages`) has no constant taken from these files: a
+contiguous load is a coalesced run at the documented 64 B per clock (module
+:mod:`warpspeed.memory.l1`), so :func:`cdna_l1_bandwidth_datasets` is an out-of-sample check of
+that rate.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Field, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
-from warpspeed.memory.first_level import CdnaVectorL1, first_level
+from warpspeed.memory.first_level import CdnaBankedL1, CdnaVectorL1, first_level
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.calibration.public_data import load_size_sweep, public_parts, read_public_csv
 from warpspeed.calibration.sustained import cache_step
@@ -102,10 +104,10 @@ def l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
 
 def cdna_l1_bandwidth_datasets() -> tuple[DatasetAccuracy, ...]:
     """Bytes per cycle and CU of each CDNA part's gpu-cache vector L1 plateau (16 B loads)
-    against the vL1D stages (:class:`~warpspeed.memory.l1.VectorL1Stages`)."""
-    points, sources = _plateau_points(lambda device: isinstance(first_level(device), CdnaVectorL1))
+    against the device's vector L1 (:mod:`warpspeed.memory.first_level`)."""
+    points, sources = _plateau_points(lambda device: isinstance(first_level(device), (CdnaVectorL1, CdnaBankedL1)))
     return (_dataset("L1 bandwidth", "CDNA vector L1 load bandwidth per CU and cycle", "B/cycle", points, sources,
                      "vL1D plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal 16 KiB, divided "
-                     "by CUs x peak clock of the device file; model: one contiguous 16 B load per thread, 4 lanes "
-                     "per clock and 64 B per clock (documented rates, no fitted constant)",
+                     "by CUs x peak clock of the device file; model: one contiguous 16 B load per thread, a coalesced "
+                     "run at 64 B per clock (documented rate, no fitted constant)",
                      (CDNA_L1_BANDWIDTH_MAPE_BOUND, CDNA_L1_BANDWIDTH_WORST_BOUND)),)

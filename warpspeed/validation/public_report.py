@@ -36,7 +36,9 @@ _GROUPS = {
            "multiply-adds per 8 loads bound the cycles from below by the device's FP rate: 0.5 cycles "
            "per double warp load on the A100 and 4 on the RX 6900 XT (4 FP64 lanes per CU), which "
            "no row's L1 cost undercuts, 8 on the A40 and L40 (2 FP64 lanes per SM). The benchmark counts "
-           "cycles per load of 32 threads on every GPU, so the model's cost of a wave64 load counts as two."),
+           "cycles per load of 32 threads on every GPU, so the model's cost of a wave64 load counts as two. "
+           "The RX 6900 XT and MI210 (float rows only) were measured the same way; their first levels "
+           "(RDNA's L0, CDNA's banked vector L1) are described in `docs/amd.md`."),
     "L1 bandwidth": ("L1 bandwidth per SM and cycle (gpu-cache)",
                      "Each file gives the bandwidth of one block of 256 threads per SM re-reading, with "
                      "contiguous loads, a buffer that fits the L1. The measured L1 bytes per cycle and SM "
@@ -44,7 +46,8 @@ _GROUPS = {
                      "file; the model is the element size divided by the L1 cycles per thread of a "
                      "contiguous load (`warpspeed/validation/public_l1.py`). It checks each NVIDIA "
                      "family's data-pipe width and load/store threads per cycle, and on CDNA (16 B "
-                     "loads) the vector L1's documented 4 lanes and 64 B per clock (no fitted constant)."),
+                     "loads) the vector L1's documented 64 B per clock for a coalesced run of lanes "
+                     "(no fitted constant)."),
     "DRAM": ("DRAM: stream bandwidth against occupancy (gpu-stream)",
              "Each file gives, for increasing numbers of resident threads, the bandwidth of streaming "
              "kernels (init, read, scale, triad and, where measured, 1-D stencils). The model is each "
@@ -133,9 +136,9 @@ _NOT_VALIDATED = """\
   transfer row (the L40 from the A100's family by the same rules and factor) is out of sample,
   and only at clocks where the unmeasured voltage floor cannot matter.
 * **Held-out measurements.** The gpu-benches repository also holds gpu-strides measurements of
-  the H200, A40 and MI210 and a gpu-roofline measurement of the H200, and LBM kernels were
-  measured on the H200. They are kept for an independent validation and were not opened, neither
-  to build nor to tune the model.
+  the H200 and A40, the double rows of the MI210's (whose float rows are used above), and a
+  gpu-roofline measurement of the H200, and LBM kernels were measured on the H200. They are kept
+  for an independent validation and were not opened, neither to build nor to tune the model.
 """
 
 

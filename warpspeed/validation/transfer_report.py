@@ -93,11 +93,13 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "First level (L1 / vector L1)",
         "the data-pipe width (32 banks of 4 B on NVIDIA, the device files), 128 B lines and 32 B "
         "sectors, load/store threads per cycle per SM partition (8 on GV100, GA100 and GH100, 4 on "
-        "GA102 and AD102: the architecture whitepapers); on CDNA every rate of the address, tag and "
-        "data stages (`docs/amd.md`).",
+        "GA102 and AD102: the architecture whitepapers); on CDNA the address unit's 16 and 4 lanes per "
+        "clock, the 64 B line and the 64 B per clock of coalesced loads (`docs/amd.md`).",
         "NVIDIA's tag stage, `max(1, 0.46 + 0.28 L)` wavefronts for `L` distinct lines, on the A100's "
         "gpu-strides cycles, and used unchanged in every NVIDIA family; RDNA's 0.28 per line on the "
-        "RX 6900 XT's. CDNA has no fitted constant.",
+        "RX 6900 XT's; CDNA's 4 B banks in 16 B columns read off the MI210's float gpu-strides "
+        "rows and its 0.44 cycles per uncoalesced 16 B chunk fitted to them, used unchanged on the MI100 "
+        "and MI300X.",
         [_sentence("On the fitted A100 the cycles have a MAPE of {} (in-sample); the GV100, GA102 and AD102 "
                    "parts, not fitted, match the data pipe and load/store rate of a contiguous load",
                    _range(d, _in("L1", "A100 cycles"))),
@@ -105,8 +107,10 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          "Strided and 2-D-block patterns on an unseen NVIDIA part share the A100's tag stage, so expect "
          "about the A100's error where the load/store units are the same design and more where they are "
          "not.",
-         _sentence("CDNA predicts the documented peak; the MI100 and MI210 sustain less of it ({} on a "
-                   "contiguous 16 B load), the error to expect on another CDNA part.",
+         _sentence("On the MI210's float rows the banked CDNA rule has a MAPE of {} (in-sample; its double "
+                   "rows are held out).", _range(d, _in("L1", "MI210"))),
+         _sentence("A contiguous load is at the 64 B per clock peak, which the MI100 and MI210 sustain less "
+                   "of ({} on a contiguous 16 B load), the error to expect on another CDNA part.",
                    _range(d, _in("L1 bandwidth", "CDNA")))])
     lines += _section(
         "Capacity curves (L2 and DRAM volumes of whole kernels)",
