@@ -5,7 +5,8 @@ roofline and the default (overlap) model.
 The reference files in ``tests/data/rankings/`` are the output of ``warpspeed rank --model roofline
 --device <name> --json --top 0`` at commit c7179dc, before any restructuring or speed work; those in
 ``tests/data/rankings/overlap/`` the output of ``warpspeed rank --device <name> --json --top 0``
-when the overlap model became the default. Restructuring and speed work must reproduce them
+with the overlap model as it was last changed on purpose (its seven mechanisms and the constants
+fitted on six H200 kernels; the MI210's first level as a banked memory). Restructuring and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 
