@@ -83,14 +83,17 @@ def model_option(f):
     return click.option("--model", type=click.Choice(list(TIME_MODELS)), default=DEFAULT_TIME_MODEL, show_default=True,
                         help="Time model: the overlap model (the roofline's volumes with L1 miss wavefronts, the "
                              "L1 miss stage's request rate, the unhidden latency at the end of each wave of "
-                             "blocks, and imperfect overlap of L1 and DRAM), the paper's four-limiter roofline, "
+                             "blocks, imperfect overlap of L1 and DRAM, the DRAM cost of partly covered sectors, "
+                             "block dispatch and launch overhead), the paper's four-limiter roofline, "
                              "the AMALI interval model (a CPI stack of stall reasons) or the pipeline model (an "
                              "instruction graph simulated on the SMs). On the 160 configurations of the 25-point "
                              "stencil timed on an H200 (docs/accuracy.md, real GPU) the overlap model is within "
-                             "6 % MAPE, the roofline 37 % (1.33x too fast). Against public microbenchmarks the "
+                             "6.3 % MAPE (8-15 % on five more kernels it was not fitted on, 28 % on a 19-array "
+                             "copy), the roofline 37 % (1.33x too fast). Against public microbenchmarks the "
                              "roofline and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline "
                              "and FluidX3D D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no "
-                             "launch cost); the interval model is within 16-32 % there, 5-24 % elsewhere. "
+                             "launch cost); the overlap model is within 8-30 % there, the interval model "
+                             "16-32 %, 5-24 % elsewhere. "
                              "`warpspeed compare` shows them side by side.")(f)
 
 

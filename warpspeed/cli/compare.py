@@ -17,10 +17,11 @@ from warpspeed.models import TIME_MODELS
 MODELS_HELP = (
     "Time models to compare, comma-separated, at least two of overlap, roofline, interval, pipeline "
     "(default: all four). On the 25-point stencil timed on an H200 (docs/accuracy.md, real GPU) the overlap "
-    "model is within 6 % MAPE, the roofline and pipeline 37 %, the interval model 30 %. On public "
-    "microbenchmarks the roofline and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline "
-    "and FluidX3D D3Q19 kernels but 38-168 % high on launch-bound small kernels (they have no launch cost); "
-    "the interval model is within 16-32 % there, and 5-24 % elsewhere, low at low occupancy."
+    "model is within 6.3 % MAPE (and 8-15 % on five more kernels it was not fitted on, 28 % on a 19-array "
+    "copy), the roofline and pipeline 37 %, the interval model 30 %. On public microbenchmarks the roofline "
+    "and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D D3Q19 kernels but "
+    "38-168 % high on launch-bound small kernels (they have no launch cost); the overlap model is within "
+    "8-30 % there, the interval model 16-32 %, and 5-24 % elsewhere, low at low occupancy."
 )
 
 

@@ -186,8 +186,9 @@ def check_level(level: Any, device_name: str) -> None:
 @dataclass(frozen=True)
 class TableKey:
     """What one key of a model table may hold: ``kind`` ``"number"`` (finite, ``low`` to ``high``
-    inclusive, in ``unit``), ``"whole"`` (an integer in that range) or ``"name"`` (a name, see
-    :mod:`warpspeed.files.names`). ``zero``: 0 is also allowed (a documented special value)."""
+    inclusive, in ``unit``), ``"whole"`` (an integer in that range), ``"name"`` (a name, see
+    :mod:`warpspeed.files.names`), ``"text"`` (one line of at most :data:`MAX_TEXT` characters) or
+    ``"texts"`` (a list of such lines). ``zero``: 0 is also allowed (a documented special value)."""
 
     kind: str
     low: float = 0.0
@@ -198,6 +199,8 @@ class TableKey:
     def allowed(self) -> str:
         if self.kind == "name":
             return "a name (letters, digits, '.', '-', '_')"
+        if self.kind in ("text", "texts"):
+            return f"{'a list of ' if self.kind == 'texts' else ''}one-line text of at most {MAX_TEXT} characters"
         what = "a whole number" if self.kind == "whole" else "a number"
         unit = f" {self.unit}" if self.unit else ""
         return f"{what} from {self.low:g} to {self.high:g}{unit}" + (" (or 0)" if self.zero else "")
@@ -210,8 +213,18 @@ _MEMORY_LATENCY = TableKey("number", 1.0, 1e5, "cycles")
 #: Tensor-core multiply-adds per clock and tensor core (built-in: 16 to 1024).
 _TENSOR_RATE = TableKey("number", 1.0, 1e5, "per clock and tensor core")
 
-#: The model tables and their keys (:class:`TableKey`).
+#: Longest text of a ``"text"`` key (a record, never read as a number or a path).
+MAX_TEXT = 1000
+#: Most lines of a ``"texts"`` key.
+MAX_TEXTS = 1000
+
+#: The model tables and their keys (:class:`TableKey`); ``[calibration]`` is the record that
+#: ``warpspeed calibrate`` writes (what was measured, on which GPU, from which base), read by no model.
 TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
+    "calibration": {
+        "base": TableKey("text"), "gpu": TableKey("text"), "tables": TableKey("text"),
+        "measured": TableKey("texts"), "not_measured": TableKey("texts"),
+    },
     "overlap": {
         # p of the smooth maximum: 1 is no overlap by definition (warpspeed.overlap.params; default 3)
         "overlap_exponent": TableKey("number", 1.0, 100.0),
@@ -267,6 +280,12 @@ def check_table(device_name: str, table_name: str, table: Any) -> None:
         spec = schema[key]
         if spec.kind == "name":
             check_name(value, f"device {device_name!r}: {table_name} {key}", DeviceError)
+            continue
+        if spec.kind in ("text", "texts"):
+            lines = value if spec.kind == "texts" and isinstance(value, list) else [value]
+            if (spec.kind == "texts" and not isinstance(value, list)) or len(lines) > MAX_TEXTS or not all(
+                    isinstance(v, str) and len(v) <= MAX_TEXT and "\n" not in v for v in lines):
+                raise DeviceError(f"{where}: {key} is not valid (got {type(value).__name__}); allowed: {spec.allowed()}")
             continue
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if spec.kind == "whole":

@@ -159,7 +159,10 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
                    _range(d, _in("Time models", "overlap:", "gpu-stream"))),
          _sentence("(the wave-end latency adds to the DRAM curve's own latency at one block of 32 threads), "
                    "{} on the intensity sweep", _range(d, _in("Time models", "overlap:", "gpu-roofline"))),
-         _sentence("and {} on FluidX3D's D3Q19 rates;", _range(d, _in("Time models", "overlap:", "FluidX3D"))),
+         _sentence("{} on FluidX3D's D3Q19 rates", _range(d, _in("Time models", "overlap:", "FluidX3D"))),
+         _sentence("and {} on small kernels (launch overhead and dispatch from the launch fit, whose A100, "
+                   "H200 and L40 rows below 4 MiB it shares; arrays that stay in the L2 between launches are "
+                   "not modelled);", _range(d, _in("Time models", "overlap:", "gpu-small-kernels"))),
          "a device of another family keeps the exponent and the request rate of an H200, which no "
          "measurement of it checks: expect the roofline's error there where L1 and DRAM are far apart, "
          "and the H200's where they are close."])
