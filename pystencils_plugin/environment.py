@@ -12,10 +12,7 @@ pystencils' cache, so this says nothing; warpspeed's own cache warns once when i
 
 from __future__ import annotations
 
-import atexit
-import os
-import shutil
-import tempfile
+from warpspeed.files.tool_dirs import ensure_tool_dir
 
 #: The environment variable pystencils reads its cache directory from.
 PYSTENCILS_CACHE_ENV = "PYSTENCILS_CACHE_DIR"
@@ -32,15 +29,4 @@ def _default_cache_dir() -> str | None:
 
 def prepare_pystencils_cache() -> None:
     """Make sure pystencils can be imported (see the module docstring); call before importing it."""
-    target = os.environ.get(PYSTENCILS_CACHE_ENV) or _default_cache_dir()
-    if target is None:
-        return
-    try:
-        os.makedirs(target, exist_ok=True)
-        if os.access(target, os.W_OK | os.X_OK):
-            return
-    except OSError:
-        pass
-    fallback = tempfile.mkdtemp(prefix="warpspeed-pystencils-cache-")
-    atexit.register(shutil.rmtree, fallback, True)
-    os.environ[PYSTENCILS_CACHE_ENV] = fallback
+    ensure_tool_dir(PYSTENCILS_CACHE_ENV, _default_cache_dir(), "warpspeed-pystencils-cache-")

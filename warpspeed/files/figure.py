@@ -23,26 +23,17 @@ def prepare_matplotlib() -> None:
     (``$MPLCONFIGDIR``, else ``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``)
     cannot be made (a read-only home), point it at a temporary directory for this process (removed
     when it ends) instead of letting matplotlib print two lines about it on every plot."""
-    import atexit
     import os
-    import shutil
     import sys
-    import tempfile
+
+    from warpspeed.files.tool_dirs import ensure_tool_dir
 
     if "matplotlib" in sys.modules:
         return
     xdg = os.environ.get("XDG_CONFIG_HOME", "")
-    target = os.environ.get(MPL_CONFIG_ENV) or os.path.join(
-        xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".config"), "matplotlib")
-    try:
-        os.makedirs(target, exist_ok=True)
-        if os.access(target, os.W_OK | os.X_OK):
-            return
-    except OSError:
-        pass
-    fallback = tempfile.mkdtemp(prefix="warpspeed-matplotlib-")
-    atexit.register(shutil.rmtree, fallback, True)
-    os.environ[MPL_CONFIG_ENV] = fallback
+    default = os.path.join(xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".config"),
+                           "matplotlib")
+    ensure_tool_dir(MPL_CONFIG_ENV, default, "warpspeed-matplotlib-")
 
 
 def new_figure(width_in: float, height_in: float) -> "Figure":

@@ -33,6 +33,7 @@ from typing import Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import stored_file
 from warpspeed.files.text import read_text
+from warpspeed.validation.real_gpu import ModelAccuracy
 
 #: The device and the folder of the measurements.
 DEVICE = "H200"
@@ -107,40 +108,19 @@ def measured_rates(ks: KernelSet) -> tuple[tuple[int, ...] | None, dict[Config, 
 
 
 @dataclass(frozen=True)
-class KernelAccuracy:
-    """One kernel with the shipped constants, and the fitted constants' error in and out of sample."""
+class KernelAccuracy(ModelAccuracy):
+    """One kernel with the shipped constants (``model``: the kernel's name; the statistics of
+    :class:`~warpspeed.validation.real_gpu.ModelAccuracy`), and the fitted constants' error in and
+    out of sample."""
 
-    name: str
-    points: tuple[tuple[Config, float, float], ...]
-    in_sample_percent: float
-    left_out_percent: float
-    left_out_exponent: float
-    left_out_requests_per_cycle: float
-
-    @property
-    def ratios(self) -> list[float]:
-        return [p / m for _, p, m in self.points]
+    in_sample_percent: float = math.nan
+    left_out_percent: float = math.nan
+    left_out_exponent: float = math.nan
+    left_out_requests_per_cycle: float = math.nan
 
     @property
-    def mape_percent(self) -> float:
-        return 100.0 * sum(abs(r - 1.0) for r in self.ratios) / len(self.points)
-
-    @property
-    def median_ratio(self) -> float:
-        r = sorted(self.ratios)
-        n = len(r)
-        return r[n // 2] if n % 2 else 0.5 * (r[n // 2 - 1] + r[n // 2])
-
-    @property
-    def spearman(self) -> float:
-        from scipy.stats import spearmanr
-
-        return float(spearmanr([p for _, p, _ in self.points], [m for _, _, m in self.points])[0])
-
-    @property
-    def best_share(self) -> float:
-        first = min(self.points, key=lambda t: (-t[1], t[0]))
-        return first[2] / max(m for _, _, m in self.points)
+    def name(self) -> str:
+        return self.model
 
 
 @dataclass(frozen=True)

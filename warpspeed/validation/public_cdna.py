@@ -13,11 +13,9 @@ file's double rows, which are kept for an independent check and not stored.
 
 from __future__ import annotations
 
-from warpspeed.files.stored import as_file, stored_file
-from warpspeed.hardware.device import load_device
-from warpspeed.validation.datasets import DatasetAccuracy, PointError, source_of
-from warpspeed.validation.datasets import dataset as _dataset, row_label as _row_label
-from warpspeed.validation.strides import predict_row, read_strides_csv
+from warpspeed.validation.datasets import DatasetAccuracy
+from warpspeed.validation.datasets import dataset as _dataset
+from warpspeed.validation.public_rdna import stored_stride_cycles
 
 #: The stored rows and the device they were measured on.
 CDNA_STRIDES_FILE = ("public", "gpu-strides", "mi210-float.csv")
@@ -31,13 +29,7 @@ CDNA_CYCLES_WORST_BOUND = 70.0
 
 def cdna_strides_datasets() -> tuple[DatasetAccuracy, ...]:
     """Cycles per load instruction of 32 threads on the MI210 float rows."""
-    stored = stored_file(*CDNA_STRIDES_FILE)
-    source = [source_of(" ".join(line.lstrip("# ") for line in stored.read_text().splitlines()
-                                  if line.startswith("#")))]
-    with as_file(stored) as path:
-        rows = read_strides_csv(path)
-    device = load_device(CDNA_STRIDES_DEVICE)
-    cycles = [PointError(_row_label(row), predict_row(row, device).cycles, row.cycles) for row in rows]
+    rows, source, cycles = stored_stride_cycles(CDNA_STRIDES_FILE, CDNA_STRIDES_DEVICE)
     note = (f"{len(rows)} rows: strided loads (stride 0-64 elements) and 2-D blocks 1-64 threads wide, float only, "
             f"one work-group of 1024 threads; model device {CDNA_STRIDES_DEVICE}, banked vector L1 (in-sample: "
             "the bank and column widths were read off these rows and the cycles per 16 B chunk fitted to them)")

@@ -27,15 +27,21 @@ RDNA_CYCLES_MAPE_BOUND = 10.0
 RDNA_CYCLES_WORST_BOUND = 70.0
 
 
-def rdna_strides_datasets() -> tuple[DatasetAccuracy, ...]:
-    """Cycles per load instruction of 32 threads on the RX 6900 XT rows."""
-    stored = stored_file(*RDNA_STRIDES_FILE)
+def stored_stride_cycles(parts: tuple[str, ...], device_name: str):
+    """(rows, source, points) of a stored gpu-strides file (``fits/<parts>``): its rows, the source
+    named in its header, and per row the first-level cycles of ``device_name`` against the measured."""
+    stored = stored_file(*parts)
     source = [source_of(" ".join(line.lstrip("# ") for line in stored.read_text().splitlines()
                                   if line.startswith("#")))]
     with as_file(stored) as path:
         rows = read_strides_csv(path)
-    device = load_device(RDNA_STRIDES_DEVICE)
-    cycles = [PointError(_row_label(row), predict_row(row, device).cycles, row.cycles) for row in rows]
+    device = load_device(device_name)
+    return rows, source, [PointError(_row_label(row), predict_row(row, device).cycles, row.cycles) for row in rows]
+
+
+def rdna_strides_datasets() -> tuple[DatasetAccuracy, ...]:
+    """Cycles per load instruction of 32 threads on the RX 6900 XT rows."""
+    rows, source, cycles = stored_stride_cycles(RDNA_STRIDES_FILE, RDNA_STRIDES_DEVICE)
     note = (f"{len(rows)} rows: strided loads (stride 0-64 elements) and 2-D blocks 1-64 threads wide, float and "
             f"double, one work-group of 1024 threads; model device {RDNA_STRIDES_DEVICE} (in-sample: the tag stage's "
             "cost per line is fitted to these rows)")
