@@ -234,7 +234,7 @@ def launch_dram_gb_s(prediction: "Prediction") -> float:
     other ``k - 1`` blocks cover one block's ramp, so the knee sharpens: exponent ``p x max(1, k /
     2)``, and the peak ``B`` is reached where the curve fitted on two blocks stays below it.
     Measured on an H200 (``fits/data/H200/mech-stream.csv``: a one-cell-per-thread copy): 3.6-3.8 TB/s
-    at 4 and 8 blocks of 512 and 256 threads, where two-block curve gives 3.0 TB/s; this rule gives
+    at 4 and 8 blocks of 512 and 256 threads, where the two-block curve gives 3.0 TB/s; this rule gives
     3.65 and 3.87 TB/s. At one or two blocks the launch keeps the fitted curve (and its cap, the
     device's sustained bandwidth)."""
     from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth
