@@ -10,8 +10,8 @@ What is not run, and why (checked by :func:`classify`):
 
 - ``pip install ...`` and ``pytest``: CI runs the install and the tests themselves, word for word;
   here the extras a ``pip install`` names are checked to exist.
-- steps that need an NVIDIA GPU (``warpspeed measure``, ``benchmarks/gpu/*.py``, Python blocks that
-  import cupy): without cupy they must fail with a one-line ``error:`` saying so (the
+- steps that need an NVIDIA GPU (``warpspeed measure``, ``warpspeed calibrate`` without
+  ``--fit-only``, ``benchmarks/gpu/*.py``, Python blocks that import cupy): without cupy they must fail with a one-line ``error:`` saying so (the
   documentation says what they print); with cupy they are not started (a campaign takes hours).
 - steps that read what such a GPU step writes, and ``dask`` cluster commands and code (a scheduler
   host).
@@ -59,7 +59,8 @@ def shell_commands() -> list[tuple[str, str]]:
 
 
 def _needs_gpu(words: list[str]) -> bool:
-    return words[:2] == ["warpspeed", "measure"] or any(w.startswith("benchmarks/gpu/") for w in words)
+    calibrate = words[:2] == ["warpspeed", "calibrate"] and "--fit-only" not in words
+    return words[:2] == ["warpspeed", "measure"] or calibrate or any(w.startswith("benchmarks/gpu/") for w in words)
 
 
 def classify(commands: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
