@@ -10,8 +10,9 @@ kept)::
     python scripts/ship_register_counts.py --fresh    # start from an empty table
 
 The kernels: every built-in workload at its default domain and at the domains the documentation
-ranks (:data:`EXTRA_DOMAINS`), double precision, the paper's three foldings; for every NVIDIA
-architecture of the device database.
+ranks or ``warpspeed validate`` predicts (:data:`EXTRA_DOMAINS`), double precision and the float
+variants of :data:`EXTRA_DTYPES`, the paper's three foldings; for every NVIDIA architecture of the
+device database.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ from warpspeed.launch.space import PAPER_FOLDINGS
 from warpspeed.sass.compile import compiler_version
 from warpspeed.sass.toolchain import compile_target, cuda_arch
 
-#: Domains beyond the defaults that the README and docs rank or predict.
-EXTRA_DOMAINS = {"star3d-r1": [(512, 512, 512)]}
+#: Domains beyond the defaults that the README and docs rank or predict, and those of the kernels
+#: timed on a real GPU that ``warpspeed validate`` predicts (``fits/data/H200/*.measure.csv``).
+EXTRA_DOMAINS = {"star3d-r1": [(512, 512, 512), (640, 512, 512)], "star2d-r1": [(16384, 16384)]}
+#: Element types beyond double, per workload: the float variant ``warpspeed validate`` predicts.
+EXTRA_DTYPES = {"star3d-r4": ["float"]}
 TABLE = Path(__file__).resolve().parent.parent / "pystencils_plugin" / "data" / "ptxas_registers.json"
 
 
@@ -67,17 +71,20 @@ def main() -> int:
     sources = {}
     for name, (_, default_domain) in WORKLOADS.items():
         for domain in [default_domain, *EXTRA_DOMAINS.get(name, [])]:
-            for fold in PAPER_FOLDINGS:
-                try:
-                    kernel, code = _generated(name, tuple(domain), "double", fold, False)
-                except WarpspeedError:
+            for dtype in ["double", *EXTRA_DTYPES.get(name, [])]:
+                if dtype != "double" and tuple(domain) != tuple(default_domain):
                     continue
-                source = standalone_cuda_source(kernel, code)
-                generator = {"pystencils": versions["pystencils"]}
-                if name in LBMPY_WORKLOADS:
-                    generator["lbmpy"] = versions["lbmpy"]
-                sources[source_digest(source)] = (source, {
-                    "workload": name, "domain": list(domain), "dtype": "double", "fold": list(fold)}, generator)
+                for fold in PAPER_FOLDINGS:
+                    try:
+                        kernel, code = _generated(name, tuple(domain), dtype, fold, False)
+                    except WarpspeedError:
+                        continue
+                    source = standalone_cuda_source(kernel, code)
+                    generator = {"pystencils": versions["pystencils"]}
+                    if name in LBMPY_WORKLOADS:
+                        generator["lbmpy"] = versions["lbmpy"]
+                    sources[source_digest(source)] = (source, {
+                        "workload": name, "domain": list(domain), "dtype": dtype, "fold": list(fold)}, generator)
     digests = sorted(sources)
     for arch in _architectures():
         target, _ = compile_target(nvcc, arch)
