@@ -168,6 +168,7 @@ def _validate_device(device_name: str | None, tables_dir: str | None, write_docs
     from warpspeed.errors import WarpspeedError
     from warpspeed.hardware.device import load_device
     from warpspeed.validation.own_tables import own_datasets
+    from warpspeed.validation.public_report import summary_rows
 
     if device_name is None:
         raise WarpspeedError("--tables needs --device (the device whose predictions are compared)")
@@ -191,7 +192,7 @@ def _validate_device(device_name: str | None, tables_dir: str | None, write_docs
     else:
         out = make_console()
         if datasets:
-            table, _ = fitted_table(out, VALIDATE_COLUMNS, summary_rows_of(datasets), wide)
+            table, _ = fitted_table(out, VALIDATE_COLUMNS, summary_rows(datasets), wide)
             print_fitted(out, table, f"{device.name} against the measurements in {tables_dir}",
                          ["Errors: 100 (model - measured) / measured."] + [f"Not compared: {n}" for n in notes])
         else:
@@ -200,13 +201,6 @@ def _validate_device(device_name: str | None, tables_dir: str | None, write_docs
         sys.exit(EXIT_OUT_OF_BOUNDS)
     if not all(ds.within_bounds for ds in datasets):
         sys.exit(EXIT_OUT_OF_BOUNDS)
-
-
-def summary_rows_of(datasets):
-    """The summary rows of :func:`warpspeed.validation.public_report.summary_rows`."""
-    from warpspeed.validation.public_report import summary_rows
-
-    return summary_rows(datasets)
 
 
 def _real_gpu():

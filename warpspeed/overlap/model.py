@@ -186,37 +186,28 @@ class OverlapComponents:
     dram_bandwidth_gb_s: float
 
 
-def dram_sector_cost(prediction: "Prediction", loads: Mapping[str, float], stores: Mapping[str, float],
-                     params: OverlapParams) -> float:
-    """The DRAM volume's sector transfers per byte (:mod:`warpspeed.memory.sectors`): per field, its
-    load and store volume (bytes per lup) weighted by the sector cost of the block's rows, over the
-    whole volume (dimensionless, 1 for rows that start and end on sector boundaries)."""
-    total = sum(loads.values()) + sum(stores.values())
-    if total <= 0:
+def dram_sector_cost(prediction: "Prediction", dram: "DramVolumes", params: OverlapParams) -> float:
+    """The factor on the DRAM volume's time from the partial-sector cost (dimensionless; 1 with the
+    mechanism off or for rows that start and end on sector boundaries): per field, its load and
+    store volume weighted by the sector cost of the block's rows (:mod:`warpspeed.memory.sectors`),
+    over the whole volume. The sector cost prices every partly covered sector, so the capacity
+    curve's partial-store reads (the same sectors, evicted before they were complete) are left out
+    of the weighted volume rather than counted a second time."""
+    total = dram.load_bytes_per_lup + dram.store_bytes_per_lup
+    if total <= 0 or (params.partial_sector_load_cost == 1.0 and params.partial_sector_store_cost == 1.0):
         return 1.0
     kernel, launch = prediction.kernel, prediction.launch.launch
     row = launch.block[0] * launch.fold[0]
     weighted = 0.0
-    for name, volume in loads.items():
-        weighted += volume * sector_cost(kernel, name, "load", row, params.partial_sector_load_cost) if volume else 0.0
-    for name, volume in stores.items():
-        weighted += volume * sector_cost(kernel, name, "store", row, params.partial_sector_store_cost) if volume else 0.0
+    for name in prediction.footprint.per_field:
+        f = dram.field(name)
+        load, store = (f.load_bytes_per_lup - f.partial_store_read_bytes_per_lup,
+                       f.store_bytes_per_lup - f.partial_store_read_bytes_per_lup)
+        if load:
+            weighted += load * sector_cost(kernel, name, "load", row, params.partial_sector_load_cost)
+        if store:
+            weighted += store * sector_cost(kernel, name, "store", row, params.partial_sector_store_cost)
     return weighted / total
-
-
-def _sector_factor(prediction: "Prediction", dram: "DramVolumes", params: OverlapParams) -> float:
-    """The factor on the DRAM volume's time from the partial-sector cost (1 with the mechanism off).
-    The sector cost prices every partly covered sector, so the capacity curve's partial-store reads
-    (the same sectors, evicted before they were complete) are not counted a second time."""
-    total = dram.load_bytes_per_lup + dram.store_bytes_per_lup
-    if total <= 0 or (params.partial_sector_load_cost == 1.0 and params.partial_sector_store_cost == 1.0):
-        return 1.0
-    loads = {n: dram.field(n).load_bytes_per_lup - dram.field(n).partial_store_read_bytes_per_lup
-             for n in prediction.footprint.per_field}
-    stores = {n: dram.field(n).store_bytes_per_lup - dram.field(n).partial_store_read_bytes_per_lup
-              for n in prediction.footprint.per_field}
-    priced = sum(loads.values()) + sum(stores.values())
-    return dram_sector_cost(prediction, loads, stores, params) * priced / total
 
 
 #: Resident blocks per SM of the gpu-stream runs the Little's-law curve was fitted on (the benchmark
@@ -268,7 +259,7 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
         scale = params.l2_layer_bytes / device.l2.effective_bytes if params.l2_layer_bytes else 1.0
         dram = dram_volumes(prediction.wave, l2_per_field, stores, device, curves, capacity_scale=scale)
         dram_load, dram_store = dram.load_bytes_per_lup, dram.store_bytes_per_lup
-        sectors = _sector_factor(prediction, dram, params)
+        sectors = dram_sector_cost(prediction, dram, params)
     else:  # AMD: the roofline's levels (shader-array L2 requests, memory-side caches)
         dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
         sectors = 1.0

@@ -53,6 +53,22 @@ class Profiler(Protocol):
     def version(self) -> str: ...
 
 
+def event_seconds(cp: Any, launch: Callable[[], None], warmup: int, repeats: int) -> list[float]:
+    """Seconds of each of ``repeats`` calls of ``launch()``, each between its own pair of CUDA
+    events, after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        launch()
+    samples = []
+    for _ in range(repeats):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, end) / _MS_PER_S)
+    return samples
+
+
 def back_to_back(cp: Any, launch: Callable[[], None], seconds: float) -> tuple[int, float]:
     """Launch ``launch`` back to back for about ``seconds`` of host time, enqueueing
     :data:`SOAK_BATCH_S` worth of launches at a time with at most two such batches in flight:
@@ -208,16 +224,7 @@ class CupyRunner:
         cp = self._cp
         call = self._prepare(plan, gpu_kernel)
         with _gpu_errors(plan, "timing"), cp.cuda.Device(self._device_id):
-            for _ in range(warmup):
-                call()
-            samples = []
-            for _ in range(repeats):
-                start, end = cp.cuda.Event(), cp.cuda.Event()
-                start.record()
-                call()
-                end.record()
-                end.synchronize()
-                samples.append(cp.cuda.get_elapsed_time(start, end) / _MS_PER_S)
+            samples = event_seconds(cp, call, warmup, repeats)
         return Timing(tuple(samples))
 
     def soak(self, plan: LaunchPlan, gpu_kernel: Any, seconds: float) -> Soak:

@@ -104,18 +104,9 @@ class CupyRunner:
 
     def _time(self, launch, repeats: int = REPEATS, warmup: int = WARMUP) -> float:
         """Least seconds of ``launch()`` over ``repeats`` timed calls (CUDA events)."""
-        cp = self.cp
-        for _ in range(warmup):
-            launch()
-        best = math.inf
-        for _ in range(repeats):
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            launch()
-            stop.record()
-            stop.synchronize()
-            best = min(best, cp.cuda.get_elapsed_time(start, stop) * 1e-3)
-        return best
+        from warpspeed.validation.runners import event_seconds
+
+        return min(event_seconds(self.cp, launch, warmup, repeats))
 
     def _free_bytes(self) -> int:
         free, _ = self.cp.cuda.runtime.memGetInfo()
