@@ -40,7 +40,8 @@ def test_copy_on_the_a100_by_hand(a100):
     bytes for the first time, two lines, every lane misses: max(2 bank wavefronts, 0 + 2 lines) =
     2; the store 2 wavefronts: 4 / 32 = 0.125 cycles per lup; requests 2 + 2 lines per warp, 0.125
     per lup at the request rate. Wave end: 8 blocks of 256 threads per SM (2048 threads), the
-    A100's latencies 37 + 224 + 290 = 551 cycles (its [interval] table) over 2048 lups. Rows of
+    A100's latencies 37 + 224 + 290 = 551 cycles (no pointer chase of its own: the Ampere latency
+    file's, AMALI Table 2) over 2048 lups. Rows of
     2 KiB from 256-byte aligned arrays: no partly covered sector. 8 resident blocks per SM: the
     DRAM curve's smooth minimum of its peak B and bytes in flight / latency with the exponent
     sharpened 8 / 2 times, 16 B in flight per thread (one load and one store) x 2048 threads x
@@ -50,9 +51,11 @@ def test_copy_on_the_a100_by_hand(a100):
     p = Predictor(Kernel("copy", fields, (load("src", X), store("dst", X)), (N, 1, 1)), a100).predict((256, 1, 1))
     r = overlap_model(p, overlap_params(a100))
     table = _toml("A100-SXM4-40GB")
-    dev, latencies = table["device"], table["interval"]
+    dev, interval = table["device"], table["interval"]
     launch = tomllib.loads((Path(__file__).parents[1] / "fits" / "kernel-launch.toml").read_text())
-    drain = latencies["l1_latency"] + latencies["l2_latency"] + latencies["dram_latency"]
+    ampere = tomllib.loads((DEVICES.parent / "latencies" / "ampere.toml").read_text())["memory"]
+    drain = ampere["l1_latency_cycles"] + ampere["l2_latency_cycles"] + ampere["dram_latency_cycles"]
+    assert drain == 37 + 224 + 290
     assert r.l1.data_wavefronts_per_lup == pytest.approx(4 / 32)
     assert r.l1.requests_per_lup == pytest.approx(4 / 32)
     assert r.drain_cycles_per_lup == pytest.approx(drain / 2048)
@@ -67,7 +70,7 @@ def test_copy_on_the_a100_by_hand(a100):
     l2_table = next(level for level in table["memory"] if level["scope"] == "device")
     l2 = 16 / (l2_table["bandwidth_gb_s"] * 1e9)
     dispatch = launch["block_dispatch_ns"] * 1e-9 / (256 * dev["sms"])
-    overhead = launch["parts"][latencies["launch_overhead_part"]]["overhead_us"] * 1e-6 / N
+    overhead = launch["parts"][interval["launch_overhead_part"]]["overhead_us"] * 1e-6 / N
     body = max((l1 ** OVERLAP_EXPONENT + dram ** OVERLAP_EXPONENT) ** (1 / OVERLAP_EXPONENT), l2, dispatch)
     assert r.lups_per_s == pytest.approx(1 / (body + overhead), rel=1e-9)
     assert r.limiter == "dram" and r.dram_load_bytes_per_lup == pytest.approx(8) and r.l2_load_bytes_per_lup == 8
@@ -98,7 +101,6 @@ def test_a_misaligned_copy_pays_its_partly_covered_sectors(a100):
 
 def test_constants_per_device():
     h200, mi100 = load_device("H200"), load_device("MI100")
-    assert overlap_params(h200).l2_layer_bytes == _toml("H200")["overlap"]["l2_layer_bytes"]
     # no pointer chase of the MI100: the MI210's DRAM latency at the MI100's clock
     chase, clock = _toml("MI210")["device"]["dram_latency_ns"], _toml("MI100")["device"]["clock_ghz"]
     assert overlap_params(mi100).drain_cycles == pytest.approx(chase * clock)
@@ -109,12 +111,10 @@ def test_constants_per_device():
 @pytest.mark.parametrize("table, message", [
     ("overlap_exponent = -1", "overlap_exponent is out of range (got -1); allowed: a number from 1 to 100"),
     ("exponent = 3", "unknown key(s) exponent; allowed: overlap_exponent"),
-    ('latencies_from = "A40"', "no pointer-chase DRAM latency"),
+    ("latencies_from = \"H100-PCIe-80GB\"", "unknown key(s) latencies_from"),  # a device fact: [device]
 ])
 def test_bad_overlap_tables_are_one_line_errors(tmp_path, table, message):
-    """A value out of range or an unknown key is refused when the device loads; a donor without a
-    latency when the overlap model asks for it."""
-    # the V100 has no latencies of its own, so the overlap model reaches latencies_from
+    """A value out of range or an unknown key is refused when the device loads."""
     text = (DEVICES / "V100-PCIe-32GB.toml").read_text() + f"\n[overlap]\n{table}\n"
     path = tmp_path / "d.toml"
     path.write_text(text)

@@ -6,17 +6,21 @@ The result, :class:`~warpspeed.prediction.Prediction`, is plain data (:mod:`warp
 evaluators, the ISL access maps, the capacity curves) so that a sweep over launch
 configurations builds them once. Every stage is a pure function of its inputs.
 
-Stages (Ernst et al., JPDC 2023):
+Every level's demand is computed here, once per configuration; the time models
+(:mod:`warpspeed.models`) only combine it. Stages (Ernst et al., JPDC 2023):
 
 1. launch geometry and occupancy (:mod:`warpspeed.launch.geometry`);
-2. L1 wavefronts of the representative block (4.2, :mod:`warpspeed.memory.l1`);
-3. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
-4. L1 capacity misses (4.5, :mod:`warpspeed.memory.capacity.terms`): L2 load = compulsory +
-   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 = L1 allocation per block /
-   sqrt(L1 capacity x 128 KiB), the definition the curve was fitted with;
+2. block footprints: L2 -> L1 compulsory, L1 -> L2 store, no-reuse L1 load (4.3);
+3. L1 capacity misses (4.5, :mod:`warpspeed.memory.capacity.terms`): L2 load = compulsory +
+   m_L1(o_L1) x (L1 load volume - compulsory), with o_L1 the L1 allocation per block over the
+   L1 capacity (:func:`~warpspeed.memory.capacity.terms.l1_oversubscription`);
+4. the first level's demand in one pass over the block's warp instructions
+   (:func:`warpspeed.memory.l1_misses.first_level_demand`): its cycles when every access hits
+   (4.2, :mod:`warpspeed.memory.l1`) and its costs with the block's first-touch and capacity
+   misses (data-stage wavefronts, L2 requests);
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
-   :mod:`warpspeed.memory.dram`), averaged over the full waves of the grid (one representative
-   wave per class of waves);
+   :mod:`warpspeed.memory.dram`) at the L2's layer capacity, averaged over the full waves of the
+   grid (one representative wave per class of waves);
 6. the achievable DRAM bandwidth at the launch's bytes in flight
    (:mod:`warpspeed.perf.occupancy_bandwidth`);
 7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
@@ -39,7 +43,7 @@ from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
-from warpspeed.memory.l1 import l1_cycles
+from warpspeed.memory.l1_misses import first_level_demand
 from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
 from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
@@ -119,11 +123,12 @@ class Predictor:
         cells = block_cells(info.launch)
         owner, plan = self._plan(cells.offsets)
         warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan)
-        l1 = l1_cycles(self.compiled, cells, device, warps=warps)
         fp = block_footprint(self.compiled, cells, device, warps=warps)
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
+        first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1)
+        l1 = first.hits
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
             for name, f in fp.per_field.items()
@@ -159,7 +164,7 @@ class Predictor:
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          levels=levels, compiled=self.compiled, curves=curves, warps=warps, block_lups=cells.lups)
+                          levels=levels, l1_misses=first.misses)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:

@@ -15,13 +15,11 @@ if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
     from warpspeed.kernel.description import Kernel
     from warpspeed.launch.geometry import LaunchInfo
-    from warpspeed.memory.addresses import CompiledKernel
-    from warpspeed.memory.capacity.curves import CapacityCurves
     from warpspeed.memory.dram import DramVolumes
     from warpspeed.memory.footprint import BlockFootprint
     from warpspeed.memory.l1 import L1Cycles
+    from warpspeed.memory.l1_misses import L1MissCosts
     from warpspeed.memory.levels.traffic import LevelTraffic
-    from warpspeed.memory.warps import WarpRows
     from warpspeed.memory.wave.average import GridWaveVolumes
     from warpspeed.perf.occupancy_bandwidth import DramBandwidth
     from warpspeed.perf.roofline import Roofline, TwoLimiter
@@ -29,7 +27,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Prediction:
-    """Everything the model says about one launch configuration.
+    """Everything the model says about one launch configuration: the demand of every level, computed
+    once (:class:`~warpspeed.predict.Predictor`), and the roofline's combination of it.
 
     ``kernel`` and ``device`` are the kernel description and the device the prediction was made
     for (their names: :attr:`kernel_name`, :attr:`device_name`). Volumes are bytes per lattice
@@ -41,7 +40,7 @@ class Prediction:
     launch: LaunchInfo
     l1: L1Cycles
     footprint: BlockFootprint
-    l1_oversubscription: float  # L1 allocation of a block / sqrt(L1 capacity x 128 KiB)
+    l1_oversubscription: float  # L1 allocation of a block over the L1 capacity (memory.capacity.terms)
     l2_load_bytes_per_lup: float  # L2 -> L1, compulsory plus L1 capacity misses
     l2_load_per_field: dict[str, float]
     wave: GridWaveVolumes  # the classes of full waves and their averages
@@ -51,14 +50,9 @@ class Prediction:
     dram_bandwidth: DramBandwidth
     #: Traffic and limit of every cache level, from the SIMDs outwards (:mod:`warpspeed.memory.levels`).
     levels: tuple[LevelTraffic, ...] = ()
-    #: The compiled kernel and the capacity curves the prediction used (what the overlap model
-    #: re-evaluates at the block level).
-    compiled: CompiledKernel | None = field(default=None, repr=False, compare=False)
-    curves: CapacityCurves | None = field(default=None, repr=False, compare=False)
-    #: The representative block's warp instructions, grouped (:func:`warpspeed.memory.warps.block_warp_rows`),
-    #: and its lattice updates.
-    warps: WarpRows | None = field(default=None, repr=False, compare=False)
-    block_lups: int = field(default=0, repr=False, compare=False)
+    #: The first level's costs with the block's first-touch and capacity misses (the same pass
+    #: over the warp instructions as :attr:`l1`, :func:`warpspeed.memory.l1_misses.first_level_demand`).
+    l1_misses: L1MissCosts | None = field(default=None, repr=False)
 
     @property
     def kernel_name(self) -> str:

@@ -128,10 +128,9 @@ def parse_rows(text: str, where: str) -> list[Row]:
 def part_device(part: str) -> PartDevice:
     """The figures of ``part``'s device file (:data:`PART_DEVICES`)."""
     from warpspeed.hardware.device import load_device
-    from warpspeed.interval.params import memory_latencies
 
     device = load_device(PART_DEVICES[part])
-    l1, l2, _ = memory_latencies(device)
+    l1, l2 = device.latencies.l1, device.latencies.l2
     return PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
 
 

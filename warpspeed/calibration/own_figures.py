@@ -208,7 +208,7 @@ STREAM_LAUNCHES = ("stream", None)
 
 def _launch(table: RawTable, base: Device, figures: list[Measured], notes: list[str]) -> list[Measured]:
     from warpspeed.calibration.launch import PartDevice, fit_overhead, parse_rows
-    from warpspeed.interval.params import launch_constants, memory_latencies
+    from warpspeed.interval.params import launch_constants
 
     known = {f.key: f.value for f in figures}
     sms = int(known.get("device.sms", base.sms))
@@ -217,7 +217,7 @@ def _launch(table: RawTable, base: Device, figures: list[Measured], notes: list[
     if "l2.latency_ns" in known:
         round_trip_s, whose = 2 * float(known["l2.latency_ns"]) * 1e-9, "the measured"
     else:
-        l1, l2, _ = memory_latencies(base)
+        l1, l2 = base.latencies.l1, base.latencies.l2
         round_trip_s, whose = 2 * (l1 + l2) / (base.clock_ghz * 1e9), f"{base.name}'s"
     rows = parse_rows(table.text, _file(table))
     shared = launch_constants().block_dispatch_s

@@ -160,7 +160,7 @@ def _overlap(device: Device) -> Component:
     from warpspeed.overlap.params import TABLE
 
     own = device.name == OVERLAP_FITTED_ON
-    layers = "l2_layer_bytes" in (device.tables.get(TABLE) or {})
+    layers = device.l2.layer_bytes is not None
     what = "overlap constants" + (" and L2 layer capacity" if layers else "")
     return Component(what, OVERLAP_FITTED_ON, "six kernels' timings", own)
 

@@ -20,7 +20,9 @@ and is reported as not modelled). By scope:
   ``tag_wavefronts_per_line`` and ``wide_bytes_per_cycle``, and for the banked CDNA vector L1
   ``column_bytes`` and ``request_cycles`` (:mod:`warpspeed.memory.first_level`);
 * ``device``: ``effective_bytes`` (the capacity usable for reuse, half the nominal on split-L2
-  parts) and ``bandwidth_gb_s`` (sustained L2 -> L1 at full occupancy, required);
+  parts) and ``bandwidth_gb_s`` (sustained L2 -> L1 at full occupancy, required); optionally
+  ``layer_bytes``, the capacity the layer conditions and the DRAM capacity misses see where it was
+  measured to differ from ``effective_bytes`` (:attr:`CacheLevel.layer_capacity`);
 * ``shader_array`` and ``memory_side``: ``instances``, and for ``shader_array`` the ``dispatch``
   of a wave's blocks over the instances (``round_robin``: consecutive blocks to different
   instances, or ``contiguous``: each instance a run of consecutive blocks).
@@ -59,11 +61,12 @@ SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
     "cu": ("latency_ns", "store_granule_bytes", "family", "tag_overhead_wavefronts", "tag_wavefronts_per_line",
            "wide_bytes_per_cycle", "column_bytes", "request_cycles"),
     "shader_array": ("bandwidth_gb_s", "latency_ns", "dispatch"),
-    "device": ("latency_ns",),
+    "device": ("latency_ns", "layer_bytes"),
     "memory_side": ("bandwidth_gb_s", "latency_ns"),
 }
 #: Integer keys (the others but the text keys are numbers).
-INTEGER_KEYS = ("bytes", "line_bytes", "sector_bytes", "instances", "effective_bytes", "banks", "bank_bytes",
+INTEGER_KEYS = ("bytes", "line_bytes", "sector_bytes", "instances", "effective_bytes", "layer_bytes", "banks",
+                "bank_bytes",
                 "store_granule_bytes", "wide_bytes_per_cycle", "column_bytes")
 #: Text keys.
 TEXT_KEYS = ("name", "scope", "write", "dispatch", "family")
@@ -88,6 +91,7 @@ class CacheLevel:
     latency_ns: float | None = None
     dispatch: str | None = None
     effective_bytes: int | None = None
+    layer_bytes: int | None = None
     banks: int | None = None
     bank_bytes: int | None = None
     store_granule_bytes: int | None = None
@@ -112,6 +116,12 @@ class CacheLevel:
     def reuse_bytes(self) -> int:
         """The capacity usable for reuse: ``effective_bytes``, else ``bytes``."""
         return self.effective_bytes if self.effective_bytes is not None else self.bytes
+
+    @property
+    def layer_capacity(self) -> int:
+        """The capacity the layer conditions and the capacity-miss curves of the wave see (bytes):
+        ``layer_bytes`` where the device file gives it, else :attr:`reuse_bytes`."""
+        return self.layer_bytes if self.layer_bytes is not None else self.reuse_bytes
 
 
 def _positive(table: Mapping[str, Any], key: str, where: str) -> Any:

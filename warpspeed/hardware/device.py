@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,10 +21,11 @@ from warpspeed.errors import DeviceError
 from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
+from warpspeed.hardware.memory_latency import MemoryLatencies, architecture_latencies
 from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables, plausible_lups_per_s
 
 #: Fields that are text, not numbers.
-_TEXT_FIELDS = ("name", "vendor", "architecture", "source")
+_TEXT_FIELDS = ("name", "vendor", "architecture", "source", "latencies_from")
 #: Megahertz per gigahertz.
 MHZ_PER_GHZ = 1000.0
 #: Fields that are not scalars: the memory levels and the models' tables (checked here, by
@@ -32,7 +34,7 @@ _TABLE_FIELDS = ("memory", "tables")
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
 #: Pointer-chase latency of DRAM: optional, present where measured (the caches' are their levels').
-LATENCY_FIELDS = ("dram_latency_ns",)
+LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")
 #: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth and
 #: no latency is reported).
 OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS
@@ -82,6 +84,9 @@ class Device:
     dram_curve_sharpness: float | None = None
     # idle pointer-chase load-to-use latency of DRAM [ns] (the caches' are their levels')
     dram_latency_ns: float | None = None
+    #: the built-in part whose pointer-chase latencies this device takes where it has none of its
+    #: own (same SM and L2; :attr:`latencies`)
+    latencies_from: str | None = None
 
     def __post_init__(self) -> None:
         numeric = []
@@ -121,6 +126,30 @@ class Device:
         for level in self.memory:
             check_level(level, self.name)
         check_tables(self)
+
+    @cached_property
+    def latencies(self) -> MemoryLatencies:
+        """The idle load-to-use latencies of the first level, the L2 and DRAM, SM cycles, resolved
+        once (:mod:`warpspeed.hardware.memory_latency`): the device's own pointer-chase latencies,
+        else those of the part ``latencies_from`` names at this device's clock, else the
+        architecture's latency file; a one-line :class:`DeviceError` where none has all three."""
+        own = (self.l1.latency_ns, self.l2.latency_ns, self.dram_latency_ns)
+        if all(v is not None for v in own):
+            return MemoryLatencies.from_pointer_chase(*own, self.clock_ghz, f"{self.name}'s pointer chase")
+        if self.latencies_from is not None:
+            donor = load_device(self.latencies_from)
+            chase = (donor.l1.latency_ns, donor.l2.latency_ns, donor.dram_latency_ns)
+            if not all(v is not None for v in chase):
+                raise DeviceError(f"device {self.name!r}: latencies_from names {donor.name!r}, which has no "
+                                  "pointer-chase latencies (latency_ns of its L1 and L2, dram_latency_ns)")
+            return MemoryLatencies.from_pointer_chase(*chase, self.clock_ghz,
+                                                      f"{donor.name}'s pointer chase at {self.clock_ghz:g} GHz")
+        table = architecture_latencies(self.architecture)
+        if table is None:
+            raise DeviceError(f"device {self.name!r}: no memory latencies; give latency_ns of the L1 and L2 "
+                              "[[memory]] tables and [device] dram_latency_ns, or [device] latencies_from = "
+                              "\"<a measured part of the same family>\"")
+        return table
 
     @property
     def has_dram_curve(self) -> bool:

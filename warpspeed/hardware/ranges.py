@@ -55,7 +55,7 @@ LEVEL_FLOAT_RANGES: dict[str, tuple[float, float]] = {
 #: Keys in bytes; at most :data:`MAX_BYTES` each.
 BYTE_FIELDS = ("shared_bytes_per_sm", "shared_bytes_per_block", "shared_alloc_unit_bytes")
 #: Keys of a memory level in bytes; at most :data:`MAX_BYTES` each.
-LEVEL_BYTE_FIELDS = ("bytes", "line_bytes", "sector_bytes", "effective_bytes", "bank_bytes", "store_granule_bytes",
+LEVEL_BYTE_FIELDS = ("bytes", "line_bytes", "sector_bytes", "effective_bytes", "layer_bytes", "bank_bytes", "store_granule_bytes",
                      "wide_bytes_per_cycle", "column_bytes")
 #: Largest size in bytes (1 TiB; the largest built-in cache is 96 MiB).
 MAX_BYTES = 2**40
@@ -104,6 +104,8 @@ def check_relations(device: Any) -> None:
     """The text keys of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built)
     and the relations between its numbers (module docstring)."""
     check_name(device.name, "device name", DeviceError)
+    if device.latencies_from is not None:
+        check_name(device.latencies_from, f"device {device.name!r}: latencies_from", DeviceError)
     if device.vendor.lower() not in VENDORS:
         raise DeviceError(f"device {device.name!r}: vendor is unknown (got {device.vendor!r}); allowed: "
                           f"{', '.join(VENDORS)}")
@@ -136,7 +138,7 @@ def check_level(level: Any, device_name: str) -> None:
         return DeviceError(f"{where}: {key} is out of range (got {value!r}); allowed: {allowed}")
 
     for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
-                "effective_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
+                "effective_bytes", "layer_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
                 "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles"):
         value = getattr(level, key)
         if value is None:
@@ -162,6 +164,8 @@ def check_level(level: Any, device_name: str) -> None:
             raise fail("effective_bytes", level.effective_bytes, line)
         if level.effective_bytes > level.bytes:
             raise fail("effective_bytes", level.effective_bytes, f"at most bytes ({level.bytes})")
+    if level.layer_bytes is not None and not level.line_bytes <= level.layer_bytes <= level.bytes:
+        raise fail("layer_bytes", level.layer_bytes, f"at least one {level.name} line, at most bytes ({level.bytes})")
     if level.line_bytes < level.sector_bytes:
         raise fail("line_bytes", level.line_bytes, f"at least one {level.name} sector")
     if level.line_bytes % level.sector_bytes:
@@ -208,8 +212,6 @@ class TableKey:
 
 #: Latencies of functional units and shared memory, cycles (built-in: 4 to 23).
 _UNIT_LATENCY = TableKey("number", 1.0, 1e4, "cycles")
-#: Memory latencies, cycles (built-in increments: 37 to 290).
-_MEMORY_LATENCY = TableKey("number", 1.0, 1e5, "cycles")
 #: Tensor-core multiply-adds per clock and tensor core (built-in: 16 to 1024).
 _TENSOR_RATE = TableKey("number", 1.0, 1e5, "per clock and tensor core")
 
@@ -230,10 +232,6 @@ TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
         "overlap_exponent": TableKey("number", 1.0, 100.0),
         # L1 -> L2 line requests per cycle and SM (default 0.7)
         "miss_requests_per_cycle": TableKey("number", 0.01, 64.0, "per cycle and SM"),
-        # built-in: 37 224 448 B (35.5 MiB)
-        "l2_layer_bytes": TableKey("number", 1024.0, float(MAX_BYTES), "bytes"),
-        "drain_cycles": TableKey("number", 1.0, 1e6, "cycles"),
-        "latencies_from": TableKey("name"),
         # DRAM sector transfers of a partly covered sector (NVIDIA defaults 1 and 2; 1 turns it off)
         "partial_sector_load_cost": TableKey("number", 1.0, 8.0, "sector transfers"),
         "partial_sector_store_cost": TableKey("number", 1.0, 8.0, "sector transfers"),
@@ -244,12 +242,10 @@ TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
         "sfu_lanes_per_sm": TableKey("number", 1.0, 4096.0, "lanes"),  # built-in: 16
         "int_latency": _UNIT_LATENCY, "fp32_latency": _UNIT_LATENCY, "fp64_latency": _UNIT_LATENCY,
         "sfu_latency": _UNIT_LATENCY, "shared_load_latency": _UNIT_LATENCY, "shared_store_latency": _UNIT_LATENCY,
-        "l1_latency": _MEMORY_LATENCY, "l2_latency": _MEMORY_LATENCY, "dram_latency": _MEMORY_LATENCY,
         # outstanding misses per SM; 0: unlimited (built-in: 0)
         "mshrs": TableKey("number", 1.0, 65536.0, "misses per SM", zero=True),
         "kll_k": TableKey("number", 0.0, 1e9, "cycles"),
         "launch_overhead_part": TableKey("name"),
-        "latencies_from": TableKey("name"),
         "tensor_cores_per_sm": TableKey("whole", 0.0, 64.0, "tensor cores"),  # built-in: 4
         **{f"tensor_fma_per_clock_{t}": _TENSOR_RATE for t in ("f16", "tf32", "f64", "i8", "i4", "fp8", "b1", "bf16")},
     },

@@ -5,11 +5,10 @@ Pipeline latencies and lanes, issue rate, MSHRs and tensor-core throughput come 
 the block dispatch time per SM) comes from the fit to gpu-benches' small-kernel launches stored
 in ``fits/kernel-launch.toml`` (:mod:`warpspeed.calibration.launch`), for the measured GPU the
 table names as ``launch_overhead_part``. The L1, L2 and DRAM
-latencies come from the table when it gives them in cycles (the A100's, from AMALI's Table 2),
-else from the device's measured pointer-chase latencies (the ``latency_ns`` of the first level's
-and the L2's ``[[memory]]`` tables and ``dram_latency_ns`` of the ``[device]`` table), converted to cycles at the SM clock and to increments (L2 beyond L1, DRAM
-beyond L2), as AMALI's additive average memory access time uses them. The NoC bandwidth is the
-device's sustained L2 bandwidth and the sub-cores its register partitions.
+latencies are the device's (:attr:`warpspeed.hardware.device.Device.latencies`: its pointer-chase
+latencies, a named part's or its architecture's latency file, in SM cycles as increments, L2
+beyond L1 and DRAM beyond L2), as AMALI's additive average memory access time uses them. The NoC
+bandwidth is the device's sustained L2 bandwidth and the sub-cores its register partitions.
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ if TYPE_CHECKING:
 #: Keys the ``[interval]`` table must give (numbers >= 0).
 REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_latency", "fp32_latency",
                  "fp64_latency", "sfu_latency", "shared_load_latency", "shared_store_latency", "mshrs")
-#: Latency keys in cycles that may instead come from the device's pointer-chase latencies.
-LATENCY_KEYS = ("l1_latency", "l2_latency", "dram_latency")
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
 TENSOR_PREFIX = "tensor_fma_per_clock_"
 #: The fitted launch-cost constants, in ``fits/`` (:mod:`warpspeed.calibration.launch` writes it).
@@ -75,34 +72,6 @@ def _number(table: Mapping, key: str, device: str) -> float:
     return table_number(table, key, f"device {device!r} [interval]", IntervalParameterError)
 
 
-def _latencies_ns(device: "Device", table: Mapping) -> tuple:
-    """Pointer-chase L1, L2, DRAM latencies (ns): the device's, or those of the device named by
-    ``latencies_from`` (a part measured with the same SM and L2)."""
-    source = device
-    if table.get("latencies_from"):
-        from warpspeed.hardware.device import load_device
-
-        source = load_device(table["latencies_from"])
-    return source.l1.latency_ns, source.l2.latency_ns, source.dram_latency_ns
-
-
-def memory_latencies(device: "Device") -> tuple[float, float, float]:
-    """L1, L2 and DRAM latencies of ``device`` in SM cycles, as increments (L2 beyond L1, DRAM
-    beyond L2): the ``[interval]`` table's cycles when it gives them (the A100's, from AMALI's
-    Table 2), else the pointer-chase latencies converted at the SM clock. Devices without an
-    ``[interval]`` table take their own pointer-chase latencies."""
-    table = device.tables.get("interval") or {}
-    if all(k in table for k in LATENCY_KEYS):
-        return tuple(_number(table, k, device.name) for k in LATENCY_KEYS)  # type: ignore[return-value]
-    l1_ns, l2_ns, dram_ns = _latencies_ns(device, table)
-    if None in (l1_ns, l2_ns, dram_ns):
-        raise IntervalParameterError(
-            f"device {device.name!r}: no L1/L2/DRAM latencies ([interval] l1_latency.. in cycles or "
-            "latency_ns of the L1 and L2 [[memory]] tables and [device] dram_latency_ns)")
-    f = device.clock_ghz
-    return l1_ns * f, (l2_ns - l1_ns) * f, (dram_ns - l2_ns) * f
-
-
 def _launch_cost(table: Mapping, device: "Device") -> tuple[float, float]:
     """``(kll_k, block dispatch)`` in cycles at ``device``'s clock: the stored launch fit's overhead
     of the measured part ``launch_overhead_part`` (or ``kll_k`` cycles given in the table) and its
@@ -129,7 +98,11 @@ def interval_params(device: "Device") -> IntervalParams:
     if missing:
         raise IntervalParameterError(f"device {device.name!r}: [interval] lacks {', '.join(missing)}")
     n = {k: _number(table, k, device.name) for k in REQUIRED_KEYS}
-    l1, l2, dram = memory_latencies(device)
+    try:
+        latencies = device.latencies
+    except WarpspeedError as exc:
+        raise IntervalParameterError(str(exc)) from None
+    l1, l2, dram = latencies.l1, latencies.l2, latencies.dram
     kll_k, dispatch = _launch_cost(table, device)
     tensor = {k[len(TENSOR_PREFIX):]: _number(table, k, device.name) for k in table if k.startswith(TENSOR_PREFIX)}
     return IntervalParams(

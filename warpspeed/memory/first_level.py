@@ -103,14 +103,14 @@ class FirstLevel:
         lines = distinct_lines(ends, np.repeat(v, 2, axis=1))
         return data, stage.wavefronts(lines, v.sum(axis=1)).reshape(n, -1)
 
-    def kind_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
-                   capacity_miss_rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Data-stage wavefronts, tag-stage wavefronts and L2 requests of warp instructions (rows
-        of ``addr``, one warp each) whose lanes ``miss`` at their first touch, with capacity
-        misses of rate ``capacity_miss_rate`` (:mod:`warpspeed.memory.l1_misses`). Without a miss
-        model: the instructions' own costs, and one request per line of a store or a first touch."""
-        bank, tag = self.instruction_costs(addr, lanes, element_bytes)
-        return bank.ravel(), tag.ravel(), distinct_lines(addr // self.level.line_bytes, lanes if store else miss)
+    def miss_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
+                   capacity_miss_rate: float, bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Data-stage wavefronts and L2 requests of warp instructions (rows of ``addr``, one warp
+        each; ``bank``: their costs when every lane hits, :meth:`instruction_costs`) whose lanes
+        ``miss`` at their first touch, with capacity misses of rate ``capacity_miss_rate``
+        (:mod:`warpspeed.memory.l1_misses`). Without a miss model: the instructions' own costs, and
+        one request per line of a store or a first touch."""
+        return bank, distinct_lines(addr // self.level.line_bytes, lanes if store else miss)
 
 
 class NvidiaL1Tex(FirstLevel):
@@ -133,15 +133,11 @@ class NvidiaL1Tex(FirstLevel):
     def tag_stage(self) -> TagStage:
         return NVIDIA_L1_FAMILIES[self.family]
 
-    def kind_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
-                   capacity_miss_rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        line = self.level.line_bytes
-        bank = self.lane_group_wavefronts(addr, lanes, element_bytes).sum(axis=1)
-        tag = self.tag_stage.wavefronts(distinct_lines(addr // line, lanes), lanes.sum(axis=1))
+    def miss_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
+                   capacity_miss_rate: float, bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if store:
-            return bank, tag, distinct_lines(addr // line, lanes)
-        cost, requests = self._expected_cost(addr, lanes, miss, bank, element_bytes, capacity_miss_rate)
-        return cost, tag, requests
+            return bank, distinct_lines(addr // self.level.line_bytes, lanes)
+        return self._expected_cost(addr, lanes, miss, bank, element_bytes, capacity_miss_rate)
 
     def _expected_cost(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, bank_all: np.ndarray,
                        element_bytes: int, capacity_miss_rate: float) -> tuple[np.ndarray, np.ndarray]:

@@ -135,28 +135,53 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
     ``addresses`` may pass precomputed :func:`~warpspeed.memory.addresses.block_addresses`,
     ``lanes`` :func:`~warpspeed.memory.addresses.instruction_lanes` and ``warps`` the block's
     instructions grouped by :func:`warpspeed.memory.warps.warp_rows` (then only one instruction of
-    each group is costed; the result is the same). Accesses with the same element size are counted
-    in one vectorized batch.
+    each group is costed, :func:`representative_costs`; the result is the same). Accesses with the
+    same element size are counted in one vectorized batch.
     """
-    if warps is None:
-        addr = block_addresses(compiled, cells) if addresses is None else addresses
-        lanes = instruction_lanes(compiled, cells) if lanes is None else lanes
     first = first_level(device)
-    lups = cells.lups
-    n_acc = len(compiled.accesses)
-    per_access = np.zeros(n_acc)
+    if warps is not None:
+        bank, tag = representative_costs(first, warps)
+        return hit_cycles(compiled, warps, cells.lups, bank, tag)
+    addr = block_addresses(compiled, cells) if addresses is None else addresses
+    lanes = instruction_lanes(compiled, cells) if lanes is None else lanes
+    per_access = np.zeros(len(compiled.accesses))
     data_total = tag_total = 0.0
     for elem in sorted({a.field.element_bytes for a in compiled.accesses}):
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.element_bytes == elem]
-        if warps is None:
-            flat = addr[idx].reshape(-1, addr.shape[-1])  # (accesses * folds, threads)
-            data, tag = first.instruction_costs(flat, lanes[idx].reshape(flat.shape), elem)
-        else:
-            data, tag = _grouped_costs(warps, idx, elem, first)
-        cycles = np.maximum(data, tag).reshape(len(idx), -1).sum(axis=1)
-        per_access[idx] = cycles / lups
-        data_total += float(data.sum()) / lups
-        tag_total += float(tag.sum()) / lups
+        flat = addr[idx].reshape(-1, addr.shape[-1])  # (accesses * folds, threads)
+        data, tag = first.instruction_costs(flat, lanes[idx].reshape(flat.shape), elem)
+        per_access[idx] = np.maximum(data, tag).reshape(len(idx), -1).sum(axis=1) / cells.lups
+        data_total += float(data.sum()) / cells.lups
+        tag_total += float(tag.sum()) / cells.lups
+    return _summed(compiled, per_access, data_total, tag_total)
+
+
+def representative_costs(first: FirstLevel, warps: WarpRows) -> tuple[np.ndarray, np.ndarray]:
+    """Data-pipe and tag-stage wavefronts of every representative warp instruction of ``warps``
+    (two float arrays over its rows), each costed once by the first level's rule; the instructions
+    that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers."""
+    bank = np.zeros(warps.addresses.shape[0])
+    tag = np.zeros(warps.addresses.shape[0])
+    for elem in sorted(set(warps.element_bytes.tolist())):
+        rows = np.flatnonzero(warps.element_bytes == elem)
+        data_r, tag_r = first.instruction_costs(warps.addresses[rows], warps.lanes[rows], int(elem))
+        bank[rows], tag[rows] = data_r[:, 0], tag_r[:, 0]
+    return bank, tag
+
+
+def hit_cycles(compiled: CompiledKernel, warps: WarpRows, lups: int, bank: np.ndarray, tag: np.ndarray) -> L1Cycles:
+    """The block's L1 cycles per lup when every access hits, from the costs of its representative
+    instructions (:func:`representative_costs`); ``lups``: the block's lattice updates."""
+    n_acc = len(compiled.accesses)
+    both = warps.gather(np.maximum(bank, tag), range(n_acc)).reshape(n_acc, -1)
+    per_access = both.sum(axis=1) / lups
+    data_total = float(warps.gather(bank, range(n_acc)).sum()) / lups
+    tag_total = float(warps.gather(tag, range(n_acc)).sum()) / lups
+    return _summed(compiled, per_access, data_total, tag_total)
+
+
+def _summed(compiled: CompiledKernel, per_access: np.ndarray, data_total: float, tag_total: float) -> L1Cycles:
+    """:class:`L1Cycles` from the cycles per lup of every access and the two stages' totals."""
     per_field = {name: 0.0 for name in compiled.field_names}
     loads = stores = 0.0
     for i, acc in enumerate(compiled.accesses):
@@ -168,14 +193,3 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
     return L1Cycles(cycles_per_lup=loads + stores, per_field=per_field,
                     load_cycles_per_lup=loads, store_cycles_per_lup=stores,
                     data_pipe_wavefronts_per_lup=data_total, tag_wavefronts_per_lup=tag_total)
-
-
-def _grouped_costs(warps: WarpRows, idx: list[int], elem: int, first: FirstLevel) -> tuple[np.ndarray, np.ndarray]:
-    """The first level's instruction costs of the instructions of accesses ``idx`` (element size
-    ``elem``), costed once per group of equal instructions: ``(accesses * folds, warps)`` arrays."""
-    used = np.unique(warps.inverse[idx])
-    data_u, tag_u = first.instruction_costs(warps.addresses[used], warps.lanes[used], elem)
-    data = np.zeros(warps.addresses.shape[0])
-    tag = np.zeros(warps.addresses.shape[0])
-    data[used], tag[used] = data_u[:, 0], tag_u[:, 0]
-    return warps.gather(data, idx), warps.gather(tag, idx)

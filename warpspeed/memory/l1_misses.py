@@ -56,8 +56,9 @@ import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
-from warpspeed.memory.warps import WarpRows, address_period, warp_rows
 from warpspeed.memory.first_level import first_level
+from warpspeed.memory.l1 import L1Cycles, hit_cycles, representative_costs
+from warpspeed.memory.warps import WarpRows, address_period, warp_rows
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,16 @@ class L1MissCosts:
     requests_per_lup: float
     first_touch_load_bytes_per_lup: float
     capacity_miss_rate: float
+
+
+@dataclass(frozen=True)
+class FirstLevelDemand:
+    """What a block asks of the first level, from one pass over its warp instructions: ``hits``,
+    the cycles when every access hits (the bank rule and the tag stage, :mod:`warpspeed.memory.l1`;
+    the roofline's L1 limit), and ``misses``, the costs with the block's misses (module docstring)."""
+
+    hits: L1Cycles
+    misses: L1MissCosts
 
 
 def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
@@ -125,17 +136,23 @@ def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.n
     return kind, weight
 
 
-def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
-                     capacity_miss_rate: float) -> L1MissCosts:
-    """First-level costs of a block whose warp instructions ``warps`` groups
-    (:func:`warpspeed.memory.warps.block_warp_rows`), with its misses (module docstring);
-    ``lups``: the block's lattice updates, ``capacity_miss_rate`` in [0, 1].
+def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
+                       capacity_miss_rate: float) -> FirstLevelDemand:
+    """The first level's costs of a block whose warp instructions ``warps`` groups
+    (:func:`warpspeed.memory.warps.block_warp_rows`), without and with its misses (module
+    docstring); ``lups``: the block's lattice updates, ``capacity_miss_rate`` in [0, 1].
 
-    The first touches are found among the instructions' sectors in the order of the module
-    docstring (warp by warp, copy by copy, access by access); each instruction is then one of few
-    kinds, its representative and which of its sectors miss, and each kind is costed once."""
+    Every representative instruction is costed once by the first level's rule
+    (:func:`~warpspeed.memory.l1.representative_costs`); the costs when all hit sum those. The
+    first touches are found among the instructions' sectors in the order of the module docstring
+    (warp by warp, copy by copy, access by access); each load instruction is then one of few kinds,
+    its representative and which of its sectors miss, and each kind is costed once from its
+    representative's cost."""
     p = min(1.0, max(0.0, float(capacity_miss_rate)))
-    sector, line = device.l1.sector_bytes, device.l1.line_bytes
+    level = first_level(device)
+    bank_rep, tag_rep = representative_costs(level, warps)
+    hits = hit_cycles(compiled, warps, lups, bank_rep, tag_rep)
+    sector = device.l1.sector_bytes
     n_acc, rows = warps.inverse.shape
     folds = warps.folds
     n_warps = rows // folds
@@ -169,7 +186,6 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
     if total:
         mask[nonempty] = np.add.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
 
-    level = first_level(device)
     data = cycles = requests = 0.0
     kinds = [(rep, mask, False), (warps.inverse[~is_load].reshape(-1), None, True)]
     for reps, masks, store in kinds:
@@ -183,23 +199,22 @@ def l1_miss_costs_of(compiled: CompiledKernel, warps: WarpRows, lups: int, devic
         sizes = warps.element_bytes[r]
         for elem in sorted(set(sizes.tolist())):
             sel = sizes == elem
-            ae, ve, me, we = a[sel], v[sel], m[sel], weight[sel].astype(float)
-            cost, tag, req = level.kind_costs(ae, ve, me, int(elem), store, p)
+            we, bank, tag = weight[sel].astype(float), bank_rep[r[sel]], tag_rep[r[sel]]
+            cost, req = level.miss_costs(a[sel], v[sel], m[sel], int(elem), store, p, bank)
             data += float(we @ cost)
             cycles += float(we @ np.maximum(cost, tag))
             requests += float(we @ req)
-    first_touch = len(first)
-    return L1MissCosts(
+    misses = L1MissCosts(
         data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
-        first_touch_load_bytes_per_lup=first_touch * sector / lups,
-        capacity_miss_rate=p)
+        first_touch_load_bytes_per_lup=len(first) * sector / lups, capacity_miss_rate=p)
+    return FirstLevelDemand(hits=hits, misses=misses)
 
 
 def l1_miss_costs(compiled: CompiledKernel, cells: BlockCells, device: Device, addresses: np.ndarray,
                   lanes: np.ndarray, capacity_miss_rate: float) -> L1MissCosts:
-    """:func:`l1_miss_costs_of` of the block ``cells`` from its addresses: ``addresses`` and
-    ``lanes`` are :func:`~warpspeed.memory.addresses.block_addresses` and
+    """The costs with misses (:func:`first_level_demand`) of the block ``cells`` from its addresses:
+    ``addresses`` and ``lanes`` are :func:`~warpspeed.memory.addresses.block_addresses` and
     :func:`~warpspeed.memory.addresses.instruction_lanes` of ``cells``."""
     warps = warp_rows(addresses, lanes, [a.field.element_bytes for a in compiled.accesses], device.warp_size,
                       address_period(device))
-    return l1_miss_costs_of(compiled, warps, cells.lups, device, capacity_miss_rate)
+    return first_level_demand(compiled, warps, cells.lups, device, capacity_miss_rate).misses

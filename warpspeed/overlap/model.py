@@ -27,14 +27,13 @@ Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t
 
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
-* ``t_L2 = (L2 -> L1 load + L1 -> L2 store bytes) / L2 bandwidth``, with the L1 capacity misses
-  of the L1 curve at the L1's full capacity (:func:`l1_capacity_oversubscription`);
-* ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``, with the layer conditions
-  evaluated at ``l2_layer_bytes`` where the device file gives it;
+* ``t_L2 = (L2 -> L1 load + L1 -> L2 store bytes) / L2 bandwidth``;
+* ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
 * ``t_FP`` the roofline's FP limit; ``t_dispatch`` the block dispatch time per lup.
 
-:func:`overlap_components` computes every component once; :func:`combine` turns them into a time
-for given constants (:mod:`warpspeed.calibration.overlap_fit` refits the two fitted ones that way).
+Every volume and the first level's costs with misses are the prediction's
+(:class:`~warpspeed.predict.Predictor` computes each level's demand once); :func:`overlap_components`
+turns them into time components; :func:`combine` turns those into a time for given constants (:mod:`warpspeed.calibration.overlap_fit` refits the two fitted ones that way).
 """
 
 from __future__ import annotations
@@ -43,13 +42,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from warpspeed.memory.addresses import block_addresses, block_cells, instruction_lanes
-from warpspeed.memory.capacity.terms import l2_load_bytes_per_lup
-from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.first_level import first_level
-from warpspeed.memory.l1_misses import L1MissCosts, l1_miss_costs, l1_miss_costs_of
+from warpspeed.memory.l1_misses import L1MissCosts
 from warpspeed.memory.sectors import sector_cost
-from warpspeed.overlap.params import REFERENCE_L1_BYTES, REFERENCE_L1_SCALE_BYTES, OverlapParams
+from warpspeed.overlap.params import OverlapParams
+from warpspeed.errors import WarpspeedError
 from warpspeed.perf.roofline import LIMITERS
 
 if TYPE_CHECKING:
@@ -61,15 +58,6 @@ GIGA = 1e9
 NANO = 1e-9
 #: The components of the time, in report order: the roofline's limiter names.
 COMPONENTS = LIMITERS
-
-
-def l1_capacity_oversubscription(l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
-    """The L1 capacity-miss curve's oversubscription with the L1 capacity scaled linearly:
-    ``V_alloc,block / (l1_bytes x sqrt(128 KiB / 192 KiB))`` (dimensionless), which equals the
-    curve's own definition ``V_alloc / sqrt(L1 x 128 KiB)`` on the 192 KiB A100 it was fitted
-    on. On the H200's 256 KiB this puts the L2 -> L1 load of the three profiled blocks at
-    +1, +5 and +9 % of the measured (the square-root definition: +10, +7, +13 %)."""
-    return l1_alloc_bytes_per_block / (l1_bytes * math.sqrt(REFERENCE_L1_SCALE_BYTES / REFERENCE_L1_BYTES))
 
 
 @dataclass(frozen=True)
@@ -241,29 +229,14 @@ def launch_dram_gb_s(prediction: "Prediction") -> float:
 
 def overlap_components(prediction: "Prediction", params: OverlapParams) -> OverlapComponents:
     """The components of ``prediction``'s configuration with ``params`` (module docstring)."""
-    device, info, fp = prediction.device, prediction.launch, prediction.footprint
-    compiled, curves = prediction.compiled, prediction.curves
-    miss_rate = float(curves.l1_load.miss_rate(
-        l1_capacity_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)))
-    if prediction.warps is not None:
-        costs = l1_miss_costs_of(compiled, prediction.warps, prediction.block_lups, device, miss_rate)
-    else:
-        cells = block_cells(info.launch)
-        costs = l1_miss_costs(compiled, cells, device, block_addresses(compiled, cells),
-                              instruction_lanes(compiled, cells), miss_rate)
-
-    l2_per_field = {name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, miss_rate)
-                    for name, f in fp.per_field.items()}
-    stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
-    if device.vendor == "nvidia":
-        scale = params.l2_layer_bytes / device.l2.effective_bytes if params.l2_layer_bytes else 1.0
-        dram = dram_volumes(prediction.wave, l2_per_field, stores, device, curves, capacity_scale=scale)
-        dram_load, dram_store = dram.load_bytes_per_lup, dram.store_bytes_per_lup
-        sectors = dram_sector_cost(prediction, dram, params)
-    else:  # AMD: the roofline's levels (shader-array L2 requests, memory-side caches)
-        dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
-        sectors = 1.0
-    l2_load = sum(l2_per_field.values())
+    device, info = prediction.device, prediction.launch
+    costs = prediction.l1_misses
+    if costs is None:
+        raise WarpspeedError("the overlap model needs the first level's miss costs of the prediction "
+                             "(warpspeed.predict.Predictor computes them)")
+    dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
+    sectors = dram_sector_cost(prediction, prediction.dram, params) if device.vendor == "nvidia" else 1.0
+    l2_load = prediction.l2_load_bytes_per_lup
 
     occ = info.occupancy
     lups_per_block = info.launch.threads_per_block * info.launch.cells_per_thread

@@ -19,8 +19,6 @@ from warpspeed.files.toml import table_number
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
-#: Seconds per nanosecond; hertz per gigahertz.
-NANO, GIGA = 1e-9, 1e9
 #: The device-file table of the model's constants.
 TABLE = "overlap"
 
@@ -51,15 +49,6 @@ MISS_REQUESTS_PER_CYCLE = 0.7
 PARTIAL_SECTOR_LOAD_COST = 1.0
 PARTIAL_SECTOR_STORE_COST = 2.0
 
-#: Scale of the L1 capacity in the L1 capacity-miss curve's oversubscription (see
-#: :func:`l1_capacity_oversubscription`): the curve was fitted on an A100 with 192 KiB of L1 at
-#: ``o = V_alloc / sqrt(L1 x 128 KiB)``; scaling the capacity linearly from there,
-#: ``o = V_alloc / (L1 x sqrt(128 KiB / 192 KiB))``, equals that definition on the A100 and
-#: gives a larger L1 its full capacity.
-REFERENCE_L1_BYTES = 192 * 1024
-REFERENCE_L1_SCALE_BYTES = 128 * 1024
-
-
 @dataclass(frozen=True)
 class OverlapParams:
     """The overlap model's constants for one device (see the module constants for sources).
@@ -67,11 +56,9 @@ class OverlapParams:
     Attributes:
         overlap_exponent: p of the smooth maximum of the first-level and DRAM times.
         miss_requests_per_cycle: L1 -> L2 line requests per cycle and SM.
-        l2_layer_bytes: the L2 capacity for the layer conditions and DRAM capacity misses
-            (bytes); ``None``: the L2's ``effective_bytes``.
         drain_cycles: cycles of one wave of blocks that no other block overlaps: the memory
-            latency of its last loads (the pointer-chase DRAM latency at the device's clock,
-            :func:`_drain_cycles`).
+            latency of its last loads (the device's DRAM load-to-use latency,
+            :attr:`warpspeed.hardware.device.Device.latencies`).
         partial_sector_load_cost, partial_sector_store_cost: DRAM sector transfers of a sector a
             block row loads or stores only in part (NVIDIA; 1 and 1 turn the mechanism off).
         block_dispatch_s: seconds the block scheduler takes per block and SM.
@@ -83,47 +70,12 @@ class OverlapParams:
 
     overlap_exponent: float
     miss_requests_per_cycle: float
-    l2_layer_bytes: float | None
     drain_cycles: float
     partial_sector_load_cost: float = 1.0
     partial_sector_store_cost: float = 1.0
     block_dispatch_s: float = 0.0
     launch_overhead_s: float = 0.0
     fitted: tuple[str, ...] = ()
-
-
-def _drain_cycles(device: "Device", table: Mapping) -> float:
-    """The DRAM latency of ``device`` in SM cycles (pointer chase, idle; L1 + L2 + DRAM part), from
-    the first that has it:
-
-    1. the interval model's memory latencies (:func:`warpspeed.interval.params.memory_latencies`:
-       the ``[interval]`` table's cycles, the device's own pointer-chase latencies or those of the
-       part its ``latencies_from`` names);
-    2. the pointer-chase latencies of the part the ``[overlap]`` table's ``latencies_from`` names
-       (same architecture family), at this device's clock;
-    3. the architecture's latency table (``warpspeed/hardware/latencies/``)."""
-    from warpspeed.hardware.device import load_device
-    from warpspeed.interval.params import IntervalParameterError, memory_latencies
-    from warpspeed.pipeline.latency import LatencyError, level_latencies, load_latencies
-
-    try:
-        return float(sum(memory_latencies(device)))
-    except IntervalParameterError:
-        pass
-    donor = table.get("latencies_from")
-    if donor is not None:
-        if not isinstance(donor, str):
-            raise DeviceError(f"device {device.name!r} [{TABLE}]: latencies_from must be a device name")
-        source = load_device(donor)
-        if source.dram_latency_ns is None:
-            raise DeviceError(f"device {device.name!r} [{TABLE}]: latencies_from names {donor!r}, "
-                              "which has no pointer-chase DRAM latency (dram_latency_ns)")
-        return source.dram_latency_ns * NANO * device.clock_ghz * GIGA
-    try:
-        return float(sum(level_latencies(load_latencies(device.architecture), device)))
-    except LatencyError as exc:
-        raise DeviceError(f"the overlap model needs the memory latency of {device.name!r}: {exc}; give "
-                          f"[{TABLE}] latencies_from = \"<a measured part of the same family>\"") from None
 
 
 def _launch_cost(device: "Device") -> tuple[float, float]:
@@ -144,8 +96,7 @@ def _launch_cost(device: "Device") -> tuple[float, float]:
 
 
 #: The keys an ``[overlap]`` table may give.
-KEYS = ("overlap_exponent", "miss_requests_per_cycle", "l2_layer_bytes", "drain_cycles", "latencies_from",
-        "partial_sector_load_cost", "partial_sector_store_cost")
+KEYS = ("overlap_exponent", "miss_requests_per_cycle", "partial_sector_load_cost", "partial_sector_store_cost")
 
 
 def overlap_params(device: "Device") -> OverlapParams:
@@ -164,15 +115,12 @@ def overlap_params(device: "Device") -> OverlapParams:
     defaults = [("overlap exponent", "overlap_exponent")]
     defaults += [("miss-stage request rate", "miss_requests_per_cycle")] if device.vendor == "nvidia" else []
     fitted = [name for name, key in defaults if key not in table]
-    fitted += ["L2 capacity of the layer conditions"] if "l2_layer_bytes" in table else []
-    drain = number("drain_cycles")
     nvidia = device.vendor == "nvidia"
     dispatch, overhead = _launch_cost(device)
     return OverlapParams(
         overlap_exponent=number("overlap_exponent") or OVERLAP_EXPONENT,
         miss_requests_per_cycle=number("miss_requests_per_cycle") or MISS_REQUESTS_PER_CYCLE,
-        l2_layer_bytes=number("l2_layer_bytes"),
-        drain_cycles=drain if drain is not None else _drain_cycles(device, table),
+        drain_cycles=device.latencies.dram_total,
         partial_sector_load_cost=number("partial_sector_load_cost") or (PARTIAL_SECTOR_LOAD_COST if nvidia else 1.0),
         partial_sector_store_cost=number("partial_sector_store_cost") or (PARTIAL_SECTOR_STORE_COST if nvidia else 1.0),
         block_dispatch_s=dispatch if nvidia else 0.0,

@@ -8,8 +8,7 @@ and Lemeire, PDP 2019, Tables II-III, for Fermi and Pascal) or ``warp_size / lan
 Global memory nodes take both latencies from warpspeed's prediction of this launch:
 
 - ``Lambda_mem = L1 + m1 * L2 + m1 * m2 * DRAM`` cycles (average memory access time), with the
-  latency increments of the architecture table, or the device's pointer-chase latencies when its
-  file has them, and the miss rates m1 = L2->L1 load bytes / L1 load bytes, m2 = DRAM load bytes /
+  device's latency increments (:attr:`warpspeed.hardware.device.Device.latencies`), and the miss rates m1 = L2->L1 load bytes / L1 load bytes, m2 = DRAM load bytes /
   L2->L1 load bytes of the prediction;
 - ``lambda_mem = max(L1 cycles per lup, L2 bytes per lup / (B_L2 / (P f)),
   DRAM bytes per lup / (B_DRAM / (P f))) * warp_size * F / n`` cycles, with F cells per thread,
@@ -25,19 +24,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.stored import package_file, package_files
-from warpspeed.files.toml import read_toml
+from warpspeed.hardware.memory_latency import architecture_data, architectures
 from warpspeed.pipeline.graph import FP_KINDS, GLOBAL_MEMORY_KINDS, Graph, Node, Operation
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
     from warpspeed.prediction import Prediction
 
-_PACKAGE = "warpspeed.hardware.latencies"
 #: Hertz per gigahertz and bytes per gigabyte.
 GIGA = 1e9
-#: Seconds per nanosecond.
-NANO = 1e-9
 #: Operation kinds whose latency row is named after the kind itself.
 _OWN_ROW = ("sfu", "loop", "barrier", "shared_load", "shared_store", "other")
 
@@ -80,26 +75,6 @@ class LatencyTable:
         return self.units[name]
 
 
-def architectures() -> list[str]:
-    """Architectures with a latency file."""
-    return [p.name[:-len(".toml")] for p in package_files(_PACKAGE, ".toml")]
-
-
-def _latency_data(architecture: str, known: list[str], derived: tuple[str, ...] = ()) -> dict:
-    """The tables of ``architecture``'s latency file. A file whose ``[latencies]`` names
-    ``based_on = "<architecture>"`` holds only what differs: its units and memory keys replace
-    those of the base file, everything else is the base's."""
-    data = read_toml(package_file(_PACKAGE, f"{architecture}.toml"), "latency file", LatencyError)
-    base = data.get("latencies", {}).get("based_on")
-    if base is None:
-        return data
-    if base not in known or base in derived or base == architecture:
-        raise LatencyError(f"{architecture}.toml: based_on must name another architecture's file without a cycle; "
-                           f"available: {', '.join(known)}")
-    merged = _latency_data(base, known, (*derived, architecture))
-    return {table: {**merged.get(table, {}), **data.get(table, {})} for table in ("latencies", "units", "memory")}
-
-
 def load_latencies(architecture: str) -> LatencyTable:
     """The latency table of ``architecture`` (e.g. ``"ampere"``), or a one-line error naming
     the architectures that have one."""
@@ -107,7 +82,7 @@ def load_latencies(architecture: str) -> LatencyTable:
     if architecture not in known:
         raise LatencyError(f"no pipeline-model latencies for architecture {architecture!r}; "
                            f"available: {', '.join(known)}")
-    data = _latency_data(architecture, known)
+    data = architecture_data(architecture, LatencyError)
     units = {}
     for name, row in data.get("units", {}).items():
         issue = row.get("issue")
@@ -147,28 +122,14 @@ def _miss(num: float, den: float) -> float:
     return min(1.0, max(0.0, num / den)) if den > 0 else 0.0
 
 
-def level_latencies(table: LatencyTable, device: "Device") -> tuple[float, float, float]:
-    """L1 latency and the L2 and DRAM increments, cycles: the device's pointer-chase latencies
-    when its file has all three, else the architecture table's."""
-    chase = (device.l1.latency_ns, device.l2.latency_ns, device.dram_latency_ns)
-    if all(v is not None for v in chase):
-        cycles = [v * NANO * device.clock_ghz * GIGA for v in chase]
-        return cycles[0], cycles[1] - cycles[0], cycles[2] - cycles[1]
-    try:
-        return (float(table.memory["l1_latency_cycles"]), float(table.memory["l2_latency_cycles"]),
-                float(table.memory["dram_latency_cycles"]))
-    except KeyError:
-        raise LatencyError(f"{table.architecture}.toml: [memory] needs l1/l2/dram_latency_cycles for "
-                           "latencies from the memory model") from None
-
-
 def memory_latency(prediction: "Prediction", table: LatencyTable, memory_nodes: int) -> MemoryLatency:
     """lambda_mem and Lambda_mem of this launch (see the module docstring)."""
     device = prediction.device
     pipeline = str(table.memory.get("pipeline", "global"))
     if memory_nodes <= 0:
         return MemoryLatency(pipeline, 0.0, 0.0, {})
-    l1_lat, l2_lat, dram_lat = level_latencies(table, device)
+    latencies = device.latencies
+    l1_lat, l2_lat, dram_lat = latencies.l1, latencies.l2, latencies.dram
     fp = prediction.footprint
     l2_load, dram_load = prediction.l2_load_bytes_per_lup, prediction.dram.load_bytes_per_lup
     m1, m2 = _miss(l2_load, fp.l1_load_bytes_per_lup), _miss(dram_load, l2_load)

@@ -20,8 +20,13 @@ with, so these functions follow that code:
 
 * L1 redundant loads (``popt_L1Rover``, ``L1coverage``): the L1 allocation of one block (its
   load lines at 128 B) over the geometric mean of the L1 capacity and 128 KiB,
-  ``o_L1 = V_alloc,block / sqrt(L1 bytes * 128 KiB)`` (not multiplied by the blocks per SM:
-  the code notes that the resident blocks are in different phases);
+  ``V_alloc,block / sqrt(L1 bytes * 128 KiB)`` (not multiplied by the blocks per SM: the code
+  notes that the resident blocks are in different phases). The curve was fitted on an A100, whose
+  L1 holds 192 KiB; warpspeed scales the capacity linearly from there,
+  ``o_L1 = V_alloc,block / (L1 bytes * sqrt(128 KiB / 192 KiB))``, which equals the reference
+  definition on the A100 and gives a larger L1 its full capacity (on the H200's 256 KiB this puts
+  the L2 -> L1 load of three profiled blocks of the 25-point star at +1, +5 and +9 % of the
+  measured; the square-root definition at +10, +7 and +13 %; ``fits/data/H200/``);
 * z layer overlaps (``popt_WaveOverlapRover1``, ``waveOverlapOversubscription``): the volume
   of the previous-neighbour set plus the wave's load volume minus their overlap, i.e. the
   lines of ``A(P_z) ∪ L(W)`` at the DRAM transfer granularity, over the L2 capacity,
@@ -51,6 +56,10 @@ import math
 #: oversubscription, ``sqrt(sizeL1) * sqrt(128 * 1024)`` (bytes; te42kyfo/warpspeed,
 #: warpspeed/predict_metrics.py, DerivedMetrics.L1coverage, commit 2ad0722c).
 REFERENCE_L1_SCALE_BYTES = 128 * 1024
+#: The L1 capacity of the A100 the L1 curve was fitted on (192 KiB combined L1/shared per SM;
+#: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020): the capacity at which the linear
+#: scaling of :func:`l1_oversubscription` equals the reference definition.
+REFERENCE_L1_BYTES = 192 * 1024
 
 #: The second factor of the geometric mean in the reference implementation's L2
 #: oversubscription, ``sqrt(sizeL2) * 2 * 1024 = sqrt(sizeL2 * 4 MiB)`` (bytes; same file,
@@ -65,10 +74,10 @@ def redundant_bytes_per_lup(requested: float, compulsory: float) -> float:
 
 
 def l1_oversubscription(l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
-    """``o_L1 = V_alloc,block / sqrt(l1_bytes * 128 KiB)``: one block's L1 allocation (bytes)
-    over the geometric mean of the L1 capacity and :data:`REFERENCE_L1_SCALE_BYTES`
-    (dimensionless; module docstring)."""
-    return l1_alloc_bytes_per_block / math.sqrt(l1_bytes * REFERENCE_L1_SCALE_BYTES)
+    """``o_L1 = V_alloc,block / (l1_bytes * sqrt(128 KiB / 192 KiB))``: one block's L1 allocation
+    (bytes) over the L1 capacity scaled linearly from the reference definition's
+    (:data:`REFERENCE_L1_SCALE_BYTES`, :data:`REFERENCE_L1_BYTES`; dimensionless; module docstring)."""
+    return l1_alloc_bytes_per_block / (l1_bytes * math.sqrt(REFERENCE_L1_SCALE_BYTES / REFERENCE_L1_BYTES))
 
 
 def layer_oversubscription(layer_bytes: float, l2_bytes: float) -> float:

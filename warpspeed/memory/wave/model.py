@@ -115,7 +115,7 @@ class WaveModel:
 
         Args:
             info: launch geometry and representative wave (from ``analyze_launch``).
-            device: supplies the L2's ``effective_bytes`` and the default granularity.
+            device: supplies the L2's layer capacity (``layer_capacity``) and the default granularity.
             granularity_bytes: line size in bytes of every count (default
                 ``device.l2.sector_bytes``, the DRAM fetch granularity).
             first_block: first block of the wave (default ``info.wave.first_block``); the wave
@@ -126,7 +126,7 @@ class WaveModel:
         gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         _check_granularity(gran, "granularity_bytes")
         first = info.wave.first_block if first_block is None else first_block
-        return self._volumes_many(launch, info.wave.blocks, (first,), gran, device.l2.effective_bytes)[0]
+        return self._volumes_many(launch, info.wave.blocks, (first,), gran, device.l2.layer_capacity)[0]
 
     def _check_domain(self, launch: Launch) -> None:
         if tuple(launch.domain) != tuple(self.compiled.kernel.domain):
@@ -218,7 +218,7 @@ class WaveModel:
         gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         _check_granularity(gran, "granularity_bytes")
         key = (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), info.wave.blocks, gran,
-               device.l2.effective_bytes, exact, exact_budget)
+               device.l2.layer_capacity, exact, exact_budget)
         return self._grids.get(key, lambda: self._grid_volumes(info, device, granularity_bytes, exact, exact_budget))
 
     def _grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None, exact: bool,
@@ -232,7 +232,7 @@ class WaveModel:
                 classes, method = distinct, "exact"
         gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         volumes = self._volumes_many(info.launch, info.wave.blocks, [c.first_block for c in classes], gran,
-                                     device.l2.effective_bytes)
+                                     device.l2.layer_capacity)
         return GridWaveVolumes(tuple(WaveClassVolumes(c, v) for c, v in zip(classes, volumes)), method)
 
     def group_load_lines(self, launch: Launch, ranges: Sequence[tuple[int, int]],
