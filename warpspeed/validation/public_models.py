@@ -98,7 +98,9 @@ MEGA, GIGA = 1e6, 1e9
 # --- bounds (percent): (MAPE, worst point) per dataset kind and model ---------------------------
 #: gpu-stream scale: the roofline takes each device's Little's-law DRAM curve, fitted to these
 #: sweeps (1.8-3.8 % today; worst -15 %, H200 at 32 threads per block); the pipeline model
-#: follows the roofline's DRAM floor (1.9-4.0 %, worst -15.7 %, V100 at 32 threads); the
+#: follows the roofline's DRAM floor and adds the memory latency (1.9-4.4 %, worst -20.4 %, H200 at
+#: 32 threads: the latency of the GH100's pointer chase, 374.5 ns, where it took the A100's
+#: 551 cycles until every model read the device's one latency record); the
 #: interval model charges every warp its memory latency and is low at low occupancy (5.2-23.8 %,
 #: worst -35.7 %, H200 at 32 threads). The bounds leave a quarter to a third of headroom.
 #: gpu-roofline: the roofline and pipeline model over-predict the FP-bound tail of the A40 and
@@ -120,7 +122,7 @@ MEGA, GIGA = 1e6, 1e9
 #: shares the A100, H200 and L40 rows below 4 MiB; the A40 borrows the median overhead: 18 %).
 BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("stream", "roofline"): (6.0, 20.0), ("stream", "interval"): (30.0, 45.0),
-    ("stream", "pipeline"): (6.0, 20.0),
+    ("stream", "pipeline"): (6.0, 25.0),
     ("roofline", "roofline"): (20.0, 80.0), ("roofline", "interval"): (35.0, 55.0),
     ("roofline", "pipeline"): (20.0, 80.0),
     ("small", "roofline"): (200.0, 450.0), ("small", "interval"): (40.0, 95.0),
