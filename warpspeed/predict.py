@@ -43,8 +43,8 @@ from warpspeed.memory.l1 import l1_cycles
 from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
 from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
-from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
-from warpspeed.perf.roofline import four_limiter, two_limiter
+from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
+from warpspeed.roofline.limits import four_limiter, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
 from warpspeed.prediction import Prediction

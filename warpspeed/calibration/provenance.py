@@ -81,7 +81,7 @@ class Calibration:
 
 
 def _memory(device: Device) -> Component:
-    from warpspeed.calibration.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
+    from warpspeed.measured.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
 
     what = "DRAM and L2 figures"
     if device.name in MEASURED_ON_ANOTHER_PART:

@@ -198,7 +198,7 @@ class CupyRunner:
                 f(grid, (threads_per_block,), args, shared_mem=pad)
 
         seconds = self._time(launch) / STREAM_BATCH
-        from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD
+        from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD
 
         return width * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
 
