@@ -254,13 +254,13 @@ def test_every_allowed_pair_still_imports_both_ways():
 def test_the_package_check_sees_two_packages_importing_each_other():
     """A fit importing a validation report while a validation report imports the fit is found,
     however far apart the two modules are inside their packages."""
-    graph = {"warpspeed.calibration.refit": _imports("warpspeed.calibration.refit", ast.parse(
+    graph = {"warpspeed.calibration.overlap_fit": _imports("warpspeed.calibration.overlap_fit", ast.parse(
                  "from warpspeed.validation.accuracy import accuracy_report")),
              "warpspeed.validation.public_models": _imports("warpspeed.validation.public_models", ast.parse(
                  "def f():\n    from warpspeed.calibration.launch import measured_rows\n")),
              "warpspeed": _imports("warpspeed", ast.parse("from warpspeed.predict import Predictor"))}
     assert mutual_packages(graph) == {("warpspeed.calibration", "warpspeed.validation"): [
-        ("warpspeed.calibration.refit", "warpspeed.validation.accuracy"),
+        ("warpspeed.calibration.overlap_fit", "warpspeed.validation.accuracy"),
         ("warpspeed.validation.public_models", "warpspeed.calibration.launch")]}
 
 

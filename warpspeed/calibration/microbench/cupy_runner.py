@@ -104,7 +104,7 @@ class CupyRunner:
 
     def _time(self, launch, repeats: int = REPEATS, warmup: int = WARMUP) -> float:
         """Least seconds of ``launch()`` over ``repeats`` timed calls (CUDA events)."""
-        from warpspeed.validation.runners import event_seconds
+        from warpspeed.calibration.microbench.event_timing import event_seconds
 
         return min(event_seconds(self.cp, launch, warmup, repeats))
 

@@ -299,7 +299,7 @@ def write_refit(result: RefitResult, path: str | Path, source: str, device: str 
     """Write the refitted family with provenance (``source``: the measurement file)."""
     method = (f"scipy.optimize.curve_fit (trf) of the Gompertz miss rate on hit rates derived from measured "
               f"L2 and DRAM volumes (Ernst et al., J. Parallel Distrib. Comput. 2023, sections 4.5 and 5.6; "
-              f"warpspeed.calibration.refit); {result.fit_rows} fit rows, every "
+              f"warpspeed.validation.refit); {result.fit_rows} fit rows, every "
               f"{result.holdout_every}th row held out ({result.held_out_rows} rows)")
     refitted = ", ".join(result.fitted) or "none"
     provenance = Provenance(source=source, date=date or _dt.date.today().isoformat(),
