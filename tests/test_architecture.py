@@ -126,20 +126,18 @@ def test_no_import_cycles():
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("warpspeed", "warpspeed.errors", "warpspeed.lazy", "warpspeed.memo", "warpspeed.files", "warpspeed.kernel",
      "warpspeed.hardware"),
+    ("warpspeed.measured",),
     ("warpspeed.launch",),
     ("warpspeed.memory",),
-    ("warpspeed.perf", "warpspeed.prediction", "warpspeed.predict"),
+    ("warpspeed.roofline", "warpspeed.prediction", "warpspeed.predict"),
     ("warpspeed.trace", "warpspeed.sass"),
-    ("warpspeed.estimate", "warpspeed.perf.time_model", "warpspeed.overlap", "warpspeed.interval",
+    ("warpspeed.estimate", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",
      "warpspeed.pipeline", "warpspeed.power"),
     ("warpspeed.models",),
     ("warpspeed.rank", "warpspeed.compare", "warpspeed.summary", "warpspeed.plots", "warpspeed.studies",
      "warpspeed.validation", "warpspeed.calibration"),
     ("warpspeed.cli",),
 )
-#: Modules that re-export a higher layer's names under an older path (the accuracy report names
-#: these paths, and the redesign left ``docs/accuracy.md`` as it was).
-RE_EXPORTS = {"warpspeed.perf.sustained", "warpspeed.perf.device_figures"}
 
 
 def _layer(module: str) -> int | None:
@@ -157,7 +155,7 @@ def test_every_core_module_has_a_layer():
 
 def test_modules_import_only_from_their_layer_and_below():
     graph = import_graph()
-    upward = sorted((m, d) for m, deps in graph.items() if m.startswith("warpspeed.") and m not in RE_EXPORTS
+    upward = sorted((m, d) for m, deps in graph.items() if m.startswith("warpspeed.")
                     for d in deps if d.startswith("warpspeed") and _layer(d) > _layer(m))
     assert not upward, "imports from a higher layer: " + "; ".join(f"{m} -> {d}" for m, d in upward)
 
@@ -167,6 +165,103 @@ def test_the_layer_check_sees_an_upward_import():
     tree = ast.parse("def f():\n    from warpspeed.rank import RankRow\n")
     deps = _imports("warpspeed.memory.l1", tree)
     assert deps == {"warpspeed.rank"} and _layer("warpspeed.rank") > _layer("warpspeed.memory.l1")
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def calibration_users_below(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, calibration module it imports) for every core module in a layer below calibration's."""
+    top = _layer("warpspeed.calibration")
+    return sorted((m, d) for m, deps in graph.items() if m.startswith("warpspeed.") and _layer(m) < top
+                  for d in deps if _inside(d, "warpspeed.calibration"))
+
+
+def measured_imports_from_above(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, import) for every module of the stored figures that imports from the predictor's
+    layer or above (the predictor, the models, validation, calibration, the command line)."""
+    limit = _layer("warpspeed.predict")
+    return sorted((m, d) for m, deps in graph.items() if _inside(m, "warpspeed.measured")
+                  for d in deps if d.startswith("warpspeed") and _layer(d) >= limit)
+
+
+def test_calibration_is_imported_only_from_the_top():
+    found = calibration_users_below(import_graph())
+    assert not found, "calibration imported from below: " + "; ".join(f"{m} -> {d}" for m, d in found)
+
+
+def test_the_stored_figures_import_no_model_predictor_validation_or_calibration():
+    assert _layer("warpspeed.predict") < _layer("warpspeed.estimate") < _layer("warpspeed.calibration")
+    assert _layer("warpspeed.measured") < _layer("warpspeed.predict")
+    found = measured_imports_from_above(import_graph())
+    assert not found, "stored figures importing from above: " + "; ".join(f"{m} -> {d}" for m, d in found)
+
+
+def test_the_direction_checks_see_a_wrong_import():
+    """A model importing a fit, and a reader of the stored figures importing a model or a fit, are found."""
+    graph = {"warpspeed.overlap.model": _imports("warpspeed.overlap.model",
+                                                 ast.parse("from warpspeed.calibration.overlap_fit import fit_overlap")),
+             "warpspeed.measured.sustained": _imports("warpspeed.measured.sustained", ast.parse(
+                 "def f():\n    from warpspeed.calibration.launch import fit_launch\n"
+                 "    from warpspeed.interval.model import IntervalModel\n"))}
+    assert calibration_users_below(graph) == [("warpspeed.measured.sustained", "warpspeed.calibration.launch"),
+                                              ("warpspeed.overlap.model", "warpspeed.calibration.overlap_fit")]
+    assert measured_imports_from_above(graph) == [("warpspeed.measured.sustained", "warpspeed.calibration.launch"),
+                                                  ("warpspeed.measured.sustained", "warpspeed.interval.model")]
+
+
+def _package(module: str) -> str | None:
+    """The package of ``warpspeed`` a module is part of: ``warpspeed.<name>`` (a subpackage or a
+    top-level module); None for ``warpspeed`` itself (it re-exports the API) and other top packages."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "warpspeed" and len(parts) > 1 else None
+
+
+def mutual_packages(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(package a, package b), a < b, -> the module imports both ways, for every two packages of
+    ``warpspeed`` that import each other."""
+    edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for m, deps in graph.items():
+        for d in deps:
+            a, b = _package(m), _package(d)
+            if a and b and a != b:
+                edges.setdefault((a, b), []).append((m, d))
+    return {(a, b): sorted(edges[(a, b)] + edges[(b, a)]) for a, b in edges if a < b and (b, a) in edges}
+
+
+#: Packages that import each other, and why that is the design rather than a cycle to break.
+MUTUAL_PACKAGES = {
+    # The roofline spans two layers: its limits (roofline.limits) sit below the Prediction that
+    # records them, its time model (roofline.time_model) beside the other time models, above it.
+    ("warpspeed.prediction", "warpspeed.roofline"),
+    # One layer: the SASS reader returns the trace's instruction records (trace.instructions,
+    # trace.derived), and the trace builder (trace.build) calls the reader for a kernel's SASS.
+    ("warpspeed.sass", "warpspeed.trace"),
+}
+
+
+def test_no_two_packages_import_each_other():
+    found = {pair: edges for pair, edges in mutual_packages(import_graph()).items() if pair not in MUTUAL_PACKAGES}
+    assert not found, "packages importing each other: " + "; ".join(
+        f"{a} <-> {b} ({', '.join(f'{m} -> {d}' for m, d in edges)})" for (a, b), edges in found.items())
+
+
+def test_every_allowed_pair_still_imports_both_ways():
+    assert MUTUAL_PACKAGES <= set(mutual_packages(import_graph()))
+
+
+def test_the_package_check_sees_two_packages_importing_each_other():
+    """A fit importing a validation report while a validation report imports the fit is found,
+    however far apart the two modules are inside their packages."""
+    graph = {"warpspeed.calibration.overlap_fit": _imports("warpspeed.calibration.overlap_fit", ast.parse(
+                 "from warpspeed.validation.accuracy import accuracy_report")),
+             "warpspeed.validation.public_models": _imports("warpspeed.validation.public_models", ast.parse(
+                 "def f():\n    from warpspeed.calibration.launch import measured_rows\n")),
+             "warpspeed": _imports("warpspeed", ast.parse("from warpspeed.predict import Predictor"))}
+    assert mutual_packages(graph) == {("warpspeed.calibration", "warpspeed.validation"): [
+        ("warpspeed.calibration.overlap_fit", "warpspeed.validation.accuracy"),
+        ("warpspeed.validation.public_models", "warpspeed.calibration.launch")]}
 
 
 def test_importlib_only_in_the_catalog_and_the_resources_module():
@@ -245,10 +340,10 @@ def test_the_data_path_is_defined_once():
 
 
 def test_limiter_names_are_defined_once():
-    """The four limiters are listed in warpspeed/perf/roofline.py only; everything else uses LIMITERS."""
-    from warpspeed.perf.roofline import LIMITERS
+    """The four limiters are listed in warpspeed/roofline/limits.py only; everything else uses LIMITERS."""
+    from warpspeed.roofline.limits import LIMITERS
 
-    assert _modules_listing(set(LIMITERS), len(LIMITERS)) == {"warpspeed.perf.roofline"}
+    assert _modules_listing(set(LIMITERS), len(LIMITERS)) == {"warpspeed.roofline.limits"}
 
 
 @pytest.mark.parametrize("name", ["Predictor", "Prediction", "Kernel", "load_device"])

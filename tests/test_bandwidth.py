@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from warpspeed.errors import FitError, WarpspeedError
-from warpspeed.calibration.bandwidth import fit_stream_kernel
-from warpspeed.calibration.public_data import (BENCHMARKS, SizeSweep, load_latency, load_size_sweep,
+from warpspeed.measured.stream_curve import fit_stream_kernel
+from warpspeed.measured.public_data import (BENCHMARKS, SizeSweep, load_latency, load_size_sweep,
                                                load_stream, parse_public_csv, public_parts,
                                                read_public_csv)
-from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth, bytes_in_flight, littles_law_bandwidth
-from warpspeed.calibration.sustained import cache_step, measured_part, stream_summary
+from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth, bytes_in_flight, littles_law_bandwidth
+from warpspeed.measured.sustained import cache_step, measured_part, stream_summary
 
 MiB = 2**20
 KiB = 1024

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 from warpspeed.calibration.calibrate import write_device_file
 from warpspeed.calibration.microbench.suite import GpuInfo, RooflineRun, coarse_first, geometric, run_suite
 from warpspeed.calibration.own_figures import own_figures
-from warpspeed.calibration.raw_tables import check_table, read_table, table_path
+from warpspeed.measured.raw_tables import check_table, read_table, table_path
 from warpspeed.cli.main import main
 from warpspeed.hardware.device import load_device
 

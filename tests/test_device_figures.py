@@ -2,7 +2,7 @@
 
 The sustained figures in ``warpspeed/hardware/devices/*.toml`` are re-derived here from the stored
 gpu-benches rows (D. Ernst, https://github.com/te42kyfo/gpu-benches; fits/data/public/) through
-:mod:`warpspeed.calibration.device_figures`, so that the files and the data cannot drift apart; a few
+:mod:`warpspeed.measured.device_figures`, so that the files and the data cannot drift apart; a few
 anchors are checked against rows read off the data files by hand.
 """
 
@@ -14,7 +14,7 @@ from importlib import resources
 import pytest
 
 from warpspeed.hardware.device import device_names, load_device
-from warpspeed.calibration.device_figures import MEASURED_AS, device_figures
+from warpspeed.measured.device_figures import MEASURED_AS, device_figures
 
 #: Files write bandwidths and latencies to 0.1 and the curve exponent to 0.001.
 GB_S_ABS = 0.051

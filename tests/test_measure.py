@@ -492,7 +492,7 @@ def test_measure_with_the_real_predictor_matches_and_reevaluates():
     re-evaluation from those columns with the same curves reproduces the predicted volumes."""
     from warpspeed.kernel.catalog import resolve_kernel
     from warpspeed.predict import Predictor
-    from warpspeed.calibration.refit import reevaluate
+    from warpspeed.validation.refit import reevaluate
 
     domain = (640, 512, 512)
     configs = [Config((32, 8, 4)), Config((64, 16, 1), (1, 2, 1)), Config((8, 8, 16), (1, 1, 2))]

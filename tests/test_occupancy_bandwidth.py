@@ -17,7 +17,7 @@ from warpspeed.errors import DeviceError
 from warpspeed.summary import prediction_record
 from warpspeed.hardware.device import DRAM_CURVE_FIELDS, device_names, load_device
 from warpspeed.kernel.builtin import copy_kernel
-from warpspeed.perf.occupancy_bandwidth import bytes_per_thread_in_flight, launch_dram_bandwidth
+from warpspeed.memory.dram_bandwidth import bytes_per_thread_in_flight, launch_dram_bandwidth
 from warpspeed.predict import Predictor
 
 #: Largest single-row error of the H200 curve (stencil1d3pt fit) on its own rows is 8.1 %

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from warpspeed.calibration import refit as rf
+from warpspeed.validation import refit as rf
 from warpspeed.memory.capacity import load_curves
 from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.validation.measurement_csv import write_measurement_csv

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from warpspeed.perf.roofline import four_limiter, two_limiter
+from warpspeed.roofline.limits import four_limiter, two_limiter
 from warpspeed.summary import prediction_record
 
 

@@ -6,7 +6,7 @@ differently:
 
 - ``overlap`` (:mod:`warpspeed.overlap`, the default): the roofline's volumes with the L1 miss
   stage, the wave-end latency and imperfect overlap of L1 and DRAM;
-- ``roofline`` (:mod:`warpspeed.perf.time_model`): the paper's four-limiter roofline;
+- ``roofline`` (:mod:`warpspeed.roofline.time_model`): the paper's four-limiter roofline;
 - ``interval`` (:mod:`warpspeed.interval`): the AMALI interval model, cycles as a CPI stack of
   Nsight Compute stall reasons;
 - ``pipeline`` (:mod:`warpspeed.pipeline`): an instruction dependence graph simulated block by
@@ -30,7 +30,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.estimate import GHZ, EnergyEstimate, ModelEstimate, TimeModel
 from warpspeed.interval.time_model import INTERVAL
 from warpspeed.overlap.time_model import OVERLAP
-from warpspeed.perf.time_model import ROOFLINE, roofline_estimate
+from warpspeed.roofline.time_model import ROOFLINE, roofline_estimate
 from warpspeed.pipeline.time_model import PIPELINE
 from warpspeed.power.energy_model import ENERGY
 

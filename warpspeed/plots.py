@@ -20,7 +20,7 @@ import numpy as np
 
 from warpspeed.files.figure import FIGURE_DPI, new_figure, save_figure
 from warpspeed.models import MODELS, ROOFLINE_MODEL
-from warpspeed.perf.roofline import LIMITERS
+from warpspeed.roofline.limits import LIMITERS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

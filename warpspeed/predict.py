@@ -22,8 +22,8 @@ Every level's demand is computed here, once per configuration; the time models
    :mod:`warpspeed.memory.dram`) at the L2's layer capacity, averaged over the full waves of the
    grid (one representative wave per class of waves);
 6. the achievable DRAM bandwidth at the launch's bytes in flight
-   (:mod:`warpspeed.perf.occupancy_bandwidth`);
-7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.perf.roofline`).
+   (:mod:`warpspeed.memory.dram_bandwidth`);
+7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.roofline.limits`).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from warpspeed.memory.l1_misses import first_level_demand
 from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
 from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
-from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
-from warpspeed.perf.roofline import four_limiter, two_limiter
+from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
+from warpspeed.roofline.limits import four_limiter, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
 from warpspeed.prediction import Prediction

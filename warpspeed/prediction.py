@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from warpspeed.memory.l1_misses import L1MissCosts
     from warpspeed.memory.levels.traffic import LevelTraffic
     from warpspeed.memory.wave.average import GridWaveVolumes
-    from warpspeed.perf.occupancy_bandwidth import DramBandwidth
-    from warpspeed.perf.roofline import Roofline, TwoLimiter
+    from warpspeed.memory.dram_bandwidth import DramBandwidth
+    from warpspeed.roofline.limits import Roofline, TwoLimiter
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from warpspeed.models import (
     shared_trace,
 )
 from warpspeed.launch.space import Config, configuration_space
-from warpspeed.perf.roofline import LIMITERS
+from warpspeed.roofline.limits import LIMITERS
 from warpspeed.trace.document import Trace
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from warpspeed.calibration.device_toml import device_file_text
 from warpspeed.calibration.own_figures import OwnFigures, own_figures
-from warpspeed.calibration.raw_tables import write_whole
+from warpspeed.measured.raw_tables import write_whole
 from warpspeed.errors import DeviceError, WarpspeedError
 from warpspeed.files.names import NAME_RULE, is_name
 from warpspeed.hardware.device import Device, device_from_text, device_text, load_device

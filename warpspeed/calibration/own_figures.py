@@ -1,6 +1,6 @@
 """The fitting half of ``warpspeed calibrate``: raw tables in, device figures out (no GPU needed).
 
-Every figure is read off the raw tables (:mod:`warpspeed.calibration.raw_tables`) by the same
+Every figure is read off the raw tables (:mod:`warpspeed.measured.raw_tables`) by the same
 rules that derived the shipped device files from the public gpu-benches tables (D. Ernst, GPU
 microbenchmarks, https://github.com/te42kyfo/gpu-benches; Ernst, Holzer, Hager, Knorr, Wellein:
 "Analytical Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel
@@ -10,16 +10,16 @@ and Distributed Computing, 2023); no rule is restated here:
     SMs, maximum SM clock, L2 size, shared memory, registers and thread limits as the CUDA runtime
     reports them, and the board power limit from nvidia-smi: taken as they are.
 ``gpu-stream``
-    sustained DRAM bandwidth (:func:`~warpspeed.calibration.sustained.summarize_stream`: the
+    sustained DRAM bandwidth (:func:`~warpspeed.measured.sustained.summarize_stream`: the
     best mixed read/write kernel at the highest occupancy) and the achievable-DRAM curve
-    (:func:`~warpspeed.calibration.bandwidth.fit_stream_kernel` on the first kernel of
-    :data:`~warpspeed.calibration.device_figures.CURVE_KERNELS` the table has).
+    (:func:`~warpspeed.measured.stream_curve.fit_stream_kernel` on the first kernel of
+    :data:`~warpspeed.measured.device_figures.CURVE_KERNELS` the table has).
 ``gpu-l2-cache`` / ``gpu-cache``
     L2 bandwidth (level plateau) and effective L2 capacity, L1 capacity
-    (:func:`~warpspeed.calibration.sustained.cache_step`, capped at the nominal size by
-    :func:`~warpspeed.calibration.device_figures.capped_onset`).
+    (:func:`~warpspeed.measured.sustained.cache_step`, capped at the nominal size by
+    :func:`~warpspeed.measured.device_figures.capped_onset`).
 ``gpu-latency``
-    L1, L2 and DRAM pointer-chase latencies (:func:`~warpspeed.calibration.sustained.latency_levels`).
+    L1, L2 and DRAM pointer-chase latencies (:func:`~warpspeed.measured.sustained.latency_levels`).
 ``gpu-small-kernels``
     the per-launch overhead ``k`` (:func:`~warpspeed.calibration.launch.fit_overhead`, the block
     dispatch time held at the value shared by every fitted GPU, ``fits/kernel-launch.toml``),
@@ -46,7 +46,7 @@ from typing import Callable
 
 import numpy as np
 
-from warpspeed.calibration.raw_tables import TABLES, RawTable, failure_of, read_table
+from warpspeed.measured.raw_tables import TABLES, RawTable, failure_of, read_table
 from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.hardware.device import Device
 
@@ -110,7 +110,7 @@ def _file(table: RawTable) -> str:
 
 
 def _data_file(table: RawTable):
-    from warpspeed.calibration.public_data import parse_public_csv
+    from warpspeed.measured.public_data import parse_public_csv
 
     return parse_public_csv(table.text, table.name, table.path.stem)
 
@@ -139,10 +139,10 @@ def _query(table: RawTable) -> list[Measured]:
 
 
 def _stream(table: RawTable) -> list[Measured]:
-    from warpspeed.calibration.bandwidth import fit_stream_kernel
-    from warpspeed.calibration.device_figures import CURVE_KERNELS
-    from warpspeed.calibration.public_data import stream_sweep
-    from warpspeed.calibration.sustained import summarize_stream
+    from warpspeed.measured.stream_curve import fit_stream_kernel
+    from warpspeed.measured.device_figures import CURVE_KERNELS
+    from warpspeed.measured.public_data import stream_sweep
+    from warpspeed.measured.sustained import summarize_stream
 
     sweep = stream_sweep(_data_file(table))
     s = summarize_stream(sweep)
@@ -163,9 +163,9 @@ def _stream(table: RawTable) -> list[Measured]:
 
 
 def _l2(table: RawTable) -> list[Measured]:
-    from warpspeed.calibration.device_figures import capped_onset
-    from warpspeed.calibration.public_data import size_sweep
-    from warpspeed.calibration.sustained import cache_step
+    from warpspeed.measured.device_figures import capped_onset
+    from warpspeed.measured.public_data import size_sweep
+    from warpspeed.measured.sustained import cache_step
 
     step = cache_step(size_sweep(_data_file(table)), "l2")
     onset = capped_onset(step, MIB, "MiB", 2)
@@ -177,9 +177,9 @@ def _l2(table: RawTable) -> list[Measured]:
 
 
 def _l1(table: RawTable) -> list[Measured]:
-    from warpspeed.calibration.device_figures import capped_onset
-    from warpspeed.calibration.public_data import size_sweep
-    from warpspeed.calibration.sustained import cache_step
+    from warpspeed.measured.device_figures import capped_onset
+    from warpspeed.measured.public_data import size_sweep
+    from warpspeed.measured.sustained import cache_step
 
     step = cache_step(size_sweep(_data_file(table)), "l1")
     onset = capped_onset(step, KIB, "KiB", 1)
@@ -188,8 +188,8 @@ def _l1(table: RawTable) -> list[Measured]:
 
 
 def _latency(table: RawTable) -> list[Measured]:
-    from warpspeed.calibration.public_data import latency_sweep
-    from warpspeed.calibration.sustained import latency_levels
+    from warpspeed.measured.public_data import latency_sweep
+    from warpspeed.measured.sustained import latency_levels
 
     sweep = latency_sweep(_data_file(table))
     lat = latency_levels(sweep)

@@ -31,7 +31,7 @@ CDNA_L1_FITTED_ON = "MI210"
 #: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
 OVERLAP_FITTED_ON = "H200"
 #: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
-#: chip, memory system and clock; :data:`warpspeed.calibration.device_figures.MEASURED_AS`).
+#: chip, memory system and clock; :data:`warpspeed.measured.device_figures.MEASURED_AS`).
 MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
 
 
@@ -81,7 +81,7 @@ class Calibration:
 
 
 def _memory(device: Device) -> Component:
-    from warpspeed.calibration.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
+    from warpspeed.measured.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
 
     what = "DRAM and L2 figures"
     if device.name in MEASURED_ON_ANOTHER_PART:

@@ -22,7 +22,7 @@ DEFAULT_BASE = "H100-SXM5-80GB"
 
 
 def _benchmarks(text: str | None) -> tuple[str, ...] | None:
-    from warpspeed.calibration.raw_tables import TABLES
+    from warpspeed.measured.raw_tables import TABLES
     from warpspeed.errors import WarpspeedError
 
     if text is None:
@@ -70,7 +70,7 @@ def calibrate(out_path: str, base: str, device_name: str | None, budget: float, 
     See docs/calibrate.md.
     """
     from warpspeed.calibration.calibrate import write_device_file
-    from warpspeed.calibration.raw_tables import table_folder
+    from warpspeed.measured.raw_tables import table_folder
     from warpspeed.hardware.device import load_device
 
     out = Path(out_path)

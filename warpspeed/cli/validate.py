@@ -225,7 +225,7 @@ def refit(csv_path: str, family: str, out_path: str, holdout_every: int, as_json
     """Refit the capacity curves on measured data; write them with provenance."""
     from warpspeed.memory.capacity import CURVE_NAMES
     from warpspeed.validation.measurement_csv import read_measurement_csv
-    from warpspeed.calibration.refit import refit as run_refit, write_refit
+    from warpspeed.validation.refit import refit as run_refit, write_refit
 
     table = read_measurement_csv(csv_path)
     result = run_refit(table, family, holdout_every=holdout_every)

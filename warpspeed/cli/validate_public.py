@@ -164,7 +164,7 @@ def _kernel_transfer():
 def _validate_device(device_name: str | None, tables_dir: str | None, write_docs: bool, out_path: str | None,
                      as_json: bool, wide: bool) -> None:
     """``validate --device``: the device against the tables of its calibration (or ``--tables``)."""
-    from warpspeed.calibration.raw_tables import table_folder
+    from warpspeed.measured.raw_tables import table_folder
     from warpspeed.errors import WarpspeedError
     from warpspeed.hardware.device import load_device
     from warpspeed.validation.own_tables import own_datasets

@@ -31,7 +31,7 @@ MHZ_PER_GHZ = 1000.0
 #: Fields that are not scalars: the memory levels and the models' tables (checked here, by
 #: :mod:`warpspeed.hardware.ranges`).
 _TABLE_FIELDS = ("memory", "tables")
-#: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`): all or none.
+#: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
 #: Pointer-chase latency of DRAM: optional, present where measured (the caches' are their levels').
 LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")

@@ -33,7 +33,7 @@ from warpspeed.files.names import check_name
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
 #: 14.5-762 ns, curve sharpness 1.47-6.27 (at least 1 by the curve's definition,
-#: :mod:`warpspeed.perf.bandwidth`).
+#: :mod:`warpspeed.hardware.dram_curve`).
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "clock_ghz": (0.1, 10.0),
     "dram_bandwidth_gb_s": (1.0, 1e6),

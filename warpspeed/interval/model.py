@@ -48,7 +48,7 @@ from warpspeed.interval.latency import dram_store_ratio, instruction_cost
 from warpspeed.interval.multiwarp import BATCH_KEYS, GB, batch_stack
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval, profile
-from warpspeed.perf.roofline import LIMITERS
+from warpspeed.roofline.limits import LIMITERS
 from warpspeed.trace.document import Trace
 
 #: Every entry of the CPI stack, in the order reports show them.

@@ -55,7 +55,7 @@ larger footprint per lup than one inside a plane), so the predictor passes
 waves (:mod:`warpspeed.memory.wave.classes`, :mod:`warpspeed.memory.wave.average`):
 compulsory volumes and overlaps weighted by lattice updates, oversubscription factors by
 waves. The equations are applied once, to these averages, so every DRAM volume is a function of
-the reported averages (the refit, :mod:`warpspeed.calibration.refit`, re-evaluates it from
+the reported averages (the refit, :mod:`warpspeed.validation.refit`, re-evaluates it from
 them); applying the curves to each class and averaging the results instead changes the DRAM
 volume of the paper's 168 stencil configurations by at most 3.0e-3 relative (8 x 128 x 1 with
 2y folding, whose classes differ in their band oversubscription). The exact average

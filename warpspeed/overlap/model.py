@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Mapping
 from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1_misses import L1MissCosts
 from warpspeed.memory.sectors import sector_cost
-from warpspeed.overlap.params import OverlapParams
 from warpspeed.errors import WarpspeedError
-from warpspeed.perf.roofline import LIMITERS
+from warpspeed.overlap.params import OverlapParams
+from warpspeed.roofline.limits import LIMITERS
 
 if TYPE_CHECKING:
     from warpspeed.memory.dram import DramVolumes
@@ -216,7 +216,7 @@ def launch_dram_gb_s(prediction: "Prediction") -> float:
     at 4 and 8 blocks of 512 and 256 threads, where the two-block curve gives 3.0 TB/s; this rule gives
     3.65 and 3.87 TB/s. At one or two blocks the launch keeps the fitted curve (and its cap, the
     device's sustained bandwidth)."""
-    from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth
+    from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth
 
     bandwidth, device = prediction.dram_bandwidth, prediction.device
     k = prediction.launch.occupancy.blocks_per_sm

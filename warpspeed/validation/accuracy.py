@@ -14,10 +14,10 @@ measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen data
   top-k (k = 5) are among the predicted top-k;
 * the phenomenological variant (section 5.8: "a phenomenological prediction that uses the same
   performance model but measured data volumes"): the four-limiter roofline
-  (:func:`warpspeed.perf.roofline.four_limiter`) fed with the row's measured L1 wavefronts per
+  (:func:`warpspeed.roofline.limits.four_limiter`) fed with the row's measured L1 wavefronts per
   lup (as the L1 cycles), L2 load plus store and DRAM load plus store volumes, with the DRAM
   bandwidth the launch achieves at the measured DRAM volume
-  (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, from the row's resident
+  (:func:`warpspeed.memory.dram_bandwidth.launch_dram_bandwidth`, from the row's resident
   threads, registers and folding; the device's sustained bandwidth when the row lacks them) and
   the predicted FP limit (the measurement counts no FP work; the authors' code takes its
   predicted FP limit into the phenomenological minimum too: te42kyfo/warpspeed,
@@ -41,9 +41,9 @@ from typing import Any, Mapping, Sequence
 from warpspeed.errors import DeviceError
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
+from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
 from warpspeed.launch.space import CONFIG_COLUMNS
-from warpspeed.perf.roofline import LIMITERS, Roofline, four_limiter
+from warpspeed.roofline.limits import LIMITERS, Roofline, four_limiter
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
 from warpspeed.validation.measurement_csv import read_measurement_csv
 from warpspeed.validation.percent import AccuracyError, mape
@@ -217,7 +217,7 @@ def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_
 
 def row_dram_bandwidth(row: Mapping[str, Any], device: Device, dram_bytes_per_lup: float) -> float | None:
     """The DRAM bandwidth [GB/s] the row's launch achieves at ``dram_bytes_per_lup``
-    (:func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth`, the predictor's), from
+    (:func:`warpspeed.memory.dram_bandwidth.launch_dram_bandwidth`, the predictor's), from
     its resident threads (``pred_dram_resident_threads``), registers (``pred_registers``) and
     folding; None when the row lacks them."""
     threads, registers = _value(row, "pred_dram_resident_threads"), _value(row, "pred_registers")

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from warpspeed.errors import FitError
-from warpspeed.calibration.device_figures import MEASURED_AS
+from warpspeed.measured.device_figures import MEASURED_AS
 from warpspeed.validation.percent import mape
 from warpspeed.validation.strides import StrideRow
 

@@ -5,11 +5,11 @@ the tables in ``mygpu.calibration/`` (or another folder of tables in the same la
 public gpu-benches tables): one dataset per table that the device has a prediction for.
 
 DRAM (``gpu-stream``)
-    every row of the mixed read/write kernels (those a stencil's traffic resembles): :func:`~warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` at
+    every row of the mixed read/write kernels (those a stencil's traffic resembles): :func:`~warpspeed.memory.dram_bandwidth.launch_dram_bandwidth` at
     the row's resident threads and the kernel's bytes per thread, against the measured GB/s;
 L2 (``gpu-l2-cache``)
     the device's L2 bandwidth against the measured plateau, its effective capacity against the
-    measured 90 % onset (:func:`~warpspeed.calibration.sustained.cache_step`);
+    measured 90 % onset (:func:`~warpspeed.measured.sustained.cache_step`);
 latency (``gpu-latency``)
     the device's L1, L2 and DRAM latencies against the measured levels;
 launch (``gpu-small-kernels``)
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warpspeed.calibration.raw_tables import RawTable, read_table
+from warpspeed.measured.raw_tables import RawTable, read_table
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
 from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset
@@ -44,13 +44,13 @@ def _where(table: RawTable) -> tuple[tuple[str, str], ...]:
 
 
 def _stream(device: Device, table: RawTable) -> DatasetAccuracy:
-    from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD, parse_public_csv, stream_sweep
-    from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
+    from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD, parse_public_csv, stream_sweep
+    from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
     from warpspeed.validation.public import (STREAM_OTHER_MAPE_BOUND, STREAM_OTHER_WORST_BOUND,
                                              STREAM_REGISTERS_PER_THREAD)
 
     sweep = stream_sweep(parse_public_csv(table.text, table.name, table.path.stem))
-    from warpspeed.calibration.sustained import MIXED_KERNELS
+    from warpspeed.measured.sustained import MIXED_KERNELS
 
     points = []
     for kernel, measured in ((k, v) for k, v in sweep.bandwidth_gb_s.items() if k in MIXED_KERNELS):
@@ -64,8 +64,8 @@ def _stream(device: Device, table: RawTable) -> DatasetAccuracy:
 
 
 def _l2(device: Device, table: RawTable) -> tuple[DatasetAccuracy, ...]:
-    from warpspeed.calibration.public_data import parse_public_csv, size_sweep
-    from warpspeed.calibration.sustained import cache_step
+    from warpspeed.measured.public_data import parse_public_csv, size_sweep
+    from warpspeed.measured.sustained import cache_step
     from warpspeed.validation.public import L2_CAPACITY_MAPE_BOUND, L2_CAPACITY_WORST_BOUND
 
     step = cache_step(size_sweep(parse_public_csv(table.text, table.name, table.path.stem)), "l2")
@@ -80,8 +80,8 @@ def _l2(device: Device, table: RawTable) -> tuple[DatasetAccuracy, ...]:
 
 
 def _latency(device: Device, table: RawTable) -> DatasetAccuracy | None:
-    from warpspeed.calibration.public_data import latency_sweep, parse_public_csv
-    from warpspeed.calibration.sustained import latency_levels
+    from warpspeed.measured.public_data import latency_sweep, parse_public_csv
+    from warpspeed.measured.sustained import latency_levels
 
     levels = latency_levels(latency_sweep(parse_public_csv(table.text, table.name, table.path.stem)))
     pairs = (("L1", device.l1.latency_ns, levels.l1_ns), ("L2", device.l2.latency_ns, levels.l2_ns),

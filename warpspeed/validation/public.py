@@ -18,14 +18,14 @@ L1 bandwidth (``gpu-cache/*.csv``, NVIDIA parts)
     by SMs x clock (:mod:`warpspeed.validation.public_l1`).
 DRAM bandwidth against occupancy (``gpu-stream/*.csv``)
     per measured part, the built-in device that takes its figures
-    (:data:`warpspeed.calibration.device_figures.MEASURED_AS`) predicts each row's bandwidth with
-    :func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` at the row's resident
+    (:data:`warpspeed.measured.device_figures.MEASURED_AS`) predicts each row's bandwidth with
+    :func:`warpspeed.memory.dram_bandwidth.launch_dram_bandwidth` at the row's resident
     threads and the kernel's bytes per thread. Two datasets per device: the kernel the curve was
     fitted to (in-sample) and the other mixed read/write kernels (not fitted).
 L2 (``gpu-l2-cache/*.csv``)
     per device that takes a part's figures, the device file's L2 bandwidth against the measured
     plateau and its effective L2 capacity against the measured onset
-    (:func:`warpspeed.calibration.sustained.cache_step`).
+    (:func:`warpspeed.measured.sustained.cache_step`).
 Time models (:mod:`warpspeed.validation.public_models`)
     whole kernels (gpu-stream, gpu-roofline, gpu-small-kernels and FluidX3D's published D3Q19
     throughput) through the roofline, interval and pipeline models; one dataset per model and
@@ -40,10 +40,10 @@ from __future__ import annotations
 
 from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.calibration.device_figures import CURVE_KERNELS, MEASURED_AS
-from warpspeed.perf.occupancy_bandwidth import launch_dram_bandwidth
-from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
-from warpspeed.calibration.sustained import MIXED_KERNELS, cache_step
+from warpspeed.measured.device_figures import CURVE_KERNELS, MEASURED_AS
+from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
+from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
+from warpspeed.measured.sustained import MIXED_KERNELS, cache_step
 from warpspeed.files.stored import Traversable, as_file, stored_file
 from warpspeed.validation.datasets import (
     SOURCE_REPOSITORY,

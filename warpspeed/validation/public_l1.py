@@ -4,7 +4,7 @@
 element, a buffer that all threads of the block re-read, so each warp-level load reads 32
 consecutive elements. While the buffer fits the L1, the L1 sets the bandwidth. The measured L1
 bytes per cycle and SM are the level bandwidth of the sweep (median over data sets of 1/8 to 1/2
-of the nominal L1, :func:`warpspeed.calibration.sustained.cache_step`) divided by SMs x clock of the
+of the nominal L1, :func:`warpspeed.measured.sustained.cache_step`) divided by SMs x clock of the
 device measured as that part. The element size of each file is stated in its header
 (``element_bytes``, from the benchmark source at the file's commit).
 
@@ -36,8 +36,8 @@ from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.memory.first_level import CdnaBankedL1, CdnaVectorL1, first_level
 from warpspeed.memory.l1 import l1_cycles
-from warpspeed.calibration.public_data import load_size_sweep, public_parts, read_public_csv
-from warpspeed.calibration.sustained import cache_step
+from warpspeed.measured.public_data import load_size_sweep, public_parts, read_public_csv
+from warpspeed.measured.sustained import cache_step
 from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset as _dataset, device_of_part, source_of
 
 #: Threads per block of gpu-cache (one block per SM).

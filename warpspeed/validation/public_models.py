@@ -41,7 +41,7 @@ from warpspeed.calibration.launch import measured_rows, source_line
 from warpspeed.kernel.builtin import lbm_pull
 from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, load, store
 from warpspeed.models import TIME_MODELS, estimate_time
-from warpspeed.calibration.public_data import read_public_csv
+from warpspeed.measured.public_data import read_public_csv
 from warpspeed.power.benchmark import BLOCK_THREADS as ROOFLINE_BLOCK_THREADS
 from warpspeed.power.benchmark import roofline_benchmark
 from warpspeed.calibration.power import read_runs

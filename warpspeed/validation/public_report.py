@@ -42,7 +42,7 @@ _GROUPS = {
     "L1 bandwidth": ("L1 bandwidth per SM and cycle (gpu-cache)",
                      "Each file gives the bandwidth of one block of 256 threads per SM re-reading, with "
                      "contiguous loads, a buffer that fits the L1. The measured L1 bytes per cycle and SM "
-                     "are the plateau (`warpspeed/perf/sustained.py`) divided by SMs x clock of the device "
+                     "are the plateau (`warpspeed/measured/sustained.py`) divided by SMs x clock of the device "
                      "file; the model is the element size divided by the L1 cycles per thread of a "
                      "contiguous load (`warpspeed/validation/public_l1.py`). It checks each NVIDIA "
                      "family's data-pipe width and load/store threads per cycle, and on CDNA (16 B "
@@ -51,12 +51,12 @@ _GROUPS = {
     "DRAM": ("DRAM: stream bandwidth against occupancy (gpu-stream)",
              "Each file gives, for increasing numbers of resident threads, the bandwidth of streaming "
              "kernels (init, read, scale, triad and, where measured, 1-D stencils). The model is each "
-             "built-in device's achievable DRAM bandwidth (`warpspeed/perf/occupancy_bandwidth.py`): the "
+             "built-in device's achievable DRAM bandwidth (`warpspeed/memory/dram_bandwidth.py`): the "
              "device file's Little's-law curve at `Q` = resident threads x bytes the kernel moves per thread "
              "(scale and stencil1d3pt 16 B, triad 24 B), at most the file's sustained DRAM bandwidth."),
     "L2": ("L2: capacity and bandwidth (gpu-l2-cache)",
            "Each file gives the bandwidth of a read-only sum over a data set that all SMs re-read at full "
-           "occupancy, against the size of the data set. `warpspeed/perf/sustained.py` reads off the L2 "
+           "occupancy, against the size of the data set. `warpspeed/measured/sustained.py` reads off the L2 "
            "plateau and the onset of its fall; the comparison is with the L2 bandwidth and effective L2 "
            "capacity that the device files (`warpspeed/hardware/devices/*.toml`) hold for the devices "
            "measured as that part."),

@@ -13,6 +13,7 @@ import subprocess
 import time
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
+from warpspeed.calibration.microbench.event_timing import event_seconds
 from warpspeed.errors import WarpspeedError
 from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError
 from warpspeed.validation.schema import GpuInfo, Soak, Timing
@@ -51,22 +52,6 @@ class Profiler(Protocol):
     def profile_many(self, plans: Sequence[LaunchPlan]) -> "dict[str, dict[str, float] | MeasurementError]": ...
 
     def version(self) -> str: ...
-
-
-def event_seconds(cp: Any, launch: Callable[[], None], warmup: int, repeats: int) -> list[float]:
-    """Seconds of each of ``repeats`` calls of ``launch()``, each between its own pair of CUDA
-    events, after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        launch()
-    samples = []
-    for _ in range(repeats):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, end) / _MS_PER_S)
-    return samples
 
 
 def back_to_back(cp: Any, launch: Callable[[], None], seconds: float) -> tuple[int, float]:

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from warpspeed.files.records import csv_record
 from warpspeed.launch.space import CONFIG_COLUMNS, Config
-from warpspeed.perf.roofline import LIMITERS
+from warpspeed.roofline.limits import LIMITERS
 from warpspeed.validation.ncu import NCU_METRICS, NCU_SECTOR_BYTES
 from warpspeed.validation.plan import MeasurementError
 
@@ -215,7 +215,7 @@ def _layer_columns(layers: Mapping[str, Mapping[str, float]]) -> dict[str, float
 
 def _resident_threads(record: Mapping[str, Any]) -> float:
     """Threads resident at once (blocks of one wave x threads per block), the input of the
-    occupancy-dependent DRAM bandwidth (:mod:`warpspeed.perf.occupancy_bandwidth`); NaN when
+    occupancy-dependent DRAM bandwidth (:mod:`warpspeed.memory.dram_bandwidth`); NaN when
     the record lacks the wave or the block."""
     if "wave_blocks" not in record or "block" not in record:
         return math.nan

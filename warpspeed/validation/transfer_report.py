@@ -132,7 +132,7 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "each measured part's Little's-law curve (peak, latency, sharpness) on one stream kernel; the "
         "L2 bandwidth and effective size are the measured plateau and onset. A device without "
         "measurements takes its vendor peak times the sustained/peak ratio of the nearest measured part "
-        "(`warpspeed/perf/device_figures.py`).",
+        "(`warpspeed/measured/device_figures.py`).",
         [_sentence("On measured parts the kernels the curves were not fitted to have a MAPE of {} per part",
                    _range(d, _in("DRAM", "not fitted"))),
          _sentence("(worst point {}).", _worst(d, _in("DRAM", "not fitted"))),

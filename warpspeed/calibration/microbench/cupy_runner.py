@@ -104,7 +104,7 @@ class CupyRunner:
 
     def _time(self, launch, repeats: int = REPEATS, warmup: int = WARMUP) -> float:
         """Least seconds of ``launch()`` over ``repeats`` timed calls (CUDA events)."""
-        from warpspeed.validation.runners import event_seconds
+        from warpspeed.calibration.microbench.event_timing import event_seconds
 
         return min(event_seconds(self.cp, launch, warmup, repeats))
 
@@ -198,7 +198,7 @@ class CupyRunner:
                 f(grid, (threads_per_block,), args, shared_mem=pad)
 
         seconds = self._time(launch) / STREAM_BATCH
-        from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD
+        from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD
 
         return width * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
 

@@ -2,7 +2,7 @@
 
 Each benchmark asks a *runner* (:class:`Runner`: :class:`~warpspeed.calibration.microbench.cupy_runner.CupyRunner`
 on a GPU, a fake in the tests) for one measured point at a time and writes its raw table
-(:mod:`warpspeed.calibration.raw_tables`, the columns of the public gpu-benches table it
+(:mod:`warpspeed.measured.raw_tables`, the columns of the public gpu-benches table it
 mirrors) as soon as its sweep ends. :func:`run_suite`:
 
 * **resumes**: a benchmark whose table exists, verifies (checksum) and was measured on this GPU
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-from warpspeed.calibration.raw_tables import (TABLES, read_table, record_failure, table_path, write_table)
-from warpspeed.calibration.public_data import STREAM_BYTES_PER_THREAD
+from warpspeed.measured.raw_tables import (TABLES, read_table, record_failure, table_path, write_table)
+from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
 
@@ -52,7 +52,7 @@ MIN_BUDGET_S = 10.0
 #: Fewest rows a truncated sweep must have for its table to be written.
 MIN_ROWS = 3
 #: Stream kernels measured, in the order of the table's columns (their bytes per thread are
-#: :data:`~warpspeed.calibration.public_data.STREAM_BYTES_PER_THREAD`).
+#: :data:`~warpspeed.measured.public_data.STREAM_BYTES_PER_THREAD`).
 STREAM_KERNELS = ("init", "read", "scale", "triad", "stencil1d3pt")
 #: Blocks resident per SM in the stream sweep (as the public gpu-stream tables).
 STREAM_BLOCKS_PER_SM = 2

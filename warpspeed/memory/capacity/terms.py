@@ -1,7 +1,7 @@
 """The capacity terms of the volume model, one function per equation (Ernst et al. 2023, 4.5).
 
 The predictor (:mod:`warpspeed.predict`, :mod:`warpspeed.memory.dram`) and the refit of the
-curves on measurements (:mod:`warpspeed.calibration.refit`) both evaluate these functions, so a
+curves on measurements (:mod:`warpspeed.validation.refit`) both evaluate these functions, so a
 changed curve changes both in the same way.
 
 * Redundant volume (eq. (2)): what a cache level is asked for beyond the compulsory volume of

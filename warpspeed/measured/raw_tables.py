@@ -33,7 +33,7 @@ TABLES = ("device-query", "gpu-stream", "gpu-l2-cache", "gpu-cache", "gpu-latenc
 FOLDER_SUFFIX = ".calibration"
 #: Header key of the checksum line.
 CHECKSUM_KEY = "checksum"
-#: Header keys every table written here has (those of :mod:`warpspeed.calibration.public_data`).
+#: Header keys every table written here has (those of :mod:`warpspeed.measured.public_data`).
 REQUIRED_KEYS = ("source", "part", "units")
 #: Significant digits of a measured number in a table.
 DIGITS = 6

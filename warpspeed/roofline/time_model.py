@@ -1,5 +1,5 @@
 """The four-limiter roofline as a time model (:class:`~warpspeed.estimate.TimeModel`): the rate every
-prediction carries (:mod:`warpspeed.perf.roofline`), as a :class:`~warpspeed.estimate.ModelEstimate`."""
+prediction carries (:mod:`warpspeed.roofline.limits`), as a :class:`~warpspeed.estimate.ModelEstimate`."""
 
 from __future__ import annotations
 

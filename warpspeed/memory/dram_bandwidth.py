@@ -1,7 +1,7 @@
 """Achievable DRAM bandwidth of a launch: the calibrated Little's-law curve at the launch's bytes in flight.
 
 A kernel at low occupancy keeps too few bytes in flight to saturate DRAM (Little's law,
-:mod:`warpspeed.perf.bandwidth`). The DRAM limiter therefore uses::
+:mod:`warpspeed.hardware.dram_curve`). The DRAM limiter therefore uses::
 
     bytes per thread  q = min(DRAM bytes per lup x cells per thread, registers per thread x 4 B)
     bytes in flight   Q = resident threads x q                                       [B]
@@ -18,7 +18,7 @@ A kernel at low occupancy keeps too few bytes in flight to saturate DRAM (Little
   counted against the same cap, a simplification.
 * ``resident threads`` = blocks of one wave x threads per block (at most the whole grid).
 * ``B``, ``L``, ``p`` are the device file's ``dram_curve_*`` keys, fitted to the stream kernel
-  closest to stencil traffic (:mod:`warpspeed.calibration.device_figures`). The sustained bandwidth (the
+  closest to stencil traffic (:mod:`warpspeed.measured.device_figures`). The sustained bandwidth (the
   device file's ``dram_bandwidth_gb_s``) caps the result, so the limiter never exceeds it.
 
 A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
-from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth
+from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth
 
 #: Bytes per 32-bit register (CUDA C++ Programming Guide: registers are 32 bits wide).
 REGISTER_BYTES = 4

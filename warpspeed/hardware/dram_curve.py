@@ -14,7 +14,7 @@ it rises strictly with ``Q``. The implied latency ``Q / BW = L * (1 + x**p) ** (
 with the load, the queueing that the hard form ignores. ``p = 1`` is the additive form
 ``1/BW = 1/B + L/Q`` (a latency plus a transfer time per byte).
 
-Calibration (:func:`warpspeed.calibration.bandwidth.fit_stream_kernel`): ``B``, ``L`` and ``p``
+Calibration (:func:`warpspeed.measured.stream_curve.fit_stream_kernel`): ``B``, ``L`` and ``p``
 are fitted per device and streaming kernel to the ``gpu-stream`` measurements of D. Ernst's GPU microbenchmarks
 (https://github.com/te42kyfo/gpu-benches; data in ``fits/data/public/gpu-stream``), where
 ``Q`` = resident threads x bytes the kernel moves per thread. ``L`` is therefore an *effective*

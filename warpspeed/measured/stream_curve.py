@@ -1,11 +1,11 @@
-"""The fit of the achievable-bandwidth curve (:mod:`warpspeed.perf.bandwidth`) to stream measurements.
+"""The fit of the achievable-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`) to stream measurements.
 
-``B``, ``L`` and ``p`` of :func:`~warpspeed.perf.bandwidth.achievable_bandwidth` are fitted per
+``B``, ``L`` and ``p`` of :func:`~warpspeed.hardware.dram_curve.achievable_bandwidth` are fitted per
 device and streaming kernel to the ``gpu-stream`` measurements of D. Ernst's GPU
 microbenchmarks (https://github.com/te42kyfo/gpu-benches; data in ``fits/data/public/gpu-stream``,
-read by :mod:`warpspeed.calibration.public_data`), where ``Q`` = resident threads x bytes the
+read by :mod:`warpspeed.measured.public_data`), where ``Q`` = resident threads x bytes the
 kernel moves per thread. The fit minimises squared log errors with scipy's ``least_squares``
-under bounds (see :mod:`warpspeed.perf.bandwidth` for why they are what they are).
+under bounds (see :mod:`warpspeed.hardware.dram_curve` for why they are what they are).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warpspeed.calibration.public_data import StreamSweep
+from warpspeed.measured.public_data import StreamSweep
 from warpspeed.errors import FitError
-from warpspeed.perf.bandwidth import BandwidthParams, achievable_bandwidth
+from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth
 
 #: Bounds of the smoothness exponent p: 1 is the additive form; at 64 the curve is within 1.1 %
 #: of the hard minimum everywhere (2**(1/64) = 1.011), so larger values change nothing measurable.

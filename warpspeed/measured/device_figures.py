@@ -3,7 +3,7 @@
 The device files (``warpspeed/hardware/devices/*.toml``) hold what the hardware sustains rather
 than vendor peaks. This module says where each of those numbers comes from, so that a test can
 check every file against the stored measurements of D. Ernst's GPU microbenchmarks
-(https://github.com/te42kyfo/gpu-benches, derived in :mod:`warpspeed.calibration.sustained`):
+(https://github.com/te42kyfo/gpu-benches, derived in :mod:`warpspeed.measured.sustained`):
 
 * a device with its own measurement (or one of a part with the same chip, memory system and
   clock, named in :data:`MEASURED_AS`) takes the measured figure;
@@ -14,12 +14,12 @@ Rules, per figure:
 
 DRAM bandwidth [GB/s]
     measured: the mixed read/write stream kernels at full occupancy
-    (:func:`~warpspeed.calibration.sustained.stream_summary`). Parts with only a read-only DRAM plateau
+    (:func:`~warpspeed.measured.sustained.stream_summary`). Parts with only a read-only DRAM plateau
     (the data-set sweep of ``gpu-l2-cache`` past the L2): that plateau x the mixed/read-only ratio
     of the nearest part that has both. Parts with no measurement: the vendor peak x the
     sustained/peak ratio of the nearest measured part.
 L2 bandwidth [GB/s]
-    the level bandwidth of ``gpu-l2-cache`` (:func:`~warpspeed.calibration.sustained.cache_step`);
+    the level bandwidth of ``gpu-l2-cache`` (:func:`~warpspeed.measured.sustained.cache_step`);
     unmeasured parts scale the nearest measured part by SMs x clock, or by clock and L2 slices
     where the L2 is the same design. No measurement and no rule: the file keeps its value.
 Effective L2 capacity [B]
@@ -29,14 +29,14 @@ Effective L2 capacity [B]
     NVIDIA Ampere keeps half the nominal (see :data:`KEEP_HALF_L2`).
 L1 capacity [B]
     the onset of ``gpu-cache``, at most the nominal capacity, where measured.
-Achievable-DRAM-bandwidth curve (:mod:`warpspeed.perf.bandwidth`)
+Achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`)
     ``B``, ``L``, ``p`` fitted to the stream kernel closest to stencil traffic: ``stencil1d3pt``
     (one read stream with neighbours, one write stream) where measured, else ``scale`` (the same
     16 B per thread, one read and one write stream). Unmeasured parts take ``L`` and ``p`` of the
     nearest measured part and ``B`` = their own sustained DRAM bandwidth x that part's ``B`` /
     sustained ratio.
 Latencies [ns]
-    the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.calibration.sustained.latency_levels`).
+    the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.measured.sustained.latency_levels`).
 """
 
 from __future__ import annotations
@@ -44,12 +44,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from warpspeed.calibration.bandwidth import fit_stream_kernel
-from warpspeed.calibration.public_data import load_stream, public_parts
-from warpspeed.calibration.sustained import CacheStep, MeasuredPart, measured_part
+from warpspeed.measured.stream_curve import fit_stream_kernel
+from warpspeed.measured.public_data import load_stream, public_parts
+from warpspeed.measured.sustained import CacheStep, MeasuredPart, measured_part
 from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
-from warpspeed.perf.bandwidth import BandwidthParams
+from warpspeed.hardware.dram_curve import BandwidthParams
 
 #: Built-in device -> the stored part whose measurements it takes unchanged: the same part, or
 #: one with the same chip, memory system and clock (L40S: AD102 with 142 SMs and 864 GB/s GDDR6,

@@ -6,7 +6,7 @@ lups/s = min of
 * L1:   SMs x clock / L1 cycles per lup (one wavefront per SM and cycle);
 * L2:   L2 bandwidth / (L2 -> L1 load + L1 -> L2 store bytes per lup);
 * DRAM: DRAM bandwidth / (DRAM load + store bytes per lup), with the bandwidth the launch can
-  achieve given its bytes in flight (:mod:`warpspeed.perf.occupancy_bandwidth`) where the caller
+  achieve given its bytes in flight (:mod:`warpspeed.memory.dram_bandwidth`) where the caller
   supplies it, else the device's sustained bandwidth.
 
 A limiter whose demand is zero (no FP work, no traffic) imposes no limit (infinity).

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpspeed.errors import FitError
-from warpspeed.calibration.public_data import (LatencySweep, SizeSweep, StreamSweep, load_latency, load_size_sweep,
+from warpspeed.measured.public_data import (LatencySweep, SizeSweep, StreamSweep, load_latency, load_size_sweep,
                                         load_stream, public_parts)
 
 #: Window inside a cache level, as fractions of its capacity C: [C/8, C/2].

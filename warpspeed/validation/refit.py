@@ -38,7 +38,7 @@ predictor exactly unless some fields' L2 load is below their compulsory DRAM loa
 others' is above (the predictor applies ``max(0, ·)`` to each field, the re-evaluation to the
 total). The L2 limit of the roofline is rescaled by the old over the new volume. The DRAM limit
 is the predictor's, ``achievable bandwidth / DRAM volume``, with the bandwidth recomputed at the
-new volume by :func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` (the bytes in
+new volume by :func:`warpspeed.memory.dram_bandwidth.launch_dram_bandwidth` (the bytes in
 flight of a launch at low occupancy grow with its DRAM volume per lup): the row's limit is
 multiplied by ``(old volume / new volume) x (bandwidth at the new volume / bandwidth at the old
 volume)``, from the row's resident threads (``pred_dram_resident_threads``), registers
@@ -188,7 +188,7 @@ def reevaluate(row: Mapping[str, Any], curves: CapacityCurves, device: Device | 
 
     The model's equations are those of the predictor (:mod:`warpspeed.memory.capacity.terms`,
     :func:`warpspeed.memory.dram.field_dram_volumes`,
-    :func:`warpspeed.perf.occupancy_bandwidth.launch_dram_bandwidth` on ``device``), applied to
+    :func:`warpspeed.memory.dram_bandwidth.launch_dram_bandwidth` on ``device``), applied to
     the row's totals over fields.
     """
     l1_miss = float(curves.l1_load.miss_rate(_v(row, "pred_l1_oversubscription")))
@@ -299,7 +299,7 @@ def write_refit(result: RefitResult, path: str | Path, source: str, device: str 
     """Write the refitted family with provenance (``source``: the measurement file)."""
     method = (f"scipy.optimize.curve_fit (trf) of the Gompertz miss rate on hit rates derived from measured "
               f"L2 and DRAM volumes (Ernst et al., J. Parallel Distrib. Comput. 2023, sections 4.5 and 5.6; "
-              f"warpspeed.calibration.refit); {result.fit_rows} fit rows, every "
+              f"warpspeed.validation.refit); {result.fit_rows} fit rows, every "
               f"{result.holdout_every}th row held out ({result.held_out_rows} rows)")
     refitted = ", ".join(result.fitted) or "none"
     provenance = Provenance(source=source, date=date or _dt.date.today().isoformat(),

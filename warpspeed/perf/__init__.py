@@ -1,1 +1,0 @@
-"""Performance models that turn volumes and cycles into time: the roofline."""
