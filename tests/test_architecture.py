@@ -317,6 +317,76 @@ def test_model_names_are_defined_once():
     assert {n: len(m) for n, m in declared.items()} == dict.fromkeys(names, 1)
 
 
+#: The registry's model objects, each defined in its model's package.
+MODEL_OBJECTS = frozenset({"OVERLAP", "ROOFLINE", "INTERVAL", "PIPELINE"})
+#: The modules that may name a specific time model: the registry and the model packages.
+MODEL_HOMES = ("warpspeed.models", "warpspeed.overlap", "warpspeed.perf.time_model", "warpspeed.interval",
+               "warpspeed.pipeline")
+
+
+def _at_home(module: str) -> bool:
+    return any(module == home or module.startswith(home + ".") for home in MODEL_HOMES)
+
+
+def _model_mentions(tree: ast.Module, names: set[str]) -> list[str]:
+    """Where ``tree`` names a specific time model: imports or reads one of :data:`MODEL_OBJECTS`,
+    or branches on a model's name (compares a model with a name, ``==``, ``!=``, ``in``: an
+    operand whose name says ``model`` against a literal model name). Tables keyed by a dataset
+    and a model, and device tables that share a model's name (``[interval]``), are data, not
+    branches."""
+    def is_name(node: ast.AST) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(is_name(e) for e in node.elts)
+        return isinstance(node, ast.Constant) and node.value in names
+
+    def is_model(node: ast.AST) -> bool:
+        text = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return "model" in text.lower()
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"imports {a.name}" for a in node.names if a.name in MODEL_OBJECTS]
+        elif isinstance(node, ast.Attribute) and node.attr in MODEL_OBJECTS:
+            found.append(f"reads .{node.attr}")
+        elif isinstance(node, ast.Compare):
+            operands = (node.left, *node.comparators)
+            if any(is_name(n) for n in operands) and any(is_model(n) for n in operands):
+                found.append(f"branches on a model name (line {node.lineno})")
+    return found
+
+
+def test_only_the_registry_and_the_model_packages_name_a_model():
+    """Rank, the command line, provenance and every other module reach the models through the
+    registry (``MODELS``, ``time_model(name)``) and what each model declares: none imports a model
+    object or branches on a model's name."""
+    from warpspeed.models import MODELS
+
+    names = set(MODELS)
+    offenders = {module: found for module, tree in TREES.items()
+                 if not _at_home(module) and (found := _model_mentions(tree, names))}
+    assert offenders == {}
+
+
+@pytest.mark.parametrize("source", [
+    "from warpspeed.interval.time_model import INTERVAL\nBEFORE = {INTERVAL.name: print}\n",
+    "import warpspeed.overlap.time_model as t\nx = t.OVERLAP\n",
+    "def f(model):\n    return 1 if model == 'pipeline' else 2\n",
+    "def f(model):\n    return model in ('roofline',)\n",
+    "def f(estimate):\n    if estimate.model != 'interval':\n        return 0\n",
+])
+def test_the_model_check_sees_a_named_model(source):
+    """The check refuses a module that imports a model object, reads one or branches on a model's
+    name; the registry's own lookups and a device table that shares a model's name pass."""
+    names = {"overlap", "roofline", "interval", "pipeline"}
+    assert _model_mentions(ast.parse(source), names)
+    assert not _model_mentions(ast.parse("from warpspeed.models import MODELS, time_model\n"
+                                         "def f(model):\n    return time_model(model).tables\n"), names)
+    assert not _model_mentions(ast.parse("def f(table, data):\n    return table in ('interval', 'power')\n"), names)
+    assert _at_home("warpspeed.models") and _at_home("warpspeed.pipeline.time_model")
+    assert not _at_home("warpspeed.cli.model_render") and not _at_home("warpspeed.calibration.provenance")
+
+
 def test_record_columns_come_from_the_dataclass_fields():
     """The ranking's CSV columns and JSON keys are derived from RankRow's fields; no module writes the
     ranking's columns by hand (half of them or more in one literal; a model's own figures reuse a
@@ -346,7 +416,7 @@ def test_limiter_names_are_defined_once():
     assert _modules_listing(set(LIMITERS), len(LIMITERS)) == {"warpspeed.roofline.limits"}
 
 
-@pytest.mark.parametrize("name", ["Predictor", "Prediction", "Kernel", "load_device"])
+@pytest.mark.parametrize("name", ["Predictor", "Prediction", "Kernel", "load_device", "time_estimate"])
 def test_the_package_exports_the_prediction_api(name):
     import warpspeed
 

@@ -4,6 +4,9 @@ The public API: describe a kernel (:class:`Field`, :func:`load`, :func:`store`,
 :class:`Kernel`), pick a device (:func:`load_device`), and predict launch configurations with a
 :class:`Predictor` (one configuration: :func:`warpspeed.predict.predict`; the module's name is
 ``warpspeed.predict``, so the function is not exported here); the result is a :class:`Prediction`.
+Its rate, as the command line reports it, is the default time model's (:data:`DEFAULT_TIME_MODEL`):
+:func:`time_estimate` (``time_estimate(p).lups_per_s``, lattice updates per second);
+``Prediction.lups_per_s`` is the four-limiter roofline's, the figure every time model starts from.
 
 The model is the one of D. Ernst, M. Holzer, G. Hager, M. Knorr, G. Wellein, "Analytical
 Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel and
@@ -49,6 +52,12 @@ def _prediction():
     return prediction
 
 
+def _models():
+    from warpspeed import models
+
+    return models
+
+
 #: Public names, by the module that defines them. They are imported on first use (PEP 562), so
 #: that ``import warpspeed.<subpackage>`` (the command line's ``--help`` among them) does not pay
 #: for sympy, which the kernel description needs.
@@ -58,4 +67,5 @@ __getattr__, __dir__, __all__ = lazy_exports(globals(), {
     _description: ("Access", "Field", "FlopCounts", "Kernel", "load", "load_linear", "store", "store_linear"),
     _predict: ("Predictor",),
     _prediction: ("Prediction",),
+    _models: ("DEFAULT_TIME_MODEL", "time_estimate"),
 })

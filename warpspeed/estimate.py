@@ -1,17 +1,28 @@
-"""What a time model is: the :class:`TimeModel` protocol, the options it declares, and its estimate.
+"""What a time model is: the :class:`TimeModel` protocol, what it declares, and its estimate.
 
 Every time model reads one :class:`~warpspeed.prediction.Prediction` (and, where it says so, the
 configuration's trace, :mod:`warpspeed.trace`) and returns a :class:`ModelEstimate`. A model
-declares the command-line options it takes (:class:`ModelOption`); ``warpspeed predict`` adds
-them and refuses them unless that model is chosen. The registry of the models is
-:mod:`warpspeed.models`; this module imports none of them, so every model can depend on it.
+declares everything the rest of warpspeed says about it, so that no other module names a model:
+
+- its one-line ``help`` (what it is and how accurate it is; ``--model``'s help lists them);
+- the command-line options it takes (:class:`ModelOption`); ``warpspeed predict`` adds them and
+  refuses them unless that model is chosen;
+- the tables of its own results (:meth:`TimeModel.tables`: :class:`ModelTable` as plain text
+  cells, which ``warpspeed predict`` prints before and after the model's rate);
+- where its fitted constants come from on a device (:meth:`TimeModel.provenance`: the
+  :class:`Component` entries of the ``calibration:`` line);
+- the figures it computes itself where they differ from the roofline's (:class:`OwnFigures`, in
+  :attr:`ModelEstimate.figures`: its four limits, limiter and volumes, which ranking rows take).
+
+The registry of the models is :mod:`warpspeed.models`; this module imports none of them, so
+every model can depend on it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -22,6 +33,29 @@ if TYPE_CHECKING:
 GHZ = 1e9
 
 
+def number_text(value: float | None, digits: int = 2) -> str:
+    """``value`` with ``digits`` decimals for a table cell; ``∞`` for None and non-finite values."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "∞"
+    return f"{value:.{digits}f}"
+
+
+@dataclass(frozen=True)
+class OwnFigures:
+    """The figures of a ranking row that a time model computes itself (differently from the
+    roofline every prediction carries): ``limits``, each component alone as a rate (lups/s, in
+    the roofline's limiter names), the ``limiter`` among them, the first-level cycles per lattice
+    update (``l1_cycles_per_lup``) and the L2 and DRAM volumes (bytes per lattice update)."""
+
+    limits: Mapping[str, float]
+    limiter: str
+    l1_cycles_per_lup: float
+    l2_load_bytes_per_lup: float
+    l2_store_bytes_per_lup: float
+    dram_load_bytes_per_lup: float
+    dram_store_bytes_per_lup: float
+
+
 @dataclass(frozen=True)
 class ModelEstimate:
     """A time model's verdict on one configuration.
@@ -29,7 +63,8 @@ class ModelEstimate:
     ``lups_per_s``: lattice updates per second; ``seconds``: kernel time (s); ``cycles``: SM
     cycles at the clock the model used; ``explanation``: what dominates (the roofline's limiter,
     the largest CPI-stack entry, the head of the critical path); ``details``: JSON-ready, what
-    ``predict --json`` shows under the model's name.
+    ``predict --json`` shows under the model's name; ``figures``: the figures the model computes
+    itself instead of taking the roofline's (None: it takes the roofline's).
     """
 
     model: str
@@ -38,6 +73,55 @@ class ModelEstimate:
     cycles: float
     explanation: str
     details: Mapping[str, Any] = field(default_factory=dict)
+    figures: OwnFigures | None = None
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    """A column of a :class:`ModelTable`: its header (may hold a line break) and alignment
+    (``"left"`` or ``"right"``)."""
+
+    header: str
+    justify: str = "right"
+
+
+@dataclass(frozen=True)
+class ModelTable:
+    """One table of a model's own results, as text: ``title``, ``columns``, ``rows`` of cells
+    (one text per column) and ``notes`` (sentences printed under the table). The command line
+    prints any model's tables alike."""
+
+    title: str
+    columns: tuple[TableColumn, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelTables:
+    """A model's tables in ``warpspeed predict``: those printed ``before`` the line with its rate
+    and those printed ``after`` it."""
+
+    before: tuple[ModelTable, ...] = ()
+    after: tuple[ModelTable, ...] = ()
+
+
+@dataclass(frozen=True)
+class Component:
+    """One group of fitted constants: ``what`` they set, the part they were fitted or measured
+    on (``source``), the ``family`` through which the device takes them, and whether that part
+    is the device itself (``own``); ``documented``: no constant is fitted, every number comes
+    from vendor documentation (``source`` names it)."""
+
+    what: str
+    source: str
+    family: str
+    own: bool
+    documented: bool = False
+
+    def text(self) -> str:
+        via = f" ({self.family})" if self.family else ""
+        return f"{self.what} from {self.source}{via}"
 
 
 @dataclass(frozen=True)
@@ -83,12 +167,16 @@ class ModelOption:
 
 
 class TimeModel(Protocol):
-    """A time model: its ``name`` (``--model``), whether ranking rows take its own four limits
-    (``own_limits``), whether it reads the configuration's trace (``reads_trace``), its
-    command-line ``options`` and the one-line error when they are given without the model
-    (``options_error``)."""
+    """A time model: its ``name`` (``--model``), its one-line ``help``, whether ranking rows take
+    its own four limits (``own_limits``), whether it reads the configuration's trace
+    (``reads_trace``), its command-line ``options`` and the one-line error when they are given
+    without the model (``options_error``); its tables (:meth:`tables`) and the provenance of its
+    fitted constants (:meth:`provenance`)."""
 
     name: str
+    #: what the model is and how accurate it is, one sentence for ``--model``'s help (lower case,
+    #: no final full stop)
+    help: str
     own_limits: bool
     reads_trace: bool
     options: tuple[ModelOption, ...]
@@ -117,11 +205,24 @@ class TimeModel(Protocol):
         parameters the model needs beyond the device's documented figures."""
         ...
 
+    def tables(self, estimate: ModelEstimate) -> ModelTables:
+        """The tables of the model's own results in ``estimate`` (its :meth:`estimate`'s) that
+        ``warpspeed predict`` prints before and after the model's rate."""
+        ...
+
+    def provenance(self, device: "Device") -> Sequence[Component]:
+        """Where the model's fitted constants come from on ``device`` (none evaluated): the
+        components it adds to :func:`warpspeed.calibration.calibration`, beyond those of the
+        prediction every model reads."""
+        ...
+
 
 class TimeModelBase:
-    """Defaults of :class:`TimeModel`: no options, no trace, nothing to write."""
+    """Defaults of :class:`TimeModel`: no options, no trace, nothing to write, no tables, no
+    fitted constants of its own."""
 
     name: ClassVar[str] = ""
+    help: ClassVar[str] = ""
     own_limits: ClassVar[bool] = False
     reads_trace: ClassVar[bool] = False
     options: ClassVar[tuple[ModelOption, ...]] = ()
@@ -137,6 +238,12 @@ class TimeModelBase:
 
     def require_parameters(self, device: "Device") -> None:
         return None
+
+    def tables(self, estimate: ModelEstimate) -> ModelTables:
+        return ModelTables()
+
+    def provenance(self, device: "Device") -> Sequence[Component]:
+        return ()
 
     def __repr__(self) -> str:
         return f"<time model {self.name!r}>"

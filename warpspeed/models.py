@@ -16,8 +16,14 @@ A ranking objective orders configurations by lattice updates per second (``time`
 (``energy``, the power model :data:`~warpspeed.power.energy_model.ENERGY`) or by the energy-delay
 product (``edp``: energy per lup times time per lup, smaller is better).
 
+The rate of a configuration, as warpspeed reports it (``warpspeed predict``, ``rank`` and
+``compare`` without ``--model``, and the Python API's :func:`time_estimate`), is the default time
+model's (:data:`DEFAULT_TIME_MODEL`); :attr:`Prediction.lups_per_s
+<warpspeed.prediction.Prediction.lups_per_s>` is the roofline's, which every prediction carries.
+
 This module is the one place that lists the models: a new model is one module with a
-:class:`~warpspeed.estimate.TimeModel` object, added to :data:`MODELS`. The model modules load
+:class:`~warpspeed.estimate.TimeModel` object, added to :data:`MODELS`; the model declares its
+help, tables, provenance and own figures itself, so no other module names it. The model modules load
 their numerical code when they estimate, so the registry (and the command line's ``--help``)
 loads without numpy.
 """
@@ -58,7 +64,8 @@ OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
 __all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "GHZ", "MODELS", "ModelEstimate",
            "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
-           "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_model"]
+           "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_estimate",
+           "time_model"]
 
 
 def time_model(name: str) -> TimeModel:
@@ -95,6 +102,16 @@ def estimate_time(model: str, prediction: "Prediction", trace: "Trace | None" = 
     """The ``model``'s estimate of ``prediction``'s configuration (``trace``: the configuration's
     trace when already built; ``options``: the model's own)."""
     return time_model(model).estimate(prediction, trace, **options)
+
+
+def time_estimate(prediction: "Prediction", model: str = DEFAULT_TIME_MODEL, trace: "Trace | None" = None,
+                  **options: Any) -> ModelEstimate:
+    """The rate of ``prediction``'s configuration as warpspeed reports it: the estimate of the time
+    ``model`` (default: :data:`DEFAULT_TIME_MODEL`, the command line's default) with its rate
+    (``lups_per_s``, lattice updates per second), time (s), cycles and what dominates it.
+    ``prediction.lups_per_s`` stays the four-limiter roofline's (``time_estimate(prediction,
+    ROOFLINE_MODEL)`` gives the same rate)."""
+    return estimate_time(model, prediction, trace, **options)
 
 
 def estimate_energy(prediction: "Prediction", time: ModelEstimate | None = None, clock_mhz: float | None = None,

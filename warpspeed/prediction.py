@@ -73,8 +73,13 @@ class Prediction:
 
     @property
     def lups_per_s(self) -> float:
+        """The four-limiter roofline's rate, lattice updates per second (:attr:`roofline`). The
+        rate warpspeed reports by default (``warpspeed predict``, ``rank``) is the default time
+        model's: :func:`warpspeed.time_estimate` (``warpspeed.time_estimate(p).lups_per_s``)."""
         return self.roofline.lups_per_s
 
     @property
     def limiter(self) -> str:
+        """The roofline's limiter (``fp``, ``l1``, ``l2`` or ``dram``); the default time model's
+        explanation is ``warpspeed.time_estimate(p).explanation``."""
         return self.roofline.limiter

@@ -19,7 +19,7 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_columns, recorded
@@ -39,6 +39,7 @@ from warpspeed.roofline.limits import LIMITERS
 from warpspeed.trace.document import Trace
 
 if TYPE_CHECKING:
+    from warpspeed.estimate import OwnFigures
     from warpspeed.kernel.description import Kernel
     from warpspeed.memory.capacity import CapacityCurves
     from warpspeed.predict import Predictor, SharedModels
@@ -222,8 +223,9 @@ def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring 
         row = replace(row, trace=trace)
     time = estimate_time(scoring.model, prediction, trace)
     if scoring.model != ROOFLINE_MODEL:
-        row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation,
-                      **_own_figures(time.details))
+        row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation)
+        if time.figures is not None:
+            row = _with_own_figures(row, time.figures)
     if scoring.objective != "time":
         energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz, trace=trace)
         row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
@@ -231,19 +233,15 @@ def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring 
     return row
 
 
-#: The rank-row fields a time model may report itself (in its estimate's ``details``) because it
-#: computes them differently from the roofline: its limits per component (lups/s) and volumes.
-OWN_FIGURES = ("limits", "l1_cycles_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup",
-               "dram_load_bytes_per_lup", "dram_store_bytes_per_lup")
-
-
-def _own_figures(details: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`OWN_FIGURES` a model's ``details`` give, with the limiter of its limits."""
-    own = {k: details[k] for k in OWN_FIGURES if k in details}
-    if "limits" in own:
-        own["limits"] = dict(own["limits"])
-        own["limiter"] = details.get("limiter") or min(own["limits"], key=own["limits"].get)
-    return own
+def _with_own_figures(row: RankRow, figures: "OwnFigures") -> RankRow:
+    """``row`` with the limits (lups/s), limiter, L1 cycles and L2 and DRAM volumes (bytes per
+    lup) that a time model computes itself (:class:`~warpspeed.estimate.OwnFigures`)."""
+    return replace(row, limits=dict(figures.limits), limiter=figures.limiter,
+                   l1_cycles_per_lup=figures.l1_cycles_per_lup,
+                   l2_load_bytes_per_lup=figures.l2_load_bytes_per_lup,
+                   l2_store_bytes_per_lup=figures.l2_store_bytes_per_lup,
+                   dram_load_bytes_per_lup=figures.dram_load_bytes_per_lup,
+                   dram_store_bytes_per_lup=figures.dram_store_bytes_per_lup)
 
 
 def predict_scored(predictor: "Predictor", config: Config, scorings: Sequence[Scoring]) -> tuple[RankRow, ...]:

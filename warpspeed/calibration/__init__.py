@@ -26,12 +26,12 @@ Validation reports on these fits and imports them; nothing here imports validati
 from warpspeed.calibration.provenance import (
     MEASURED_ON_ANOTHER_PART,
     NVIDIA_L1_FITTED_ON,
-    OVERLAP_FITTED_ON,
+    POWER_SOAKS_ON,
     RDNA_L1_FITTED_ON,
     Calibration,
     Component,
     calibration,
 )
 
-__all__ = ["MEASURED_ON_ANOTHER_PART", "NVIDIA_L1_FITTED_ON", "OVERLAP_FITTED_ON", "RDNA_L1_FITTED_ON",
+__all__ = ["MEASURED_ON_ANOTHER_PART", "NVIDIA_L1_FITTED_ON", "POWER_SOAKS_ON", "RDNA_L1_FITTED_ON",
            "Calibration", "Component", "calibration"]

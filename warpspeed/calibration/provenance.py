@@ -1,7 +1,8 @@
 """Where a device's fitted constants come from: its own measurements or another part's.
 
 Every model of warpspeed combines documented hardware numbers (the device file) with a few
-constants fitted on public measurements of one GPU. A device nobody measured borrows those
+constants fitted on public measurements of one GPU. A time model reports its own fitted
+constants (:meth:`warpspeed.estimate.TimeModel.provenance`); this module names no model. A device nobody measured borrows those
 constants from the part whose family it shares. :func:`calibration` says, per component, which
 part the constants were fitted on, so ``predict`` and ``rank`` can print one line telling a user
 how much to trust a prediction (``docs/accuracy.md``, "What transfers", gives the expected error
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from warpspeed.estimate import Component
 from warpspeed.hardware.device import Device
 
 if TYPE_CHECKING:
@@ -27,30 +29,15 @@ RDNA_L1_FITTED_ON = "RX6900XT"
 #: The part whose gpu-strides float rows gave the banked CDNA vector L1 its bank and column widths and
 #: its cycles per 16 B chunk (``gpu-strides/mi210.txt``, ``fits/data/public/gpu-strides/mi210-float.csv``).
 CDNA_L1_FITTED_ON = "MI210"
-#: The part whose timed stencil configurations fitted the overlap model's exponent and miss-stage
-#: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
-OVERLAP_FITTED_ON = "H200"
+#: The part whose Nsight Compute profiles fitted the L2 layer capacity of its device file (the L2's
+#: ``layer_bytes``, ``fits/data/H200/``).
+L2_LAYERS_FITTED_ON = "H200"
+#: The part whose board-power soaks a transferred power family's process factor may be fitted on
+#: (``fits/data/H200/``; :mod:`warpspeed.power.transfer`).
+POWER_SOAKS_ON = "H200"
 #: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
 #: chip, memory system and clock; :data:`warpspeed.measured.device_figures.MEASURED_AS`).
 MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
-
-
-@dataclass(frozen=True)
-class Component:
-    """One group of fitted constants: ``what`` they set, the part they were fitted or measured
-    on (``source``), the ``family`` through which the device takes them, and whether that part
-    is the device itself (``own``); ``documented``: no constant is fitted, every number comes
-    from vendor documentation (``source`` names it)."""
-
-    what: str
-    source: str
-    family: str
-    own: bool
-    documented: bool = False
-
-    def text(self) -> str:
-        via = f" ({self.family})" if self.family else ""
-        return f"{self.what} from {self.source}{via}"
 
 
 @dataclass(frozen=True)
@@ -137,8 +124,8 @@ def _power(device: Device) -> Component | None:
     if status == "calibrated":
         return Component("power energies", source, f"family {name}", own)
     if status == "transferred":  # warpspeed.power.transfer: published facts applied to a calibrated family
-        soaks = OVERLAP_FITTED_ON in str(prov.get("method", ""))
-        source = "a calibrated family by published facts" + (f" and {OVERLAP_FITTED_ON} soaks" if soaks else "")
+        soaks = POWER_SOAKS_ON in str(prov.get("method", ""))
+        source = "a calibrated family by published facts" + (f" and {POWER_SOAKS_ON} soaks" if soaks else "")
         return Component("power energies", source, f"family {name}", False)
     return Component("power energies", f"{status} values of {source}", f"family {name}", False)
 
@@ -154,20 +141,25 @@ def _launch(device: Device) -> Component | None:
     return Component("launch cost", source, "gpu-small-kernels", source == device.name)
 
 
-def _overlap(device: Device) -> Component:
-    """The overlap model's fitted constants: the exponent and (NVIDIA) the request rate on six
-    kernels timed on the H200; the H200's own L2 capacity of the layer conditions on its profiles."""
-    from warpspeed.overlap.params import TABLE
-
-    own = device.name == OVERLAP_FITTED_ON
-    layers = device.l2.layer_bytes is not None
-    what = "overlap constants" + (" and L2 layer capacity" if layers else "")
-    return Component(what, OVERLAP_FITTED_ON, "six kernels' timings", own)
+def _l2_layers(device: Device) -> Component | None:
+    """The L2's layer capacity where the device file gives one (``layer_bytes``: fitted on the
+    H200's Nsight Compute profiles of the 25-point star)."""
+    if device.l2.layer_bytes is None:
+        return None
+    return Component("L2 layer capacity", L2_LAYERS_FITTED_ON, "three Nsight Compute profiles",
+                     device.name == L2_LAYERS_FITTED_ON)
 
 
 def calibration(device: Device, curves: "CapacityCurves | None" = None) -> Calibration:
-    """Where each of ``device``'s fitted constants comes from (no model is evaluated);
-    ``curves``: capacity curves given instead of the family's (``--curves``)."""
-    parts = [_memory(device), _first_level(device), _capacity(device, curves), _overlap(device), _power(device),
+    """Where each of ``device``'s fitted constants comes from (no model is evaluated): those of
+    the prediction every time model reads, then each time model's own
+    (:meth:`warpspeed.estimate.TimeModel.provenance`, in the registry's order), then the power
+    model's and the launch cost's; ``curves``: capacity curves given instead of the family's
+    (``--curves``)."""
+    from warpspeed.models import MODELS
+
+    models = [c for model in MODELS.values() for c in model.provenance(device)]
+    parts = [_memory(device), _first_level(device), _capacity(device, curves), _l2_layers(device), *models,
+             _power(device),
              _launch(device)]
     return Calibration(device.name, tuple(c for c in parts if c is not None))

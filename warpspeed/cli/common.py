@@ -76,25 +76,21 @@ def registers_text(registers: int, source: str) -> str:
 
 
 def model_option(f):
-    """``--model overlap|roofline|interval|pipeline``: the time model (default:
-    :data:`warpspeed.models.DEFAULT_TIME_MODEL`)."""
+    """``--model``: the time model (:data:`warpspeed.models.TIME_MODELS`; default:
+    :data:`warpspeed.models.DEFAULT_TIME_MODEL`); the help lists each model's own
+    (:attr:`warpspeed.estimate.TimeModel.help`)."""
     from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS
 
     return click.option("--model", type=click.Choice(list(TIME_MODELS)), default=DEFAULT_TIME_MODEL, show_default=True,
-                        help="Time model: the overlap model (the roofline's volumes with L1 miss wavefronts, the "
-                             "L1 miss stage's request rate, the unhidden latency at the end of each wave of "
-                             "blocks, imperfect overlap of L1 and DRAM, the DRAM cost of partly covered sectors, "
-                             "block dispatch and launch overhead), the paper's four-limiter roofline, "
-                             "the AMALI interval model (a CPI stack of stall reasons) or the pipeline model (an "
-                             "instruction graph simulated on the SMs). On the 160 configurations of the 25-point "
-                             "stencil timed on an H200 (docs/accuracy.md, real GPU) the overlap model is within "
-                             "6.3 % MAPE (8-15 % on five more kernels it was not fitted on, 28 % on a 19-array "
-                             "copy), the roofline 37 % (1.33x too fast). Against public microbenchmarks the "
-                             "roofline and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline "
-                             "and FluidX3D D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no "
-                             "launch cost); the overlap model is within 8-30 % there, the interval model "
-                             "16-32 %, 5-24 % elsewhere. "
-                             "`warpspeed compare` shows them side by side.")(f)
+                        help=f"Time model. {models_help()} `warpspeed compare` shows them side by side.")(f)
+
+
+def models_help() -> str:
+    """Every time model's one-line help (:attr:`warpspeed.estimate.TimeModel.help`) after its
+    name, in the registry's order, one sentence each."""
+    from warpspeed.models import MODELS
+
+    return " ".join(f"{name}: {model.help}." for name, model in MODELS.items())
 
 
 def curves_option(f):

@@ -6,23 +6,16 @@ import math
 
 import click
 
-from warpspeed.cli.common import curves_option, dtype_option, kernel_options, rank_space
+from warpspeed.cli.common import curves_option, dtype_option, kernel_options, models_help, rank_space
 from warpspeed.cli.parse import InputError
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.files.jsonsafe import json_text
 from warpspeed.models import TIME_MODELS
 
-#: Accuracy of each model on public measurements (docs/accuracy.md, "Time models"), for --help.
-MODELS_HELP = (
-    "Time models to compare, comma-separated, at least two of overlap, roofline, interval, pipeline "
-    "(default: all four). On the 25-point stencil timed on an H200 (docs/accuracy.md, real GPU) the overlap "
-    "model is within 6.3 % MAPE (and 8-15 % on five more kernels it was not fitted on, 28 % on a 19-array "
-    "copy), the roofline and pipeline 37 %, the interval model 30 %. On public microbenchmarks the roofline "
-    "and the pipeline model are within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D D3Q19 kernels but "
-    "38-168 % high on launch-bound small kernels (they have no launch cost); the overlap model is within "
-    "8-30 % there, the interval model 16-32 %, and 5-24 % elsewhere, low at low occupancy."
-)
+#: What each model is and how accurate it is (the models' own help; docs/accuracy.md), for --help.
+MODELS_HELP = (f"Time models to compare, comma-separated, at least two of {', '.join(TIME_MODELS)} (default: all "
+               f"of them). {models_help()}")
 
 
 def _parse_models(text: str) -> tuple[str, ...]:

@@ -1,30 +1,30 @@
-"""Tables of the time models' own results in ``warpspeed predict``: the interval model's CPI
-stack (before the model's rate) and the pipeline model's critical path (after it)."""
+"""Tables of a time model's own results in ``warpspeed predict``: whatever tables the model
+declares (:meth:`warpspeed.estimate.TimeModel.tables`), before the line with its rate and after
+it, printed alike for every model."""
 
 from __future__ import annotations
 
-from typing import Callable
-
 from rich.console import Console
 
-from warpspeed.cli.interval_render import print_cpi_stack
-from warpspeed.cli.pipeline_render import render_pipeline
-from warpspeed.estimate import ModelEstimate
-from warpspeed.interval.time_model import INTERVAL
-from warpspeed.pipeline.time_model import PIPELINE
+from warpspeed.cli.render import Column, fitted_table, print_fitted
+from warpspeed.estimate import ModelEstimate, ModelTable
+from warpspeed.models import time_model
 
-#: Tables printed before the line with a model's rate, and after it, by model.
-BEFORE: dict[str, Callable] = {INTERVAL.name: print_cpi_stack}
-AFTER: dict[str, Callable] = {PIPELINE.name: render_pipeline}
+
+def print_model_table(console: Console, model_table: ModelTable) -> None:
+    """One of a model's tables, fitted to the console, with its title and notes."""
+    columns = tuple(Column(c.header, justify=c.justify) for c in model_table.columns)
+    table, _ = fitted_table(console, columns, model_table.rows)
+    print_fitted(console, table, model_table.title, model_table.notes)
 
 
 def render_before(console: Console, estimate: ModelEstimate) -> None:
-    """The model's tables that precede its rate (the interval model's CPI stack)."""
-    if estimate.model in BEFORE:
-        BEFORE[estimate.model](console, {"cycles": estimate.cycles, **estimate.details})
+    """The model's tables that precede its rate."""
+    for model_table in time_model(estimate.model).tables(estimate).before:
+        print_model_table(console, model_table)
 
 
 def render_after(console: Console, estimate: ModelEstimate) -> None:
-    """The model's tables that follow its rate (the pipeline model's critical path and pipelines)."""
-    if estimate.model in AFTER:
-        AFTER[estimate.model](console, estimate.details)
+    """The model's tables that follow its rate."""
+    for model_table in time_model(estimate.model).tables(estimate).after:
+        print_model_table(console, model_table)

@@ -22,7 +22,7 @@ from warpspeed.cli.render import (Column, DelayedProgress, caption_lines, consol
 from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
-from warpspeed.models import MODELS, OWN_LIMITS, ROOFLINE_MODEL
+from warpspeed.models import MODELS, OBJECTIVES, OWN_LIMITS, ROOFLINE_MODEL
 
 
 def _executor_arg(jobs: int | None):
@@ -68,7 +68,7 @@ RANK_COLUMNS = (
 @click.option("--exact-waves", is_flag=True,
               help="Average the DRAM volumes over every full wave of the grid (exact, slower) instead of "
                    "the representative wave classes.")
-@click.option("--objective", type=click.Choice(["time", "energy", "edp"]), default="time", show_default=True,
+@click.option("--objective", type=click.Choice(list(OBJECTIVES)), default=OBJECTIVES[0], show_default=True,
               help="Rank by lattice updates per second (time), per joule (energy) or by the "
                    "energy-delay product (edp).")
 @clock_option

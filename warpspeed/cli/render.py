@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
+from warpspeed.estimate import number_text
+
 #: Width used for tables when the output is not a terminal (files, pipes, notebooks) and the
 #: COLUMNS environment variable does not give one.
 NON_TERMINAL_WIDTH = 140
@@ -124,9 +126,9 @@ def print_fitted(console: Console, table: Table, title: str = "", caption: Seque
 
 
 def fmt(value: float, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "∞"
-    return f"{value:.{digits}f}"
+    """``value`` with ``digits`` decimals; ``∞`` for None and non-finite values
+    (:func:`warpspeed.estimate.number_text`, which the models' own tables use)."""
+    return number_text(value, digits)
 
 
 def glups(value: float | None) -> str:

@@ -162,8 +162,9 @@ class ModelAccuracy:
 
 @dataclass(frozen=True)
 class VolumeCheck:
-    """One profiled configuration's volumes: measured, the roofline's and the overlap model's
-    (:data:`VOLUMES` order)."""
+    """One profiled configuration's volumes: measured, the roofline's and the default time
+    model's (``overlap``: those of :data:`warpspeed.models.DEFAULT_TIME_MODEL`'s details;
+    :data:`VOLUMES` order)."""
 
     config: Config
     measured: tuple[float, float, float]
@@ -226,7 +227,6 @@ def real_gpu_accuracy(models: Sequence[str] | None = None, device_name: str = DE
     from warpspeed.hardware.device import load_device
     from warpspeed.kernel.catalog import resolve
     from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS, estimate_energy, estimate_time
-    from warpspeed.overlap.time_model import OVERLAP
     from warpspeed.predict import Predictor
 
     names = tuple(models) if models is not None else TIME_MODELS
@@ -243,7 +243,7 @@ def real_gpu_accuracy(models: Sequence[str] | None = None, device_name: str = DE
     volumes = []
     for config, measured in measured_volumes().items():
         p = predictions[config]
-        overlap = OVERLAP.estimate(p).details
+        overlap = estimate_time(DEFAULT_TIME_MODEL, p).details
         volumes.append(VolumeCheck(
             config, measured,
             (p.l1.data_pipe_wavefronts_per_lup, p.l2_load_bytes_per_lup, p.dram.load_bytes_per_lup),
