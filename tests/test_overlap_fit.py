@@ -14,7 +14,7 @@ from warpspeed.overlap.model import OverlapComponents, combine
 
 def _components(wavefronts: float, requests: float, dram_s: float) -> OverlapComponents:
     """A configuration whose L1 time is ``max(wavefronts, requests / rate)`` cycles at 1 Hz x 1 SM."""
-    return OverlapComponents(fp=0.0, l2=0.0, dram=dram_s, l1_wavefront_cycles=wavefronts, l1_requests_per_lup=requests,
+    return OverlapComponents(fp=0.0, l2=0.0, further=(), dram=dram_s, l1_wavefront_cycles=wavefronts, l1_requests_per_lup=requests,
                              drain_cycles=0.0, requests_limited=True, dispatch=0.0, sm_hz=1.0, launch_overhead_s=0.0,
                              lups=1, l1=None, l2_load_bytes_per_lup=0.0, l2_store_bytes_per_lup=0.0,
                              dram_load_bytes_per_lup=0.0, dram_store_bytes_per_lup=0.0, dram_sector_cost=1.0,

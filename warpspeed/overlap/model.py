@@ -23,13 +23,16 @@ evidence in Nsight Compute profiles, timings or a microbenchmark that isolates i
    resident blocks per SM (:func:`launch_dram_gb_s`).
 7. **Blocks are dispatched at a limited rate and launches cost a fixed time** (the stored launch fit).
 
-Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch) with
+Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch,
+t_further) with
 
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
-* ``t_L2 = (L2 -> L1 load + L1 -> L2 store bytes) / L2 bandwidth``;
+* ``t_FP``, ``t_L2`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a memory-side
+  cache) the roofline's component times (:attr:`~warpspeed.roofline.limits.Roofline.seconds_per_lup`:
+  each level's demand over its bandwidth);
 * ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
-* ``t_FP`` the roofline's FP limit; ``t_dispatch`` the block dispatch time per lup.
+* ``t_dispatch`` the block dispatch time per lup.
 
 Every volume and the first level's costs with misses are the prediction's
 (:class:`~warpspeed.predict.Predictor` computes each level's demand once); :func:`overlap_components`
@@ -144,7 +147,11 @@ class OverlapComponents:
     request rate (the fit of those two constants re-combines without recomputing them).
 
     Attributes:
-        fp, l2, dram: the FP, L2 and DRAM times (DRAM with the partial-sector cost).
+        fp, l2: the roofline's FP and L2 times (:attr:`~warpspeed.roofline.limits.Roofline.seconds_per_lup`).
+        further: the roofline's times of the levels a part adds (RDNA's graphics L1, a memory-side
+            cache), by level.
+        dram: the DRAM time with the partial-sector cost, at the launch's DRAM bandwidth with the
+            knee of its resident blocks.
         l1_wavefront_cycles, l1_requests_per_lup, drain_cycles: first-level cycles per lup and SM
             (data and tag wavefronts with misses), L2 requests per lup and SM, unhidden wave-end
             cycles per lup and SM.
@@ -156,6 +163,7 @@ class OverlapComponents:
 
     fp: float
     l2: float
+    further: tuple[tuple[str, float], ...]
     dram: float
     l1_wavefront_cycles: float
     l1_requests_per_lup: float
@@ -243,11 +251,11 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
     lups_per_wave = occ.blocks_per_sm * lups_per_block
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
     sm_hz = device.sms * device.clock_ghz * GIGA
-    fp_rate = prediction.roofline.fp_lups_per_s
+    levels = prediction.roofline.seconds_per_lup
     dram_gb_s = launch_dram_gb_s(prediction)
     return OverlapComponents(
-        fp=1.0 / fp_rate if fp_rate > 0 and math.isfinite(fp_rate) else 0.0,
-        l2=(l2_load + prediction.l2_store_bytes_per_lup) / (device.l2.bandwidth_gb_s * GIGA),
+        fp=levels["fp"], l2=levels["l2"],
+        further=tuple((k, v) for k, v in levels.items() if k not in LIMITERS),
         dram=(dram_load + dram_store) * sectors / (dram_gb_s * GIGA),
         l1_wavefront_cycles=costs.cycles_per_lup, l1_requests_per_lup=costs.requests_per_lup,
         drain_cycles=drain, requests_limited=first_level(device).models_misses,
@@ -261,13 +269,18 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
 def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float) -> tuple[float, dict[str, float], float, str]:
     """Seconds per lattice update of one launch (launch overhead included), the time components
     (:data:`COMPONENTS`, seconds per lup), the first-level cycles per lup and SM, and the limiter:
-    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch)`` plus the launch overhead per lup."""
+    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch, t_further levels)`` plus the launch
+    overhead per lup."""
     requests = c.l1_requests_per_lup / requests_per_cycle if c.requests_limited else 0.0
     l1_cycles = max(c.l1_wavefront_cycles, requests)
     t = dict(zip(COMPONENTS, (c.fp, (l1_cycles + c.drain_cycles) / c.sm_hz, c.l2, c.dram)))
-    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], c.dispatch)
+    further = dict(c.further)
+    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], c.dispatch, *further.values())
     limiter = max(COMPONENTS, key=lambda k: t[k])
-    if c.dispatch > t[limiter]:
+    level = max(further, key=further.__getitem__, default=None)
+    if level is not None and further[level] > max(t[limiter], c.dispatch):
+        limiter = level
+    elif c.dispatch > t[limiter]:
         limiter = "dispatch"
     elif limiter == "l1" and requests > c.l1_wavefront_cycles:
         limiter = "l1_requests"

@@ -53,6 +53,13 @@ class Roofline:
         return {**base, **dict(self.extra), "dram": self.dram_lups_per_s}
 
     @property
+    def seconds_per_lup(self) -> dict[str, float]:
+        """Each level's time for the configuration's demand, seconds per lattice update with the
+        whole device working (0 for a level without demand): the components every time model
+        starts from. The roofline takes their maximum."""
+        return {k: 1.0 / v if v > 0 and math.isfinite(v) else 0.0 for k, v in self.limits.items()}
+
+    @property
     def lups_per_s(self) -> float:
         return min(self.limits.values())
 
