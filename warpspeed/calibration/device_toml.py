@@ -9,8 +9,8 @@ and why, and repeats the base file's source legend (its comments cite sources by
 (the device loader keeps such tables for the models and ignores this one).
 
 Where a measured figure overrides a base number that others depend on, the dependants follow:
-measured latencies drop the ``[interval]`` latencies in cycles and ``latencies_from`` (the model
-then takes the measured ones), a measured launch overhead replaces ``launch_overhead_part``, a
+measured latencies drop the base's ``latencies_from`` (every model then takes the measured ones,
+:attr:`warpspeed.hardware.device.Device.latencies`), a measured launch overhead replaces ``launch_overhead_part``, a
 measured clock becomes the ``[power]`` reference clock, and an effective L2 larger than a
 queried L2 size is capped at it.
 """
@@ -27,8 +27,8 @@ from warpspeed.errors import DeviceError
 
 #: Alignment column of the comments (as in the shipped files).
 COMMENT_COLUMN = 35
-#: ``[interval]`` keys a measured latency replaces (cycles, or the part the latencies come from).
-INTERVAL_LATENCY_KEYS = ("l1_latency", "l2_latency", "dram_latency", "latencies_from")
+#: The figures that make the device's own pointer-chase latencies (then ``latencies_from`` goes).
+LATENCY_FIGURES = ("l1.latency_ns", "l2.latency_ns", "device.dram_latency_ns")
 #: Section of a figure key -> the scope of the ``[[memory]]`` table it sets.
 LEVEL_SCOPES = {"l1": "cu", "l2": "device"}
 
@@ -118,12 +118,10 @@ def _apply(data: dict, figures: OwnFigures) -> dict[tuple[str, str], Measured]:
         else:
             put(table, key, fig)
     interval = data.get("interval")
-    if isinstance(interval, dict):
-        if figures.get("interval.kll_k") is not None:
-            interval.pop("launch_overhead_part", None)
-        if all(figures.get(k) is not None for k in ("l1.latency_ns", "l2.latency_ns", "device.dram_latency_ns")):
-            for key in INTERVAL_LATENCY_KEYS:
-                interval.pop(key, None)
+    if isinstance(interval, dict) and figures.get("interval.kll_k") is not None:
+        interval.pop("launch_overhead_part", None)
+    if all(figures.get(k) is not None for k in LATENCY_FIGURES) and isinstance(data.get("device"), dict):
+        data["device"].pop("latencies_from", None)
     clock = figures.get("device.clock_ghz")
     power = data.get("power")
     if clock is not None and isinstance(power, dict) and "reference_clock_mhz" in power:
