@@ -179,6 +179,9 @@ class TimeModel(Protocol):
     help: str
     own_limits: bool
     reads_trace: bool
+    #: whether it reads the first level's costs with misses (``Prediction.l1_misses``); a predictor
+    #: whose models do not read them does not compute them
+    reads_l1_misses: bool
     options: tuple[ModelOption, ...]
     options_error: str
     #: marker and matplotlib color of the model in comparison figures
@@ -225,6 +228,7 @@ class TimeModelBase:
     help: ClassVar[str] = ""
     own_limits: ClassVar[bool] = False
     reads_trace: ClassVar[bool] = False
+    reads_l1_misses: ClassVar[bool] = False
     options: ClassVar[tuple[ModelOption, ...]] = ()
     options_error: ClassVar[str] = ""
     style: ClassVar[tuple[str, str]] = ("x", "gray")

@@ -43,6 +43,7 @@ from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
+from warpspeed.memory.l1 import l1_cycles
 from warpspeed.memory.l1_misses import first_level_demand
 from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
 from warpspeed.memory.levels.traffic import bandwidth_limit
@@ -83,6 +84,10 @@ class Predictor:
     which average was taken). ``shared``: the :class:`SharedModels` of a ranking whose predictors
     share wave volumes (default: this predictor's own).
 
+    ``l1_misses``: whether to compute the first level's costs with misses
+    (``Prediction.l1_misses``; the models that read them say so, ``TimeModel.reads_l1_misses``):
+    without them the pass over the warp instructions counts the cycles when every access hits only.
+
     The predictor keeps the wave volumes of the configurations it predicted (bounded,
     :data:`warpspeed.memory.wave.model.MEMO_SIZE`): configurations that cover the same cell boxes
     per block with the same wave size share them.
@@ -90,7 +95,7 @@ class Predictor:
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
                  address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None,
-                 shared: SharedModels | None = None) -> None:
+                 shared: SharedModels | None = None, l1_misses: bool = True) -> None:
         if not isinstance(kernel, Kernel):
             raise KernelError(f"a prediction needs a warpspeed Kernel (got {type(kernel).__name__}); "
                               "build one with warpspeed.Kernel")
@@ -98,6 +103,7 @@ class Predictor:
             raise DeviceError(f"a prediction needs a device (got {type(device).__name__}); give a Device, a "
                               "built-in device name or the path of a device file")
         self.exact_waves = exact_waves
+        self.l1_misses = l1_misses
         self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = device if isinstance(device, Device) else load_device(device)
@@ -127,8 +133,11 @@ class Predictor:
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
-        first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1)
-        l1 = first.hits
+        if self.l1_misses:
+            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1)
+            l1, misses = first.hits, first.misses
+        else:
+            l1, misses = l1_cycles(self.compiled, cells, device, warps=warps), None
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
             for name, f in fp.per_field.items()
@@ -164,7 +173,7 @@ class Predictor:
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          levels=levels, l1_misses=first.misses)
+                          levels=levels, l1_misses=misses)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:

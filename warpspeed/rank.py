@@ -33,6 +33,7 @@ from warpspeed.models import (
     require_model,
     require_objective,
     shared_trace,
+    time_model,
 )
 from warpspeed.launch.space import Config, configuration_space
 from warpspeed.roofline.limits import LIMITERS
@@ -268,7 +269,8 @@ def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
     from warpspeed.predict import Predictor
 
-    predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves)
+    predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves,
+                          l1_misses=time_model(scoring.model).reads_l1_misses)
     return [_predict_one(predictor, c, scoring) for c in configs]
 
 
@@ -300,7 +302,8 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
             with process_pool(workers) as pool:
                 return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
-        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, shared=shared)
+        predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, shared=shared,
+                              l1_misses=time_model(scoring.model).reads_l1_misses)
         rows: list[RankRow] = []
         for config in configs:
             rows.append(_predict_one(predictor, config, scoring))

@@ -25,6 +25,7 @@ class OverlapModel(TimeModelBase):
     overhead; its rows carry its own four limits. No options."""
 
     name = "overlap"
+    reads_l1_misses = True
     help = ("the overlap model (the roofline's volumes with L1 miss wavefronts, the L1 miss stage's request rate, "
             "the unhidden latency at the end of each wave of blocks, imperfect overlap of L1 and DRAM, the DRAM "
             "cost of partly covered sectors, block dispatch and launch overhead); on the 160 configurations of the "
