@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.estimate import GHZ, EnergyEstimate, ModelEstimate, TimeModel
+from warpspeed.estimate import EnergyEstimate, ModelEstimate, TimeModel
 from warpspeed.interval.time_model import INTERVAL
 from warpspeed.overlap.time_model import OVERLAP
 from warpspeed.roofline.time_model import ROOFLINE, roofline_estimate
@@ -62,7 +62,7 @@ ENERGY_OBJECTIVE = ENERGY.name
 #: The ranking objectives: time, the power model's energy, and the energy-delay product.
 OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
-__all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "GHZ", "MODELS", "ModelEstimate",
+__all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "MODELS", "ModelEstimate",
            "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
            "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_estimate",
            "time_model"]

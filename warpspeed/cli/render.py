@@ -21,6 +21,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from warpspeed.estimate import number_text
+from warpspeed.units import GIGA
 
 #: Width used for tables when the output is not a terminal (files, pipes, notebooks) and the
 #: COLUMNS environment variable does not give one.
@@ -132,7 +133,7 @@ def fmt(value: float, digits: int = 2) -> str:
 
 
 def glups(value: float | None) -> str:
-    return "∞" if value is None or not math.isfinite(value) else f"{value / 1e9:.2f}"
+    return "∞" if value is None or not math.isfinite(value) else f"{value / GIGA:.2f}"
 
 
 class DelayedProgress:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from warpspeed.estimate import GHZ, Component, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.estimate import Component, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -49,7 +50,7 @@ class OverlapModel(TimeModelBase):
         figures = OwnFigures(limits, result.limiter or min(limits, key=limits.__getitem__), result.l1_cycles_per_lup,
                              result.l2_load_bytes_per_lup, result.l2_store_bytes_per_lup,
                              result.dram_load_bytes_per_lup, result.dram_store_bytes_per_lup)
-        return ModelEstimate(self.name, result.lups_per_s, seconds, seconds * prediction.clock_ghz * GHZ,
+        return ModelEstimate(self.name, result.lups_per_s, seconds, seconds * prediction.clock_ghz * GIGA,
                              result.limiter, result.as_dict(), figures)
 
     def provenance(self, device: "Device") -> Sequence[Component]:

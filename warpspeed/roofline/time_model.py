@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from warpspeed.estimate import GHZ, ModelEstimate, TimeModelBase
+from warpspeed.estimate import ModelEstimate, TimeModelBase
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.prediction import Prediction
@@ -18,7 +19,7 @@ def roofline_estimate(prediction: "Prediction") -> ModelEstimate:
     lups = prediction.lups_per_s
     domain = prediction.launch.launch.domain
     seconds = math.prod(domain) / lups if lups > 0 else math.inf
-    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GHZ, prediction.limiter)
+    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GIGA, prediction.limiter)
 
 
 class RooflineModel(TimeModelBase):

@@ -33,6 +33,7 @@ from typing import Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import stored_file
 from warpspeed.files.text import read_text
+from warpspeed.units import GIGA
 from warpspeed.validation.real_gpu import ModelAccuracy
 
 #: The device and the folder of the measurements.
@@ -223,7 +224,7 @@ def stream_check(device, params) -> MechanismCheck:
         k = Kernel("copy", (Field("a", 8, (n,)), Field("b", 8, (n,))), (load("b", X), store("a", X)), (n, 1, 1),
                    flops=FlopCounts(), dtype="float64", shared_bytes_per_block=shared)
         result = overlap_model(Predictor(k, device).predict((threads, 1, 1)), params)
-        ratios.append(result.lups_per_s * 16 / (float(r["gb_s"]) * 1e9))
+        ratios.append(result.lups_per_s * 16 / (float(r["gb_s"]) * GIGA))
     mape, median = _ratio_stats(ratios)
     return MechanismCheck("overlapping blocks, block dispatch", STREAM_FILE, len(ratios), mape, median,
                           "a copy of 2^27 doubles, one cell per thread, blocks of 32-1024 threads at 1-32 "
