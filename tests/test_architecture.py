@@ -131,7 +131,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("warpspeed.memory",),
     ("warpspeed.roofline", "warpspeed.prediction", "warpspeed.predict"),
     ("warpspeed.trace", "warpspeed.sass"),
-    ("warpspeed.estimate", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",
+    ("warpspeed.model_protocol", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",
      "warpspeed.pipeline", "warpspeed.power"),
     ("warpspeed.models",),
     ("warpspeed.rank", "warpspeed.compare", "warpspeed.summary", "warpspeed.plots", "warpspeed.studies",
@@ -192,7 +192,7 @@ def test_calibration_is_imported_only_from_the_top():
 
 
 def test_the_stored_figures_import_no_model_predictor_validation_or_calibration():
-    assert _layer("warpspeed.predict") < _layer("warpspeed.estimate") < _layer("warpspeed.calibration")
+    assert _layer("warpspeed.predict") < _layer("warpspeed.model_protocol") < _layer("warpspeed.calibration")
     assert _layer("warpspeed.measured") < _layer("warpspeed.predict")
     found = measured_imports_from_above(import_graph())
     assert not found, "stored figures importing from above: " + "; ".join(f"{m} -> {d}" for m, d in found)
@@ -200,15 +200,15 @@ def test_the_stored_figures_import_no_model_predictor_validation_or_calibration(
 
 def test_the_direction_checks_see_a_wrong_import():
     """A model importing a fit, and a reader of the stored figures importing a model or a fit, are found."""
-    graph = {"warpspeed.overlap.model": _imports("warpspeed.overlap.model",
+    graph = {"warpspeed.overlap.combine": _imports("warpspeed.overlap.combine",
                                                  ast.parse("from warpspeed.calibration.overlap_fit import fit_overlap")),
              "warpspeed.measured.sustained": _imports("warpspeed.measured.sustained", ast.parse(
                  "def f():\n    from warpspeed.calibration.launch import fit_launch\n"
-                 "    from warpspeed.interval.model import IntervalModel\n"))}
+                 "    from warpspeed.interval.cpi_stack import IntervalModel\n"))}
     assert calibration_users_below(graph) == [("warpspeed.measured.sustained", "warpspeed.calibration.launch"),
-                                              ("warpspeed.overlap.model", "warpspeed.calibration.overlap_fit")]
+                                              ("warpspeed.overlap.combine", "warpspeed.calibration.overlap_fit")]
     assert measured_imports_from_above(graph) == [("warpspeed.measured.sustained", "warpspeed.calibration.launch"),
-                                                  ("warpspeed.measured.sustained", "warpspeed.interval.model")]
+                                                  ("warpspeed.measured.sustained", "warpspeed.interval.cpi_stack")]
 
 
 def _package(module: str) -> str | None:

@@ -84,7 +84,7 @@ class Predictor:
     share wave volumes (default: this predictor's own).
 
     The predictor keeps the wave volumes of the configurations it predicted (bounded,
-    :data:`warpspeed.memory.wave.model.MEMO_SIZE`): configurations that cover the same cell boxes
+    :data:`warpspeed.memory.wave.wave_model.MEMO_SIZE`): configurations that cover the same cell boxes
     per block with the same wave size share them.
     """
 

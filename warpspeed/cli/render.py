@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from warpspeed.estimate import number_text
+from warpspeed.model_protocol import number_text
 from warpspeed.units import GIGA
 
 #: Width used for tables when the output is not a terminal (files, pipes, notebooks) and the
@@ -128,7 +128,7 @@ def print_fitted(console: Console, table: Table, title: str = "", caption: Seque
 
 def fmt(value: float, digits: int = 2) -> str:
     """``value`` with ``digits`` decimals; ``∞`` for None and non-finite values
-    (:func:`warpspeed.estimate.number_text`, which the models' own tables use)."""
+    (:func:`warpspeed.model_protocol.number_text`, which the models' own tables use)."""
     return number_text(value, digits)
 
 

@@ -1,12 +1,12 @@
-"""The overlap model as a time model (:class:`~warpspeed.estimate.TimeModel`; the model itself:
-:mod:`warpspeed.overlap.model`, its constants :mod:`warpspeed.overlap.params`)."""
+"""The overlap model as a time model (:class:`~warpspeed.model_protocol.TimeModel`; the model itself:
+:mod:`warpspeed.overlap.combine`, its constants :mod:`warpspeed.overlap.params`)."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from warpspeed.estimate import Component, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.model_protocol import Component, ModelEstimate, OwnFigures, TimeModelBase
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class OverlapModel(TimeModelBase):
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
         # the model's modules need numpy and the compiled kernel: loaded when a model runs
-        from warpspeed.overlap.model import overlap_model
+        from warpspeed.overlap.combine import overlap_model
         from warpspeed.overlap.params import overlap_params
 
         result = overlap_model(prediction, overlap_params(prediction.device))

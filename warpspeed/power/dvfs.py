@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from warpspeed.hardware.clock import MIN_CLOCK_FRACTION
-from warpspeed.power.model import Activity, PowerBreakdown, activity, board_power
+from warpspeed.power.board import Activity, PowerBreakdown, activity, board_power
 from warpspeed.power.params import PowerParams, power_params
 from warpspeed.trace.build import build_trace
 from warpspeed.units import MICRO, NANO
 
 if TYPE_CHECKING:
-    from warpspeed.estimate import ModelEstimate
+    from warpspeed.model_protocol import ModelEstimate
     from warpspeed.prediction import Prediction
 
 #: Clocks of a default sweep, relative to the device's clock: 30 % to 100 % in 15 steps.

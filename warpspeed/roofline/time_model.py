@@ -1,12 +1,12 @@
-"""The four-limiter roofline as a time model (:class:`~warpspeed.estimate.TimeModel`): the rate every
-prediction carries (:mod:`warpspeed.roofline.limits`), as a :class:`~warpspeed.estimate.ModelEstimate`."""
+"""The four-limiter roofline as a time model (:class:`~warpspeed.model_protocol.TimeModel`): the rate every
+prediction carries (:mod:`warpspeed.roofline.limits`), as a :class:`~warpspeed.model_protocol.ModelEstimate`."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
 
-from warpspeed.estimate import ModelEstimate, TimeModelBase
+from warpspeed.model_protocol import ModelEstimate, TimeModelBase
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:

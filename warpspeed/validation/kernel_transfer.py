@@ -151,7 +151,7 @@ class KernelTransfer:
 
 def _samples(ks: KernelSet, device, params) -> list[tuple[Config, object, float]]:
     from warpspeed.kernel.catalog import resolve
-    from warpspeed.overlap.model import overlap_components
+    from warpspeed.overlap.combine import overlap_components
     from warpspeed.predict import Predictor
 
     domain, rates = measured_rates(ks)
@@ -210,7 +210,7 @@ def segments_check() -> MechanismCheck:
 def stream_check(device, params) -> MechanismCheck:
     """The overlap model on the one-cell-per-thread copy by block size and resident blocks per SM."""
     from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, load, store
-    from warpspeed.overlap.model import overlap_model
+    from warpspeed.overlap.combine import overlap_model
     from warpspeed.predict import Predictor
     from warpspeed.validation.public_models import padding_bytes
 
@@ -235,7 +235,7 @@ def kernel_transfer() -> KernelTransfer:
     """Every kernel set and check (module docstring). Needs the pystencils workloads."""
     from warpspeed.calibration.overlap_fit import leave_one_kernel_out
     from warpspeed.hardware.device import load_device
-    from warpspeed.overlap.model import combine
+    from warpspeed.overlap.combine import combine
     from warpspeed.overlap.params import overlap_params
 
     device = load_device(DEVICE)
