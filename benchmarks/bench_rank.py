@@ -44,6 +44,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.description import Kernel
 from warpspeed.predict import Predictor
 from warpspeed.launch.space import PAPER_STENCIL_THREADS, Config, paper_space
+from warpspeed.units import KIB, MIB
 
 #: Threads per block of the article's LBM space (Ernst et al. 2023, 5.1: its registers do not fit 1024).
 LBM_THREADS = 512
@@ -56,7 +57,6 @@ STENCIL_RADII = (1, 2, 4, 8)
 LBM_DOMAIN = (256, 256, 256)
 #: Repeats of the single scaling prediction after the first call (median reported).
 REPEATS = 3
-_KIB = 1024  # ru_maxrss is in KiB on Linux
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def _ms(t0: float) -> float:
 
 
 def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / _KIB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / KIB  # ru_maxrss is in KiB on Linux
 
 
 def time_space(name: str, make_kernel: Callable[[], Kernel], configs: Sequence[Config], traced: bool,
@@ -122,7 +122,7 @@ def time_space(name: str, make_kernel: Callable[[], Kernel], configs: Sequence[C
                 fresh.predict(c.block, c.fold)
             except WarpspeedError:
                 pass
-        traced_peak = tracemalloc.get_traced_memory()[1] / 2**20
+        traced_peak = tracemalloc.get_traced_memory()[1] / MIB
         tracemalloc.stop()
     worst = max(range(len(times)), key=times.__getitem__)
     return SpaceTiming(name=name, kernel=kernel.name, configurations=len(configs), errors=errors, setup_ms=setup,

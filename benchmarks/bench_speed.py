@@ -104,7 +104,7 @@ def wrap(module, name, label, count=None):
         finally:
             stage[label] = stage.get(label, 0.0) + time.perf_counter() - t
     setattr(module, name, g)
-import warpspeed.memory.wave.model as WM
+import warpspeed.memory.wave.wave_model as WM
 wave_original = WM.WaveModel.grid_volumes
 def timed_wave(self, *a, **k):
     t = time.perf_counter()
@@ -217,7 +217,7 @@ from warpspeed.kernel.catalog import resolve
 from warpspeed.hardware.device import load_device
 from warpspeed.launch.space import PAPER_FOLDINGS, configuration_space, default_threads, MAX_BLOCK_Z
 from warpspeed.predict import Predictor
-import warpspeed.pipeline.model as PM
+import warpspeed.pipeline.launch_time as PM
 simulate_module = importlib.import_module("warpspeed.pipeline.simulate")
 dev = load_device(DEVICE)
 preds = []

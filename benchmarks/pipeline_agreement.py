@@ -31,7 +31,7 @@ from warpspeed.hardware.device import load_device
 from warpspeed.kernel.catalog import resolve, resolve_kernel
 from warpspeed.launch.space import PAPER_FOLDINGS, PAPER_STENCIL_THREADS, configuration_space
 from warpspeed.pipeline import build_graph, estimate, groups_per_sm, simulate
-from warpspeed.pipeline.model import sub_partitions
+from warpspeed.pipeline.launch_time import sub_partitions
 from warpspeed.pipeline.simulate import SELECTIONS
 from warpspeed.predict import Predictor
 

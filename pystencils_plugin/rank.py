@@ -32,6 +32,7 @@ from warpspeed.launch.space import (MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_s
 from warpspeed.memory.capacity import CapacityCurves
 from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL
 from warpspeed.rank import RankRow, Ranking, Scoring, rank_per_fold
+from warpspeed.units import GIGA
 
 Triple = tuple[int, int, int]
 
@@ -77,8 +78,6 @@ class BestConfig:
 
 #: Rows a ranking shows in a notebook (``_repr_html_``) and in its text summary.
 SHOWN_ROWS = 10
-#: Lattice updates per second per Glup/s.
-LUPS_PER_GLUP = 1e9
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ class PystencilsRanking:
         best = ok[0]
         why = best.limiter if self.model == ROOFLINE_MODEL else best.explanation
         return (f"{head}; best block {best.config.block}, fold {best.config.fold}: "
-                f"{best.lups_per_s / LUPS_PER_GLUP:.1f} Glup/s ({why}); {self.registers_note()}")
+                f"{best.lups_per_s / GIGA:.1f} Glup/s ({why}); {self.registers_note()}")
 
     def _repr_html_(self) -> str:
         """The best :data:`SHOWN_ROWS` rows as an HTML table (Jupyter calls this)."""
@@ -145,7 +144,7 @@ class PystencilsRanking:
             else:
                 why = r.limiter if self.model == ROOFLINE_MODEL else r.explanation
                 values = [str(i), "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold)),
-                          f"{r.lups_per_s / LUPS_PER_GLUP:.2f}", why, str(r.blocks_per_sm), str(r.registers),
+                          f"{r.lups_per_s / GIGA:.2f}", why, str(r.blocks_per_sm), str(r.registers),
                           f"{r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup:.1f}"]
             body.append("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in values) + "</tr>")
         caption = (f"{self.ranking.kernel} on {self.ranking.device}: best {min(SHOWN_ROWS, len(self))} of "

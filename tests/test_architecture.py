@@ -1,6 +1,6 @@
 """The package's structure: no import cycles, imports only from a module's layer and the layers below
 (``docs/architecture.md``), ``importlib`` in two places, and one definition each of the model
-names, the record columns, the data path and the limiter names.
+names, the record columns, the data path, the limiter names and the unit conversion factors.
 
 The import graph is built from the source with ``ast`` (every ``import`` and ``from ... import``,
 module-level, inside functions and under ``TYPE_CHECKING``), over the modules of ``warpspeed/``
@@ -124,14 +124,14 @@ def test_no_import_cycles():
 #: The layers of ``docs/architecture.md``, lowest first: a module imports only from its own layer
 #: and the layers below it. A module belongs to the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("warpspeed", "warpspeed.errors", "warpspeed.lazy", "warpspeed.memo", "warpspeed.files", "warpspeed.kernel",
-     "warpspeed.hardware"),
+    ("warpspeed", "warpspeed.errors", "warpspeed.lazy", "warpspeed.memo", "warpspeed.units", "warpspeed.files",
+     "warpspeed.kernel", "warpspeed.hardware"),
     ("warpspeed.measured",),
     ("warpspeed.launch",),
     ("warpspeed.memory",),
     ("warpspeed.roofline", "warpspeed.prediction", "warpspeed.predict"),
     ("warpspeed.trace", "warpspeed.sass"),
-    ("warpspeed.estimate", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",
+    ("warpspeed.model_protocol", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",
      "warpspeed.pipeline", "warpspeed.power"),
     ("warpspeed.models",),
     ("warpspeed.rank", "warpspeed.compare", "warpspeed.summary", "warpspeed.plots", "warpspeed.studies",
@@ -192,7 +192,7 @@ def test_calibration_is_imported_only_from_the_top():
 
 
 def test_the_stored_figures_import_no_model_predictor_validation_or_calibration():
-    assert _layer("warpspeed.predict") < _layer("warpspeed.estimate") < _layer("warpspeed.calibration")
+    assert _layer("warpspeed.predict") < _layer("warpspeed.model_protocol") < _layer("warpspeed.calibration")
     assert _layer("warpspeed.measured") < _layer("warpspeed.predict")
     found = measured_imports_from_above(import_graph())
     assert not found, "stored figures importing from above: " + "; ".join(f"{m} -> {d}" for m, d in found)
@@ -200,15 +200,15 @@ def test_the_stored_figures_import_no_model_predictor_validation_or_calibration(
 
 def test_the_direction_checks_see_a_wrong_import():
     """A model importing a fit, and a reader of the stored figures importing a model or a fit, are found."""
-    graph = {"warpspeed.overlap.model": _imports("warpspeed.overlap.model",
+    graph = {"warpspeed.overlap.combine": _imports("warpspeed.overlap.combine",
                                                  ast.parse("from warpspeed.calibration.overlap_fit import fit_overlap")),
              "warpspeed.measured.sustained": _imports("warpspeed.measured.sustained", ast.parse(
                  "def f():\n    from warpspeed.calibration.launch import fit_launch\n"
-                 "    from warpspeed.interval.model import IntervalModel\n"))}
+                 "    from warpspeed.interval.cpi_stack import IntervalModel\n"))}
     assert calibration_users_below(graph) == [("warpspeed.measured.sustained", "warpspeed.calibration.launch"),
-                                              ("warpspeed.overlap.model", "warpspeed.calibration.overlap_fit")]
+                                              ("warpspeed.overlap.combine", "warpspeed.calibration.overlap_fit")]
     assert measured_imports_from_above(graph) == [("warpspeed.measured.sustained", "warpspeed.calibration.launch"),
-                                                  ("warpspeed.measured.sustained", "warpspeed.interval.model")]
+                                                  ("warpspeed.measured.sustained", "warpspeed.interval.cpi_stack")]
 
 
 def _package(module: str) -> str | None:
@@ -421,3 +421,54 @@ def test_the_package_exports_the_prediction_api(name):
     import warpspeed
 
     assert name in warpspeed.__all__ and getattr(warpspeed, name) is not None
+
+
+#: Values that are unit conversion factors: only :mod:`warpspeed.units` names them.
+UNIT_FACTORS = (1e9, 1e-9, 1e6, 1e-6)
+#: Module-level constants of those values that are no unit conversion: tolerances and a cap.
+NOT_UNIT_FACTORS = {("warpspeed.pipeline.simulate", "_EPS"), ("warpspeed.power.dvfs", "TIE"),
+                    ("warpspeed.calibration.power", "V_MIN_TIE"),
+                    ("warpspeed.memory.capacity.curves", "MAX_OVERSUBSCRIPTION")}
+
+
+def unit_factor_constants(trees: dict[str, ast.Module]) -> set[tuple[str, str]]:
+    """(module, name) of every module-level assignment of a number in :data:`UNIT_FACTORS`, also
+    inside a tuple assignment (``a, b = 1e-9, 1e9``) or an annotated one."""
+    found = set()
+    for module, tree in trees.items():
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                pairs = [(t, node.value) for t in node.targets]
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                pairs = [(node.target, node.value)]
+            else:
+                continue
+            while any(isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) for t, v in pairs):
+                pairs = [p for t, v in pairs
+                         for p in (zip(t.elts, v.elts) if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple)
+                                   else [(t, v)])]
+            for target, value in pairs:
+                if (isinstance(target, ast.Name) and isinstance(value, ast.Constant)
+                        and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+                        and value.value in UNIT_FACTORS):
+                    found.add((module, target.id))
+    return found
+
+
+def test_unit_factors_are_defined_once():
+    """1e9, 1e-9, 1e6 and 1e-6 as module constants live in warpspeed/units.py only; every other
+    module imports GIGA, NANO, MEGA, MICRO from there."""
+    assert unit_factor_constants(TREES) - NOT_UNIT_FACTORS == {("warpspeed.units", "GIGA"),
+                                                              ("warpspeed.units", "NANO"),
+                                                              ("warpspeed.units", "MEGA"),
+                                                              ("warpspeed.units", "MICRO")}
+    assert NOT_UNIT_FACTORS <= unit_factor_constants(TREES)
+
+
+def test_the_unit_check_sees_a_local_factor():
+    """A GHz conversion of its own, a tuple of two and an annotated one are found; a factor inside a
+    function, another number and an imported name are not."""
+    tree = ast.parse("from warpspeed.units import GIGA\nGHZ = 1e9\nNS, MEGA = 1e-9, 1e6\nUS: float = 1e-6\n"
+                     "KB = 1e3\nX = GIGA\ndef f():\n    y = 1e9\n")
+    assert unit_factor_constants({"warpspeed.example": tree}) == {
+        ("warpspeed.example", n) for n in ("GHZ", "NS", "MEGA", "US")}

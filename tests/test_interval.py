@@ -24,7 +24,7 @@ from warpspeed.interval import interval_model, interval_params
 from warpspeed.errors import WarpspeedError
 from warpspeed.interval.dealing import deal_blocks
 from warpspeed.interval.latency import COMPUTE_UNITS, LONG, WAIT, instruction_cost
-from warpspeed.interval.model import STACK_KEYS, distribution_idle
+from warpspeed.interval.cpi_stack import STACK_KEYS, distribution_idle
 from warpspeed.interval.multiwarp import batch_stack
 from warpspeed.interval.profile import Demand, Interval, profile
 from warpspeed.trace.build import build_trace
@@ -367,7 +367,7 @@ def test_sms_combine_by_hand():
     is taken."""
     import numpy as np
 
-    from warpspeed.interval.model import combine_sms
+    from warpspeed.interval.cpi_stack import combine_sms
     from warpspeed.interval.multiwarp import BATCH_KEYS
 
     def rows(*selected):

@@ -1,4 +1,4 @@
-"""What each time model declares about itself (:class:`warpspeed.estimate.TimeModel`): its help,
+"""What each time model declares about itself (:class:`warpspeed.model_protocol.TimeModel`): its help,
 its tables, the provenance of its fitted constants and its own figures, and the Python API's rate
 (:func:`warpspeed.time_estimate`), the default time model's as on the command line."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from warpspeed.estimate import ModelTables, OwnFigures
+from warpspeed.model_protocol import ModelTables, OwnFigures
 from warpspeed.models import DEFAULT_TIME_MODEL, MODELS, ROOFLINE_MODEL, estimate_time
 
 

@@ -16,7 +16,7 @@ from warpspeed.hardware.device import load_device, load_device_file
 from warpspeed.kernel.description import X
 from warpspeed.models import estimate_time
 from warpspeed.overlap import overlap_model, overlap_params
-from warpspeed.overlap.model import smooth_max
+from warpspeed.overlap.combine import smooth_max
 from warpspeed.overlap.params import MISS_REQUESTS_PER_CYCLE, OVERLAP_EXPONENT
 from warpspeed.predict import Predictor
 

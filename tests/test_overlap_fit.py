@@ -9,7 +9,7 @@ import pytest
 
 from warpspeed.calibration.overlap_fit import EXPONENTS, REQUEST_RATES, fit_overlap, leave_one_kernel_out, mape_percent
 from warpspeed.errors import WarpspeedError
-from warpspeed.overlap.model import OverlapComponents, combine
+from warpspeed.overlap.combine import OverlapComponents, combine
 
 
 def _components(wavefronts: float, requests: float, dram_s: float) -> OverlapComponents:

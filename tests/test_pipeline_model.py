@@ -18,7 +18,7 @@ from warpspeed.models import estimate_time
 from warpspeed.pipeline import build_graph, estimate, simulate
 from warpspeed.pipeline.graph import operations_from_stream
 from warpspeed.pipeline.latency import MemoryLatency, attach_latencies, load_latencies
-from warpspeed.pipeline.model import guard_shares
+from warpspeed.pipeline.launch_time import guard_shares
 from warpspeed.pipeline.simulate import SELECTIONS
 from warpspeed.predict import Predictor
 from warpspeed.sass import full_warp_stream, parse_listing

@@ -12,7 +12,7 @@ from warpspeed.hardware.device import load_device
 from warpspeed.errors import WarpspeedError
 from warpspeed.power import activity, board_power, power_at, power_params, static_category, static_power
 from warpspeed.calibration.power import Run, clock_power_fit, design, fit_family, read_runs
-from warpspeed.power.model import Activity, active_sms
+from warpspeed.power.board import Activity, active_sms
 from warpspeed.power.params import CORE_COMPONENTS, PowerParameterError, PowerParams
 from warpspeed.trace.build import build_trace
 
@@ -253,7 +253,7 @@ def test_daxpy_sass_activity(tmp_path):
 def test_voltage_frequency_table():
     """A table (500 MHz, 0.7), (1000 MHz, 1.0): at 750 MHz V = 0.85 by interpolation, clamped beyond
     its ends; without a table V follows the clock down to the floor. A malformed table is one line."""
-    from warpspeed.power.model import voltage_ratio
+    from warpspeed.power.board import voltage_ratio
     from warpspeed.power.params import params_from
 
     table = ((500.0, 0.7), (1000.0, 1.0))

@@ -1,7 +1,7 @@
 """The registry of time models and ranking objectives: what a configuration is predicted and ranked by.
 
 Every prediction carries the four-limiter roofline of :mod:`warpspeed.predict`. The time models
-(:class:`~warpspeed.estimate.TimeModel` objects) read the same prediction and explain the time
+(:class:`~warpspeed.model_protocol.TimeModel` objects) read the same prediction and explain the time
 differently:
 
 - ``overlap`` (:mod:`warpspeed.overlap`, the default): the roofline's volumes with the L1 miss
@@ -22,7 +22,7 @@ model's (:data:`DEFAULT_TIME_MODEL`); :attr:`Prediction.lups_per_s
 <warpspeed.prediction.Prediction.lups_per_s>` is the roofline's, which every prediction carries.
 
 This module is the one place that lists the models: a new model is one module with a
-:class:`~warpspeed.estimate.TimeModel` object, added to :data:`MODELS`; the model declares its
+:class:`~warpspeed.model_protocol.TimeModel` object, added to :data:`MODELS`; the model declares its
 help, tables, provenance and own figures itself, so no other module names it. The model modules load
 their numerical code when they estimate, so the registry (and the command line's ``--help``)
 loads without numpy.
@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.estimate import GHZ, EnergyEstimate, ModelEstimate, TimeModel
+from warpspeed.model_protocol import EnergyEstimate, ModelEstimate, TimeModel
 from warpspeed.interval.time_model import INTERVAL
 from warpspeed.overlap.time_model import OVERLAP
 from warpspeed.roofline.time_model import ROOFLINE, roofline_estimate
@@ -62,7 +62,7 @@ ENERGY_OBJECTIVE = ENERGY.name
 #: The ranking objectives: time, the power model's energy, and the energy-delay product.
 OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
-__all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "GHZ", "MODELS", "ModelEstimate",
+__all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "MODELS", "ModelEstimate",
            "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
            "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_estimate",
            "time_model"]

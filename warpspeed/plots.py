@@ -21,6 +21,7 @@ import numpy as np
 from warpspeed.files.figure import FIGURE_DPI, new_figure, save_figure
 from warpspeed.models import MODELS, ROOFLINE_MODEL
 from warpspeed.roofline.limits import LIMITERS
+from warpspeed.units import NANO
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -38,8 +39,6 @@ BLOCK_SHAPE_LEGEND: tuple[tuple[tuple[float, float, float], str], ...] = (
     ((1.0, 0.0, 0.0), "wide (x)"), ((0.0, 1.0, 0.0), "tall (y)"), ((0.0, 0.0, 1.0), "deep (z)"))
 #: Bar labels: font size up to this many bars, smaller beyond.
 _MANY_BARS = 100
-#: Glup/s per lup/s.
-_GIGA = 1e-9
 
 
 def block_color(block: Sequence[int]) -> tuple[float, float, float]:
@@ -56,7 +55,7 @@ def ranking_figure(ranking: "Ranking", top: int | None = None) -> "Figure":
     rows = [r for r in ranking.rows if r.ok][: top or None]
     fig = new_figure(min(MAX_RANK_WIDTH_IN, max(6.0, 0.12 * len(rows) + 2)), 5.5)
     ax = fig.subplots()
-    bars = ax.bar(range(len(rows)), [r.lups_per_s * _GIGA for r in rows],
+    bars = ax.bar(range(len(rows)), [r.lups_per_s * NANO for r in rows],
                   color=[block_color(r.config.block) for r in rows], edgecolor="black", linewidth=0.4)
     for bar, row in zip(bars, rows):
         bar.set_hatch(LIMITER_HATCH.get(row.limiter, ""))
@@ -92,7 +91,7 @@ def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figu
     for model in comparison.models:
         known = MODELS.get(model)
         marker, color = known.style if known is not None else UNKNOWN_MODEL_STYLE
-        ax.plot(x, [r.rate(model).lups_per_s * _GIGA for r in rows], linestyle="none", marker=marker,
+        ax.plot(x, [r.rate(model).lups_per_s * NANO for r in rows], linestyle="none", marker=marker,
                 markersize=5, markerfacecolor="none" if model == ROOFLINE_MODEL else color, color=color, label=model)
     ax.set_xticks(x)
     ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= _MANY_BARS else 5)

@@ -89,7 +89,7 @@ class Predictor:
     without them the pass over the warp instructions counts the cycles when every access hits only.
 
     The predictor keeps the wave volumes of the configurations it predicted (bounded,
-    :data:`warpspeed.memory.wave.model.MEMO_SIZE`): configurations that cover the same cell boxes
+    :data:`warpspeed.memory.wave.wave_model.MEMO_SIZE`): configurations that cover the same cell boxes
     per block with the same wave size share them.
     """
 

@@ -40,7 +40,7 @@ from warpspeed.roofline.limits import LIMITERS
 from warpspeed.trace.document import Trace
 
 if TYPE_CHECKING:
-    from warpspeed.estimate import OwnFigures
+    from warpspeed.model_protocol import OwnFigures
     from warpspeed.kernel.description import Kernel
     from warpspeed.memory.capacity import CapacityCurves
     from warpspeed.predict import Predictor, SharedModels
@@ -236,7 +236,7 @@ def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring 
 
 def _with_own_figures(row: RankRow, figures: "OwnFigures") -> RankRow:
     """``row`` with the limits (lups/s), limiter, L1 cycles and L2 and DRAM volumes (bytes per
-    lup) that a time model computes itself (:class:`~warpspeed.estimate.OwnFigures`)."""
+    lup) that a time model computes itself (:class:`~warpspeed.model_protocol.OwnFigures`)."""
     return replace(row, limits=dict(figures.limits), limiter=figures.limiter,
                    l1_cycles_per_lup=figures.l1_cycles_per_lup,
                    l2_load_bytes_per_lup=figures.l2_load_bytes_per_lup,

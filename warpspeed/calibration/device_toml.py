@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from warpspeed.calibration.own_figures import Measured, OwnFigures
 from warpspeed.errors import DeviceError
+from warpspeed.units import KILO
 
 #: Alignment column of the comments (as in the shipped files).
 COMMENT_COLUMN = 35
@@ -125,7 +126,7 @@ def _apply(data: dict, figures: OwnFigures) -> dict[tuple[str, str], Measured]:
     clock = figures.get("device.clock_ghz")
     power = data.get("power")
     if clock is not None and isinstance(power, dict) and "reference_clock_mhz" in power:
-        put("power", "reference_clock_mhz", Measured("power.reference_clock_mhz", round(float(clock.value) * 1e3, 1),
+        put("power", "reference_clock_mhz", Measured("power.reference_clock_mhz", round(float(clock.value) * KILO, 1),
                                                      clock.table, "the clock_ghz above"))
     l2_size = figures.get("l2.bytes")
     if l2_size is not None:

@@ -37,12 +37,13 @@ import numpy as np
 from warpspeed.errors import FitError
 from warpspeed.files.stored import stored_file
 from warpspeed.interval.params import LAUNCH_FIT_FILE
+from warpspeed.units import GIGA, MEGA, MIB, MICRO, NANO
 
 #: Bytes each element of the benchmark moves (one 8 B load, one 8 B store).
 BYTES_PER_ELEMENT = 16
 #: Largest volume fitted, bytes: inside the L2 of every fitted GPU (40 MB A100, 50 MB H200, 96 MB
 #: L40), where the benchmark's data stay between launches.
-MAX_FIT_BYTES = 4 * 2**20
+MAX_FIT_BYTES = 4 * MIB
 #: Measured parts fitted and the device file of each (SMs, L2 bandwidth, latencies).
 PART_DEVICES = {"a100-80": "A100-SXM4-80GB", "h200": "H200", "l40": "L40"}
 #: The stored fit, relative to the installed ``warpspeed.fits`` data.
@@ -117,7 +118,7 @@ def parse_rows(text: str, where: str) -> list[Row]:
                     gb_s = float(record[column])
                     if not (math.isfinite(gb_s) and gb_s > 0 and n > 0 and b > 0):
                         raise ValueError(f"elements {n}, block {b}: {gb_s} GB/s")
-                    rows.append(Row(n, b, n * BYTES_PER_ELEMENT / (gb_s * 1e9)))
+                    rows.append(Row(n, b, n * BYTES_PER_ELEMENT / (gb_s * GIGA)))
     except (KeyError, TypeError, ValueError) as exc:
         raise FitError(f"{where}: malformed gpu-small-kernels table ({exc})") from None
     if not rows:
@@ -131,13 +132,13 @@ def part_device(part: str) -> PartDevice:
 
     device = load_device(PART_DEVICES[part])
     l1, l2 = device.latencies.l1, device.latencies.l2
-    return PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * 1e9))
+    return PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (l1 + l2) / (device.clock_ghz * GIGA))
 
 
 def launch_seconds(row: Row, dev: PartDevice, block_s: float, overhead_s: float) -> float:
     """The fitted model's time of one launch (see the module docstring)."""
     per_sm = math.ceil(row.blocks / dev.sms)
-    data = per_sm * row.block_threads * BYTES_PER_ELEMENT / (dev.l2_bandwidth_gb_s * 1e9 / dev.sms)
+    data = per_sm * row.block_threads * BYTES_PER_ELEMENT / (dev.l2_bandwidth_gb_s * GIGA / dev.sms)
     return overhead_s + dev.round_trip_s + max(per_sm * block_s, data)
 
 
@@ -177,17 +178,17 @@ def fit_launch() -> LaunchFit:
     devs = {p: part_device(p) for p in parts}
 
     def residuals(v: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.log1p(_errors(rows[p], devs[p], v[0] * 1e-9, v[1 + i] * 1e-6))
+        return np.concatenate([np.log1p(_errors(rows[p], devs[p], v[0] * NANO, v[1 + i] * MICRO))
                                for i, p in enumerate(parts)])
 
     from scipy.optimize import least_squares  # imported by the fit only: predictions do not need scipy
 
     fit = least_squares(residuals, [_START_NS] + [_START_US] * len(parts), bounds=(0.0, np.inf))
-    block_s = float(fit.x[0]) * 1e-9
+    block_s = float(fit.x[0]) * NANO
     out = {}
     for i, p in enumerate(parts):
-        e = _errors(rows[p], devs[p], block_s, float(fit.x[1 + i]) * 1e-6)
-        out[p] = PartFit(p, PART_DEVICES[p], float(fit.x[1 + i]) * 1e-6, len(e), float(np.sqrt(np.mean(e * e))),
+        e = _errors(rows[p], devs[p], block_s, float(fit.x[1 + i]) * MICRO)
+        out[p] = PartFit(p, PART_DEVICES[p], float(fit.x[1 + i]) * MICRO, len(e), float(np.sqrt(np.mean(e * e))),
                          float(np.max(np.abs(e))))
     return LaunchFit(block_s, out)
 
@@ -199,15 +200,15 @@ def fit_overhead(rows: list[Row], dev: PartDevice, block_s: float, part: str = "
     :func:`fit_launch`, in ``k`` alone."""
     fitted = [r for r in rows if r.volume <= MAX_FIT_BYTES]
     if not fitted:
-        raise FitError(f"{part or 'launch table'}: no row up to {MAX_FIT_BYTES // 2**20} MiB to fit the launch overhead")
+        raise FitError(f"{part or 'launch table'}: no row up to {MAX_FIT_BYTES // MIB} MiB to fit the launch overhead")
 
     def residuals(v: np.ndarray) -> np.ndarray:
-        return np.log1p(_errors(fitted, dev, block_s, float(v[0]) * 1e-6))
+        return np.log1p(_errors(fitted, dev, block_s, float(v[0]) * MICRO))
 
     from scipy.optimize import least_squares  # imported by the fit only: predictions do not need scipy
 
     fit = least_squares(residuals, [_START_US], bounds=(0.0, np.inf))
-    overhead = float(fit.x[0]) * 1e-6
+    overhead = float(fit.x[0]) * MICRO
     e = _errors(fitted, dev, block_s, overhead)
     return PartFit(part, device, overhead, len(e), float(np.sqrt(np.mean(e * e))), float(np.max(np.abs(e))))
 
@@ -225,16 +226,16 @@ def fit_file_text(fit: LaunchFit | None = None) -> str:
         "# d: block dispatch time per block and SM (one value for every part); k: per-launch overhead;",
         "# T_rt = 2 (L1 + L2 latency): one dependent load and store from the L2. Fitted by",
         "# scipy.optimize.least_squares on log(predicted / measured time) over the rows up to",
-        f"# {MAX_FIT_BYTES // 2**20} MiB. Errors: relative, predicted vs measured time per launch, over the fitted",
+        f"# {MAX_FIT_BYTES // MIB} MiB. Errors: relative, predicted vs measured time per launch, over the fitted",
         "# rows.",
         "# Written by warpspeed.calibration.launch.fit_file_text(); a test checks this file equals it.",
         "",
-        f"block_dispatch_ns = {r(fit.block_dispatch_s * 1e9)}",
+        f"block_dispatch_ns = {r(fit.block_dispatch_s * GIGA)}",
         "",
     ]
     for p in fit.parts.values():
         lines += [f'[parts."{p.part}"]', f'device = "{p.device}"', f'source = "{source_line(p.part)}"',
-                  f"overhead_us = {r(p.overhead_s * 1e6)}",
+                  f"overhead_us = {r(p.overhead_s * MEGA)}",
                   f"rows = {p.rows}", f"rms_rel_error = {r(p.rms_rel_error)}", f"max_rel_error = {r(p.max_rel_error)}",
                   ""]
     return "\n".join(lines)

@@ -3,8 +3,8 @@
 The overlap model (:mod:`warpspeed.overlap`) has two constants that no document gives: the exponent
 ``p`` of the smooth maximum of the first-level and DRAM times and the L1 miss stage's request rate.
 Everything else it combines is computed once per configuration
-(:class:`~warpspeed.overlap.model.OverlapComponents`), so a fit re-combines the stored components
-for each candidate pair (:func:`~warpspeed.overlap.model.combine`) without predicting again.
+(:class:`~warpspeed.overlap.combine.OverlapComponents`), so a fit re-combines the stored components
+for each candidate pair (:func:`~warpspeed.overlap.combine.combine`) without predicting again.
 
 The criterion is the mean over kernels of each kernel's mean absolute percentage error (MAPE) of
 the rates, so a kernel with many configurations does not outweigh one with few. The candidates are
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.overlap.model import OverlapComponents, combine
+from warpspeed.overlap.combine import OverlapComponents, combine
 
 #: Candidate exponents of the smooth maximum (p -> infinity: the roofline's perfect overlap; 1: none).
 EXPONENTS = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0)

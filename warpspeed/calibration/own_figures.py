@@ -49,6 +49,7 @@ import numpy as np
 from warpspeed.measured.raw_tables import TABLES, RawTable, failure_of, read_table
 from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.hardware.device import Device
+from warpspeed.units import GIGA, KIB, KILO, MEGA, MIB, NANO
 
 #: Device-query columns -> the device-file key each sets (``section.key``; ``l1``/``l2`` are the
 #: first level's and the L2's ``[[memory]]`` tables).
@@ -62,8 +63,6 @@ QUERY_KEYS = {
 #: Digits the device file keeps: bandwidths and latencies to 0.1, the curve exponent to 0.001
 #: (as the shipped files).
 ROUND_GB_S, ROUND_NS, ROUND_SHARPNESS, ROUND_CYCLES = 1, 1, 3, 1
-#: Bytes of a KiB and a MiB, for the rules' texts.
-KIB, MIB = 1024, 2**20
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,7 @@ def _query(table: RawTable) -> list[Measured]:
     if "clock_max_mhz" in f.columns:
         mhz = float(f.column("clock_max_mhz")[0])
         if math.isfinite(mhz) and mhz > 0:
-            out.append(Measured("device.clock_ghz", round(mhz / 1e3, 3), _file(table),
+            out.append(Measured("device.clock_ghz", round(mhz / KILO, 3), _file(table),
                                 "maximum SM clock as reported by the CUDA runtime"))
     warp = f.column("warp_size")[0] if "warp_size" in f.columns else None
     threads = f.column("max_threads_per_sm")[0] if "max_threads_per_sm" in f.columns else None
@@ -193,7 +192,7 @@ def _latency(table: RawTable) -> list[Measured]:
 
     sweep = latency_sweep(_data_file(table))
     lat = latency_levels(sweep)
-    how = f"pointer chase, median of the level's window, cycles at {sweep.clock_ghz * 1e3:.0f} MHz"
+    how = f"pointer chase, median of the level's window, cycles at {sweep.clock_ghz * KILO:.0f} MHz"
     return [Measured("l1.latency_ns", round(lat.l1_ns, ROUND_NS), _file(table), how),
             Measured("l2.latency_ns", round(lat.l2_ns, ROUND_NS), _file(table), how),
             Measured("device.dram_latency_ns", round(lat.dram_ns, ROUND_NS), _file(table), how)]
@@ -215,21 +214,21 @@ def _launch(table: RawTable, base: Device, figures: list[Measured], notes: list[
     clock_ghz = float(known.get("device.clock_ghz", base.clock_ghz))
     l2_gb_s = float(known.get("l2.bandwidth_gb_s", base.l2.bandwidth_gb_s))
     if "l2.latency_ns" in known:
-        round_trip_s, whose = 2 * float(known["l2.latency_ns"]) * 1e-9, "the measured"
+        round_trip_s, whose = 2 * float(known["l2.latency_ns"]) * NANO, "the measured"
     else:
         l1, l2 = base.latencies.l1, base.latencies.l2
-        round_trip_s, whose = 2 * (l1 + l2) / (base.clock_ghz * 1e9), f"{base.name}'s"
+        round_trip_s, whose = 2 * (l1 + l2) / (base.clock_ghz * GIGA), f"{base.name}'s"
     rows = parse_rows(table.text, _file(table))
     shared = launch_constants().block_dispatch_s
     fit = fit_overhead(rows, PartDevice(sms, l2_gb_s, round_trip_s), shared)
-    how = (f"per-launch overhead {fit.overhead_s * 1e6:.4f} us, fitted to {fit.rows} rows with the shared block "
-           f"dispatch time {shared * 1e9:.2f} ns and {whose} L2 round trip (rms error {100 * fit.rms_rel_error:.1f} %)")
+    how = (f"per-launch overhead {fit.overhead_s * MEGA:.4f} us, fitted to {fit.rows} rows with the shared block "
+           f"dispatch time {shared * GIGA:.2f} ns and {whose} L2 round trip (rms error {100 * fit.rms_rel_error:.1f} %)")
     method = table.value("launch_method")
     if method not in STREAM_LAUNCHES:
         notes.append(f"{_file(table)}: {how}, launched as a {method}: lower than the stream launches the model's "
                      "kll_k stands for, so the launch cost is the base device's")
         raise _NotAFigure(f"launched as a {method}, not into a stream (see the note)")
-    return [Measured("interval.kll_k", round(fit.overhead_s * clock_ghz * 1e9, ROUND_CYCLES), _file(table),
+    return [Measured("interval.kll_k", round(fit.overhead_s * clock_ghz * GIGA, ROUND_CYCLES), _file(table),
                      f"{how}, x {clock_ghz:g} GHz")]
 
 

@@ -36,10 +36,9 @@ import numpy as np
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.text import read_text
-from warpspeed.hardware.device import MHZ_PER_GHZ
 from warpspeed.hardware.ranges import FLOAT_RANGES
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
-from warpspeed.power.model import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
+from warpspeed.power.board import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
 from warpspeed.power.params import (
     BASE_CATEGORY,
     CATEGORY_FAMILY,
@@ -49,6 +48,7 @@ from warpspeed.power.params import (
     core_ratios,
     load_family,
 )
+from warpspeed.units import GIGA, KILO
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -100,7 +100,7 @@ MIN_RUNS = 3
 MAX_ITS = 4096
 #: Highest SM clock of a run, MHz: the highest device clock a device file may give
 #: (:data:`warpspeed.hardware.ranges.FLOAT_RANGES`).
-MAX_RUN_CLOCK_MHZ = FLOAT_RANGES["clock_ghz"][1] * MHZ_PER_GHZ
+MAX_RUN_CLOCK_MHZ = FLOAT_RANGES["clock_ghz"][1] * KILO
 
 
 #: Plausible clocks of a run, relative to the device's highest clock (``clock_ghz``): from the
@@ -235,7 +235,7 @@ def measured_lups_per_s(run: Run) -> float:
     over the description's flops per update (:mod:`warpspeed.power.benchmark`)."""
     if run.gflop_s is None:
         raise WarpspeedError(f"run with its = {run.its} has no gflop_s: its measured rate is unknown")
-    return run.gflop_s * 1e9 / roofline_benchmark(run.its).flops.flops
+    return run.gflop_s * GIGA / roofline_benchmark(run.its).flops.flops
 
 
 def _constant_share() -> float:

@@ -2,7 +2,7 @@
 
 Every model of warpspeed combines documented hardware numbers (the device file) with a few
 constants fitted on public measurements of one GPU. A time model reports its own fitted
-constants (:meth:`warpspeed.estimate.TimeModel.provenance`); this module names no model. A device nobody measured borrows those
+constants (:meth:`warpspeed.model_protocol.TimeModel.provenance`); this module names no model. A device nobody measured borrows those
 constants from the part whose family it shares. :func:`calibration` says, per component, which
 part the constants were fitted on, so ``predict`` and ``rank`` can print one line telling a user
 how much to trust a prediction (``docs/accuracy.md``, "What transfers", gives the expected error
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from warpspeed.estimate import Component
+from warpspeed.model_protocol import Component
 from warpspeed.hardware.device import Device
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def _l2_layers(device: Device) -> Component | None:
 def calibration(device: Device, curves: "CapacityCurves | None" = None) -> Calibration:
     """Where each of ``device``'s fitted constants comes from (no model is evaluated): those of
     the prediction every time model reads, then each time model's own
-    (:meth:`warpspeed.estimate.TimeModel.provenance`, in the registry's order), then the power
+    (:meth:`warpspeed.model_protocol.TimeModel.provenance`, in the registry's order), then the power
     model's and the launch cost's; ``curves``: capacity curves given instead of the family's
     (``--curves``)."""
     from warpspeed.models import MODELS

@@ -19,6 +19,7 @@ from warpspeed.errors import CacheWarning, WarpspeedError
 from warpspeed.files.jsonsafe import json_text
 from warpspeed.files.output import describe_os_error
 from warpspeed.hardware.device import Device, all_devices
+from warpspeed.units import KIB, MIB
 
 #: Exit status for bad input and files that cannot be written.
 EXIT_USAGE = 2
@@ -152,7 +153,7 @@ DEVICE_COLUMNS = (
 
 def _mib(nbytes: int) -> str:
     """MiB, whole where whole, else to one decimal."""
-    mib = nbytes / 2**20
+    mib = nbytes / MIB
     return f"{mib:.0f}" if mib == round(mib) else f"{mib:.1f}"
 
 
@@ -172,8 +173,8 @@ def devices(as_json: bool, wide: bool) -> None:
 
         click.echo(json_text([asdict(d) for d in devs], indent=2))
         return
-    rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1.bytes / 1024:.0f}",
-             f"{d.l2.bytes / 2**20:.0f} ({_mib(d.l2.effective_bytes)})", f"{d.l2.bandwidth_gb_s:.0f}",
+    rows = [[d.name, d.architecture, str(d.sms), f"{d.clock_ghz:.2f}", f"{d.l1.bytes / KIB:.0f}",
+             f"{d.l2.bytes / MIB:.0f} ({_mib(d.l2.effective_bytes)})", f"{d.l2.bandwidth_gb_s:.0f}",
              f"{d.dram_bandwidth_gb_s:.0f}", _tflops(d, d.fp64_lanes_per_sm), _tflops(d, d.fp32_lanes_per_sm),
              _tflops(d, d.fp16_lanes_per_sm)] for d in devs]
     out = console()

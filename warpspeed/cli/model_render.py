@@ -1,5 +1,5 @@
 """Tables of a time model's own results in ``warpspeed predict``: whatever tables the model
-declares (:meth:`warpspeed.estimate.TimeModel.tables`), before the line with its rate and after
+declares (:meth:`warpspeed.model_protocol.TimeModel.tables`), before the line with its rate and after
 it, printed alike for every model."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from warpspeed.cli.render import Column, fitted_table, print_fitted
-from warpspeed.estimate import ModelEstimate, ModelTable
+from warpspeed.model_protocol import ModelEstimate, ModelTable
 from warpspeed.models import time_model
 
 

@@ -4,7 +4,7 @@ As pystencils' configuration classes (``CreateKernelConfig`` and its option cate
 the options of kernel creation, a command gathers its options in frozen groups whose
 ``__post_init__`` checks them: a combination that cannot work is a one-line usage error before a
 kernel is generated or a configuration predicted. The time models' own options
-(:class:`~warpspeed.estimate.ModelOption`) become click options here (:func:`model_options`).
+(:class:`~warpspeed.model_protocol.ModelOption`) become click options here (:func:`model_options`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any, Callable, Mapping
 import click
 
 from warpspeed.cli.paths import OutputFile
-from warpspeed.estimate import ModelOption, TimeModel
+from warpspeed.model_protocol import ModelOption, TimeModel
 from warpspeed.models import MODELS, time_model
 
 
 def click_option(option: ModelOption) -> Callable:
-    """The click option of a model's :class:`~warpspeed.estimate.ModelOption`."""
+    """The click option of a model's :class:`~warpspeed.model_protocol.ModelOption`."""
     if option.output:
         return click.option(option.flag, option.dest, type=OutputFile(option.output, plot=option.plot), default=None,
                              help=option.help)

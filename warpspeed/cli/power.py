@@ -11,6 +11,7 @@ from warpspeed.cli.parse import BLOCK, FOLD, NAME
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
 from warpspeed.files.jsonsafe import json_text
+from warpspeed.units import GIGA, MEGA
 
 if TYPE_CHECKING:
     from warpspeed.power.dvfs import Optimum
@@ -37,7 +38,7 @@ def power_fit(data: str, device_name: str, family: str, out_path: str | None) ->
     d = result.family["dynamic"]
     click.echo(f"{path}: {len(result.runs)} runs, mean |error| {100 * result.mape:.2f} %, largest "
                f"{100 * result.max_error:.2f} %; {d['fp32_lane_j'] * 1e12:.2f} pJ per FP32 FMA lane, "
-               f"{d['dram_sector_j'] * 1e9:.2f} nJ per DRAM sector")
+               f"{d['dram_sector_j'] * GIGA:.2f} nJ per DRAM sector")
 
 
 DVFS_COLUMNS = (Column("MHz"), Column("Glup/s"), Column("W"), Column("Mlup/J"), Column("pJ/lup"), Column("note", justify="left"))
@@ -82,7 +83,7 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         return
     console = make_console()
     low, high = opt.clock_mhz
-    rows = [[f"{p.clock_mhz:.0f}", f"{p.lups_per_s / 1e9:.2f}", f"{p.watts:.0f}", f"{p.lups_per_joule / 1e6:.1f}",
+    rows = [[f"{p.clock_mhz:.0f}", f"{p.lups_per_s / GIGA:.2f}", f"{p.watts:.0f}", f"{p.lups_per_joule / MEGA:.1f}",
              f"{1e12 / p.lups_per_joule:.0f}",
              ("optimal range " if low <= p.clock_mhz <= high else "")
              + (f"throttled from {asked:.0f}" if p.throttled else "")]
@@ -96,11 +97,11 @@ def optimum_lines(opt: "Optimum") -> list[str]:
     """The optimum as text: a range over the voltage floors, or one clock where the floor is known."""
     (f_lo, f_hi), (e_lo, e_hi), (v_lo, v_hi) = opt.clock_mhz, opt.lups_per_joule, opt.v_min_rel
     if opt.v_min_status == "assumed":
-        return [f"most lattice updates per joule between {f_lo:.0f} and {f_hi:.0f} MHz, {e_lo / 1e6:.1f}-"
-                f"{e_hi / 1e6:.1f} Mlup/J, over voltage floors {v_lo:.2f}-{v_hi:.2f} of the reference voltage "
+        return [f"most lattice updates per joule between {f_lo:.0f} and {f_hi:.0f} MHz, {e_lo / MEGA:.1f}-"
+                f"{e_hi / MEGA:.1f} Mlup/J, over voltage floors {v_lo:.2f}-{v_hi:.2f} of the reference voltage "
                 "(assumed: the public measurements do not determine the floor)"]
     where = f"at {f_lo:.0f} MHz" if f_lo == f_hi else f"from {f_lo:.0f} to {f_hi:.0f} MHz (equal)"
-    return [f"most lattice updates per joule {where}: {e_hi / 1e6:.1f} Mlup/J (voltage floor {v_lo:.3g}, "
+    return [f"most lattice updates per joule {where}: {e_hi / MEGA:.1f} Mlup/J (voltage floor {v_lo:.3g}, "
             f"{opt.v_min_status})"]
 
 

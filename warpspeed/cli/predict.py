@@ -20,6 +20,7 @@ from warpspeed.cli.parse import BLOCK, FOLD
 from warpspeed.cli.render import Column, console as make_console, even_lines, fitted_table, fmt, glups, print_fitted
 from warpspeed.errors import LaunchError
 from warpspeed.files.jsonsafe import json_text
+from warpspeed.units import MEGA, MIB
 
 
 VOLUME_COLUMNS = (Column("field", justify="left"), Column("L1\ncyc/lup"), Column("L1\nload"),
@@ -133,7 +134,7 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
                   f"wave {s.wave_blocks} blocks, {s.waves} waves "
                   f"(DRAM volumes: {WAVE_AVERAGES[s.wave_average]})")
     console.print(f"DRAM bandwidth: {s.dram_bandwidth_gb_s:.0f} GB/s achievable with "
-                  f"{s.dram_bytes_in_flight / 2**20:.2f} MiB in flight "
+                  f"{s.dram_bytes_in_flight / MIB:.2f} MiB in flight "
                   f"({s.dram_bytes_in_flight_per_thread:.0f} B per thread"
                   f"{', register-capped' if s.dram_bytes_in_flight_register_capped else ''}); "
                   f"sustained {s.dram_sustained_bandwidth_gb_s:.0f} GB/s at full occupancy")
@@ -152,7 +153,7 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
                   f"DRAM load {fmt(s.dram_load_compulsory_bytes_per_lup)} B/lup; "
                   f"L1 oversubscription {fmt(s.l1_oversubscription)}")
     layers = [[dim, fmt(lc.overlap_bytes_per_lup), fmt(lc.hit_rate), fmt(lc.hit_bytes_per_lup),
-               fmt(lc.cached_bytes / 2**20), fmt(lc.oversubscription)] for dim, lc in s.layer_conditions.items()]
+               fmt(lc.cached_bytes / MIB), fmt(lc.oversubscription)] for dim, lc in s.layer_conditions.items()]
     table, _ = fitted_table(console, LAYER_COLUMNS, layers)
     print_fitted(console, table, "layer conditions (reuse from the previous neighbour thread sets)")
     ls = s.limiters
@@ -178,5 +179,5 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
         pw = energy.details
         console.print(f"power: {pw['watts']:.0f} W at {pw['clock_mhz']:.0f} MHz"
                       f"{' (throttled to the ' + format(pw['power_limit_w'], '.0f') + ' W limit)' if pw['throttled'] else ''}, "
-                      f"{pw['lups_per_joule'] / 1e6:.1f} Mlup/J ({pw['energy_per_lup_j'] * 1e12:.0f} pJ/lup; "
+                      f"{pw['lups_per_joule'] / MEGA:.1f} Mlup/J ({pw['energy_per_lup_j'] * 1e12:.0f} pJ/lup; "
                       f"{100 * pw['floor_share']:.0f} % static, idle and constant)")

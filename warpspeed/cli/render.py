@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from warpspeed.estimate import number_text
+from warpspeed.model_protocol import number_text
+from warpspeed.units import GIGA
 
 #: Width used for tables when the output is not a terminal (files, pipes, notebooks) and the
 #: COLUMNS environment variable does not give one.
@@ -127,12 +128,12 @@ def print_fitted(console: Console, table: Table, title: str = "", caption: Seque
 
 def fmt(value: float, digits: int = 2) -> str:
     """``value`` with ``digits`` decimals; ``∞`` for None and non-finite values
-    (:func:`warpspeed.estimate.number_text`, which the models' own tables use)."""
+    (:func:`warpspeed.model_protocol.number_text`, which the models' own tables use)."""
     return number_text(value, digits)
 
 
 def glups(value: float | None) -> str:
-    return "∞" if value is None or not math.isfinite(value) else f"{value / 1e9:.2f}"
+    return "∞" if value is None or not math.isfinite(value) else f"{value / GIGA:.2f}"
 
 
 class DelayedProgress:

@@ -33,13 +33,12 @@ from warpspeed.studies.models import best_rows
 from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study, require_not_study_file
 from warpspeed.studies.storage import stored_rows
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, check_study, run_study
+from warpspeed.units import GIGA
 
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
 #: Suffixes --output takes: CSV, or Parquet (warpspeed.studies.spec.format_for).
 OUTPUT_SUFFIXES = (".csv", *PARQUET_SUFFIXES)
-#: Nanojoules per joule (the best table shows energy per lup in nJ).
-NJ_PER_J = 1e9
 
 
 class _Bar:
@@ -110,7 +109,7 @@ def _best_columns(models: Sequence[str]) -> list[tuple[Column, Any]]:
                          lambda r, m=model: r[f"{m}_explanation"])]
     if ENERGY_OBJECTIVE in models:
         columns += [(Column("power\nW"), lambda r: _number(r["energy_watts"])),
-                    (Column("energy\nnJ/lup"), lambda r: _number(r["energy_joules_per_lup"], NJ_PER_J))]
+                    (Column("energy\nnJ/lup"), lambda r: _number(r["energy_joules_per_lup"], GIGA))]
     return columns
 
 

@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from warpspeed.files.atomic import write_text_atomic
+from warpspeed.units import MIB
 
 #: Largest entry read, in bytes: a kernel with its source and operation list is well under 1 MiB;
 #: a bigger file is not an entry warpspeed wrote.
-MAX_ENTRY_BYTES = 64 * 2**20
+MAX_ENTRY_BYTES = 64 * MIB
 
 
 def _refuse_constant(name: str) -> Any:

@@ -23,11 +23,10 @@ from warpspeed.files.toml import read_toml
 from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
 from warpspeed.hardware.memory_latency import MemoryLatencies, architecture_latencies
 from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables, plausible_lups_per_s
+from warpspeed.units import KILO
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source", "latencies_from")
-#: Megahertz per gigahertz.
-MHZ_PER_GHZ = 1000.0
 #: Fields that are not scalars: the memory levels and the models' tables (checked here, by
 #: :mod:`warpspeed.hardware.ranges`).
 _TABLE_FIELDS = ("memory", "tables")
@@ -189,7 +188,7 @@ class Device:
     @property
     def clock_mhz(self) -> float:
         """The SM clock in MHz (``clock_ghz`` x 1000)."""
-        return self.clock_ghz * MHZ_PER_GHZ
+        return self.clock_ghz * KILO
 
     @property
     def max_block_dims(self) -> tuple[int, int, int]:

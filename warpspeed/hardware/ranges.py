@@ -29,6 +29,7 @@ from typing import Any
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.names import check_name
+from warpspeed.units import GIGA
 
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
@@ -312,14 +313,12 @@ MAX_LUPS_PER_LANE_CYCLE = 4
 #: Most SM cycles a whole GPU may spend per lattice update in a plausible run: 10^5 cycles is one
 #: thread on one SM paying a DRAM latency (300-900 ns, about 10^3 cycles) a hundred times per update.
 MAX_CYCLES_PER_LUP = 1e5
-#: Hertz per gigahertz.
-HZ_PER_GHZ = 1e9
 
 
 def plausible_lups_per_s(device: Any) -> tuple[float, float]:
     """(lowest, highest) lattice-update rate, lup/s, that a measurement or a stored prediction on
     ``device`` can have: from the device's own figures (SMs, sub-partitions, warp size, clock) and
     the two bounds above. A rate outside is a unit error, a corrupted cell or not a run of this device."""
-    hz = device.clock_ghz * HZ_PER_GHZ
+    hz = device.clock_ghz * GIGA
     lanes = device.sms * device.register_partitions * device.warp_size
     return hz / MAX_CYCLES_PER_LUP, lanes * hz * MAX_LUPS_PER_LANE_CYCLE

@@ -2,7 +2,7 @@
 
 :data:`~warpspeed.interval.time_model.INTERVAL` is the time model ``warpspeed predict/rank
 --model interval`` run: it builds the configuration's trace (:mod:`warpspeed.trace`) and runs
-:func:`~warpspeed.interval.model.interval_model` on it with the device's ``[interval]``
+:func:`~warpspeed.interval.cpi_stack.interval_model` on it with the device's ``[interval]``
 parameters (:func:`~warpspeed.interval.params.interval_params`).
 
 The names below are imported on first use (PEP 562), so that a module of this package (the
@@ -14,10 +14,10 @@ from __future__ import annotations
 from warpspeed.lazy import lazy_exports
 
 
-def _model():
-    from warpspeed.interval import model
+def _cpi_stack():
+    from warpspeed.interval import cpi_stack
 
-    return model
+    return cpi_stack
 
 
 def _params():
@@ -33,7 +33,7 @@ def _time_model():
 
 
 __getattr__, __dir__, __all__ = lazy_exports(globals(), {
-    _model: ("STACK_KEYS", "IntervalResult", "interval_model"),
+    _cpi_stack: ("STACK_KEYS", "IntervalResult", "interval_model"),
     _params: ("IntervalParameterError", "IntervalParams", "interval_params"),
     _time_model: ("INTERVAL", "IntervalModel"),
 })

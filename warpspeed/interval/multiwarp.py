@@ -38,11 +38,10 @@ from warpspeed.interval.latency import COMPUTE_UNITS, LONG, SHORT, WAIT
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval
 from warpspeed.trace.build import SECTOR_BYTES
+from warpspeed.units import GIGA
 
 #: L1 wavefronts the L1 serves per cycle (the data pipe: 128 B per cycle).
 L1_WAVEFRONTS_PER_CYCLE = 1.0
-#: Bytes per second per GB/s.
-GB = 1e9
 #: The stack entries of one batch.
 BATCH_KEYS = ("selected", "stall_wait", "stall_long_scoreboard", "stall_short_scoreboard",
               "stall_math_pipe_throttle", "stall_lg_throttle", "stall_mio_throttle")
@@ -62,9 +61,9 @@ def batch_stack(intervals: Sequence[Interval], warps: int, params: IntervalParam
     total_s = sum(k.stall for k in intervals)
     p = total_i / (total_i + total_s) if total_i + total_s > 0 else 1.0
     mean_i = total_i / len(intervals)
-    f_hz = params.clock_ghz * GB
-    tau_noc = f_hz * SECTOR_BYTES / (params.noc_bandwidth_gb_s * GB)
-    tau_dram = f_hz * SECTOR_BYTES / (dram_bandwidth_gb_s * GB)
+    f_hz = params.clock_ghz * GIGA
+    tau_noc = f_hz * SECTOR_BYTES / (params.noc_bandwidth_gb_s * GIGA)
+    tau_dram = f_hz * SECTOR_BYTES / (dram_bandwidth_gb_s * GIGA)
     for k in intervals:
         g = guard_warps if k.guard.instructions else 0
         x = warps + g

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Mapping
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import fits_file
 from warpspeed.files.toml import read_toml, table_number
+from warpspeed.units import GIGA, MICRO, NANO
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -77,14 +78,14 @@ def _launch_cost(table: Mapping, device: "Device") -> tuple[float, float]:
     of the measured part ``launch_overhead_part`` (or ``kll_k`` cycles given in the table) and its
     block dispatch time per SM."""
     constants = launch_constants()
-    dispatch = constants.block_dispatch_s * device.clock_ghz * 1e9
+    dispatch = constants.block_dispatch_s * device.clock_ghz * GIGA
     if "kll_k" in table:
         return _number(table, "kll_k", device.name), dispatch
     part = table.get("launch_overhead_part")
     if part not in constants.overhead_s:
         raise IntervalParameterError(f"device {device.name!r}: [interval] needs kll_k (cycles) or "
                                      f"launch_overhead_part, one of {', '.join(constants.overhead_s)}; got {part!r}")
-    return constants.overhead_s[part] * device.clock_ghz * 1e9, dispatch
+    return constants.overhead_s[part] * device.clock_ghz * GIGA, dispatch
 
 
 def interval_params(device: "Device") -> IntervalParams:
@@ -133,6 +134,6 @@ def launch_constants() -> LaunchConstants:
     """The constants of the stored ``fits/kernel-launch.toml`` (written by
     :func:`warpspeed.calibration.launch.fit_file_text`)."""
     data = read_toml(fits_file(LAUNCH_FIT_FILE), "kernel launch fit", IntervalParameterError)
-    return LaunchConstants(data["block_dispatch_ns"] * 1e-9,
-                           {p: v["overhead_us"] * 1e-6 for p, v in data["parts"].items()},
+    return LaunchConstants(data["block_dispatch_ns"] * NANO,
+                           {p: v["overhead_us"] * MICRO for p, v in data["parts"].items()},
                            {p: v["device"] for p, v in data["parts"].items()})

@@ -1,13 +1,13 @@
-"""The AMALI interval model as a time model (:class:`~warpspeed.estimate.TimeModel`): it reads the
+"""The AMALI interval model as a time model (:class:`~warpspeed.model_protocol.TimeModel`): it reads the
 configuration's trace and the device's ``[interval]`` parameters
 (:func:`~warpspeed.interval.params.interval_params`) and runs
-:func:`~warpspeed.interval.model.interval_model`."""
+:func:`~warpspeed.interval.cpi_stack.interval_model`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from warpspeed.estimate import ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase, number_text
+from warpspeed.model_protocol import ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase, number_text
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class IntervalModel(TimeModelBase):
     """Cycles as a CPI stack of Nsight Compute stall reasons. Its option ``--plot`` draws the stack;
     :meth:`estimate` takes the keyword options ``policy``, ``dram_writes`` and ``floor`` of
-    :func:`~warpspeed.interval.model.interval_model`."""
+    :func:`~warpspeed.interval.cpi_stack.interval_model`."""
 
     name = "interval"
     help = ("the AMALI interval model (a CPI stack of stall reasons); on the 25-point stencil timed on an H200 "
@@ -32,7 +32,7 @@ class IntervalModel(TimeModelBase):
     options_error = "--plot draws the interval model's CPI stack: add --model interval"
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
-        from warpspeed.interval.model import interval_model
+        from warpspeed.interval.cpi_stack import interval_model
         from warpspeed.interval.params import interval_params
         from warpspeed.trace.build import build_trace
 

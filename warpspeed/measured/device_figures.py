@@ -50,6 +50,7 @@ from warpspeed.measured.sustained import CacheStep, MeasuredPart, measured_part
 from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.hardware.dram_curve import BandwidthParams
+from warpspeed.units import MIB
 
 #: Built-in device -> the stored part whose measurements it takes unchanged: the same part, or
 #: one with the same chip, memory system and clock (L40S: AD102 with 142 SMs and 864 GB/s GDDR6,
@@ -214,7 +215,7 @@ def _l2_effective(name: str) -> Figure | None:
     part = same_l2.get(name, MEASURED_AS.get(name))
     if not part or not _part(part).l2:
         return None
-    return capped_onset(_part(part).l2, 2**20, "MiB", 2)
+    return capped_onset(_part(part).l2, MIB, "MiB", 2)
 
 
 def _l1_bytes(name: str) -> Figure | None:

@@ -24,11 +24,11 @@ import numpy as np
 
 from warpspeed.errors import FitError
 from warpspeed.files.stored import Traversable, stored_file
+from warpspeed.units import KIB, KILO
 
 #: The stored benchmarks, each a folder of ``<part>.csv`` files.
 BENCHMARKS = ("gpu-stream", "gpu-l2-cache", "gpu-cache", "gpu-latency")
 
-_KIB = 1024  # the benchmarks print data sets in kB of 1024 B
 _REQUIRED_KEYS = ("source", "part", "units")
 
 #: Bytes one thread moves per stream kernel (streams x 8 B doubles), as the benchmark counts them.
@@ -196,7 +196,7 @@ def load_size_sweep(benchmark: str, part: str) -> SizeSweep:
 
 def size_sweep(f: DataFile) -> SizeSweep:
     """The typed view of a parsed ``gpu-l2-cache`` or ``gpu-cache`` table, data sets in bytes."""
-    return SizeSweep(f.part, f.source, f.column("data_set_kb") * _KIB, f.column("bandwidth_gb_s"),
+    return SizeSweep(f.part, f.source, f.column("data_set_kb") * KIB, f.column("bandwidth_gb_s"),
                      _nominal(f))
 
 
@@ -208,14 +208,14 @@ def load_latency(part: str) -> LatencySweep:
 def latency_sweep(f: DataFile) -> LatencySweep:
     """The typed view of a parsed ``gpu-latency`` table, data sets in bytes."""
     try:
-        clock_ghz = float(f.value("clock_mhz")) / 1e3
+        clock_ghz = float(f.value("clock_mhz")) / KILO
     except ValueError:
         raise FitError(f"{f.benchmark}/{f.part}.csv: clock_mhz is not a number") from None
-    return LatencySweep(f.part, f.source, clock_ghz, f.column("data_set_kb") * _KIB,
+    return LatencySweep(f.part, f.source, clock_ghz, f.column("data_set_kb") * KIB,
                         f.column("latency_cycles"), _nominal(f))
 
 
 def _nominal(f: DataFile) -> dict[str, float]:
     prefix, suffix = "nominal_", "_kib"
-    return {k[len(prefix):-len(suffix)]: float(v) * _KIB
+    return {k[len(prefix):-len(suffix)]: float(v) * KIB
             for k, v in f.meta if k.startswith(prefix) and k.endswith(suffix)}

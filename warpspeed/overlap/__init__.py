@@ -1,6 +1,6 @@
 """The overlap model: the roofline's volumes with the L1's miss wavefronts and request rate, the
 unhidden latency at the end of each wave of blocks, and a smooth maximum of the first-level and
-DRAM times (:mod:`warpspeed.overlap.model`; constants and their sources:
+DRAM times (:mod:`warpspeed.overlap.combine`; constants and their sources:
 :mod:`warpspeed.overlap.params`).
 
 :data:`~warpspeed.overlap.time_model.OVERLAP` is the time model ``warpspeed predict/rank/compare
@@ -13,10 +13,10 @@ from __future__ import annotations
 from warpspeed.lazy import lazy_exports
 
 
-def _model():
-    from warpspeed.overlap import model
+def _combine():
+    from warpspeed.overlap import combine
 
-    return model
+    return combine
 
 
 def _params():
@@ -32,7 +32,7 @@ def _time_model():
 
 
 __getattr__, __dir__, __all__ = lazy_exports(globals(), {
-    _model: ("COMPONENTS", "OverlapResult", "overlap_model"),
+    _combine: ("COMPONENTS", "OverlapResult", "overlap_model"),
     _params: ("OverlapParams", "overlap_params"),
     _time_model: ("OVERLAP", "OverlapModel"),
 })

@@ -1,12 +1,13 @@
-"""The overlap model as a time model (:class:`~warpspeed.estimate.TimeModel`; the model itself:
-:mod:`warpspeed.overlap.model`, its constants :mod:`warpspeed.overlap.params`)."""
+"""The overlap model as a time model (:class:`~warpspeed.model_protocol.TimeModel`; the model itself:
+:mod:`warpspeed.overlap.combine`, its constants :mod:`warpspeed.overlap.params`)."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from warpspeed.estimate import GHZ, Component, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.model_protocol import Component, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -40,7 +41,7 @@ class OverlapModel(TimeModelBase):
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
         # the model's modules need numpy and the compiled kernel: loaded when a model runs
-        from warpspeed.overlap.model import overlap_model
+        from warpspeed.overlap.combine import overlap_model
         from warpspeed.overlap.params import overlap_params
 
         result = overlap_model(prediction, overlap_params(prediction.device))
@@ -50,7 +51,7 @@ class OverlapModel(TimeModelBase):
         figures = OwnFigures(limits, result.limiter or min(limits, key=limits.__getitem__), result.l1_cycles_per_lup,
                              result.l2_load_bytes_per_lup, result.l2_store_bytes_per_lup,
                              result.dram_load_bytes_per_lup, result.dram_store_bytes_per_lup)
-        return ModelEstimate(self.name, result.lups_per_s, seconds, seconds * prediction.clock_ghz * GHZ,
+        return ModelEstimate(self.name, result.lups_per_s, seconds, seconds * prediction.clock_ghz * GIGA,
                              result.limiter, result.as_dict(), figures)
 
     def provenance(self, device: "Device") -> Sequence[Component]:

@@ -17,10 +17,10 @@ from warpspeed.pipeline.simulate import SimulationResult, groups_per_sm, simulat
 from warpspeed.lazy import lazy_exports
 
 
-def _model():
-    from warpspeed.pipeline import model
+def _launch_time():
+    from warpspeed.pipeline import launch_time
 
-    return model
+    return launch_time
 
 
 def _time_model():
@@ -36,7 +36,7 @@ def _pipeline():
 
 
 __getattr__, __dir__, _LAZY = lazy_exports(globals(), {
-    _model: ("PipelineResult", "build_graph", "pipeline_result"),
+    _launch_time: ("PipelineResult", "build_graph", "pipeline_result"),
     _time_model: ("PIPELINE", "PipelineModel"),
     _pipeline: ("estimate",),
 })

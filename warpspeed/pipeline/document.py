@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from warpspeed.pipeline.model import build_graph
+from warpspeed.pipeline.launch_time import build_graph
 from warpspeed.pipeline.simulate import groups_per_sm
 
 if TYPE_CHECKING:

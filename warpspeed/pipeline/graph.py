@@ -48,7 +48,7 @@ OPERATION_KINDS: dict[str, str] = {
 }
 #: Kinds that access global memory (their latencies come from the memory model).
 GLOBAL_MEMORY_KINDS = frozenset(("load", "store"))
-#: Where a graph may come from (:func:`warpspeed.pipeline.model.operations`): ``auto`` (the
+#: Where a graph may come from (:func:`warpspeed.pipeline.launch_time.operations`): ``auto`` (the
 #: generator's source-level operations when the kernel carries them), ``ast``, ``sass`` or ``derived``.
 GRAPH_SOURCES = ("auto", "ast", "sass", "derived")
 #: Kinds that are floating-point arithmetic (the unit depends on the precision).

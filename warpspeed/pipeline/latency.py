@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING, Mapping
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.memory_latency import architecture_data, architectures
 from warpspeed.pipeline.graph import FP_KINDS, GLOBAL_MEMORY_KINDS, Graph, Node, Operation
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
     from warpspeed.prediction import Prediction
 
-#: Hertz per gigahertz and bytes per gigabyte.
-GIGA = 1e9
 #: Operation kinds whose latency row is named after the kind itself.
 _OWN_ROW = ("sfu", "loop", "barrier", "shared_load", "shared_store", "other")
 

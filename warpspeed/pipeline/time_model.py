@@ -1,11 +1,11 @@
-"""The pipeline model as a time model (:class:`~warpspeed.estimate.TimeModel`; the model itself:
-:func:`warpspeed.pipeline.model.estimate`), with its command-line options."""
+"""The pipeline model as a time model (:class:`~warpspeed.model_protocol.TimeModel`; the model itself:
+:func:`warpspeed.pipeline.launch_time.estimate`), with its command-line options."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from warpspeed.estimate import ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase, number_text
+from warpspeed.model_protocol import ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase, number_text
 from warpspeed.pipeline.graph import GRAPH_SOURCES
 from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SELECTIONS
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class PipelineModel(TimeModelBase):
     """An instruction dependence graph simulated block by block on the SMs. Its options choose the
     graph's source, the issue rules and a file for the graph; :meth:`estimate` takes the keyword
-    options of :func:`warpspeed.pipeline.model.estimate`."""
+    options of :func:`warpspeed.pipeline.launch_time.estimate`."""
 
     name = "pipeline"
     help = ("the pipeline model (an instruction graph simulated on the SMs); on the 25-point stencil timed on an "
@@ -46,8 +46,8 @@ class PipelineModel(TimeModelBase):
                      "pipeline model: add --model pipeline")
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
-        """The estimate of :func:`warpspeed.pipeline.model.pipeline_result` (``options``: its own)."""
-        from warpspeed.pipeline.model import pipeline_result
+        """The estimate of :func:`warpspeed.pipeline.launch_time.pipeline_result` (``options``: its own)."""
+        from warpspeed.pipeline.launch_time import pipeline_result
 
         r = pipeline_result(prediction, **options)
         return ModelEstimate(self.name, r.lups_per_s, r.seconds, r.cycles, r.explanation, r.details)
@@ -82,7 +82,7 @@ PATH_NOTE = ("The longest dependence chain of one warp, each instruction with th
 
 def pipeline_tables(details: Mapping[str, Any]) -> tuple[ModelTable, ModelTable]:
     """The critical path (cycles per instruction and cumulative) and the busy fraction per
-    pipeline of ``details`` (the pipeline model's :attr:`~warpspeed.estimate.ModelEstimate.details`)."""
+    pipeline of ``details`` (the pipeline model's :attr:`~warpspeed.model_protocol.ModelEstimate.details`)."""
     total, path = 0.0, []
     for k, step in enumerate(details["critical_path"], start=1):
         total += step["cycles"]

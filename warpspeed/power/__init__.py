@@ -14,10 +14,10 @@ from __future__ import annotations
 from warpspeed.lazy import lazy_exports
 
 
-def _model():
-    from warpspeed.power import model
+def _board():
+    from warpspeed.power import board
 
-    return model
+    return board
 
 
 def _params():
@@ -33,7 +33,7 @@ def _energy_model():
 
 
 __getattr__, __dir__, __all__ = lazy_exports(globals(), {
-    _model: ("Activity", "PowerBreakdown", "activity", "board_power", "power_at", "rate_at_clock", "static_category", "static_power"),
+    _board: ("Activity", "PowerBreakdown", "activity", "board_power", "power_at", "rate_at_clock", "static_category", "static_power"),
     _params: ("PowerParameterError", "PowerParams", "power_params"),
     _energy_model: ("ENERGY", "EnergyModel", "breakdown"),
 })

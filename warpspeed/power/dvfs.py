@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from warpspeed.hardware.clock import MIN_CLOCK_FRACTION
-from warpspeed.power.model import Activity, PowerBreakdown, activity, board_power
+from warpspeed.power.board import Activity, PowerBreakdown, activity, board_power
 from warpspeed.power.params import PowerParams, power_params
 from warpspeed.trace.build import build_trace
+from warpspeed.units import MICRO, NANO
 
 if TYPE_CHECKING:
-    from warpspeed.estimate import ModelEstimate
+    from warpspeed.model_protocol import ModelEstimate
     from warpspeed.prediction import Prediction
 
 #: Clocks of a default sweep, relative to the device's clock: 30 % to 100 % in 15 steps.
@@ -136,8 +137,8 @@ def sweep_figure(curves: dict[str, ClockSweep], title: str = ""):
     top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
     for label, s in curves.items():
         f = [p.clock_mhz for p in s.points]
-        line, = top.plot(f, [p.lups_per_s * 1e-9 for p in s.points], marker="o", ms=3, label=label)
-        bottom.plot(f, [p.lups_per_joule * 1e-6 for p in s.points], marker="o", ms=3, color=line.get_color())
+        line, = top.plot(f, [p.lups_per_s * NANO for p in s.points], marker="o", ms=3, label=label)
+        bottom.plot(f, [p.lups_per_joule * MICRO for p in s.points], marker="o", ms=3, color=line.get_color())
         low, high = s.optimum.clock_mhz
         bottom.axvspan(low, max(high, low + 1.0), color=line.get_color(), alpha=0.15)
     top.set_ylabel("Glup/s")

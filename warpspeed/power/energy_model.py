@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warpspeed.estimate import EnergyEstimate, ModelEstimate
+from warpspeed.model_protocol import EnergyEstimate, ModelEstimate
 from warpspeed.hardware.clock import check_clock_mhz
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
-    from warpspeed.power.model import Activity, PowerBreakdown
+    from warpspeed.power.board import Activity, PowerBreakdown
     from warpspeed.power.params import PowerParams
     from warpspeed.prediction import Prediction
     from warpspeed.trace.document import Trace
@@ -26,7 +26,7 @@ def breakdown(prediction: "Prediction", time: ModelEstimate, clock_mhz: float | 
     """Watts by component for ``prediction`` at the rate ``time`` predicts, at ``clock_mhz``
     (default: the device's clock; else a clock in :func:`warpspeed.hardware.clock.clock_range_mhz`),
     throttled to the board's power limit (``trace``: the configuration's, when already built)."""
-    from warpspeed.power.model import activity, board_power
+    from warpspeed.power.board import activity, board_power
     from warpspeed.power.params import power_params
     from warpspeed.trace.build import build_trace
 
@@ -46,9 +46,9 @@ class EnergyModel:
 
     def estimate(self, prediction: "Prediction", time: ModelEstimate, clock_mhz: float | None = None,
                  trace: "Trace | None" = None) -> EnergyEstimate:
-        """The :class:`~warpspeed.estimate.EnergyEstimate` of ``prediction`` at the rate ``time``
+        """The :class:`~warpspeed.model_protocol.EnergyEstimate` of ``prediction`` at the rate ``time``
         predicts and the SM clock ``clock_mhz`` (default: the device's)."""
-        from warpspeed.power.model import activity
+        from warpspeed.power.board import activity
         from warpspeed.power.params import power_params
         from warpspeed.trace.build import build_trace
 

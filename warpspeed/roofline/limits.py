@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from warpspeed.hardware.device import Device
+from warpspeed.units import GIGA
 
 #: Names of the four limiters, in report order.
 LIMITERS = ("fp", "l1", "l2", "dram")
@@ -26,8 +27,6 @@ LIMITERS = ("fp", "l1", "l2", "dram")
 #: L1 are taken to run in the SM clock domain too (an assumption: their clocks are not
 #: documented); DRAM and a memory-side cache do not scale.
 CLOCKED_LIMITS = ("fp", "l1", "l2", "gl1")
-
-_GIGA = 1e9  # GHz -> Hz and GB/s -> B/s
 
 
 def _rate(capacity_per_s: float, demand_per_lup: float) -> float:
@@ -72,7 +71,7 @@ class Roofline:
     def gflops(self) -> float:
         """Predicted GFLOP/s (0 when the kernel has no flop counts)."""
         rate = self.lups_per_s
-        return rate * self.flops_per_lup / _GIGA if math.isfinite(rate) else 0.0
+        return rate * self.flops_per_lup / GIGA if math.isfinite(rate) else 0.0
 
 
 def limits_at_clock(limits: dict[str, float], scale: float) -> dict[str, float]:
@@ -91,14 +90,14 @@ def four_limiter(device: Device, dtype: str, fp_instructions_per_lup: float, flo
     device's sustained ``dram_bandwidth_gb_s``; ``extra_limits``: lups/s of further cache levels
     (``gl1``, ``mall``: :mod:`warpspeed.memory.levels`), which join the minimum.
     """
-    clock_hz = device.clock_ghz * _GIGA
+    clock_hz = device.clock_ghz * GIGA
     dram_gb_s = device.dram_bandwidth_gb_s if dram_bandwidth_gb_s is None else dram_bandwidth_gb_s
     fp_capacity = device.sms * clock_hz * device.fp_lanes_per_sm(dtype)
     return Roofline(
         fp_lups_per_s=_rate(fp_capacity, fp_instructions_per_lup),
         l1_lups_per_s=_rate(device.sms * clock_hz, l1_cycles_per_lup),
-        l2_lups_per_s=_rate(device.l2.bandwidth_gb_s * _GIGA, l2_bytes_per_lup),
-        dram_lups_per_s=_rate(dram_gb_s * _GIGA, dram_bytes_per_lup),
+        l2_lups_per_s=_rate(device.l2.bandwidth_gb_s * GIGA, l2_bytes_per_lup),
+        dram_lups_per_s=_rate(dram_gb_s * GIGA, dram_bytes_per_lup),
         flops_per_lup=flops_per_lup,
         dram_bandwidth_gb_s=dram_gb_s,
         extra=tuple((extra_limits or {}).items()),
@@ -124,8 +123,8 @@ class TwoLimiter:
 def two_limiter(device: Device, dtype: str, fp_instructions_per_lup: float,
                 compulsory_dram_bytes_per_lup: float) -> TwoLimiter:
     """FP and DRAM limits with the compulsory DRAM volume (no cache effects)."""
-    clock_hz = device.clock_ghz * _GIGA
+    clock_hz = device.clock_ghz * GIGA
     return TwoLimiter(
         fp_lups_per_s=_rate(device.sms * clock_hz * device.fp_lanes_per_sm(dtype), fp_instructions_per_lup),
-        dram_lups_per_s=_rate(device.dram_bandwidth_gb_s * _GIGA, compulsory_dram_bytes_per_lup),
+        dram_lups_per_s=_rate(device.dram_bandwidth_gb_s * GIGA, compulsory_dram_bytes_per_lup),
     )

@@ -1,12 +1,13 @@
-"""The four-limiter roofline as a time model (:class:`~warpspeed.estimate.TimeModel`): the rate every
-prediction carries (:mod:`warpspeed.roofline.limits`), as a :class:`~warpspeed.estimate.ModelEstimate`."""
+"""The four-limiter roofline as a time model (:class:`~warpspeed.model_protocol.TimeModel`): the rate every
+prediction carries (:mod:`warpspeed.roofline.limits`), as a :class:`~warpspeed.model_protocol.ModelEstimate`."""
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
 
-from warpspeed.estimate import GHZ, ModelEstimate, TimeModelBase
+from warpspeed.model_protocol import ModelEstimate, TimeModelBase
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.prediction import Prediction
@@ -18,7 +19,7 @@ def roofline_estimate(prediction: "Prediction") -> ModelEstimate:
     lups = prediction.lups_per_s
     domain = prediction.launch.launch.domain
     seconds = math.prod(domain) / lups if lups > 0 else math.inf
-    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GHZ, prediction.limiter)
+    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GIGA, prediction.limiter)
 
 
 class RooflineModel(TimeModelBase):

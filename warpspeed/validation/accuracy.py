@@ -45,6 +45,7 @@ from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
 from warpspeed.launch.space import CONFIG_COLUMNS
 from warpspeed.roofline.limits import LIMITERS, Roofline, four_limiter
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
+from warpspeed.units import NANO
 from warpspeed.validation.measurement_csv import read_measurement_csv
 from warpspeed.validation.percent import AccuracyError, mape
 from warpspeed.validation.schema import COMPARED_METRICS, MeasurementTable
@@ -341,12 +342,10 @@ _PANEL_IN = (4.2, 4.0)
 _PANEL_COLUMNS = 3
 #: Margin around the data of a panel: the axes span [min / f, max * f].
 _AXIS_MARGIN = 1.3
-#: Glup/s per lup/s.
-_GIGA = 1e-9
 
 
 def _panel_points(rows: Sequence[Mapping[str, Any]], name: str, meas_col: str, pred_col: str) -> list[tuple]:
-    scale = _GIGA if name == "performance" else 1.0
+    scale = NANO if name == "performance" else 1.0
     out = []
     for r in rows:
         m, p = _value(r, meas_col), _value(r, pred_col)

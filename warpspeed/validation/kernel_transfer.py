@@ -33,6 +33,7 @@ from typing import Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import stored_file
 from warpspeed.files.text import read_text
+from warpspeed.units import GIGA
 from warpspeed.validation.real_gpu import ModelAccuracy
 
 #: The device and the folder of the measurements.
@@ -150,7 +151,7 @@ class KernelTransfer:
 
 def _samples(ks: KernelSet, device, params) -> list[tuple[Config, object, float]]:
     from warpspeed.kernel.catalog import resolve
-    from warpspeed.overlap.model import overlap_components
+    from warpspeed.overlap.combine import overlap_components
     from warpspeed.predict import Predictor
 
     domain, rates = measured_rates(ks)
@@ -209,7 +210,7 @@ def segments_check() -> MechanismCheck:
 def stream_check(device, params) -> MechanismCheck:
     """The overlap model on the one-cell-per-thread copy by block size and resident blocks per SM."""
     from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, load, store
-    from warpspeed.overlap.model import overlap_model
+    from warpspeed.overlap.combine import overlap_model
     from warpspeed.predict import Predictor
     from warpspeed.validation.public_models import padding_bytes
 
@@ -223,7 +224,7 @@ def stream_check(device, params) -> MechanismCheck:
         k = Kernel("copy", (Field("a", 8, (n,)), Field("b", 8, (n,))), (load("b", X), store("a", X)), (n, 1, 1),
                    flops=FlopCounts(), dtype="float64", shared_bytes_per_block=shared)
         result = overlap_model(Predictor(k, device).predict((threads, 1, 1)), params)
-        ratios.append(result.lups_per_s * 16 / (float(r["gb_s"]) * 1e9))
+        ratios.append(result.lups_per_s * 16 / (float(r["gb_s"]) * GIGA))
     mape, median = _ratio_stats(ratios)
     return MechanismCheck("overlapping blocks, block dispatch", STREAM_FILE, len(ratios), mape, median,
                           "a copy of 2^27 doubles, one cell per thread, blocks of 32-1024 threads at 1-32 "
@@ -234,7 +235,7 @@ def kernel_transfer() -> KernelTransfer:
     """Every kernel set and check (module docstring). Needs the pystencils workloads."""
     from warpspeed.calibration.overlap_fit import leave_one_kernel_out
     from warpspeed.hardware.device import load_device
-    from warpspeed.overlap.model import combine
+    from warpspeed.overlap.combine import combine
     from warpspeed.overlap.params import overlap_params
 
     device = load_device(DEVICE)

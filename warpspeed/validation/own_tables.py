@@ -30,6 +30,7 @@ from pathlib import Path
 from warpspeed.measured.raw_tables import RawTable, read_table
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
+from warpspeed.units import GIGA, MEGA, MIB
 from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset
 
 #: The tolerance ``warpspeed calibrate`` states for its figures against the tables they come from [%].
@@ -74,7 +75,7 @@ def _l2(device: Device, table: RawTable) -> tuple[DatasetAccuracy, ...]:
                     [PointError(device.name, device.l2.bandwidth_gb_s, step.level_gb_s)], _where(table),
                     "plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal L2", tol),
             dataset("L2", f"{device.name}: effective L2 vs measured onset", "MiB",
-                    [PointError(device.name, device.l2.effective_bytes / 2**20, step.onset_bytes / 2**20)],
+                    [PointError(device.name, device.l2.effective_bytes / MIB, step.onset_bytes / MIB)],
                     _where(table), "onset = data set where the bandwidth last falls through 90 % of the plateau",
                     (L2_CAPACITY_MAPE_BOUND, L2_CAPACITY_WORST_BOUND)))
 
@@ -102,14 +103,14 @@ def _launch(device: Device, table: RawTable) -> DatasetAccuracy:
     if method not in ("stream", None):
         raise WarpspeedError(f"launched as a {method}: the model's launch overhead is that of launches into a stream")
     params = interval_params(device)
-    hz = device.clock_ghz * 1e9
+    hz = device.clock_ghz * GIGA
     dev = PartDevice(device.sms, device.l2.bandwidth_gb_s, 2 * (params.l1_latency + params.l2_latency) / hz)
     rows = [r for r in parse_rows(table.text, table.path.name) if r.volume <= MAX_FIT_BYTES]
     points = [PointError(f"{r.elements} elements, {r.block_threads} threads",
-                         launch_seconds(r, dev, params.block_dispatch_cycles / hz, params.kll_k / hz) * 1e6,
-                         r.seconds * 1e6) for r in rows]
+                         launch_seconds(r, dev, params.block_dispatch_cycles / hz, params.kll_k / hz) * MEGA,
+                         r.seconds * MEGA) for r in rows]
     return dataset("Launch", f"{device.name}: time per launch of small kernels", "us", points, _where(table),
-                   f"rows up to {MAX_FIT_BYTES // 2**20} MiB; launches: {table.value('launch_method', 'not stated')}",
+                   f"rows up to {MAX_FIT_BYTES // MIB} MiB; launches: {table.value('launch_method', 'not stated')}",
                    (LAUNCH_MAPE_BOUND, LAUNCH_WORST_BOUND))
 
 

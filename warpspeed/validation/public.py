@@ -45,6 +45,7 @@ from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
 from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
 from warpspeed.measured.sustained import MIXED_KERNELS, cache_step
 from warpspeed.files.stored import Traversable, as_file, stored_file
+from warpspeed.units import MIB
 from warpspeed.validation.datasets import (
     SOURCE_REPOSITORY,
     DatasetAccuracy,
@@ -195,7 +196,7 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
         for name in (n for n, p in MEASURED_AS.items() if p == part):
             device = load_device(name)
             bandwidth.append(PointError(name, device.l2.bandwidth_gb_s, step.level_gb_s))
-            capacity.append(PointError(name, device.l2.effective_bytes / 2**20, step.onset_bytes / 2**20))
+            capacity.append(PointError(name, device.l2.effective_bytes / MIB, step.onset_bytes / MIB))
     return (
         _dataset("L2", "L2 bandwidth: device file vs measured plateau", "GB/s", bandwidth, sources,
                  "plateau = median bandwidth over data sets of 1/8 to 1/2 of the nominal L2",

@@ -46,6 +46,7 @@ from warpspeed.power.benchmark import BLOCK_THREADS as ROOFLINE_BLOCK_THREADS
 from warpspeed.power.benchmark import roofline_benchmark
 from warpspeed.calibration.power import read_runs
 from warpspeed.predict import Predictor
+from warpspeed.units import GIGA, MEGA
 from warpspeed.validation.datasets import DatasetAccuracy, PointError, dataset as _dataset, source_of
 
 #: Group of these datasets in the summary.
@@ -92,8 +93,6 @@ FLUIDX3D_EDGE = 256
 FLUIDX3D_BLOCK_THREADS = 64
 #: Bytes per float (IEEE 754-2008 binary32).
 FLOAT_BYTES = 4
-#: Lattice updates per second per MLUP/s; bytes per second per GB/s; flops per GFLOP.
-MEGA, GIGA = 1e6, 1e9
 
 # --- bounds (percent): (MAPE, worst point) per dataset kind and model ---------------------------
 #: gpu-stream scale: the roofline takes each device's Little's-law DRAM curve, fitted to these

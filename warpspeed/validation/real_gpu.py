@@ -29,6 +29,7 @@ from typing import Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import stored_file
 from warpspeed.files.text import read_text
+from warpspeed.units import GIGA
 
 #: The device, the kernel and the folder of the measurements.
 DEVICE = "H200"
@@ -282,7 +283,7 @@ def real_gpu_markdown(acc: RealGpuAccuracy) -> str:
         f"foldings none, 2 in y, 2 in z) timed on an H200: {n} configurations, three Nsight Compute profiles "
         "and two board-power soaks (`fits/data/H200/`, whose README gives the machine and the software). "
         f"Registers: {acc.registers}. "
-        + (f"Best measured: {_config_text(best[0])}, {best[2] / 1e9:.1f} Glup/s. " if best else "")
+        + (f"Best measured: {_config_text(best[0])}, {best[2] / GIGA:.1f} Glup/s. " if best else "")
         + f"The default time model is `{DEFAULT_TIME_MODEL}`. The overlap model's exponent and request rate "
         "were fitted on these timings, and the H200's L2 capacity of the layer conditions on two of the "
         "profiles (`warpspeed/overlap/params.py`, the H200 device file), so its figures here are in-sample; "

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from warpspeed.files.atomic import atomic_output
 from warpspeed.power.benchmark import BLOCK_THREADS, BYTES_PER_UPDATE, PAIRS_PER_UPDATE, roofline_benchmark
+from warpspeed.units import GIGA
 from warpspeed.validation.plan import MeasurementError
 from warpspeed.validation.power_sampling import PowerReading
 
@@ -100,7 +101,7 @@ def run_record(gpu: str, its: int, blocks: int, launches: int, seconds: float, r
     flops = roofline_benchmark(its).flops.flops
     updates_per_s = launches * updates_per_launch(blocks) / seconds
     return {"gpu": gpu, "blocks": blocks, "its": its, "flop_per_byte": flops / BYTES_PER_UPDATE,
-            "gb_s": updates_per_s * BYTES_PER_UPDATE / 1e9, "gflop_s": updates_per_s * flops / 1e9,
+            "gb_s": updates_per_s * BYTES_PER_UPDATE / GIGA, "gflop_s": updates_per_s * flops / GIGA,
             "clock_mhz": reading.sm_clock_mhz, "watts": reading.watts}
 
 

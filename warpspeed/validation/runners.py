@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from warpspeed.calibration.microbench.event_timing import event_seconds
 from warpspeed.errors import WarpspeedError
+from warpspeed.units import KILO
 from warpspeed.validation.plan import FieldAllocation, LaunchPlan, MeasurementError
 from warpspeed.validation.schema import GpuInfo, Soak, Timing
 
@@ -26,10 +27,6 @@ DEFAULT_SCALAR_VALUE = 1.0
 NVIDIA_SMI_QUERY = ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem",
                     "--format=csv,noheader,nounits"]
 
-#: Milliseconds per second (CUDA events report elapsed time in ms).
-_MS_PER_S = 1e3
-#: kHz per MHz (the CUDA device properties give clock rates in kHz).
-_KHZ_PER_MHZ = 1000.0
 #: Seconds of launches enqueued at once during a soak; the host keeps at most two such batches
 #: in flight, so the GPU never waits for the host and the queue stays short.
 SOAK_BATCH_S = 0.05
@@ -64,7 +61,7 @@ def back_to_back(cp: Any, launch: Callable[[], None], seconds: float) -> tuple[i
     launch()
     end.record()
     end.synchronize()
-    batch = max(1, math.ceil(SOAK_BATCH_S * _MS_PER_S / max(cp.cuda.get_elapsed_time(start, end), 1e-3)))
+    batch = max(1, math.ceil(SOAK_BATCH_S * KILO / max(cp.cuda.get_elapsed_time(start, end), 1e-3)))
     launches, previous = 0, None
     begin = cp.cuda.Event()
     begin.record()
@@ -81,7 +78,7 @@ def back_to_back(cp: Any, launch: Callable[[], None], seconds: float) -> tuple[i
     finish = cp.cuda.Event()
     finish.record()
     finish.synchronize()
-    return launches, cp.cuda.get_elapsed_time(begin, finish) / _MS_PER_S
+    return launches, cp.cuda.get_elapsed_time(begin, finish) / KILO
 
 
 def parse_nvidia_smi(text: str) -> dict[str, str]:
@@ -170,7 +167,7 @@ class CupyRunner:
             try:
                 return float(smi[key])
             except (KeyError, ValueError):
-                return float(props.get(prop, 0)) / _KHZ_PER_MHZ
+                return float(props.get(prop, 0)) / KILO
 
         return GpuInfo(name=smi.get("name", name), driver=smi.get("driver", ""),
                        cuda_driver_api=f"{api // 1000}.{api % 1000 // 10}",

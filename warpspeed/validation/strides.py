@@ -40,6 +40,7 @@ from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.roofline.limits import four_limiter
+from warpspeed.units import GIGA
 from warpspeed.validation.percent import mape
 
 #: Threads of the benchmark's single thread block.
@@ -53,8 +54,6 @@ LOAD_OFFSET_ELEMENTS = 4
 BENCHMARK_THREADS_PER_LOAD = 32
 #: Fused multiply-adds per loop iteration: ``sum += A[i] * A[j]`` for four pairs of the 8 loads.
 FMAS_PER_ITERATION = 4
-#: SM clock cycles per second of a device clocked at 1 GHz.
-_HZ_PER_GHZ = 1e9
 #: ``threadIdx.x`` and ``threadIdx.y`` wrap at these values in the benchmark's address expressions.
 X_WRAP = 64
 Y_WRAP = 32
@@ -184,7 +183,7 @@ def predict_row(row: StrideRow, device: Device) -> StridePrediction:
     result = l1_cycles(compile_kernel(kernel), block_cells(launch), device)
     roofline = four_limiter(device, kernel.dtype, kernel.flops.instructions, kernel.flops.flops,
                             result.cycles_per_lup, 0.0, 0.0)
-    sm_cycles_per_s = device.sms * device.clock_ghz * _HZ_PER_GHZ  # the limiters count every SM
+    sm_cycles_per_s = device.sms * device.clock_ghz * GIGA  # the limiters count every SM
     cycles_per_lup = {"l1": result.cycles_per_lup, "fp": sm_cycles_per_s / roofline.fp_lups_per_s}
     lups_per_warp_load = BENCHMARK_THREADS_PER_LOAD / LOADS_PER_ITERATION
     return StridePrediction(row=row, cycles=cycles_per_lup[roofline.limiter] * lups_per_warp_load,

@@ -19,6 +19,7 @@ import numpy as np
 from warpspeed.calibration.microbench import sources
 from warpspeed.calibration.microbench.suite import GpuInfo, RooflineRun
 from warpspeed.errors import WarpspeedError
+from warpspeed.units import GIGA, KILO, MEGA, MIB
 
 #: Timed repetitions of a measurement (the best is kept: the others are disturbed) and untimed warm-ups.
 REPEATS = 3
@@ -158,7 +159,7 @@ class CupyRunner:
         self._info = GpuInfo(
             name=" ".join(name.split()) or "unknown NVIDIA GPU", uuid=uuid or self.device.pci_bus_id,
             compute_capability=f"{props.get('major', 0)}.{props.get('minor', 0)}",
-            sms=int(attr("MultiProcessorCount")), clock_max_mhz=attr("ClockRate") / 1e3,
+            sms=int(attr("MultiProcessorCount")), clock_max_mhz=attr("ClockRate") / KILO,
             l2_bytes=int(attr("L2CacheSize")), shared_bytes_per_sm=int(attr("MaxSharedMemoryPerMultiprocessor")),
             shared_bytes_per_block=int(attr("MaxSharedMemoryPerBlockOptin")),
             registers_per_sm=int(attr("MaxRegistersPerMultiprocessor")),
@@ -200,7 +201,7 @@ class CupyRunner:
         seconds = self._time(launch) / STREAM_BATCH
         from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD
 
-        return width * STREAM_BYTES_PER_THREAD[kernel] / seconds / 1e9
+        return width * STREAM_BYTES_PER_THREAD[kernel] / seconds / GIGA
 
     def _stream_pad(self, f) -> int:
         """Dynamic shared memory per block that lets two blocks, not three, share an SM (0: the
@@ -219,7 +220,7 @@ class CupyRunner:
         cp = self.cp
         if "l2" not in self._buffers:
             self._release()
-            largest = max(self.device_info().l2_bytes, 2**20) * 8 // 8 + L2_CHUNK  # doubles of 8 x the L2, and a chunk
+            largest = max(self.device_info().l2_bytes, MIB) * 8 // 8 + L2_CHUNK  # doubles of 8 x the L2, and a chunk
             self._buffers["l2"] = cp.ones(min(largest, self._free_bytes() // 16), dtype=cp.float64)
             self._buffers["l2_out"] = cp.zeros(1, dtype=cp.float64)
         a = self._buffers["l2"]
@@ -232,7 +233,7 @@ class CupyRunner:
         f = self._kernel("l2_read", "l2_read")
         seconds = self._time(lambda: f((int(blocks),), (sources.L2_BLOCK_THREADS,),
                                        (a, self._buffers["l2_out"], np.int64(n), np.int64(chunk))))
-        return blocks * chunk * 8 / seconds / 1e9
+        return blocks * chunk * 8 / seconds / GIGA
 
     def l1_read(self, buffer_bytes: int) -> float:
         cp = self.cp
@@ -245,7 +246,7 @@ class CupyRunner:
         f = self._kernel("l1_read", "l1_read")
         seconds = self._time(lambda: f((sms,), (sources.L1_BLOCK_THREADS,),
                                        (self._buffers["l1"], self._buffers["l1_out"], np.int32(n), np.int32(repeats))))
-        return sms * repeats * n * 4 / seconds / 1e9
+        return sms * repeats * n * 4 / seconds / GIGA
 
     def pointer_chase(self, data_set_bytes: int) -> float:
         cp = self.cp
@@ -275,7 +276,7 @@ class CupyRunner:
         out = self.cp.zeros(1, dtype=self.cp.uint64)
         f = self._kernel("chase", "spin")
         seconds = self._time(lambda: f((1,), (1,), (out, np.int64(SPIN_CYCLES))))
-        return float(out[0].get()) / seconds / 1e6
+        return float(out[0].get()) / seconds / MEGA
 
     def launch_method(self) -> str:
         return "cuda-graph" if self._graphs else "stream"
@@ -392,6 +393,6 @@ class CupyRunner:
             return None
         watts, clock, temp = (float(np.median([s[i] for s in samples])) for i in range(3))
         pairs = a.size
-        return RooflineRun(gb_s=pairs * 8 / seconds / 1e9, gflop_s=pairs * (2 * its + 2) / seconds / 1e9,
+        return RooflineRun(gb_s=pairs * 8 / seconds / GIGA, gflop_s=pairs * (2 * its + 2) / seconds / GIGA,
                            clock_mhz=clock, watts=watts, temp_c=temp)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-#: Milliseconds per second (CUDA events measure milliseconds).
-_MS_PER_S = 1e3
+from warpspeed.units import KILO
 
 
 def event_seconds(cp: Any, launch: Callable[[], None], warmup: int, repeats: int) -> list[float]:
@@ -21,5 +20,5 @@ def event_seconds(cp: Any, launch: Callable[[], None], warmup: int, repeats: int
         launch()
         end.record()
         end.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, end) / _MS_PER_S)
+        samples.append(cp.cuda.get_elapsed_time(start, end) / KILO)
     return samples

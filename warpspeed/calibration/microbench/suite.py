@@ -39,6 +39,7 @@ from warpspeed.measured.raw_tables import (TABLES, read_table, record_failure, t
 from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
+from warpspeed.units import GIGA, KIB
 
 #: The benchmarks' shares of the budget, in the order of :data:`TABLES` (sum 1). The device
 #: query takes a moment; the DRAM, L2 and latency sweeps move the most data.
@@ -75,7 +76,6 @@ BLOCK_PITCH = 4098
 SMALLEST_BYTES = 1024
 #: The source line of every table written here.
 SOURCE = "warpspeed calibrate (warpspeed.calibration.microbench; methods after D. Ernst's gpu-benches)"
-KIB = 1024
 
 
 @dataclass(frozen=True)
@@ -309,7 +309,7 @@ def bench_latency(runner: Runner, info: GpuInfo, base: Device, quick: bool, dead
 def bench_launch(runner: Runner, info: GpuInfo, base: Device, quick: bool, deadline: _Deadline):
     elements = geometric(LAUNCH_ELEMENTS[0], LAUNCH_ELEMENTS[1], 8 if quick else 16)
     blocks = [b for b in LAUNCH_BLOCKS if b <= info.max_threads_per_block]
-    rows, cut = _sweep(elements, lambda n: [n * 16 / runner.launches(n, b) / 1e9 for b in blocks], deadline)
+    rows, cut = _sweep(elements, lambda n: [n * 16 / runner.launches(n, b) / GIGA for b in blocks], deadline)
     _require_rows(rows, "gpu-small-kernels")
     meta = _meta(info, "the scale kernel A[i] = 0.25 B[i] (one 8 B load and one 8 B store per element) launched "
                  f"back to back ({runner.launch_method()}), 1-D blocks of block_threads threads, elements / "

@@ -52,19 +52,21 @@ from __future__ import annotations
 
 import math
 
+from warpspeed.units import KIB, MIB
+
 #: The second factor of the geometric mean in the reference implementation's L1
 #: oversubscription, ``sqrt(sizeL1) * sqrt(128 * 1024)`` (bytes; te42kyfo/warpspeed,
 #: warpspeed/predict_metrics.py, DerivedMetrics.L1coverage, commit 2ad0722c).
-REFERENCE_L1_SCALE_BYTES = 128 * 1024
+REFERENCE_L1_SCALE_BYTES = 128 * KIB
 #: The L1 capacity of the A100 the L1 curve was fitted on (192 KiB combined L1/shared per SM;
 #: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020): the capacity at which the linear
 #: scaling of :func:`l1_oversubscription` equals the reference definition.
-REFERENCE_L1_BYTES = 192 * 1024
+REFERENCE_L1_BYTES = 192 * KIB
 
 #: The second factor of the geometric mean in the reference implementation's L2
 #: oversubscription, ``sqrt(sizeL2) * 2 * 1024 = sqrt(sizeL2 * 4 MiB)`` (bytes; same file,
 #: DerivedMetrics.L2Oversubscription).
-REFERENCE_L2_SCALE_BYTES = 4 * 1024 * 1024
+REFERENCE_L2_SCALE_BYTES = 4 * MIB
 
 
 def redundant_bytes_per_lup(requested: float, compulsory: float) -> float:

@@ -36,9 +36,7 @@ from warpspeed.memory.capacity.curves import CapacityCurves
 from warpspeed.memory.dram import DramVolumes, dram_volumes
 from warpspeed.memory.capacity.terms import curve_oversubscriptions, l2_oversubscription
 from warpspeed.memory.wave import GridWaveVolumes, PerDim, WaveVolumes
-
-#: B/s per GB/s.
-GIGA = 1e9
+from warpspeed.units import GIGA
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ Modules, in the order the data flows:
   accesses (stencils, LBM streaming), 5-20x faster;
 * :mod:`~warpspeed.memory.wave.volumes`: the result types; counts -> bytes per lattice update,
   layer volumes and oversubscription factors;
-* :mod:`~warpspeed.memory.wave.model`: :class:`WaveModel`, which picks the counter per field;
+* :mod:`~warpspeed.memory.wave.wave_model`: :class:`WaveModel`, which picks the counter per field;
 * :mod:`~warpspeed.memory.wave.average`: the classes' volumes with their weights and averages
   over the grid;
 * :mod:`~warpspeed.memory.wave.exact`: the full waves in classes of provably equal counts, for
@@ -34,7 +34,7 @@ from warpspeed.memory.wave.average import AveragedFieldVolumes, GridWaveVolumes,
 from warpspeed.memory.wave.classes import WaveClass, wave_classes
 from warpspeed.memory.wave.exact import exact_wave_classes
 from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
-from warpspeed.memory.wave.model import ADDRESS_SPACES, AddressSpace, WaveModel, wave_volumes
+from warpspeed.memory.wave.wave_model import ADDRESS_SPACES, AddressSpace, WaveModel, wave_volumes
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes
 
 __all__ = [

@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from warpspeed.prediction import Prediction
     from warpspeed.trace.document import Trace
 
-#: Hertz per gigahertz.
-GHZ = 1e9
-
 
 def number_text(value: float | None, digits: int = 2) -> str:
     """``value`` with ``digits`` decimals for a table cell; ``∞`` for None and non-finite values."""

@@ -45,11 +45,12 @@ import numpy as np
 
 from warpspeed.interval.dealing import Dealing, deal_blocks
 from warpspeed.interval.latency import dram_store_ratio, instruction_cost
-from warpspeed.interval.multiwarp import BATCH_KEYS, GB, batch_stack
+from warpspeed.interval.multiwarp import BATCH_KEYS, batch_stack
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval, profile
 from warpspeed.roofline.limits import LIMITERS
 from warpspeed.trace.document import Trace
+from warpspeed.units import GIGA
 
 #: Every entry of the CPI stack, in the order reports show them.
 STACK_KEYS = (*BATCH_KEYS[:5], "stall_lg_throttle", "stall_tex_throttle", "stall_mio_throttle",
@@ -186,12 +187,12 @@ def interval_model(trace: Trace, params: IntervalParams, policy: str = "lrr", dr
     roof = trace.roofline.lups_per_s
     floor_cycles = 0.0
     if floor and roof:
-        bound = lups / roof * params.clock_ghz * GB
+        bound = lups / roof * params.clock_ghz * GIGA
         if bound > cycles:
             floor_cycles = bound - cycles
             stack[FLOOR_ENTRY.get(trace.roofline.limiter, "stall_long_scoreboard")] += floor_cycles
             cycles = bound
-    seconds = cycles / (params.clock_ghz * GB)
+    seconds = cycles / (params.clock_ghz * GIGA)
     slowest = int(np.argmax(work))
     counts = dealing.batch_counts[slowest]
     common = int(np.argmax(counts))

@@ -51,14 +51,12 @@ from warpspeed.memory.sectors import sector_cost
 from warpspeed.errors import WarpspeedError
 from warpspeed.overlap.params import OverlapParams
 from warpspeed.roofline.limits import LIMITERS
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.memory.dram import DramVolumes
     from warpspeed.prediction import Prediction
 
-#: Hertz per gigahertz, bytes/s per GB/s; seconds per nanosecond.
-GIGA = 1e9
-NANO = 1e-9
 #: The components of the time, in report order: the roofline's limiter names.
 COMPONENTS = LIMITERS
 

@@ -26,7 +26,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.estimate import GHZ
 from warpspeed.pipeline.graph import (
     GLOBAL_MEMORY_KINDS,
     GRAPH_SOURCES as SOURCES,
@@ -39,6 +38,7 @@ from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_
 from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SimulationResult, groups_per_sm, simulate
 from warpspeed.trace.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.prediction import Prediction
@@ -179,7 +179,7 @@ def pipeline_result(prediction: "Prediction", source: str = "auto", poll: bool =
                                     **simulation)) for share, guard in kinds]
     share, guard, sim = runs[0]  # the most common kind: its pipelines, completions and launch are reported
     simulated = sum(share * run.cycles for share, _, run in runs)
-    clock_hz = device.clock_ghz * GHZ
+    clock_hz = device.clock_ghz * GIGA
     lups = math.prod(info.launch.domain)
     roofline_rate = prediction.lups_per_s
     floor = lups / roofline_rate * clock_hz if roofline_rate > 0 and math.isfinite(roofline_rate) else 0.0
