@@ -12,7 +12,7 @@ so it is found only for exactly that code: another domain, precision, folding or
 version generates another source and misses, and then the estimate is used, as before.
 
 With nvcc installed, ptxas counts every kernel itself and the table is not read; the test
-``tests/test_register_table.py`` recompiles the shipped sources with the installed nvcc and checks
+``tests/plugin/test_register_table.py`` recompiles the shipped sources with the installed nvcc and checks
 every count (it runs where nvcc exists, and CI has nvcc).
 
 The file holds data only (JSON: digests, architectures, integers) and is verified when read: an

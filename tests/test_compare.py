@@ -21,8 +21,8 @@ from warpspeed.compare import compare_configs, spearman
 from warpspeed.hardware.device import load_device
 from warpspeed.rank import Scoring, rank_per_fold
 from warpspeed.validation import public_models
+from tests.paths import ROOT
 
-ROOT = Path(__file__).parents[1]
 PUBLIC = ROOT / "fits" / "data" / "public"
 DEVICES = ROOT / "warpspeed" / "hardware" / "devices"
 #: A small space: the 7-point stencil on 64^3 cells with blocks of 128 threads.

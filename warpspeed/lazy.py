@@ -3,7 +3,7 @@ line's ``--help`` among its users) does not pay for numpy or sympy.
 
 A package lists, for each of its modules, the names it exports from it; a *loader* is a function
 of the package that imports the module and returns it. The imports stay explicit ``from ... import``
-statements, so the project's import graph (``tests/test_architecture.py``) sees every edge.
+statements, so the project's import graph (``tests/project/test_architecture.py``) sees every edge.
 """
 
 from __future__ import annotations

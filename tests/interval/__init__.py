@@ -1,0 +1,1 @@
+"""Tests of warpspeed.interval: the interval model and its launch cost."""

@@ -1,0 +1,1 @@
+"""Tests of warpspeed.kernel: kernel descriptions and their bounds."""

@@ -1,0 +1,1 @@
+"""Tests of warpspeed.launch: launch geometry, the ranked space, folded spaces, default threads."""

@@ -1,0 +1,1 @@
+"""Tests of warpspeed.memory.capacity: the capacity curves and oversubscription."""

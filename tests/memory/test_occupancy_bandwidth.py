@@ -1,0 +1,141 @@
+"""The achievable DRAM bandwidth in the roofline: bytes in flight from the launch, the calibrated curve.
+
+Reference numbers are rows of the stored stream measurements (D. Ernst's gpu-benches,
+fits/data/public/gpu-stream) or worked out by hand; none is copied from the code's output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from warpspeed.errors import DeviceError
+from warpspeed.summary import prediction_record
+from warpspeed.hardware.device import DRAM_CURVE_FIELDS, device_names, load_device
+from warpspeed.kernel.builtin import copy_kernel
+from warpspeed.memory.dram_bandwidth import bytes_per_thread_in_flight, launch_dram_bandwidth
+from warpspeed.predict import Predictor
+
+#: Largest single-row error of the H200 curve (stencil1d3pt fit) on its own rows is 8.1 %
+#: (tests/measured/test_bandwidth.py reproduces every fit); the scale rows lie within the same band.
+H200_ROW_BOUND = 0.09
+
+CURVE_DEVICES = [n for n in device_names() if load_device(n).has_dram_curve]
+
+
+def _h200_text() -> str:
+    return (resources.files("warpspeed.hardware.devices") / "H200.toml").read_text()
+
+
+def _copy_on(device: str, registers: int | None, block=(1024, 1, 1)):
+    kernel = dataclasses.replace(copy_kernel((512, 512, 512)), registers=registers)
+    return Predictor(kernel, device).predict(block)
+
+
+def test_h200_copy_at_half_and_full_occupancy_matches_the_stream_rows():
+    # gpu-stream/h200.txt, scale (8 B read + 8 B written per thread): 2263 GB/s with 2 blocks of
+    # 512 threads per SM (50 % occupancy), 3165 GB/s with 2 blocks of 1024 (100 %).
+    # The copy kernel moves the same 16 B per thread: with 64 registers one 1024-thread block fits
+    # an SM (64 x 1024 = 65536 registers), 132 x 1024 threads = the 50 % row's bytes in flight;
+    # with the default registers two blocks fit, the 100 % row's.
+    half, full = _copy_on("H200", 64), _copy_on("H200", None)
+    assert half.launch.occupancy.blocks_per_sm == 1 and full.launch.occupancy.blocks_per_sm == 2
+    assert half.dram_bandwidth.bytes_in_flight == 132 * 1024 * 16
+    assert half.dram_bandwidth.achievable_gb_s == pytest.approx(2263, rel=H200_ROW_BOUND)
+    assert full.dram_bandwidth.achievable_gb_s == pytest.approx(3165, rel=H200_ROW_BOUND)
+    # the DRAM limiter divides that bandwidth by the 16 B per lup
+    assert half.roofline.limits["dram"] == pytest.approx(half.dram_bandwidth.achievable_gb_s * 1e9 / 16)
+    # the measured drop from 100 % to 50 % occupancy is 2263 / 3165 = 0.715
+    ratio = half.dram_bandwidth.achievable_gb_s / full.dram_bandwidth.achievable_gb_s
+    assert ratio == pytest.approx(2263 / 3165, abs=0.05)
+
+
+def test_predict_json_reports_the_bandwidth_used():
+    d = prediction_record(_copy_on("H200", 64))
+    assert d["dram_bandwidth_gb_s"] < d["dram_sustained_bandwidth_gb_s"] == 3534.0
+    assert d["limiters"]["dram"] == pytest.approx(d["dram_bandwidth_gb_s"] * 1e9 / 16)
+    assert d["dram_bytes_in_flight"] == 132 * 1024 * 16
+    assert d["dram_bytes_in_flight_per_thread"] == 16 and not d["dram_bytes_in_flight_register_capped"]
+
+
+def test_bytes_per_thread_by_hand():
+    # D3Q19 pull, one cell per thread: 19 x 8 B loaded + 19 x 8 B stored = 304 B, but 68 registers
+    # hold only 68 x 4 = 272 B: capped
+    assert bytes_per_thread_in_flight(304, 1, 68) == (272, True)
+    # 25-point stencil folded 2 in y: ~18 B per lup x 2 cells = 36 B < 32 x 4 = 128 B
+    assert bytes_per_thread_in_flight(18, 2, 32) == (36, False)
+
+
+@pytest.mark.parametrize("name", CURVE_DEVICES)
+def test_limiter_never_exceeds_the_sustained_bandwidth_and_rises_with_occupancy(name):
+    dev = load_device(name)
+    threads = np.unique(np.geomspace(dev.warp_size, dev.sms * dev.max_threads_per_sm, 60).astype(int))
+    bws = [launch_dram_bandwidth(dev, int(t), 16, 1, 32).achievable_gb_s for t in threads]
+    assert max(bws) <= dev.dram_bandwidth_gb_s
+    assert np.all(np.diff(bws) >= 0)
+    # far below the knee, the curve is the latency limit: bytes / effective latency (1 B/ns = 1 GB/s)
+    few = dev.warp_size * 16
+    assert launch_dram_bandwidth(dev, dev.warp_size, 16, 1, 32).achievable_gb_s == pytest.approx(
+        few / dev.dram_curve_latency_ns, rel=1e-3)
+
+
+@pytest.mark.parametrize("name", ["H200", "A100-SXM4-40GB", "MI210", "L40S"])
+def test_prediction_is_monotone_in_occupancy(name):
+    # more registers per thread -> fewer resident 256-thread blocks -> no more DRAM bandwidth
+    dev = load_device(name)
+    rows = []
+    for regs in (32, 48, 64, 96, 128, 168, 255):
+        if regs > dev.max_registers_per_thread:
+            continue
+        p = _copy_on(name, regs, (256, 1, 1))
+        rows.append((p.launch.occupancy.blocks_per_sm, p.dram_bandwidth.achievable_gb_s))
+    blocks = [b for b, _ in rows]
+    bws = [bw for _, bw in rows]
+    assert blocks == sorted(blocks, reverse=True) and blocks[0] > blocks[-1]
+    assert all(b2 <= b1 for b1, b2 in zip(bws, bws[1:]))
+    assert bws[-1] < bws[0]  # a single 256-thread block per SM cannot saturate DRAM with 16 B per thread
+
+
+def test_file_without_the_curve_keeps_the_flat_sustained_bandwidth(tmp_path):
+    text = _h200_text()
+    text = re.sub(r"^dram_curve_.*\n", "", text, flags=re.M)
+    path = tmp_path / "flat.toml"
+    path.write_text(text)
+    kernel = dataclasses.replace(copy_kernel((512, 512, 512)), registers=64)
+    p = Predictor(kernel, load_device(path)).predict((1024, 1, 1))
+    assert p.dram_bandwidth.achievable_gb_s == 3534.0
+    assert p.roofline.limits["dram"] == pytest.approx(3534e9 / 16)
+
+
+def test_partial_curve_is_an_error(tmp_path):
+    text = _h200_text()
+    path = tmp_path / "partial.toml"
+    path.write_text(re.sub(r"^dram_curve_sharpness.*\n", "", text, flags=re.M))
+    with pytest.raises(DeviceError, match="give all of " + ", ".join(DRAM_CURVE_FIELDS)):
+        load_device(path)
+    path.write_text(re.sub(r"^dram_curve_sharpness = [0-9.]+", "dram_curve_sharpness = 0.5", text, flags=re.M))
+    with pytest.raises(DeviceError, match="dram_curve_sharpness must be >= 1"):
+        load_device(path)
+
+
+def test_cli_predict_json_and_text_report_the_dram_bandwidth():
+    import json
+
+    from click.testing import CliRunner
+
+    from warpspeed.cli.main import main
+
+    args = ["predict", "--kernel", "copy", "--domain", "64,64,64", "--device", "H200", "--block", "64,4,1"]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.output)
+    # 64^3 cells / (64 x 4) = 1024 blocks, fewer than one full wave (132 SMs x 8 blocks): all resident,
+    # 262144 threads x 16 B = 4 MiB in flight
+    assert d["dram_bytes_in_flight"] == 64**3 * 16
+    assert 0 < d["dram_bandwidth_gb_s"] <= d["dram_sustained_bandwidth_gb_s"] == 3534.0
+    text = CliRunner().invoke(main, args, env={"COLUMNS": "200"}).output
+    assert f"DRAM bandwidth: {d['dram_bandwidth_gb_s']:.0f} GB/s achievable" in text

@@ -1,0 +1,1 @@
+"""Tests of warpspeed.memory.wave: waves, their classes, exact waves, box maps and unions."""

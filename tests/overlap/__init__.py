@@ -1,0 +1,1 @@
+"""Tests of warpspeed.overlap: the overlap model and its fit."""

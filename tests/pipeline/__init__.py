@@ -1,0 +1,1 @@
+"""Tests of warpspeed.pipeline: the pipeline model and its simulation."""

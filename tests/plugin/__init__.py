@@ -1,0 +1,1 @@
+"""Tests of pystencils_plugin: the catalog, extraction, folding, launch, precision, registers, caches."""

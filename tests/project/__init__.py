@@ -1,0 +1,1 @@
+"""Tests of the repository as a whole: architecture, packaging, docs' commands, examples, GPU scripts, imports, bad input, pinned rankings."""

@@ -1,0 +1,1 @@
+"""Tests of warpspeed.studies: studies, their models, scans, folding predictors."""
