@@ -75,7 +75,7 @@ def _file_numbers(device: str) -> dict[str, float]:
                "device.dram_curve_latency_ns": dev.dram_curve_latency_ns,
                "device.dram_curve_sharpness": dev.dram_curve_sharpness,
                "l2.bandwidth_gb_s": dev.l2.bandwidth_gb_s, "l2.effective_bytes": dev.l2.effective_bytes,
-               "interval.kll_k": launch["parts"][LAUNCH_PART[device]]["overhead_us"] * 1e-6 * dev.clock_ghz * 1e9}
+               "device.launch_overhead_us": launch["parts"][LAUNCH_PART[device]]["overhead_us"]}
     if device == "L40":
         numbers.update({"l1.bytes": dev.l1.bytes, "l1.latency_ns": dev.l1.latency_ns,
                         "l2.latency_ns": dev.l2.latency_ns, "device.dram_latency_ns": dev.dram_latency_ns})
@@ -112,8 +112,9 @@ def test_the_written_file_loads_and_names_every_source(tmp_path):
         assert "# measured: " in line or "# from --base L40" in line or "# the name given" in line, line
     assert "dram_bandwidth_gb_s = 770.0" in text and "# measured: gpu-stream.csv" in text
     assert "Not measured here (taken from --base L40)" in text and "device-query.csv" in text
-    # the launch overhead is the measured one: kll_k in place of the stored part
-    assert "kll_k" in dev.tables["interval"] and "launch_overhead_part" not in dev.tables["interval"]
+    # the launch overhead is the measured one, in place of the stored part
+    assert dev.launch_overhead_us is not None and dev.launch_overhead_part is None
+    assert "launch_overhead_part" not in text
 
 
 def test_fit_only_on_the_command_line(tmp_path):
@@ -270,8 +271,7 @@ def test_the_suite_measures_every_table_and_the_fit_gives_back_the_truths(tmp_pa
     assert v("l1.bytes") == pytest.approx(_onset(L1_GB_S, BEYOND_L1_GB_S, L1_FALL), rel=TOLERANCE)
     for level, key in (("l1", "l1.latency_ns"), ("l2", "l2.latency_ns"), ("dram", "device.dram_latency_ns")):
         assert v(key) == pytest.approx(CYCLES[level] / (CLOCK_MHZ / 1e3), rel=0.002)
-    kll_k = v("interval.kll_k")
-    assert kll_k / (CLOCK_MHZ * 1e6) == pytest.approx(OVERHEAD_S, rel=0.01)
+    assert v("device.launch_overhead_us") * 1e-6 == pytest.approx(OVERHEAD_S, rel=0.01)
     assert (v("device.sms"), v("device.clock_ghz"), v("l2.bytes"), v("power.power_limit_w")) == (132, 1.98, L2_BYTES, 700.0)
     assert any("128.0 B per cycle" in n for n in figures.notes)  # 32 x 4 B per cycle at stride 1
     assert any("gpu-roofline.csv" in n for n in figures.notes)
@@ -280,7 +280,7 @@ def test_the_suite_measures_every_table_and_the_fit_gives_back_the_truths(tmp_pa
 def test_graph_launches_set_no_launch_overhead(tmp_path):
     folder, _, _ = _measured(tmp_path, FakeRunner(method="cuda-graph"))
     figures = own_figures(folder, load_device("H100-SXM5-80GB"))
-    assert figures.get("interval.kll_k") is None
+    assert figures.get("device.launch_overhead_us") is None
     assert any("launched as a cuda-graph" in m.reason for m in figures.missing)
     import re
 
@@ -313,7 +313,7 @@ def test_a_failed_benchmark_is_recorded_and_its_figures_come_from_the_base(tmp_p
     assert dev.l2.bandwidth_gb_s == base.l2.bandwidth_gb_s
     assert any("measurement failed: RuntimeError: fake l2_read failure" in m.reason for m in result.figures.missing)
     # the launch fit then uses the base's L2 bandwidth: still a launch overhead, within 10 % of the truth
-    assert dev.tables["interval"]["kll_k"] / (CLOCK_MHZ * 1e6) == pytest.approx(OVERHEAD_S, rel=0.1)
+    assert dev.launch_overhead_us * 1e-6 == pytest.approx(OVERHEAD_S, rel=0.1)
 
 
 def test_the_budget_cuts_sweeps_short_and_keeps_what_was_measured(tmp_path):

@@ -71,7 +71,7 @@ def test_launch_cost_comes_from_the_part_the_fit_file_names():
     fit = tomllib.loads((ROOT / "fits/kernel-launch.toml").read_text())
     for name in DEVICES:
         dev = load_device(name)
-        part = dev.tables.get("interval", {}).get("launch_overhead_part")
+        part = tomllib.loads(_device_text(name))["device"].get("launch_overhead_part")
         if part is None:
             assert all(c.what != "launch cost" for c in calibration(dev).components)
             continue

@@ -17,7 +17,7 @@ from warpspeed.calibration.launch import (MAX_FIT_BYTES, PART_DEVICES, fit_file_
 from warpspeed.hardware.device import load_device
 from warpspeed.interval import interval_params
 from warpspeed.interval.cpi_stack import launch_latency
-from warpspeed.interval.params import launch_constants
+from warpspeed.measured.launch_cost import launch_constants
 from warpspeed.trace.build import build_trace
 from tests.paths import ROOT
 

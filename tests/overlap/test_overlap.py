@@ -51,7 +51,7 @@ def test_copy_on_the_a100_by_hand(a100):
     p = Predictor(Kernel("copy", fields, (load("src", X), store("dst", X)), (N, 1, 1)), a100).predict((256, 1, 1))
     r = overlap_model(p, overlap_params(a100))
     table = _toml("A100-SXM4-40GB")
-    dev, interval = table["device"], table["interval"]
+    dev = table["device"]
     launch = tomllib.loads((ROOT / "fits" / "kernel-launch.toml").read_text())
     ampere = tomllib.loads((DEVICES.parent / "latencies" / "ampere.toml").read_text())["memory"]
     drain = ampere["l1_latency_cycles"] + ampere["l2_latency_cycles"] + ampere["dram_latency_cycles"]
@@ -70,7 +70,7 @@ def test_copy_on_the_a100_by_hand(a100):
     l2_table = next(level for level in table["memory"] if level["scope"] == "device")
     l2 = 16 / (l2_table["bandwidth_gb_s"] * 1e9)
     dispatch = launch["block_dispatch_ns"] * 1e-9 / (256 * dev["sms"])
-    overhead = launch["parts"][interval["launch_overhead_part"]]["overhead_us"] * 1e-6 / N
+    overhead = launch["parts"][dev["launch_overhead_part"]]["overhead_us"] * 1e-6 / N
     body = max((l1 ** OVERLAP_EXPONENT + dram ** OVERLAP_EXPONENT) ** (1 / OVERLAP_EXPONENT), l2, dispatch)
     assert r.lups_per_s == pytest.approx(1 / (body + overhead), rel=1e-9)
     assert r.limiter == "dram" and r.dram_load_bytes_per_lup == pytest.approx(8) and r.l2_load_bytes_per_lup == 8

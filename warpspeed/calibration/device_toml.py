@@ -10,7 +10,8 @@ and why, and repeats the base file's source legend (its comments cite sources by
 
 Where a measured figure overrides a base number that others depend on, the dependants follow:
 measured latencies drop the base's ``latencies_from`` (every model then takes the measured ones,
-:attr:`warpspeed.hardware.device.Device.latencies`), a measured launch overhead replaces ``launch_overhead_part``, a
+:attr:`warpspeed.hardware.device.Device.latencies`), a measured launch overhead
+(``launch_overhead_us``) replaces ``launch_overhead_part``, a
 measured clock becomes the ``[power]`` reference clock, and an effective L2 larger than a
 queried L2 size is capped at it.
 """
@@ -118,11 +119,11 @@ def _apply(data: dict, figures: OwnFigures) -> dict[tuple[str, str], Measured]:
             continue  # the base has no such model table: the figure has nowhere to go
         else:
             put(table, key, fig)
-    interval = data.get("interval")
-    if isinstance(interval, dict) and figures.get("interval.kll_k") is not None:
-        interval.pop("launch_overhead_part", None)
-    if all(figures.get(k) is not None for k in LATENCY_FIGURES) and isinstance(data.get("device"), dict):
-        data["device"].pop("latencies_from", None)
+    device = data.get("device")
+    if isinstance(device, dict) and figures.get("device.launch_overhead_us") is not None:
+        device.pop("launch_overhead_part", None)
+    if isinstance(device, dict) and all(figures.get(k) is not None for k in LATENCY_FIGURES):
+        device.pop("latencies_from", None)
     clock = figures.get("device.clock_ghz")
     power = data.get("power")
     if clock is not None and isinstance(power, dict) and "reference_clock_mhz" in power:

@@ -36,7 +36,7 @@ import numpy as np
 
 from warpspeed.errors import FitError
 from warpspeed.files.stored import stored_file
-from warpspeed.interval.params import LAUNCH_FIT_FILE
+from warpspeed.measured.launch_cost import LAUNCH_FIT_FILE
 from warpspeed.units import GIGA, MEGA, MIB, MICRO, NANO
 
 #: Bytes each element of the benchmark moves (one 8 B load, one 8 B store).

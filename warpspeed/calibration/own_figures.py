@@ -23,7 +23,7 @@ and Distributed Computing, 2023); no rule is restated here:
 ``gpu-small-kernels``
     the per-launch overhead ``k`` (:func:`~warpspeed.calibration.launch.fit_overhead`, the block
     dispatch time held at the value shared by every fitted GPU, ``fits/kernel-launch.toml``),
-    written as ``kll_k`` cycles at the device's clock, from tables of launches into a stream
+    written as ``[device] launch_overhead_us`` (:mod:`warpspeed.measured.launch_cost`), from tables of launches into a stream
     (the public tables); a table of CUDA-graph launches (what cupy can time without its own
     host overhead of about 5 us per launch) is reported in the notes only (:data:`STREAM_LAUNCHES`).
 ``gpu-strides`` and ``gpu-roofline``
@@ -61,8 +61,8 @@ QUERY_KEYS = {
     "power_limit_w": "power.power_limit_w",
 }
 #: Digits the device file keeps: bandwidths and latencies to 0.1, the curve exponent to 0.001
-#: (as the shipped files).
-ROUND_GB_S, ROUND_NS, ROUND_SHARPNESS, ROUND_CYCLES = 1, 1, 3, 1
+#: (as the shipped files), a launch overhead to 0.0001 us.
+ROUND_GB_S, ROUND_NS, ROUND_SHARPNESS, ROUND_US = 1, 1, 3, 4
 
 
 @dataclass(frozen=True)
@@ -201,13 +201,13 @@ def _latency(table: RawTable) -> list[Measured]:
 #: Launch methods whose overhead is the per-launch overhead of the model: launches into a stream,
 #: as an application (and gpu-benches' gpu-small-kernels) makes them. Launches of a CUDA graph
 #: cost less per kernel (on an H200: 0.55 us against 2.1 us), so a table measured with graphs
-#: sets no ``kll_k`` (its overhead is reported in the notes).
+#: sets no ``launch_overhead_us`` (its overhead is reported in the notes).
 STREAM_LAUNCHES = ("stream", None)
 
 
 def _launch(table: RawTable, base: Device, figures: list[Measured], notes: list[str]) -> list[Measured]:
     from warpspeed.calibration.launch import PartDevice, fit_overhead, parse_rows
-    from warpspeed.interval.params import launch_constants
+    from warpspeed.measured.launch_cost import launch_constants
 
     known = {f.key: f.value for f in figures}
     sms = int(known.get("device.sms", base.sms))
@@ -225,11 +225,10 @@ def _launch(table: RawTable, base: Device, figures: list[Measured], notes: list[
            f"dispatch time {shared * GIGA:.2f} ns and {whose} L2 round trip (rms error {100 * fit.rms_rel_error:.1f} %)")
     method = table.value("launch_method")
     if method not in STREAM_LAUNCHES:
-        notes.append(f"{_file(table)}: {how}, launched as a {method}: lower than the stream launches the model's "
-                     "kll_k stands for, so the launch cost is the base device's")
+        notes.append(f"{_file(table)}: {how}, launched as a {method}: lower than the stream launches the "
+                     "launch overhead stands for, so the launch cost is the base device's")
         raise _NotAFigure(f"launched as a {method}, not into a stream (see the note)")
-    return [Measured("interval.kll_k", round(fit.overhead_s * clock_ghz * GIGA, ROUND_CYCLES), _file(table),
-                     f"{how}, x {clock_ghz:g} GHz")]
+    return [Measured("device.launch_overhead_us", round(fit.overhead_s * MEGA, ROUND_US), _file(table), how)]
 
 
 class _NotAFigure(WarpspeedError):

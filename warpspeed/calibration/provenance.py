@@ -131,12 +131,11 @@ def _power(device: Device) -> Component | None:
 
 
 def _launch(device: Device) -> Component | None:
-    from warpspeed.interval.params import launch_constants
+    from warpspeed.measured.launch_cost import launch_constants
 
-    table = device.tables.get("interval")
-    if not isinstance(table, dict) or "launch_overhead_part" not in table:
+    part = device.launch_overhead_part
+    if part is None or device.launch_overhead_us is not None:
         return None
-    part = str(table["launch_overhead_part"])
     source = launch_constants().device_of_part.get(part, part)
     return Component("launch cost", source, "gpu-small-kernels", source == device.name)
 

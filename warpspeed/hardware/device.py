@@ -26,7 +26,7 @@ from warpspeed.hardware.ranges import check_level, check_numbers, check_relation
 from warpspeed.units import KILO
 
 #: Fields that are text, not numbers.
-_TEXT_FIELDS = ("name", "vendor", "architecture", "source", "latencies_from")
+_TEXT_FIELDS = ("name", "vendor", "architecture", "source", "latencies_from", "launch_overhead_part")
 #: Fields that are not scalars: the memory levels and the models' tables (checked here, by
 #: :mod:`warpspeed.hardware.ranges`).
 _TABLE_FIELDS = ("memory", "tables")
@@ -34,9 +34,12 @@ _TABLE_FIELDS = ("memory", "tables")
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
 #: Pointer-chase latency of DRAM: optional, present where measured (the caches' are their levels').
 LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")
-#: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth and
-#: no latency is reported).
-OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS
+#: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
+#: takes (:mod:`warpspeed.measured.launch_cost`).
+LAUNCH_FIELDS = ("launch_overhead_us", "launch_overhead_part")
+#: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth, no
+#: latency is reported and the launch cost is the median of the measured parts').
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ class Device:
     #: the built-in part whose pointer-chase latencies this device takes where it has none of its
     #: own (same SM and L2; :attr:`latencies`)
     latencies_from: str | None = None
+    #: per-launch overhead measured on this device [us] (``warpspeed calibrate``)
+    launch_overhead_us: float | None = None
+    #: the part of the stored launch fit whose per-launch overhead this device takes
+    launch_overhead_part: str | None = None
 
     def __post_init__(self) -> None:
         numeric = []

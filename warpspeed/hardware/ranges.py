@@ -42,6 +42,7 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "dram_curve_latency_ns": (1.0, 1e5),
     "dram_curve_sharpness": (1.0, 100.0),
     "dram_latency_ns": (0.1, 1e5),
+    "launch_overhead_us": (0.01, 1e4),
 }
 #: Ranges of the non-integer keys of a memory level (``[[memory]]``, :mod:`warpspeed.hardware.caches`),
 #: as :data:`FLOAT_RANGES`: bandwidths and idle latencies like DRAM's; the tag stage's wavefronts
@@ -105,8 +106,9 @@ def check_relations(device: Any) -> None:
     """The text keys of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built)
     and the relations between its numbers (module docstring)."""
     check_name(device.name, "device name", DeviceError)
-    if device.latencies_from is not None:
-        check_name(device.latencies_from, f"device {device.name!r}: latencies_from", DeviceError)
+    for key in ("latencies_from", "launch_overhead_part"):
+        if getattr(device, key) is not None:
+            check_name(getattr(device, key), f"device {device.name!r}: {key}", DeviceError)
     if device.vendor.lower() not in VENDORS:
         raise DeviceError(f"device {device.name!r}: vendor is unknown (got {device.vendor!r}); allowed: "
                           f"{', '.join(VENDORS)}")
@@ -245,8 +247,6 @@ TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
         "sfu_latency": _UNIT_LATENCY, "shared_load_latency": _UNIT_LATENCY, "shared_store_latency": _UNIT_LATENCY,
         # outstanding misses per SM; 0: unlimited (built-in: 0)
         "mshrs": TableKey("number", 1.0, 65536.0, "misses per SM", zero=True),
-        "kll_k": TableKey("number", 0.0, 1e9, "cycles"),
-        "launch_overhead_part": TableKey("name"),
         "tensor_cores_per_sm": TableKey("whole", 0.0, 64.0, "tensor cores"),  # built-in: 4
         **{f"tensor_fma_per_clock_{t}": _TENSOR_RATE for t in ("f16", "tf32", "f64", "i8", "i4", "fp8", "b1", "bf16")},
     },

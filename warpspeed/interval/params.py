@@ -2,9 +2,9 @@
 
 Pipeline latencies and lanes, issue rate, MSHRs and tensor-core throughput come from the table
 (every number there carries its source). The launch cost (the per-launch overhead ``kll_k`` and
-the block dispatch time per SM) comes from the fit to gpu-benches' small-kernel launches stored
-in ``fits/kernel-launch.toml`` (:mod:`warpspeed.calibration.launch`), for the measured GPU the
-table names as ``launch_overhead_part``. The L1, L2 and DRAM
+the block dispatch time per SM) is the device's (:func:`warpspeed.measured.launch_cost.launch_cost`:
+its measured overhead, the overhead of the measured part it names, from the stored fit to
+gpu-benches' small-kernel launches), in cycles at its clock. The L1, L2 and DRAM
 latencies are the device's (:attr:`warpspeed.hardware.device.Device.latencies`: its pointer-chase
 latencies, a named part's or its architecture's latency file, in SM cycles as increments, L2
 beyond L1 and DRAM beyond L2), as AMALI's additive average memory access time uses them. The NoC
@@ -14,13 +14,12 @@ bandwidth is the device's sustained L2 bandwidth and the sub-cores its register 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.stored import fits_file
-from warpspeed.files.toml import read_toml, table_number
-from warpspeed.units import GIGA, MICRO, NANO
+from warpspeed.files.toml import table_number
+from warpspeed.measured.launch_cost import launch_cost
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -30,8 +29,6 @@ REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_late
                  "fp64_latency", "sfu_latency", "shared_load_latency", "shared_store_latency", "mshrs")
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
 TENSOR_PREFIX = "tensor_fma_per_clock_"
-#: The fitted launch-cost constants, in ``fits/`` (:mod:`warpspeed.calibration.launch` writes it).
-LAUNCH_FIT_FILE = "kernel-launch.toml"
 
 
 class IntervalParameterError(WarpspeedError):
@@ -73,19 +70,19 @@ def _number(table: Mapping, key: str, device: str) -> float:
     return table_number(table, key, f"device {device!r} [interval]", IntervalParameterError)
 
 
-def _launch_cost(table: Mapping, device: "Device") -> tuple[float, float]:
-    """``(kll_k, block dispatch)`` in cycles at ``device``'s clock: the stored launch fit's overhead
-    of the measured part ``launch_overhead_part`` (or ``kll_k`` cycles given in the table) and its
-    block dispatch time per SM."""
-    constants = launch_constants()
-    dispatch = constants.block_dispatch_s * device.clock_ghz * GIGA
-    if "kll_k" in table:
-        return _number(table, "kll_k", device.name), dispatch
-    part = table.get("launch_overhead_part")
-    if part not in constants.overhead_s:
-        raise IntervalParameterError(f"device {device.name!r}: [interval] needs kll_k (cycles) or "
-                                     f"launch_overhead_part, one of {', '.join(constants.overhead_s)}; got {part!r}")
-    return constants.overhead_s[part] * device.clock_ghz * GIGA, dispatch
+def _launch_cost(device: "Device") -> tuple[float, float]:
+    """``(kll_k, block dispatch)`` in cycles at ``device``'s clock: its measured per-launch overhead
+    or that of the measured part it names (a device that names none has no interval launch cost:
+    the interval model was fitted with named parts), and the block dispatch time per SM."""
+    try:
+        cost = launch_cost(device)
+    except WarpspeedError as exc:
+        raise IntervalParameterError(str(exc)) from None
+    if cost.borrowed_median:
+        raise IntervalParameterError(f"device {device.name!r}: the interval model needs [device] launch_overhead_us "
+                                     "(measured) or launch_overhead_part (a part of fits/kernel-launch.toml)")
+    hz = device.clock_ghz * GIGA
+    return cost.overhead_s * hz, cost.block_dispatch_s * hz
 
 
 def interval_params(device: "Device") -> IntervalParams:
@@ -104,7 +101,7 @@ def interval_params(device: "Device") -> IntervalParams:
     except WarpspeedError as exc:
         raise IntervalParameterError(str(exc)) from None
     l1, l2, dram = latencies.l1, latencies.l2, latencies.dram
-    kll_k, dispatch = _launch_cost(table, device)
+    kll_k, dispatch = _launch_cost(device)
     tensor = {k[len(TENSOR_PREFIX):]: _number(table, k, device.name) for k in table if k.startswith(TENSOR_PREFIX)}
     return IntervalParams(
         device=device.name, clock_ghz=device.clock_ghz, sms=device.sms, sub_cores=device.register_partitions,
@@ -117,23 +114,3 @@ def interval_params(device: "Device") -> IntervalParams:
         shared_store_latency=n["shared_store_latency"], mshrs=n["mshrs"],
         noc_bandwidth_gb_s=device.l2.bandwidth_gb_s, kll_k=kll_k, block_dispatch_cycles=dispatch,
         tensor_cores_per_sm=int(table.get("tensor_cores_per_sm", 0)), tensor_fma_per_clock=tensor)
-
-
-@dataclass(frozen=True)
-class LaunchConstants:
-    """The stored fit: ``block_dispatch_s`` per block and SM, ``overhead_s`` per measured part,
-    ``device_of_part``: the built-in device each part was measured on."""
-
-    block_dispatch_s: float
-    overhead_s: dict[str, float]
-    device_of_part: dict[str, str] = field(default_factory=dict)
-
-
-@lru_cache(maxsize=1)
-def launch_constants() -> LaunchConstants:
-    """The constants of the stored ``fits/kernel-launch.toml`` (written by
-    :func:`warpspeed.calibration.launch.fit_file_text`)."""
-    data = read_toml(fits_file(LAUNCH_FIT_FILE), "kernel launch fit", IntervalParameterError)
-    return LaunchConstants(data["block_dispatch_ns"] * NANO,
-                           {p: v["overhead_us"] * MICRO for p, v in data["parts"].items()},
-                           {p: v["device"] for p, v in data["parts"].items()})

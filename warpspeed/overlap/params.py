@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.toml import table_number
+from warpspeed.measured.launch_cost import launch_cost
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -78,23 +79,6 @@ class OverlapParams:
     fitted: tuple[str, ...] = ()
 
 
-def _launch_cost(device: "Device") -> tuple[float, float]:
-    """(block dispatch seconds per block and SM, launch overhead seconds) from the stored launch fit
-    (``fits/kernel-launch.toml``: gpu-benches gpu-small-kernels of several parts; the dispatch time
-    is one value for every part). The overhead is that of the measured part the device's
-    ``[interval] launch_overhead_part`` names, else the median over the measured parts (1.3-2.3 us:
-    the launch path is the driver's and the front end's, alike across recent NVIDIA parts)."""
-    from statistics import median
-
-    from warpspeed.interval.params import launch_constants
-
-    constants = launch_constants()
-    part = (device.tables.get("interval") or {}).get("launch_overhead_part")
-    if isinstance(part, str) and part in constants.overhead_s:
-        return constants.block_dispatch_s, constants.overhead_s[part]
-    return constants.block_dispatch_s, median(constants.overhead_s.values())
-
-
 #: The keys an ``[overlap]`` table may give.
 KEYS = ("overlap_exponent", "miss_requests_per_cycle", "partial_sector_load_cost", "partial_sector_store_cost")
 
@@ -116,14 +100,14 @@ def overlap_params(device: "Device") -> OverlapParams:
     defaults += [("miss-stage request rate", "miss_requests_per_cycle")] if device.vendor == "nvidia" else []
     fitted = [name for name, key in defaults if key not in table]
     nvidia = device.vendor == "nvidia"
-    dispatch, overhead = _launch_cost(device)
+    launch = launch_cost(device)
     return OverlapParams(
         overlap_exponent=number("overlap_exponent") or OVERLAP_EXPONENT,
         miss_requests_per_cycle=number("miss_requests_per_cycle") or MISS_REQUESTS_PER_CYCLE,
         drain_cycles=device.latencies.dram_total,
         partial_sector_load_cost=number("partial_sector_load_cost") or (PARTIAL_SECTOR_LOAD_COST if nvidia else 1.0),
         partial_sector_store_cost=number("partial_sector_store_cost") or (PARTIAL_SECTOR_STORE_COST if nvidia else 1.0),
-        block_dispatch_s=dispatch if nvidia else 0.0,
-        launch_overhead_s=overhead if nvidia else 0.0,
+        block_dispatch_s=launch.block_dispatch_s if nvidia else 0.0,
+        launch_overhead_s=launch.overhead_s if nvidia else 0.0,
         fitted=tuple(fitted),
     )
