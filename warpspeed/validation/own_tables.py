@@ -13,7 +13,7 @@ L2 (``gpu-l2-cache``)
 latency (``gpu-latency``)
     the device's L1, L2 and DRAM latencies against the measured levels;
 launch (``gpu-small-kernels``)
-    the launch model of :mod:`warpspeed.calibration.launch` with the device's ``kll_k`` against
+    the launch model of :mod:`warpspeed.calibration.launch` with the device's launch overhead against
     each row's time per launch (rows up to the fitted volume);
 L1 (``gpu-strides``)
     :func:`~warpspeed.validation.strides.predict_row` against each row's cycles.
