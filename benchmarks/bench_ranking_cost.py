@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
                 ms = statistics.median(f["ms_per_config"] for f in figures)
                 stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in figures)
                           for k in sorted({k for f in figures for k in f["stages_ms"]})}
-                detail = ", ".join(f"{k} {v:.2f}" for k, v in sorted(stages.items(), key=lambda kv: -kv[1]) if v > 0.005)
+                ordered = sorted(stages.items(), key=lambda kv: -kv[1])
+                detail = ", ".join(f"{k} {v:.2f}" for k, v in ordered if v > 0.005)
                 print(f"{device:15s} {model:9s} {name:6s} {ms:6.2f} ms/config ({figures[0]['configurations']} "
                       f"configurations; {detail})")
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from warpspeed.model_protocol import ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase, number_text
+from warpspeed.model_protocol import (ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase,
+                                      number_text)
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -55,7 +56,6 @@ class IntervalModel(TimeModelBase):
             plot_cpi_stack(estimate.details["cpi_stack"], path,
                            f"{prediction.kernel_name} on {prediction.device_name}, block {tuple(launch.block)}, "
                            f"fold {tuple(launch.fold)}")
-
 
     def tables(self, estimate: ModelEstimate) -> ModelTables:
         """Before the rate: the CPI stack in Nsight Compute names (SM cycles and share per stall
