@@ -173,11 +173,9 @@ def hit_cycles(compiled: CompiledKernel, warps: WarpRows, lups: int, bank: np.nd
     """The block's L1 cycles per lup when every access hits, from the costs of its representative
     instructions (:func:`representative_costs`); ``lups``: the block's lattice updates."""
     n_acc = len(compiled.accesses)
-    both = warps.gather(np.maximum(bank, tag), range(n_acc)).reshape(n_acc, -1)
-    per_access = both.sum(axis=1) / lups
-    data_total = float(warps.gather(bank, range(n_acc)).sum()) / lups
-    tag_total = float(warps.gather(tag, range(n_acc)).sum()) / lups
-    return _summed(compiled, per_access, data_total, tag_total)
+    data, tags = warps.gather(bank, range(n_acc)), warps.gather(tag, range(n_acc))
+    per_access = np.maximum(data, tags).reshape(n_acc, -1).sum(axis=1) / lups
+    return _summed(compiled, per_access, float(data.sum()) / lups, float(tags.sum()) / lups)
 
 
 def _summed(compiled: CompiledKernel, per_access: np.ndarray, data_total: float, tag_total: float) -> L1Cycles:

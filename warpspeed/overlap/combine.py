@@ -54,7 +54,6 @@ from warpspeed.roofline.limits import LIMITERS
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
-    from warpspeed.memory.dram import DramVolumes
     from warpspeed.prediction import Prediction
 
 #: The components of the time, in report order: the roofline's limiter names.
@@ -180,13 +179,15 @@ class OverlapComponents:
     dram_bandwidth_gb_s: float
 
 
-def dram_sector_cost(prediction: "Prediction", dram: "DramVolumes", params: OverlapParams) -> float:
-    """The factor on the DRAM volume's time from the partial-sector cost (dimensionless; 1 with the
-    mechanism off or for rows that start and end on sector boundaries): per field, its load and
+def dram_sector_cost(prediction: "Prediction", params: OverlapParams) -> float:
+    """The factor on the time of ``prediction``'s DRAM volume from the partial-sector cost
+    (dimensionless; 1 with the mechanism off or for rows that start and end on sector boundaries):
+    per field, its load and
     store volume weighted by the sector cost of the block's rows (:mod:`warpspeed.memory.sectors`),
     over the whole volume. The sector cost prices every partly covered sector, so the capacity
     curve's partial-store reads (the same sectors, evicted before they were complete) are left out
     of the weighted volume rather than counted a second time."""
+    dram = prediction.dram
     total = dram.load_bytes_per_lup + dram.store_bytes_per_lup
     if total <= 0 or (params.partial_sector_load_cost == 1.0 and params.partial_sector_store_cost == 1.0):
         return 1.0
@@ -241,7 +242,7 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
         raise WarpspeedError("the overlap model needs the first level's miss costs of the prediction "
                              "(warpspeed.predict.Predictor computes them)")
     dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
-    sectors = dram_sector_cost(prediction, prediction.dram, params) if device.vendor == "nvidia" else 1.0
+    sectors = dram_sector_cost(prediction, params) if device.vendor == "nvidia" else 1.0
     l2_load = prediction.l2_load_bytes_per_lup
 
     occ = info.occupancy
