@@ -156,8 +156,10 @@ class Predictor:
         fp_instr = kernel.flops.instructions
         dram_bytes = dram.load_bytes_per_lup + dram.store_bytes_per_lup
         launch = info.launch
+        # each element moved per lattice update is one concurrent DRAM address stream
+        streams = dram_bytes / max(f.element_bytes for f in kernel.fields)
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
-                                        launch.cells_per_thread, info.occupancy.registers_per_thread)
+                                        launch.cells_per_thread, info.occupancy.registers_per_thread, streams)
         extra = {}
         if gl1_limit is not None:
             extra["gl1"] = gl1_limit
