@@ -37,6 +37,7 @@ from warpspeed.errors import DeviceError, KernelError
 
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
+from warpspeed.memory.capacity.carveout import l1_reuse_capacity
 from warpspeed.memory.capacity.terms import l1_oversubscription, l2_load_bytes_per_lup
 from warpspeed.hardware.caches import DEFAULT_DISPATCH
 from warpspeed.hardware.device import Device, load_device
@@ -131,7 +132,8 @@ class Predictor:
         warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan)
         fp = block_footprint(self.compiled, cells, device, warps=warps)
 
-        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block, device.l1.bytes)
+        o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block,
+                                   l1_reuse_capacity(device.l1, info.occupancy.blocks_per_sm))
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         if self.l1_misses:
             first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1)
@@ -154,8 +156,10 @@ class Predictor:
         fp_instr = kernel.flops.instructions
         dram_bytes = dram.load_bytes_per_lup + dram.store_bytes_per_lup
         launch = info.launch
+        # each element moved per lattice update is one concurrent DRAM address stream
+        streams = dram_bytes / max(f.element_bytes for f in kernel.fields)
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
-                                        launch.cells_per_thread, info.occupancy.registers_per_thread)
+                                        launch.cells_per_thread, info.occupancy.registers_per_thread, streams)
         extra = {}
         if gl1_limit is not None:
             extra["gl1"] = gl1_limit

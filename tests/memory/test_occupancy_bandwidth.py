@@ -139,3 +139,15 @@ def test_cli_predict_json_and_text_report_the_dram_bandwidth():
     assert 0 < d["dram_bandwidth_gb_s"] <= d["dram_sustained_bandwidth_gb_s"] == 3534.0
     text = CliRunner().invoke(main, args, env={"COLUMNS": "200"}).output
     assert f"DRAM bandwidth: {d['dram_bandwidth_gb_s']:.0f} GB/s achievable" in text
+
+
+def test_sustained_rate_by_concurrent_streams():
+    from warpspeed.memory.dram_bandwidth import sustained_for_streams
+
+    rx = load_device("RX6900XT")  # gpu-stream: scale (2 streams) 456, triad (3 streams) 421 GB/s
+    assert sustained_for_streams(rx, 2.0) == 456.0
+    assert sustained_for_streams(rx, 38.0) == 421.0  # held at the three-stream rate beyond it
+    # halfway: time per byte halfway between 1/456 and 1/421 -> 2 / (1/456 + 1/421) = 437.8
+    assert sustained_for_streams(rx, 2.5) == pytest.approx(2 / (1 / 456 + 1 / 421), rel=1e-12)
+    a100 = load_device("A100-SXM4-40GB")  # no many-streams rate: the flat sustained bandwidth
+    assert sustained_for_streams(a100, 38.0) == a100.dram_bandwidth_gb_s

@@ -165,8 +165,25 @@ def _tflops(device: Device, lanes: int) -> str:
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the database as JSON.")
 @click.option("--wide", is_flag=True, help="Show every column even if the table is wider than the terminal.")
-def devices(as_json: bool, wide: bool) -> None:
+@click.option("--provenance", is_flag=True,
+              help="For every constant of each device: measured on that part, documented, or borrowed from "
+                   "another part, with its source, and what the device was checked against (Markdown).")
+@click.option("--device", "device_names_", multiple=True,
+              help="With --provenance: only this device (built-in name or device-file path; repeatable).")
+@click.option("--write-docs", is_flag=True,
+              help="With --provenance: write the page of every built-in device to docs/provenance.md "
+                   "(relative to the current directory: run it in the repository root).")
+def devices(as_json: bool, wide: bool, provenance: bool, device_names_: tuple[str, ...], write_docs: bool) -> None:
     """The built-in device database."""
+    if (device_names_ or write_docs) and not provenance:
+        raise click.UsageError("--device and --write-docs go with --provenance")
+    if provenance:
+        from warpspeed.cli.provenance import show_provenance
+        from warpspeed.hardware.device import load_device
+
+        chosen = [load_device(n) for n in device_names_] if device_names_ and not write_docs else all_devices()
+        show_provenance(chosen, as_json, write_docs)
+        return
     devs = all_devices()
     if as_json:
         from dataclasses import asdict

@@ -41,6 +41,8 @@ MODEL_COLUMNS = (Column("dataset", justify="left", wraps=True), *(Column(f"{m}\n
 TRANSFER_COLUMNS = (Column("kernel", justify="left"), Column("points"), Column("MAPE\n%"), Column("median\npred/meas"),
                     Column("Spearman"), Column("best\nshare"), Column("in-sample\nMAPE %"),
                     Column("left out\nMAPE %"))
+#: Columns of the table of what each device was checked against.
+CHECKED_COLUMNS = (Column("device", justify="left"), Column("datasets"), Column("checked against", justify="left", wraps=True))
 #: Columns of the real GPU's table: per time model, its figures on the timed configurations.
 REAL_COLUMNS = (Column("model", justify="left"), Column("MAPE\n%"), Column("median\npred/meas"),
                 Column("Spearman"), Column("best predicted", justify="left"), Column("its share\nof best"))
@@ -79,6 +81,8 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
         _validate_device(device_name, tables_dir, write_docs, out_path, as_json, wide)
         return
     from warpspeed.files.output import check_output_path
+    from warpspeed.hardware.device import device_names
+    from warpspeed.validation.per_device import checked_by_device
     from warpspeed.validation.public import public_accuracy
     from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown, summary_rows, time_model_rows
     from warpspeed.validation.kernel_transfer import transfer_caption, transfer_document, transfer_rows
@@ -99,7 +103,9 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
             target.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(target, text)
     if as_json:
-        click.echo(json_text({"real_gpu": real_gpu_document(real) if real is not None else None,
+        checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
+        click.echo(json_text({"checked_by_device": {k: list(v) for k, v in checked.items()},
+                              "real_gpu": real_gpu_document(real) if real is not None else None,
                               "kernel_transfer": transfer_document(kernels) if kernels is not None else None,
                               "instructions": _mix_origin(), "datasets": [{
             "group": ds.group, "dataset": ds.name, "unit": ds.unit, "points": len(ds.points),
@@ -133,6 +139,11 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
             print_fitted(out, models, "Time models on whole kernels: MAPE % per model and dataset",
                          ["—: no parameters for the device. Which model is closest on which kind of kernel: "
                           "docs/compare.md."])
+        checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
+        table, _ = fitted_table(out, CHECKED_COLUMNS, [[name, str(len(v)), "; ".join(v) or "nothing stored"]
+                                                        for name, v in checked.items()], wide)
+        print_fitted(out, table, "What each built-in device was checked against",
+                     ["Every constant's source: warpspeed devices --provenance (docs/provenance.md)."])
     if not all(ds.within_bounds for ds in datasets) or (real is not None and not real.within_criteria):
         sys.exit(EXIT_OUT_OF_BOUNDS)
     if real is None:

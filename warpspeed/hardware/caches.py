@@ -15,7 +15,11 @@ granule), ``sector_bytes`` (the granule it requests from the next level) and ``w
 and is reported as not modelled). By scope:
 
 * ``cu``: ``banks`` and ``bank_bytes`` of the data array; optionally ``store_granule_bytes`` (the
-  granule in which stores leave it; default: the sector) and its pipeline: the first-level
+  granule in which stores leave it; default: the sector); where the first level shares its data
+  array with shared memory (NVIDIA since Volta), ``unified_bytes`` (the combined L1/shared array),
+  ``shared_carveouts_kib`` (the shared-memory sizes the driver may configure, ascending) and
+  ``reserved_shared_bytes`` (shared memory the system reserves per resident block), from which
+  :mod:`warpspeed.memory.capacity.carveout` derives the L1 a launch keeps; and its pipeline: the first-level
   ``family`` and, where a part's loads were measured, ``tag_overhead_wavefronts``,
   ``tag_wavefronts_per_line`` and ``wide_bytes_per_cycle``, and for the banked CDNA vector L1
   ``column_bytes`` and ``request_cycles`` (:mod:`warpspeed.memory.first_level`);
@@ -58,7 +62,8 @@ SCOPE_REQUIRED: Mapping[str, tuple[str, ...]] = {
     "memory_side": ("instances",),
 }
 SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
-    "cu": ("latency_ns", "store_granule_bytes", "family", "tag_overhead_wavefronts", "tag_wavefronts_per_line",
+    "cu": ("latency_ns", "store_granule_bytes", "unified_bytes", "shared_carveouts_kib", "reserved_shared_bytes",
+           "family", "tag_overhead_wavefronts", "tag_wavefronts_per_line",
            "wide_bytes_per_cycle", "column_bytes", "request_cycles"),
     "shader_array": ("bandwidth_gb_s", "latency_ns", "dispatch"),
     "device": ("latency_ns", "layer_bytes"),
@@ -66,12 +71,14 @@ SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
 }
 #: Integer keys (the others but the text keys are numbers).
 INTEGER_KEYS = ("bytes", "line_bytes", "sector_bytes", "instances", "effective_bytes", "layer_bytes", "banks",
-                "bank_bytes",
+                "bank_bytes", "unified_bytes", "reserved_shared_bytes",
                 "store_granule_bytes", "wide_bytes_per_cycle", "column_bytes")
 #: Text keys.
 TEXT_KEYS = ("name", "scope", "write", "dispatch", "family")
 #: Number keys that may be zero (a fitted tag overhead).
-NON_NEGATIVE_KEYS = ("tag_overhead_wavefronts",)
+NON_NEGATIVE_KEYS = ("tag_overhead_wavefronts", "reserved_shared_bytes")
+#: List keys: ascending non-negative integers.
+LIST_KEYS = ("shared_carveouts_kib",)
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,9 @@ class CacheLevel:
     wide_bytes_per_cycle: int | None = None
     column_bytes: int | None = None
     request_cycles: float | None = None
+    unified_bytes: int | None = None
+    shared_carveouts_kib: tuple[int, ...] | None = None
+    reserved_shared_bytes: int | None = None
 
     @property
     def bytes_per_cycle(self) -> int:
@@ -136,6 +146,15 @@ def _positive(table: Mapping[str, Any], key: str, where: str) -> Any:
     return value if integer else float(value)
 
 
+def _ascending(value: Any, key: str, where: str) -> tuple[int, ...]:
+    """A list key: a non-empty list of ascending non-negative integers, as a tuple."""
+    if (not isinstance(value, (list, tuple)) or not value
+            or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value)
+            or list(value) != sorted(set(value))):
+        raise DeviceError(f"{where}: {key} must be a non-empty list of ascending non-negative integers, got {value!r}")
+    return tuple(value)
+
+
 def checked_changes(level: "CacheLevel", changes: Mapping[str, Any], device_name: str) -> dict[str, Any]:
     """``changes`` to ``level`` (a what-if device), each value of the type a device file must give
     (:func:`parse_level`); the scope and the name stay. A one-line :class:`DeviceError` names the key."""
@@ -153,6 +172,8 @@ def checked_changes(level: "CacheLevel", changes: Mapping[str, Any], device_name
             if not isinstance(value, str) or not value:
                 raise DeviceError(f"{where}: family must be a non-empty string, got {value!r}")
             out[key] = value
+        elif key in LIST_KEYS:
+            out[key] = _ascending(value, key, where)
         else:
             out[key] = _positive(changes, key, where)
     return out
@@ -192,7 +213,9 @@ def parse_level(table: Mapping[str, Any], device_name: str, index: int) -> Cache
             raise DeviceError(f"{where}: family must be a non-empty string, got {table['family']!r}")
         values["family"] = table["family"]
     for key in table:
-        if key not in TEXT_KEYS:
+        if key in LIST_KEYS:
+            values[key] = _ascending(table[key], key, where)
+        elif key not in TEXT_KEYS:
             values[key] = _positive(table, key, where)
     return CacheLevel(**values)
 

@@ -34,12 +34,15 @@ _TABLE_FIELDS = ("memory", "tables")
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
 #: Pointer-chase latency of DRAM: optional, present where measured (the caches' are their levels').
 LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")
+#: The sustained DRAM bandwidth of kernels with three or more concurrent streams, where a part's
+#: memory system sustains less for them (:mod:`warpspeed.memory.dram_bandwidth`).
+MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s",)
 #: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
 #: takes (:mod:`warpspeed.measured.launch_cost`).
 LAUNCH_FIELDS = ("launch_overhead_us", "launch_overhead_part")
 #: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth, no
 #: latency is reported and the launch cost is the median of the measured parts').
-OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS + MANY_STREAMS_FIELDS
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,9 @@ class Device:
     launch_overhead_us: float | None = None
     #: the part of the stored launch fit whose per-launch overhead this device takes
     launch_overhead_part: str | None = None
+    #: sustained DRAM bandwidth of kernels with three or more concurrent streams [GB/s], where the
+    #: part sustains less for them than ``dram_bandwidth_gb_s`` (AMD: gpu-stream's triad)
+    dram_many_streams_gb_s: float | None = None
 
     def __post_init__(self) -> None:
         numeric = []
@@ -117,6 +123,9 @@ class Device:
         curve = [getattr(self, k) is None for k in DRAM_CURVE_FIELDS]
         if any(curve) and not all(curve):
             raise DeviceError(f"device {self.name!r}: give all of {', '.join(DRAM_CURVE_FIELDS)} or none")
+        if self.dram_many_streams_gb_s is not None and self.dram_many_streams_gb_s > self.dram_bandwidth_gb_s:
+            raise DeviceError(f"device {self.name!r}: dram_many_streams_gb_s ({self.dram_many_streams_gb_s}) must not "
+                              f"exceed dram_bandwidth_gb_s ({self.dram_bandwidth_gb_s})")
         if self.dram_curve_sharpness is not None and self.dram_curve_sharpness < 1:
             raise DeviceError(f"device {self.name!r}: dram_curve_sharpness must be >= 1, got {self.dram_curve_sharpness!r}")
         for axis in "xyz":

@@ -58,7 +58,7 @@ LEVEL_FLOAT_RANGES: dict[str, tuple[float, float]] = {
 BYTE_FIELDS = ("shared_bytes_per_sm", "shared_bytes_per_block", "shared_alloc_unit_bytes")
 #: Keys of a memory level in bytes; at most :data:`MAX_BYTES` each.
 LEVEL_BYTE_FIELDS = ("bytes", "line_bytes", "sector_bytes", "effective_bytes", "layer_bytes", "bank_bytes", "store_granule_bytes",
-                     "wide_bytes_per_cycle", "column_bytes")
+                     "wide_bytes_per_cycle", "column_bytes", "unified_bytes", "reserved_shared_bytes")
 #: Largest size in bytes (1 TiB; the largest built-in cache is 96 MiB).
 MAX_BYTES = 2**40
 #: Largest count (SMs, threads, warps, blocks, registers, lanes, banks; the largest built-in count
@@ -142,7 +142,8 @@ def check_level(level: Any, device_name: str) -> None:
 
     for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
                 "effective_bytes", "layer_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
-                "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles"):
+                "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles", "unified_bytes",
+                "reserved_shared_bytes"):
         value = getattr(level, key)
         if value is None:
             continue
@@ -159,6 +160,14 @@ def check_level(level: Any, device_name: str) -> None:
             raise fail(key, value, f"1 to {MAX_COUNT}")
         if key in LEVEL_POWER_OF_TWO_FIELDS and value & (value - 1):
             raise fail(key, value, "a power of two")
+    if level.unified_bytes is not None:
+        if level.shared_carveouts_kib is None:
+            raise fail("unified_bytes", level.unified_bytes, "only with shared_carveouts_kib")
+        if level.shared_carveouts_kib[-1] * 1024 >= level.unified_bytes:
+            raise fail("shared_carveouts_kib", list(level.shared_carveouts_kib),
+                       f"carveouts below unified_bytes ({level.unified_bytes})")
+    elif level.shared_carveouts_kib is not None or level.reserved_shared_bytes is not None:
+        raise fail("shared_carveouts_kib", level.shared_carveouts_kib, "only with unified_bytes")
     line = f"at least one {level.name} line"
     if level.bytes < level.line_bytes:
         raise fail("bytes", level.bytes, line)

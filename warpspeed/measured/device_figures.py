@@ -37,6 +37,12 @@ Achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`)
     sustained ratio.
 Latencies [ns]
     the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.measured.sustained.latency_levels`).
+Many-streams DRAM bandwidth [GB/s] (``dram_many_streams_gb_s``)
+    the stream triad (three concurrent streams) at full occupancy, where it lies more than
+    :data:`STREAM_FALL_FRACTION` below the sustained DRAM bandwidth (the part's memory system
+    sustains less for more concurrent streams: MI100, MI210, RX 6900 XT; no NVIDIA part); parts
+    without a measurement under the DRAM rule take their vendor peak x the reference part's
+    triad/peak ratio (:mod:`warpspeed.memory.dram_bandwidth`).
 """
 
 from __future__ import annotations
@@ -82,6 +88,11 @@ DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "MI300X": "MI210", "W
 #: Computing, 2023) were fitted with oversubscription = volume / 20 MiB on the A100.
 KEEP_HALF_L2 = ("A100-SXM4-40GB", "A100-SXM4-80GB")
 
+#: A part sustains less for many concurrent streams when its triad (three streams) lies more than this
+#: fraction below its sustained (two-stream) bandwidth: the AMD parts lose 3.5-8.1 %, NVIDIA's at most
+#: 1.5 % (A100 40 GB: 1360 against 1381 GB/s; gpu-stream at full occupancy, fits/data/public/gpu-stream/).
+STREAM_FALL_FRACTION = 0.03
+
 #: Stream kernels for the achievable-DRAM curve, in order of preference (closest to a stencil).
 CURVE_KERNELS = ("stencil1d3pt", "scale")
 
@@ -115,6 +126,7 @@ class DeviceFigures:
     dram_curve: BandwidthParams
     dram_curve_source: str
     latency_ns: dict[str, Figure]
+    dram_many_streams_gb_s: Figure | None = None
 
 
 @lru_cache(maxsize=None)
@@ -258,10 +270,33 @@ def _latencies(name: str) -> dict[str, Figure]:
     return {"l1": Figure(lat.l1_ns, src), "l2": Figure(lat.l2_ns, src), "dram": Figure(lat.dram_ns, src)}
 
 
+def _many_streams(name: str) -> Figure | None:
+    part = MEASURED_AS.get(name)
+    if part and part in public_parts("gpu-stream"):
+        sweep = load_stream(part)
+        if "triad" not in sweep.bandwidth_gb_s:
+            return None
+        last = max(range(len(sweep.resident_threads)), key=lambda i: sweep.resident_threads[i])
+        triad, sustained = float(sweep.bandwidth_gb_s["triad"][last]), _dram(name).value
+        if triad >= (1.0 - STREAM_FALL_FRACTION) * sustained:
+            return None
+        return Figure(triad, f"{part} stream triad at {int(sweep.resident_threads[last])} resident threads "
+                             f"({sweep.source}), {100 * (1 - triad / sustained):.1f} % below the two-stream {sustained:.1f} GB/s")
+    ref = DRAM_RULE_REFERENCE.get(name)
+    base = _many_streams(ref) if ref else None
+    if base is None:
+        return None
+    ratio = base.value / VENDOR_DRAM_GB_S[ref]
+    return Figure(VENDOR_DRAM_GB_S[name] * ratio,
+                  f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {ref} triad/peak "
+                  f"{base.value:.1f}/{VENDOR_DRAM_GB_S[ref]:g} = {ratio:.4f}")
+
+
 def device_figures(name: str) -> DeviceFigures:
     """Every figure the stored measurements (or the stated rules) give built-in device ``name``."""
     curve, curve_source = _dram_curve(name)
     return DeviceFigures(device=name, dram_bandwidth_gb_s=_dram(name), l2_bandwidth_gb_s=_l2_bandwidth(name),
                          l2_effective_bytes=_l2_effective(name), l1_bytes=_l1_bytes(name), dram_curve=curve,
-                         dram_curve_source=curve_source, latency_ns=_latencies(name))
+                         dram_curve_source=curve_source, latency_ns=_latencies(name),
+                         dram_many_streams_gb_s=_many_streams(name))
 

@@ -35,6 +35,9 @@ _REQUIRED_KEYS = ("source", "part", "units")
 STREAM_BYTES_PER_THREAD = {
     "init": 8, "read": 8, "scale": 16, "triad": 24, "stencil1d3pt": 16, "stencil1d5pt": 16,
 }
+#: Bytes of one element of a stream kernel (doubles): a kernel's concurrent streams are its bytes
+#: per thread over this (warpspeed.memory.dram_bandwidth.sustained_for_streams).
+STREAM_ELEMENT_BYTES = 8
 
 
 def public_data_root() -> Traversable:

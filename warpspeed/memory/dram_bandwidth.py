@@ -21,6 +21,19 @@ A kernel at low occupancy keeps too few bytes in flight to saturate DRAM (Little
   closest to stencil traffic (:mod:`warpspeed.measured.device_figures`). The sustained bandwidth (the
   device file's ``dram_bandwidth_gb_s``) caps the result, so the limiter never exceeds it.
 
+Concurrent streams. On AMD's memory systems the sustained rate falls with the number of address
+streams a kernel keeps in flight: gpu-benches' stream kernels at full occupancy give the RX 6900 XT
+502 GB/s for one stream (read), 456 for two (scale) and 421 for three (triad), the MI210 1358 and
+1248 for two and three, the MI100 1042 and 1006; NVIDIA's parts lose at most 1.5 % from two to
+three streams (A100 1381 and 1360; V100, A40, L40, H200 none;
+``fits/data/public/gpu-stream/``). A device file whose part loses more gives
+``dram_many_streams_gb_s``, the three-stream rate; a launch that moves ``S`` elements per lattice
+update to and from DRAM (each a concurrent address stream: a lattice-Boltzmann pull kernel 2 x 19,
+a stencil 2 plus every plane it reloads) sustains ``dram_bandwidth_gb_s`` for ``S <= 2``, the
+three-stream rate for ``S >= 3``, and between them the harmonic interpolation (time per byte linear
+in ``S``) (:func:`sustained_for_streams`). Beyond three streams nothing is measured, so the rate is
+held at the three-stream one: for kernels with many more streams it is an upper bound.
+
 A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:
 the stored L2 measurements were all taken at full occupancy, so no L2 curve can be calibrated.
 """
@@ -69,12 +82,31 @@ def bytes_per_thread_in_flight(dram_bytes_per_lup: float, cells_per_thread: int,
     return (min(demand, cap), demand > cap)
 
 
+#: The stream counts of the two measured rates :func:`sustained_for_streams` interpolates between:
+#: gpu-stream's scale and stencil kernels (one load and one store stream) and triad (two loads, one store).
+TWO_STREAMS, THREE_STREAMS = 2.0, 3.0
+
+
+def sustained_for_streams(device: Device, streams: float | None) -> float:
+    """The sustained DRAM bandwidth [GB/s] of a kernel with ``streams`` concurrent DRAM streams (module
+    docstring): ``dram_bandwidth_gb_s`` without a many-streams rate or for ``streams`` None or <= 2."""
+    two, three = device.dram_bandwidth_gb_s, device.dram_many_streams_gb_s
+    if three is None or streams is None or streams <= TWO_STREAMS:
+        return two
+    if streams >= THREE_STREAMS:
+        return three
+    share = (streams - TWO_STREAMS) / (THREE_STREAMS - TWO_STREAMS)
+    return 1.0 / ((1.0 - share) / two + share / three)
+
+
 def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_lup: float,
-                          cells_per_thread: int, registers_per_thread: int) -> DramBandwidth:
-    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads resident at once."""
+                          cells_per_thread: int, registers_per_thread: int,
+                          streams: float | None = None) -> DramBandwidth:
+    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads resident at once;
+    ``streams``: the concurrent DRAM streams of the kernel (:func:`sustained_for_streams`)."""
     per_thread, capped = bytes_per_thread_in_flight(dram_bytes_per_lup, cells_per_thread, registers_per_thread)
     q = resident_threads * per_thread
-    sustained = device.dram_bandwidth_gb_s
+    sustained = sustained_for_streams(device, streams)
     if not device.has_dram_curve or q == 0:
         bw = sustained
     else:

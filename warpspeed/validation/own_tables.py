@@ -45,7 +45,7 @@ def _where(table: RawTable) -> tuple[tuple[str, str], ...]:
 
 
 def _stream(device: Device, table: RawTable) -> DatasetAccuracy:
-    from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD, parse_public_csv, stream_sweep
+    from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD, STREAM_ELEMENT_BYTES, parse_public_csv, stream_sweep
     from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
     from warpspeed.validation.public import (STREAM_OTHER_MAPE_BOUND, STREAM_OTHER_WORST_BOUND,
                                              STREAM_REGISTERS_PER_THREAD)
@@ -57,7 +57,7 @@ def _stream(device: Device, table: RawTable) -> DatasetAccuracy:
     for kernel, measured in ((k, v) for k, v in sweep.bandwidth_gb_s.items() if k in MIXED_KERNELS):
         for threads, gb_s in zip(sweep.resident_threads, measured):
             bw = launch_dram_bandwidth(device, int(threads), STREAM_BYTES_PER_THREAD[kernel], 1,
-                                       STREAM_REGISTERS_PER_THREAD)
+                                       STREAM_REGISTERS_PER_THREAD, STREAM_BYTES_PER_THREAD[kernel] / STREAM_ELEMENT_BYTES)
             points.append(PointError(f"{kernel}, {int(threads)} threads", bw.achievable_gb_s, float(gb_s)))
     return dataset("DRAM", f"{device.name}: stream kernels by occupancy", "GB/s", points, _where(table),
                    f"{len(sweep.resident_threads)} occupancies, mixed read/write kernels",

@@ -42,7 +42,13 @@ from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.measured.device_figures import CURVE_KERNELS, MEASURED_AS
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
-from warpspeed.measured.public_data import STREAM_BYTES_PER_THREAD, load_size_sweep, load_stream, public_parts
+from warpspeed.measured.public_data import (
+    STREAM_BYTES_PER_THREAD,
+    STREAM_ELEMENT_BYTES,
+    load_size_sweep,
+    load_stream,
+    public_parts,
+)
 from warpspeed.measured.sustained import MIXED_KERNELS, cache_step
 from warpspeed.files.stored import Traversable, as_file, stored_file
 from warpspeed.units import MIB
@@ -155,7 +161,8 @@ def _stream_points(device: Device, threads, bandwidth, kernel: str) -> list[Poin
     per_thread = STREAM_BYTES_PER_THREAD[kernel]
     points = []
     for n, measured in zip(threads, bandwidth):
-        bw = launch_dram_bandwidth(device, int(n), per_thread, 1, STREAM_REGISTERS_PER_THREAD)
+        bw = launch_dram_bandwidth(device, int(n), per_thread, 1, STREAM_REGISTERS_PER_THREAD,
+                                   per_thread / STREAM_ELEMENT_BYTES)
         points.append(PointError(f"{kernel}, {int(n)} threads", bw.achievable_gb_s, float(measured)))
     return points
 

@@ -143,8 +143,8 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "the roofline's volumes; one data-stage wavefront per missing L1 line (the L1TEX stages of the "
         "Nsight Compute Kernel Profiling Guide, checked against the H200's data-pipe counter); the "
         "wave-end latency, the pointer-chase DRAM latency of each part (gpu-latency) or of a part with "
-        "the same SM and L2 (each device file says which); the L1 capacity curve's capacity scaled "
-        "linearly from the A100 it was fitted on; the DRAM cost of partly covered sectors (one transfer "
+        "the same SM and L2 (each device file says which); the L1 capacity curve at a share of the L1 "
+        "a launch keeps after the driver's shared-memory carveout, the share the A100 it was fitted on gives; the DRAM cost of partly covered sectors (one transfer "
         "per loading block, a read-modify-write per storing block); the DRAM curve's knee by resident "
         "blocks; the block dispatch time and launch overhead of the stored launch fit.",
         "the exponent of the smooth maximum of the L1 and DRAM times (3) and the L1 miss stage's "

@@ -22,11 +22,15 @@ with, so these functions follow that code:
   load lines at 128 B) over the geometric mean of the L1 capacity and 128 KiB,
   ``V_alloc,block / sqrt(L1 bytes * 128 KiB)`` (not multiplied by the blocks per SM: the code
   notes that the resident blocks are in different phases). The curve was fitted on an A100, whose
-  L1 holds 192 KiB; warpspeed scales the capacity linearly from there,
-  ``o_L1 = V_alloc,block / (L1 bytes * sqrt(128 KiB / 192 KiB))``, which equals the reference
-  definition on the A100 and gives a larger L1 its full capacity (on the H200's 256 KiB this puts
-  the L2 -> L1 load of three profiled blocks of the 25-point star at +1, +5 and +9 % of the
-  measured; the square-root definition at +10, +7 and +13 %; ``fits/data/H200/``);
+  launches of 1024-thread blocks keep 184 KiB of its 192 KiB unified L1/shared array (an 8 KB
+  carveout, :mod:`warpspeed.memory.capacity.carveout`); the reference definition is therefore a
+  share :data:`L1_REUSE_SHARE` = sqrt(192 x 128) / 184 = 0.852 of the L1 the launch keeps, and
+  warpspeed evaluates every part at that share of its own kept L1,
+  ``o_L1 = V_alloc,block / (L1_kept * 0.852)``: the reference definition on the A100, the full
+  128 KiB of a Volta SM (no carveout), 248 KiB on an H200 launch of 1024-thread blocks (on the
+  H200 this puts the L2 -> L1 load of three profiled blocks of the 25-point star within +1 to
+  +9 % of the measured, as the earlier linear scaling of the nominal capacity did; the
+  square-root definition at the nominal 256 KiB gives +10, +7 and +13 %; ``fits/data/H200/``);
 * z layer overlaps (``popt_WaveOverlapRover1``, ``waveOverlapOversubscription``): the volume
   of the previous-neighbour set plus the wave's load volume minus their overlap, i.e. the
   lines of ``A(P_z) ∪ L(W)`` at the DRAM transfer granularity, over the L2 capacity,
@@ -59,9 +63,14 @@ from warpspeed.units import KIB, MIB
 #: warpspeed/predict_metrics.py, DerivedMetrics.L1coverage, commit 2ad0722c).
 REFERENCE_L1_SCALE_BYTES = 128 * KIB
 #: The L1 capacity of the A100 the L1 curve was fitted on (192 KiB combined L1/shared per SM;
-#: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020): the capacity at which the linear
-#: scaling of :func:`l1_oversubscription` equals the reference definition.
+#: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020), as the reference definition takes it.
 REFERENCE_L1_BYTES = 192 * KIB
+#: The L1 an A100 launch of the paper's 1024-thread blocks keeps: 192 KiB less the 8 KB carveout
+#: (two resident blocks x 1 KB reserved shared memory; :mod:`warpspeed.memory.capacity.carveout`).
+REFERENCE_L1_KEPT_BYTES = 192 * KIB - 8 * KIB
+#: The share of the L1 a launch keeps that a block's reuse sees, as the A100 curve has it:
+#: ``sqrt(192 KiB x 128 KiB) / 184 KiB`` = 0.852 (module docstring).
+L1_REUSE_SHARE = math.sqrt(REFERENCE_L1_BYTES * REFERENCE_L1_SCALE_BYTES) / REFERENCE_L1_KEPT_BYTES
 
 #: The second factor of the geometric mean in the reference implementation's L2
 #: oversubscription, ``sqrt(sizeL2) * 2 * 1024 = sqrt(sizeL2 * 4 MiB)`` (bytes; same file,
@@ -75,11 +84,11 @@ def redundant_bytes_per_lup(requested: float, compulsory: float) -> float:
     return max(0.0, requested - compulsory)
 
 
-def l1_oversubscription(l1_alloc_bytes_per_block: float, l1_bytes: float) -> float:
-    """``o_L1 = V_alloc,block / (l1_bytes * sqrt(128 KiB / 192 KiB))``: one block's L1 allocation
-    (bytes) over the L1 capacity scaled linearly from the reference definition's
-    (:data:`REFERENCE_L1_SCALE_BYTES`, :data:`REFERENCE_L1_BYTES`; dimensionless; module docstring)."""
-    return l1_alloc_bytes_per_block / (l1_bytes * math.sqrt(REFERENCE_L1_SCALE_BYTES / REFERENCE_L1_BYTES))
+def l1_oversubscription(l1_alloc_bytes_per_block: float, l1_kept_bytes: float) -> float:
+    """``o_L1 = V_alloc,block / (l1_kept_bytes * L1_REUSE_SHARE)``: one block's L1 allocation
+    (bytes) over the share :data:`L1_REUSE_SHARE` of the L1 the launch keeps
+    (:func:`warpspeed.memory.capacity.carveout.l1_reuse_capacity`; dimensionless; module docstring)."""
+    return l1_alloc_bytes_per_block / (l1_kept_bytes * L1_REUSE_SHARE)
 
 
 def layer_oversubscription(layer_bytes: float, l2_bytes: float) -> float:
