@@ -185,7 +185,7 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
     lines += _section(
         "Pipeline model",
         "the instruction graph from the kernel (or its SASS), instruction latencies of the "
-        "architecture tables (`warpspeed/hardware/latencies/`, each with its source) and the device's "
+        "architecture tables (`warpspeed/hardware/instructions/`, each with its source) and the device's "
         "FP lanes; Eq. 1 of its paper is reproduced exactly.",
         "nothing of its own: the memory latencies (pointer chase) and the roofline's bandwidths, which "
         "set its memory pipeline's occupancy.",
