@@ -13,7 +13,11 @@ with the overlap model as it was last changed on purpose (its seven mechanisms a
 fitted on six H200 kernels; the MI210's first level as a banked memory), the H200's and the MI210's
 regenerated with the roofline's (the layer conditions evaluated at the layer capacity instead of
 factors rescaled from the effective capacity, rates within +1.7 %; the MI210's DRAM volumes from
-the one L1 oversubscription, within -1.3 %). Restructuring and speed work must reproduce them
+the one L1 oversubscription, within -1.3 %). All six were regenerated when the in-core time became a
+component (every row's limits gain ``sm``; the A100's and H200's rates unchanged) and the CDNA
+vector L1 took 8-byte elements at the address unit's 4 lanes per clock (the MI210's double rates
+0.90-1.0x roofline, Spearman 0.998, same best; 0.77-1.0x overlap, Spearman 0.983, the old best
+at 97.3 % of the new). Restructuring and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 
