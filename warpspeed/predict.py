@@ -35,6 +35,7 @@ import numpy as np
 
 from warpspeed.errors import DeviceError, KernelError
 
+from warpspeed.incore.limit import core_limit
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.carveout import l1_reuse_capacity
@@ -161,6 +162,9 @@ class Predictor:
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
                                         launch.cells_per_thread, info.occupancy.registers_per_thread, streams)
         extra = {}
+        core = core_limit(kernel, device, info, self.compiled, owner)  # the in-core time (docs/incore.md)
+        if core is not None:
+            extra["sm"] = core
         if gl1_limit is not None:
             extra["gl1"] = gl1_limit
         mall_limit = bandwidth_limit(mall, dram_l2.load_bytes_per_lup + dram_l2.store_bytes_per_lup)

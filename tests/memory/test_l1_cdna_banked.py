@@ -107,10 +107,12 @@ def _one_quarter(words_per_lane: list[int], element: int) -> float:
     # stride 17: lane i in column i // 4 of line i: lanes 0-3 one clock each, lane 4 joins lane 3
     # (column 1, bank 0 free), and so on: 13 clocks (> 7.04)
     (17, 4, 13.0),
-    # doubles, contiguous: a run of 128 B -> 2 clocks (element size only through the addresses)
-    (1, 8, 2.0),
-    # doubles 16 B apart: every lane reads banks 0 and 1 with other dwords -> one lane per clock
-    (2, 8, 16.0),
+    # doubles, contiguous: a run of 128 B (2 clocks of data) behind the address unit's 4 multi-dword
+    # lanes per clock -> 4 clocks (MI210 measured 8.1 cycles per 32 lanes, gpu-strides/mi210.txt)
+    (1, 8, 4.0),
+    # doubles 16 B apart: whole elements in 8-byte banks 0, 2, 4, 6 of the line -> four lanes per clock
+    # (measured 8.1 per 32 lanes)
+    (2, 8, 4.0),
 ])
 def test_one_quarter_wave_by_hand(stride, element, expected):
     words = element // 4
@@ -158,3 +160,21 @@ def test_column_bytes_must_divide_the_line_and_hold_whole_banks():
             check_level(dataclasses.replace(level, column_bytes=bad), "MI210")
     with pytest.raises(DeviceError, match="request_cycles"):
         check_level(dataclasses.replace(level, request_cycles=float("nan")), "MI210")
+
+
+@pytest.mark.parametrize("stride, clocks", [(0, 4), (1, 4), (2, 4), (4, 8), (8, 16)])
+def test_wide_elements_four_lanes_per_clock_and_8_byte_banks(stride, clocks):
+    """A quarter-wave of 16 doubles: the address unit takes 4 multi-dword lanes per clock (GPUOpen, "Understanding
+    Memory Coalescing on GCN": a multi-channel wave64 load in 16 clocks), so at least 4 clocks; strides 2, 4, 8
+    (16, 32, 64 B apart) hit 4, 2, 1 distinct 8-byte banks of a 64 B line per clock: 4, 8, 16 clocks (the
+    MI210's measured 8.1, 16.1, 32.2 cycles per 32 lanes, gpu-benches gpu-strides/mi210.txt)."""
+    addr = np.array([8 * stride * np.arange(16)], dtype=np.int64)
+    assert RULE.cycles(addr, np.ones_like(addr, dtype=bool), 8)[0] == pytest.approx(clocks)
+
+
+def test_double_rows_within_their_bounds_and_contiguous_exact():
+    from warpspeed.validation.public_cdna import cdna_double_strides_datasets
+    dataset, = cdna_double_strides_datasets()
+    assert len(dataset.points) == 72 and dataset.within_bounds
+    contiguous = [p for p in dataset.points if p.label in ("double, stride 1", "double, stride 0")]
+    assert len(contiguous) == 2 and all(abs(p.predicted / p.measured - 1) < 0.02 for p in contiguous)

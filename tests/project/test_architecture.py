@@ -129,7 +129,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "warpspeed.kernel", "warpspeed.hardware"),
     ("warpspeed.measured",),
     ("warpspeed.launch",),
-    ("warpspeed.memory",),
+    ("warpspeed.memory", "warpspeed.incore"),
     ("warpspeed.roofline", "warpspeed.prediction", "warpspeed.predict"),
     ("warpspeed.trace", "warpspeed.sass"),
     ("warpspeed.model_protocol", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",

@@ -19,7 +19,11 @@ shared-memory carveout (warpspeed.memory.capacity.carveout): rates within +0.7 %
 (MI210), same best, the A100's unchanged; the MI210's once more when a launch's sustained DRAM
 bandwidth came to depend on its concurrent streams (warpspeed.memory.dram_bandwidth: the MI210's
 triad, 1248 GB/s, for three or more): rates 0.92-1.0x, Spearman 0.995 (roofline) and 0.997
-(overlap) against the previous order, same best. Restructuring and speed work must reproduce them
+(overlap) against the previous order, same best. All six were regenerated when the in-core time became a
+component (every row's limits gain ``sm``; the A100's and H200's rates unchanged) and the CDNA
+vector L1 took 8-byte elements at the address unit's 4 lanes per clock (the MI210's double rates
+0.90-1.0x roofline, Spearman 0.998, same best; 0.77-1.0x overlap, Spearman 0.983, the old best
+at 97.3 % of the new). Restructuring and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 

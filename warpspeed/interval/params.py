@@ -1,7 +1,11 @@
 """The interval model's device parameters: the ``[interval]`` table of a device file.
 
-Pipeline latencies and lanes, issue rate, MSHRs and tensor-core throughput come from the table
-(every number there carries its source). The launch cost (the per-launch overhead ``kll_k`` and
+The issue rate, the integer and SFU lanes and the pipeline latencies are the device's instruction
+facts (:func:`warpspeed.hardware.instruction_facts.instruction_facts`: one table per SM family,
+which the pipeline model and the in-core time read too, every number with its source); a device
+file's ``[interval]`` table may override any of them with its own measurement
+(:data:`FACT_KEYS`). MSHRs and tensor-core throughput come from the table (every number there
+carries its source). The launch cost (the per-launch overhead ``kll_k`` and
 the block dispatch time per SM) is the device's (:func:`warpspeed.measured.launch_cost.launch_cost`:
 its measured overhead, the overhead of the measured part it names, from the stored fit to
 gpu-benches' small-kernel launches), in cycles at its clock. The L1, L2 and DRAM
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.toml import table_number
+from warpspeed.hardware.instruction_facts import InstructionFacts, instruction_facts
 from warpspeed.measured.launch_cost import launch_cost
 from warpspeed.units import GIGA
 
@@ -25,8 +30,15 @@ if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
 
 #: Keys the ``[interval]`` table must give (numbers >= 0).
-REQUIRED_KEYS = ("issue_rate", "int_lanes_per_sm", "sfu_lanes_per_sm", "int_latency", "fp32_latency",
-                 "fp64_latency", "sfu_latency", "shared_load_latency", "shared_store_latency", "mshrs")
+REQUIRED_KEYS = ("mshrs",)
+#: Keys the ``[interval]`` table may give to replace the instruction facts (a device's own
+#: measurement), each with the facts' (unit row, field) it replaces: ``issue_rate`` is
+#: ``[instructions] issue_per_scheduler``, a ``*_latency`` the row's ``completion``.
+FACT_KEYS = {"issue_rate": (None, "issue_per_scheduler"), "int_lanes_per_sm": ("int", "lanes_per_sm"),
+             "sfu_lanes_per_sm": ("sfu", "lanes_per_sm"), "int_latency": ("int", "completion"),
+             "fp32_latency": ("fp32", "completion"), "fp64_latency": ("fp64", "completion"),
+             "sfu_latency": ("sfu", "completion"), "shared_load_latency": ("shared_load", "completion"),
+             "shared_store_latency": ("shared_store", "completion")}
 #: Tensor-core keys: ``tensor_cores_per_sm`` and ``tensor_fma_per_clock_<dtype>``.
 TENSOR_PREFIX = "tensor_fma_per_clock_"
 
@@ -85,6 +97,17 @@ def _launch_cost(device: "Device") -> tuple[float, float]:
     return cost.overhead_s * hz, cost.block_dispatch_s * hz
 
 
+def _fact(facts: InstructionFacts, key: str, device: str) -> float:
+    """The instruction fact that ``[interval]``'s ``key`` would replace; a one-line error where
+    the family's file lacks it."""
+    row, field_name = FACT_KEYS[key]
+    value = getattr(facts, field_name) if row is None else getattr(facts.units.get(row), field_name, None)
+    if value is None:
+        raise IntervalParameterError(f"device {device!r}: the instruction facts of {facts.family} give no "
+                                     f"{field_name} for {row or 'the scheduler'} (needed for {key})")
+    return float(value)
+
+
 def interval_params(device: "Device") -> IntervalParams:
     """The interval parameters of ``device``; a one-line error when it has none."""
     table = device.tables.get("interval")
@@ -95,7 +118,12 @@ def interval_params(device: "Device") -> IntervalParams:
     missing = [k for k in REQUIRED_KEYS if k not in table]
     if missing:
         raise IntervalParameterError(f"device {device.name!r}: [interval] lacks {', '.join(missing)}")
+    try:
+        facts = instruction_facts(device)
+    except WarpspeedError as exc:
+        raise IntervalParameterError(str(exc)) from None
     n = {k: _number(table, k, device.name) for k in REQUIRED_KEYS}
+    n.update({k: _number(table, k, device.name) if k in table else _fact(facts, k, device.name) for k in FACT_KEYS})
     try:
         latencies = device.latencies
     except WarpspeedError as exc:

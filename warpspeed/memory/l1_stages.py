@@ -246,8 +246,18 @@ class BankedVectorL1:
     * **request stage**: those lanes' distinct ``column_bytes`` chunks cost ``request_cycles``
       each; the group costs the larger of the bank clocks and the request stage.
 
-    A group costs its runs' clocks plus the other lanes' cost; an instruction the sum over its
-    groups. Element size enters only through the addresses (the dwords each lane reads).
+    A group costs its runs' clocks plus the other lanes' cost, and at least the address unit's
+    clocks (``ceil(active lanes / lanes per clock)``: 16 lanes per clock for elements of up to
+    4 B, 4 for wider ones, :data:`TA_LANES_PER_CYCLE` and :data:`TA_WIDE_LANES_PER_CYCLE`); an
+    instruction the sum over its groups.
+
+    **Wide elements** (more than ``bank_bytes``, e.g. doubles) pass the banks as whole elements:
+    ``line_bytes / element_bytes`` banks of ``element_bytes`` across the line, a clash when a lane's
+    element needs a bank already reading another element; no column rule and no request stage (the
+    address unit's 4 lanes per clock is the slower). Read off the MI210's
+    double rows (gpu-benches gpu-strides/mi210.txt): contiguous and stride-0 doubles 8.1 cycles per
+    32 lanes (the address unit's 4 lanes per clock), strides 2, 4 and 8 elements (16, 32, 64 B
+    apart) 8.1, 16.1 and 32.2 (4, 2 and 1 distinct 8 B banks of a 64 B line).
     """
 
     line_bytes: int
@@ -258,6 +268,7 @@ class BankedVectorL1:
     group_lanes: int = BANKED_GROUP_LANES
     lanes_per_cycle: int = BANKED_LANES_PER_CYCLE
     min_run_lanes: int = BANKED_MIN_RUN_LANES
+    narrow_lanes_per_cycle: int = TA_LANES_PER_CYCLE
 
     def cycles(self, addr: np.ndarray, valid: np.ndarray, element_bytes: int) -> np.ndarray:
         """Cycles of each row of ``addr`` (int64 byte addresses ``(rows, lanes)``) with active
@@ -268,14 +279,45 @@ class BankedVectorL1:
         v = pad_last(valid, g).reshape(-1, g)
         coalesced, runs = self._runs(a, v, element_bytes)
         rest = v & ~coalesced
-        banks = self._bank_clocks(a, rest, element_bytes)
+        banks = (self._wide_bank_clocks(a, rest, element_bytes) if element_bytes > self.bank_bytes
+                 else self._bank_clocks(a, rest, element_bytes))
         dword = self.bank_bytes
         words = max(1, -(-element_bytes // dword))
         chunks = (a // dword)[..., None] + np.arange(words)
         chunks = (chunks * dword // self.column_bytes).reshape(a.shape[0], -1)
         requests = distinct_lines(chunks, np.repeat(rest, words, axis=1)) * self.request_cycles
+        if element_bytes > self.bank_bytes:  # wide lanes: the address unit's 4 per clock bounds them instead
+            requests = np.zeros_like(requests)
         group = runs + np.maximum(banks, requests)
-        return group.reshape(rows, -1).sum(axis=1)
+        address = np.ceil(v.sum(axis=1) / self.address_lanes_per_cycle(element_bytes))
+        return np.maximum(group, address).reshape(rows, -1).sum(axis=1)
+
+    def address_lanes_per_cycle(self, element_bytes: int) -> int:
+        """Lanes the address unit takes per clock for elements of ``element_bytes``."""
+        return self.narrow_lanes_per_cycle if element_bytes <= self.bank_bytes else self.lanes_per_cycle
+
+    def _wide_bank_clocks(self, a: np.ndarray, rest: np.ndarray, element_bytes: int) -> np.ndarray:
+        """Clocks of the lanes ``rest`` of each group whose elements are wider than a bank: whole
+        elements in ``line_bytes / element_bytes`` banks, at most ``lanes_per_cycle`` lanes a clock."""
+        groups, g = a.shape
+        banks = max(1, self.line_bytes // element_bytes)
+        element = a // element_bytes
+        bank = element % banks
+        rows = np.arange(groups)
+        held = np.full((groups, banks), -1, dtype=np.int64)
+        taken = np.zeros(groups, dtype=np.int64)
+        clocks = np.zeros(groups, dtype=np.int64)
+        for lane in range(g):
+            on = rest[:, lane]
+            current = held[rows, bank[:, lane]]
+            clash = (current >= 0) & (current != element[:, lane])
+            new = on & ((clocks == 0) | clash | (taken >= self.lanes_per_cycle))
+            clocks += new
+            held[new] = -1
+            taken[new] = 0
+            held[rows[on], bank[on, lane]] = element[on, lane]
+            taken += on
+        return clocks.astype(float)
 
     def _runs(self, a: np.ndarray, v: np.ndarray, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
         """Lanes in coalesced runs ``(groups, lanes)`` and the runs' clocks per group."""

@@ -1,7 +1,9 @@
 """Issue and completion latencies of the graph's nodes: architecture tables and the memory model.
 
-Non-memory nodes take (pipeline, lambda, Lambda) from ``warpspeed/hardware/latencies/<arch>.toml``
-(every number with its source there). lambda is either fixed (the measured values of Cornelis
+Non-memory nodes take (pipeline, lambda, Lambda) from the instruction facts of the architecture
+(``warpspeed/hardware/instructions/<arch>.toml``, :mod:`warpspeed.hardware.instruction_facts`:
+the one table of instruction latencies the interval model and the in-core time read too, every
+number with its source there). lambda is either fixed (the measured values of Cornelis
 and Lemeire, PDP 2019, Tables II-III, for Fermi and Pascal) or ``warp_size / lanes per SM``
 (``issue = "device"``: the device file's FP lanes, the same the roofline's FP limiter uses).
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.hardware.instruction_facts import InstructionFactsError, UnitFacts, load_family
 from warpspeed.hardware.memory_latency import architecture_data, architectures
 from warpspeed.pipeline.graph import FP_KINDS, GLOBAL_MEMORY_KINDS, Graph, Node, Operation
 from warpspeed.units import GIGA
@@ -40,22 +43,8 @@ class LatencyError(WarpspeedError):
     """Missing or malformed pipeline latencies."""
 
 
-@dataclass(frozen=True)
-class UnitLatency:
-    """One row of a latency table: the pipeline and lambda (``issue``, cycles; ``None`` = from
-    the device's FP lanes; else from ``lanes_per_sm`` when given) and Lambda (``completion``)."""
-
-    pipeline: str
-    issue: float | None
-    completion: float
-    lanes_per_sm: int | None = None
-
-    def issue_cycles(self, device: "Device", precision: str | None) -> float:
-        if self.lanes_per_sm:
-            return device.warp_size / self.lanes_per_sm
-        if self.issue is None:
-            return device.warp_size / device.fp_lanes_per_sm(precision or "float64")
-        return self.issue
+#: A row of the latency table: the instruction facts' unit row (pipeline, lambda, Lambda).
+UnitLatency = UnitFacts
 
 
 @dataclass(frozen=True)
@@ -75,24 +64,19 @@ class LatencyTable:
 
 
 def load_latencies(architecture: str) -> LatencyTable:
-    """The latency table of ``architecture`` (e.g. ``"ampere"``), or a one-line error naming
-    the architectures that have one."""
+    """The latency table of ``architecture`` (e.g. ``"ampere"``): the unit rows and pipelines of
+    its instruction facts and the ``[memory]`` table of its latency file, or a one-line error
+    naming the architectures that have one."""
     known = architectures()
     if architecture not in known:
         raise LatencyError(f"no pipeline-model latencies for architecture {architecture!r}; "
                            f"available: {', '.join(known)}")
+    try:
+        facts = load_family(architecture)
+    except InstructionFactsError as exc:
+        raise LatencyError(str(exc)) from None
     data = architecture_data(architecture, LatencyError)
-    units = {}
-    for name, row in data.get("units", {}).items():
-        issue = row.get("issue")
-        try:
-            units[name] = UnitLatency(str(row["pipeline"]), None if issue in (None, "device") else float(issue),
-                                      float(row["completion"]), row.get("lanes_per_sm"))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LatencyError(f"{architecture}.toml: unit {name!r} needs pipeline, completion and issue or "
-                               f"lanes_per_sm ({exc})") from None
-    head = data.get("latencies", {})
-    return LatencyTable(architecture, str(head.get("pipelines", "split")), units, dict(data.get("memory", {})))
+    return LatencyTable(architecture, facts.pipelines, dict(facts.units), dict(data.get("memory", {})))
 
 
 def unit_name(op: Operation) -> str:

@@ -23,10 +23,10 @@ from warpspeed.units import GIGA
 
 #: Names of the four limiters, in report order.
 LIMITERS = ("fp", "l1", "l2", "dram")
-#: Limiters that scale with the SM clock: FP and L1 count SM cycles; the L2 and RDNA's graphics
-#: L1 are taken to run in the SM clock domain too (an assumption: their clocks are not
-#: documented); DRAM and a memory-side cache do not scale.
-CLOCKED_LIMITS = ("fp", "l1", "l2", "gl1")
+#: Limiters that scale with the SM clock: FP, L1 and the in-core time (``sm``) count SM cycles;
+#: the L2 and RDNA's graphics L1 are taken to run in the SM clock domain too (an assumption: their
+#: clocks are not documented); DRAM and a memory-side cache do not scale.
+CLOCKED_LIMITS = ("fp", "l1", "l2", "gl1", "sm")
 
 
 def _rate(capacity_per_s: float, demand_per_lup: float) -> float:

@@ -64,7 +64,7 @@ from warpspeed.validation.datasets import (
 from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, l1_bandwidth_datasets
 from warpspeed.validation.public_models import time_model_datasets
 from warpspeed.validation.public_power import power_datasets
-from warpspeed.validation.public_cdna import cdna_strides_datasets
+from warpspeed.validation.public_cdna import cdna_double_strides_datasets, cdna_strides_datasets
 from warpspeed.validation.public_rdna import rdna_strides_datasets
 from warpspeed.validation.strides import predict_row, read_strides_csv
 
@@ -218,5 +218,6 @@ def public_accuracy() -> tuple[DatasetAccuracy, ...]:
     """Every dataset: L1 (gpu-strides: A100, RX 6900 XT, MI210 float rows), L1 bandwidth (gpu-cache: NVIDIA, CDNA), DRAM
     (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), time models (whole kernels: gpu-stream,
     gpu-roofline, gpu-small-kernels, FluidX3D), in that order."""
-    return (strides_datasets() + rdna_strides_datasets() + cdna_strides_datasets() + l1_bandwidth_datasets() + cdna_l1_bandwidth_datasets()
+    return (strides_datasets() + rdna_strides_datasets() + cdna_strides_datasets() + cdna_double_strides_datasets()
+            + l1_bandwidth_datasets() + cdna_l1_bandwidth_datasets()
             + stream_datasets() + l2_datasets() + power_datasets() + time_model_datasets())

@@ -107,8 +107,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          "Strided and 2-D-block patterns on an unseen NVIDIA part share the A100's tag stage, so expect "
          "about the A100's error where the load/store units are the same design and more where they are "
          "not.",
-         _sentence("On the MI210's float rows the banked CDNA rule has a MAPE of {} (in-sample; its double "
-                   "rows are held out).", _range(d, _in("L1", "MI210"))),
+         _sentence("On the MI210's float rows the banked CDNA rule has a MAPE of {} (in-sample);",
+                   _range(d, _in("L1", "MI210 (CDNA 2) cycles per load of 32 threads, float"))),
+         _sentence("on its double rows, with no constant fitted to them, {} (strides that fill the 16 KiB "
+                   "vL1D and miss, which the first-level cost does not model, set most of it).",
+                   _range(d, _in("L1", "MI210 (CDNA 2) cycles per load of 32 threads, double"))),
          _sentence("A contiguous load is at the 64 B per clock peak, which the MI100 and MI210 sustain less "
                    "of ({} on a contiguous 16 B load), the error to expect on another CDNA part.",
                    _range(d, _in("L1 bandwidth", "CDNA")))])
@@ -185,7 +188,7 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
     lines += _section(
         "Pipeline model",
         "the instruction graph from the kernel (or its SASS), instruction latencies of the "
-        "architecture tables (`warpspeed/hardware/latencies/`, each with its source) and the device's "
+        "architecture tables (`warpspeed/hardware/instructions/`, each with its source) and the device's "
         "FP lanes; Eq. 1 of its paper is reproduced exactly.",
         "nothing of its own: the memory latencies (pointer chase) and the roofline's bandwidths, which "
         "set its memory pipeline's occupancy.",

@@ -1,0 +1,45 @@
+"""The in-core component of one configuration: lattice updates per second the SMs can issue and
+execute (:mod:`warpspeed.incore.core_time`), the rate the predictor adds beside the memory levels."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from warpspeed.incore.core_time import CoreTime, core_time
+from warpspeed.incore.mix import description_mix, thread_loads
+from warpspeed.units import GIGA
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
+    from warpspeed.kernel.description import Kernel
+    from warpspeed.launch.geometry import LaunchInfo
+    from warpspeed.memory.addresses import CompiledKernel
+
+
+def resident_warps(info: "LaunchInfo", sms: int) -> float:
+    """Warps resident per SM: the occupancy's blocks per SM, fewer where one wave of the grid
+    does not fill them (``wave.blocks`` over the SMs), times the warps per block."""
+    occ = info.occupancy
+    return min(float(occ.blocks_per_sm), info.wave.blocks / sms) * occ.warps_per_block
+
+
+def configuration_core_time(kernel: "Kernel", device: "Device", info: "LaunchInfo", compiled: "CompiledKernel",
+                            owner: np.ndarray) -> CoreTime | None:
+    """The in-core terms of ``kernel`` launched as ``info`` (``owner``: the fold copies' merged loads,
+    :func:`~warpspeed.memory.addresses.merged_copies`); ``None`` where the device has no
+    instruction facts."""
+    load_rows = np.array([not a.access.is_store for a in compiled.accesses], dtype=bool)
+    mix = description_mix(kernel, info.launch.cells_per_thread, thread_loads(load_rows, owner))
+    return core_time(mix, device, resident_warps(info, device.sms))
+
+
+def core_limit(kernel: "Kernel", device: "Device", info: "LaunchInfo", compiled: "CompiledKernel",
+               owner: np.ndarray) -> float | None:
+    """Lattice updates per second of the in-core time (``SMs x clock / cycles per update``), or
+    ``None`` where the device has no instruction facts or the kernel no in-core work."""
+    core = configuration_core_time(kernel, device, info, compiled, owner)
+    if core is None or core.cycles_per_lup <= 0:
+        return None
+    return device.sms * device.clock_ghz * GIGA / core.cycles_per_lup
