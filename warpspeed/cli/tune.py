@@ -64,7 +64,7 @@ def tune(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         require_gpu()
         cache = cache_path or f"{kernel_name}.kerneltuner.json"
         result, raw = tune_on_gpu(kernel_name, device_name, domain, dtype=dtype, budget=budget,
-                                  patience=patience_runs if use_patience else 10**9, cache_path=cache,
+                                  patience=patience_runs, use_patience=use_patience, cache_path=cache,
                                   scoring=scoring, threads=threads)
         if csv_path:
             write_measurements(result, raw, csv_path, kernel_name, result.device, dtype)

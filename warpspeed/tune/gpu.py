@@ -142,9 +142,12 @@ def kernel_arguments(gpu_kernel: Any, plan: Any) -> list[Any]:
 def tune_on_gpu(kernel: str, device: Any, domain: Sequence[int] | None = None, *, dtype: str | None = None,
                 budget: int | None = None, patience: int | None = None, cache_path: str | Path,
                 scoring: Scoring = DEFAULT_SCORING, threads: int | None = None,
-                iterations: int = DEFAULT_ITERATIONS, device_index: int = 0) -> tuple[TuneResult, list[dict]]:
+                iterations: int = DEFAULT_ITERATIONS, device_index: int = 0,
+                use_patience: bool = True) -> tuple[TuneResult, list[dict]]:
     """Tune ``kernel`` (a pystencils workload) on the local GPU in warpspeed's order (module
-    docstring). Returns the result and Kernel Tuner's raw results (for the measurement CSV)."""
+    docstring): ``budget`` measurements at most, stopping after ``patience`` without a better time
+    (default :data:`~warpspeed.tune.strategy.DEFAULT_PATIENCE`; none when ``use_patience`` is
+    False). Returns the result and Kernel Tuner's raw results (for the measurement CSV)."""
     from warpspeed.hardware.device import load_device
     from warpspeed.launch.folded import folded_space
     from warpspeed.tune.kt import kernel_tuner_modules
@@ -165,8 +168,8 @@ def tune_on_gpu(kernel: str, device: Any, domain: Sequence[int] | None = None, *
     args = kernel_arguments(gpu_kernel, plan)
     from pystencils.include import get_pystencils_include_path
 
-    order = PredictedOrder(kernel, dev, DEFAULT_MAPPING, patience if patience is not None else DEFAULT_PATIENCE,
-                           scoring, dom, dtype)
+    runs_without_gain = (patience if patience is not None else DEFAULT_PATIENCE) if use_patience else None
+    order = PredictedOrder(kernel, dev, DEFAULT_MAPPING, runs_without_gain, scoring, dom, dtype)
     options = {"max_fevals": int(budget)} if budget is not None else {}
     size = (*dom, 1, 1)[:3]
     start = time.perf_counter()

@@ -162,11 +162,17 @@ def _kernel_domain(kernel: str, device: Any, dtype: str | None) -> tuple[int, ..
 
 
 def replay_strategy(cache: KernelTunerCache, strategy: str, max_fevals: int | None, seed: int) -> list[float | None]:
-    """The times (ms; None: failed) in the order Kernel Tuner's ``strategy`` measured them on
-    ``cache`` in simulation mode, with ``seed``."""
+    """The times (ms; None: failed) of the distinct configurations in the order Kernel Tuner's
+    ``strategy`` first measured them on ``cache`` in simulation mode, with ``seed`` (a strategy
+    that returns to a configuration gets it from Kernel Tuner's cache: not a new measurement)."""
     results = run_kernel_tuner_cache(cache, strategy, max_fevals, seed)
     times: list[float | None] = []
+    seen: set[tuple] = set()
     for result in results:
+        key = tuple(str(result.get(n)) for n in cache.params)
+        if key in seen:
+            continue
+        seen.add(key)
         t = result.get("time")
         ok = "__error__" not in result and isinstance(t, (int, float)) and not isinstance(t, bool)
         times.append(float(t) if ok else None)
