@@ -125,10 +125,12 @@ def kernel_arguments(gpu_kernel: Any, plan: Any) -> list[Any]:
     at pystencils' strides), 1.0 for a scalar; raises :class:`TuneError` for other parameters."""
     import numpy as np
 
+    from pystencils.codegen.properties import FieldBasePtr
+
     fields = {f.name: f for f in plan.fields}
     args: list[Any] = []
     for param in gpu_kernel.parameters:
-        if param.is_field_parameter and getattr(param, "is_field_pointer", False):
+        if param.is_field_parameter and param.get_properties(FieldBasePtr):
             field = fields[param.fields[0].name]
             args.append(np.ones(field.buffer_elements, dtype=field.dtype))
         elif not param.is_field_parameter:
