@@ -32,12 +32,22 @@ def _key(run):
 
 
 def test_the_whole_space_is_replayed_in_the_predicted_order_with_the_cached_times():
-    times = _times("star2d-r1")
-    result = simulate(CACHES / "star2d-r1.json", "star2d-r1", "H200", use_patience=False)
-    assert result.stopped == "space" and len(result.runs) == result.space == len(times) == 22
-    assert [r.predicted_place for r in result.runs] == list(range(1, 23))  # one measurement per place, in order
-    rates = [r.predicted_lups_per_s for r in result.runs]
-    assert rates == sorted(rates, reverse=True)
+    times = _times("star3d-r1")
+    result = simulate(CACHES / "star3d-r1.json", "star3d-r1", "H200", use_patience=False)
+    assert result.stopped == "space" and len(result.runs) == result.space == len(times) == 58
+    assert sorted(r.predicted_place for r in result.runs) == list(range(1, 59))  # every place measured once
+    # the predicted best first, then the best predicted of each other folding within 10 % of it, then the rest
+    best = result.runs[0]
+    assert best.predicted_place == 1
+    near = {}
+    for r in sorted(result.runs, key=lambda r: r.predicted_place):
+        if r.predicted_lups_per_s >= 0.9 * best.predicted_lups_per_s and r.config.fold != best.config.fold:
+            near.setdefault(r.config.fold, r)
+    assert len(near) >= 1  # on this cache another folding is predicted within 10 % of the best
+    explored = result.runs[1:1 + len(near)]
+    assert [r.config for r in explored] == [r.config for r in near.values()]
+    rest = result.runs[1 + len(near):]
+    assert [r.predicted_place for r in rest] == sorted(r.predicted_place for r in rest)
     assert {_key(r): r.time_ms for r in result.runs} == times
     assert result.known_best_ms == min(times.values()) == result.best().time_ms
 

@@ -36,7 +36,7 @@ def test_kernel_tuner_measures_a_python_api_kernel_in_the_predicted_order(tmp_pa
     path.write_text(json.dumps(cache))
     order = PredictedOrder(kernel, "A100-SXM4-40GB", ParamMapping.from_dict({"block_x": "BX", "block_y": "BY",
                                                                             "block_z": "BZ"}), patience=None)
-    results, _ = tune_cache(str(path), strategy=OptAlgWrapper(order), quiet=True)
+    results, _ = tune_cache(str(path), strategy=OptAlgWrapper(order), quiet=True, block_size_names=["BX", "BY", "BZ"])
     measured = [(r["BX"], r["BY"], r["BZ"]) for r in results]
     assert len(measured) == 12 and measured[::2] == measured[1::2]  # both vec values of a block together
     predictor = Predictor(kernel, "A100-SXM4-40GB")

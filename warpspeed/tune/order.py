@@ -57,7 +57,3 @@ def rank_configs(kernel_for: KernelFor, device: "Device", configs: Iterable[Conf
         rows.extend(predict_configs(kernel, device, group, executor=None, scoring=scoring, shared=shared))
     return Ranking(kernel=name, device=device.name, rows=sort_rows(rows, scoring.objective))
 
-
-def positions(ranking: Ranking) -> dict[Config, int]:
-    """Each predicted configuration's place in the model's order (0: best); error rows have none."""
-    return {row.config: i for i, row in enumerate(r for r in ranking.rows if r.ok)}

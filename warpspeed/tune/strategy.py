@@ -15,7 +15,8 @@ wrapped in an ``OptAlgWrapper``. :class:`PredictedOrder` is such an optimizer:
 It maps every configuration of the search space to a launch configuration (a
 :class:`~warpspeed.tune.mapping.ParamMapping`: Kernel Tuner's ``block_size_x/y/z`` and
 ``fold_x/y/z`` by default), predicts each distinct one once, and measures the space best
-predicted first. Configurations that share a block and folding and differ only in parameters the
+predicted first (after the predicted best, the best predicted configuration of each other
+folding within :data:`FOLD_EXPLORATION` of it). Configurations that share a block and folding and differ only in parameters the
 mapping does not name keep Kernel Tuner's order among themselves; configurations that do not map
 (or cannot be predicted) come last, in Kernel Tuner's order. It stops when Kernel Tuner's budget
 (``max_fevals``, ``time_limit``) is spent or, with ``patience``, when the best measured time has
@@ -32,11 +33,21 @@ from warpspeed.launch.space import Config
 from warpspeed.rank import DEFAULT_SCORING, Ranking, Scoring
 from warpspeed.tune.kt import kernel_tuner_modules
 from warpspeed.tune.mapping import DEFAULT_MAPPING, ParamMapping
-from warpspeed.tune.order import kernel_source, positions, rank_configs
+from warpspeed.tune.order import kernel_source, rank_configs
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
     from warpspeed.kernel.description import Kernel
+
+#: Foldings the search tries early: after the predicted best, the best predicted configuration of
+#: every other folding whose predicted rate is within this fraction of the predicted best is
+#: measured next, before the rest in the predicted order. A folding changes the generated code
+#: (registers, instruction mix, the order of the loads), where the model is least certain; the
+#: blocks of one folding it orders better. The fraction was chosen on the stored H200 caches
+#: (docs/tune.md, "How many runs until the best"): 0.05 tries no other folding on the D3Q19 copy,
+#: whose folded code is 15 % faster than predicted; 0.1 to 0.15 reach 97 % of the best within two
+#: measurements on every cache; 0.2 and more add runs on the stars.
+FOLD_EXPLORATION = 0.1
 
 #: Measurements in a row without a better time after which the default search stops. A choice:
 #: on the stored H200 caches the model's first choice is within 3 % of the best at the median and
@@ -56,6 +67,8 @@ class PredictedOrder(_OptAlg):  # type: ignore[misc, valid-type]
         device: a device name or :class:`~warpspeed.hardware.device.Device`.
         mapping: which tune parameters are the block and the folding.
         patience: stop after this many measurements without a better time (None: only the budget).
+        explore_folds: try the best predicted configuration of each folding predicted within this
+            fraction of the best right after the best (:data:`FOLD_EXPLORATION`; 0: none).
         scoring: the time model and objective of the prediction.
         domain, dtype: the domain (cells) and precision a kernel name is generated for.
 
@@ -64,7 +77,8 @@ class PredictedOrder(_OptAlg):  # type: ignore[misc, valid-type]
 
     def __init__(self, kernel: "Kernel | str", device: "Device | str", mapping: ParamMapping = DEFAULT_MAPPING,
                  patience: int | None = DEFAULT_PATIENCE, scoring: Scoring = DEFAULT_SCORING,
-                 domain: Sequence[int] | None = None, dtype: str | None = None) -> None:
+                 domain: Sequence[int] | None = None, dtype: str | None = None,
+                 explore_folds: float = FOLD_EXPLORATION) -> None:
         super().__init__()
         from warpspeed.hardware.device import load_device
 
@@ -76,6 +90,7 @@ class PredictedOrder(_OptAlg):  # type: ignore[misc, valid-type]
         self.scoring = scoring
         self.domain = tuple(domain) if domain is not None else None
         self.dtype = dtype
+        self.explore_folds = explore_folds
         self.ranking: Ranking | None = None
         self.model_seconds = math.nan
         self.stopped = ""
@@ -90,9 +105,29 @@ class PredictedOrder(_OptAlg):  # type: ignore[misc, valid-type]
         self.ranking = rank_configs(kernel_for, self.device, (c for c in mapped if c is not None), self.scoring,
                                     self.kernel if isinstance(self.kernel, str) else "")
         self.model_seconds = time.perf_counter() - start
-        place = positions(self.ranking)
+        place = {config: i for i, config in enumerate(self.sequence())}
         last = len(place)
         return sorted(range(len(configs)), key=lambda i: (place.get(mapped[i], last) if mapped[i] else last, i))
+
+    def sequence(self) -> list[Config]:
+        """The predicted configurations in measuring order: the predicted best, the best predicted
+        of each other folding within ``explore_folds`` of it (time objective only), then the rest
+        in the predicted order."""
+        rows = [r for r in self.ranking.rows if r.ok] if self.ranking is not None else []
+        if not rows:
+            return []
+        first = [rows[0]]
+        if self.explore_folds > 0 and self.scoring.objective == "time":
+            floor = (1 - self.explore_folds) * rows[0].lups_per_s
+            folds = {tuple(rows[0].config.fold)}
+            for row in rows[1:]:
+                if row.lups_per_s < floor:
+                    break
+                if tuple(row.config.fold) not in folds:
+                    folds.add(tuple(row.config.fold))
+                    first.append(row)
+        chosen = {r.config for r in first}
+        return [r.config for r in first] + [r.config for r in rows if r.config not in chosen]
 
     def __call__(self, func: Any, searchspace: Any) -> tuple[tuple, float]:
         """Measure ``searchspace`` in the predicted order through ``func`` (Kernel Tuner's cost
