@@ -129,7 +129,9 @@ def test_wrong_kernel_unmapped_params_and_unreadable_caches_are_one_line_errors(
     runner = CliRunner()
     for args in (["--simulate", str(tmp_path / "missing.json")],
                  ["--simulate", str(CACHES / "star2d-r1.json"), "--kernel", "box3d-r1"],
-                 ["--simulate", str(CACHES / "star2d-r1.json"), "--kernel", "star2d-r1", "--budget", "0"]):
+                 ["--simulate", str(CACHES / "star2d-r1.json"), "--kernel", "star2d-r1", "--budget", "0"],
+                 ["--simulate", str(CACHES / "star3d-r1.json"), "--kernel", "star3d-r1", "--domain", "64,64"],
+                 ["--kernel", "star3d-r1", "--cache", str(tmp_path / "cache.txt")]):
         out = runner.invoke(main, ["tune", "--device", "H200", *args])
         assert out.exit_code == 2 and out.output.startswith("error:") and out.output.count("\n") == 1, out.output
 

@@ -61,8 +61,11 @@ def tune(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     else:
         from warpspeed.tune.gpu import require_gpu, tune_on_gpu, write_measurements
 
-        require_gpu()
         cache = cache_path or f"{kernel_name}.kerneltuner.json"
+        if not cache.endswith(".json"):
+            raise click.UsageError(f"--cache {cache!r} must end in .json (Kernel Tuner adds .json to a cache name "
+                                   "without it)")
+        require_gpu()
         result, raw = tune_on_gpu(kernel_name, device_name, domain, dtype=dtype, budget=budget,
                                   patience=patience_runs, use_patience=use_patience, cache_path=cache,
                                   scoring=scoring, threads=threads)

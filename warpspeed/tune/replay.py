@@ -149,6 +149,9 @@ def simulate(cache_path: str | Path, kernel: str, device: Any, domain: Sequence[
     lups_domain = dom if dom is not None else _kernel_domain(kernel, dev, dtype)
     notes = [f"{cache.dropped} cache entr{'y' if cache.dropped == 1 else 'ies'} could not be read and were left out"] \
         if cache.dropped else []
+    if domain is not None and cache.problem_size is not None and tuple(domain) != cache.problem_size:
+        notes.append(f"the cache's problem size is {'x'.join(map(str, cache.problem_size))}; predicted on the domain "
+                     f"{'x'.join(map(str, domain))} (--domain)")
     return TuneResult(kernel=kernel, device=dev.name, domain=tuple(lups_domain), lups=math.prod(lups_domain),
                       runs=_runs(results, cache.params, mapping, order), space=len(cache.valid),
                       stopped="space" if len(results) >= len(cache.valid) else order.stopped,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from warpspeed.launch.space import Config
 from warpspeed.rank import DEFAULT_SCORING, Ranking, Scoring
+from warpspeed.tune.cache import TuneError
 from warpspeed.tune.kt import kernel_tuner_modules
 from warpspeed.tune.mapping import DEFAULT_MAPPING, ParamMapping
 from warpspeed.tune.order import kernel_source, rank_configs
@@ -105,6 +106,9 @@ class PredictedOrder(_OptAlg):  # type: ignore[misc, valid-type]
         self.ranking = rank_configs(kernel_for, self.device, (c for c in mapped if c is not None), self.scoring,
                                     self.kernel if isinstance(self.kernel, str) else "")
         self.model_seconds = time.perf_counter() - start
+        if self.ranking.rows and not any(r.ok for r in self.ranking.rows):
+            raise TuneError(f"no configuration of the search space could be predicted for {self.ranking.kernel} on "
+                            f"{self.device.name}: {self.ranking.rows[0].error}")
         place = {config: i for i, config in enumerate(self.sequence())}
         last = len(place)
         return sorted(range(len(configs)), key=lambda i: (place.get(mapped[i], last) if mapped[i] else last, i))
