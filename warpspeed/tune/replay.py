@@ -56,10 +56,14 @@ def check_kernel(cache: KernelTunerCache, kernel: str, where: str) -> None:
 
 def _domain(cache: KernelTunerCache, domain: Sequence[int] | None) -> tuple[int, ...] | None:
     """The domain to predict on: the given one, else the cache's ``problem_size`` when it is one
-    (1 to 3 positive sizes), else None (the kernel's default)."""
+    (1 to 3 positive sizes; a trailing size 1 of a third axis dropped, as a 2-D domain padded to
+    Kernel Tuner's three sizes), else None (the kernel's default)."""
     if domain is not None:
         return tuple(domain)
-    return cache.problem_size
+    size = cache.problem_size
+    while size is not None and len(size) > 2 and size[-1] == 1:  # a 2-D domain padded to three sizes
+        size = size[:-1]
+    return size
 
 
 def run_kernel_tuner_cache(cache: KernelTunerCache, strategy: Any, max_fevals: int | None = None,
