@@ -37,3 +37,7 @@ __all__ = [
 from pystencils_plugin.rank import BestConfig, PystencilsRanking, create_kernel, default_threads, rank  # noqa: E402
 
 __all__ += ["BestConfig", "PystencilsRanking", "create_kernel", "default_threads", "rank"]
+
+from pystencils_plugin.tune import tune  # noqa: E402
+
+__all__ += ["tune"]

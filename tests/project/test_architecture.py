@@ -136,7 +136,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "warpspeed.pipeline", "warpspeed.power"),
     ("warpspeed.models",),
     ("warpspeed.rank", "warpspeed.compare", "warpspeed.summary", "warpspeed.plots", "warpspeed.studies",
-     "warpspeed.validation", "warpspeed.calibration"),
+     "warpspeed.validation", "warpspeed.calibration", "warpspeed.tune"),
     ("warpspeed.cli",),
 )
 

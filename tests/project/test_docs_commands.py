@@ -10,7 +10,8 @@ What is not run, and why (checked by :func:`classify`):
 
 - ``pip install ...`` and ``pytest``: CI runs the install and the tests themselves, word for word;
   here the extras a ``pip install`` names are checked to exist.
-- steps that need an NVIDIA GPU (``warpspeed measure``, ``warpspeed calibrate`` without
+- steps that need an NVIDIA GPU (``warpspeed measure``, ``warpspeed tune`` without ``--simulate``,
+  ``warpspeed calibrate`` without
   ``--fit-only``, ``benchmarks/gpu/*.py``, Python blocks that import cupy): without cupy they must fail with a one-line ``error:`` saying so (the
   documentation says what they print); with cupy they are not started (a campaign takes hours).
 - steps that read what such a GPU step writes, and ``dask`` cluster commands and code (a scheduler
@@ -61,7 +62,9 @@ def shell_commands() -> list[tuple[str, str]]:
 
 def _needs_gpu(words: list[str]) -> bool:
     calibrate = words[:2] == ["warpspeed", "calibrate"] and "--fit-only" not in words
-    return words[:2] == ["warpspeed", "measure"] or calibrate or any(w.startswith("benchmarks/gpu/") for w in words)
+    tune = words[:2] == ["warpspeed", "tune"] and "--simulate" not in words
+    return (words[:2] == ["warpspeed", "measure"] or calibrate or tune
+            or any(w.startswith("benchmarks/gpu/") for w in words))
 
 
 def classify(commands: list[tuple[str, str]]) -> list[tuple[str, str, str]]:

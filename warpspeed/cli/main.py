@@ -216,11 +216,12 @@ def _register_commands() -> None:
     from warpspeed.cli.rank import rank
     from warpspeed.cli.scan import scan_domain
     from warpspeed.cli.trace import trace
+    from warpspeed.cli.tune import tune
     from warpspeed.cli.study import COMMANDS as STUDY_COMMANDS
     from warpspeed.cli.validate import COMMANDS as VALIDATE_COMMANDS
     from warpspeed.cli.validate_public import validate
 
-    for command in (predict, rank, compare, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS,
+    for command in (predict, rank, compare, tune, trace, scan_domain, fit, *VALIDATE_COMMANDS, validate, *STUDY_COMMANDS, *POWER_COMMANDS,
                     *CALIBRATE_COMMANDS):
         main.add_command(command)
 
