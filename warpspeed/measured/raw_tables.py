@@ -9,21 +9,19 @@ rows: a table whose checksum does not match (a file cut short, edited or corrupt
 missing, and a resumed run measures it again. A benchmark that failed leaves
 ``<benchmark>.failed`` (one line: why) instead of a table.
 
-Files are written whole or not at all (a temporary file in the same folder, then
-:func:`os.replace`).
+Files are written whole or not at all (:mod:`warpspeed.files.atomic`, the one writer).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from warpspeed.errors import FitError
+from warpspeed.files.atomic import write_text_atomic
 
 #: The benchmarks, in the order a calibration runs them (the device query first: every other
 #: benchmark sizes its sweep by it).
@@ -108,16 +106,11 @@ def render_table(meta: Sequence[tuple[str, str]], columns: Sequence[str], rows: 
 
 
 def write_whole(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` whole or not at all (temporary file, then :func:`os.replace`)."""
+    """Write ``text`` to ``path`` whole or not at all, making its folder first
+    (:func:`warpspeed.files.atomic.write_text_atomic`: links followed, special files written
+    through, the umask respected)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)
     return path
 
 

@@ -268,9 +268,7 @@ class MeasurementWriter:
         write_rows(buf, CSV_COLUMNS, (), _comments(metadata))
         buf.write("".join(f"{line}\n" for line in kept_lines))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(buf.getvalue(), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_text_atomic(self.path, buf.getvalue())
         self._fh: IO[str] | None = self.path.open("a", newline="", encoding="utf-8")
         self._writer = csv.writer(self._fh, lineterminator="\n")
         self.rows_written = 0
