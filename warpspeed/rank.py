@@ -63,6 +63,16 @@ AUTO_PARALLEL_MIN_CONFIGS = 1000
 SAFE_START_METHODS = ("forkserver", "spawn")
 
 
+def check_executor(executor: object, what: str = "executor") -> None:
+    """Refuse (:class:`TypeError` naming ``what``) an executor that is neither ``None``, ``"auto"``
+    nor a :class:`concurrent.futures.Executor` (anything with ``submit``, such as Dask's)."""
+    if executor is None or executor == "auto" or (not isinstance(executor, str) and callable(getattr(executor, "submit",
+                                                                                                    None))):
+        return
+    raise TypeError(f"{what} must be None (serial), 'auto' (a process pool where it pays) or a "
+                    f"concurrent.futures.Executor, got {type(executor).__name__} {executor!r}")
+
+
 def pool_pays(configs: int, workers: int) -> bool:
     """Whether a local pool of ``workers`` processes predicts ``configs`` configurations sooner
     than this process alone: the break-even ``N = S / (t (1 - 1/w))`` of
@@ -332,6 +342,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     """
     from warpspeed.predict import Predictor
 
+    check_executor(executor)
     configs = list(configs)
     workers = os.cpu_count() or 1
     if executor == "auto":

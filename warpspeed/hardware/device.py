@@ -98,6 +98,7 @@ class Device:
     launch_overhead_part: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", frozen_table(self.tables))  # read by the models, never changed
         numeric = []
         for f in fields(self):
             value = getattr(self, f.name)
@@ -220,6 +221,47 @@ class Device:
         if dtype not in lanes:
             raise DeviceError(f"device {self.name!r}: no FP lanes for dtype {dtype!r}; allowed: {', '.join(lanes)}")
         return lanes[dtype]
+
+
+class FrozenTable(dict):
+    """A model table of a loaded device: a dict that cannot be changed (the checks of the device
+    file ran on its values; a table changed afterwards would reach the models unchecked). Make a
+    changed device with :func:`dataclasses.replace` (``tables=...``), which checks it again."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a device's tables cannot be changed after it is loaded; build a new device with "
+                        "dataclasses.replace(device, tables={...}), which is checked as a loaded one")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore
+
+    def __reduce__(self) -> Any:  # pickled (to pool workers) as a plain dict, frozen again on load
+        return (FrozenTable, (dict(self),))
+
+
+class FrozenList(list):
+    """A list of a :class:`FrozenTable` that cannot be changed."""
+
+    _refuse = FrozenTable._refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
+        reverse = _refuse  # type: ignore
+
+    def __reduce__(self) -> Any:
+        return (FrozenList, (list(self),))
+
+
+def frozen_table(value: Any) -> Any:
+    """``value`` (a table's contents) with every dict and list made unchangeable, recursively."""
+    if isinstance(value, Mapping):
+        frozen = FrozenTable()
+        for key, item in value.items():
+            dict.__setitem__(frozen, key, frozen_table(item))
+        return frozen
+    if isinstance(value, (list, tuple)) and not isinstance(value, FrozenList):
+        frozen_list = FrozenList()
+        for item in value:
+            list.append(frozen_list, frozen_table(item))
+        return frozen_list if isinstance(value, list) else tuple(frozen_list)
+    return value
 
 
 _DEVICE_PACKAGE = "warpspeed.hardware.devices"
