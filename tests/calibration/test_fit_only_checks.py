@@ -151,3 +151,16 @@ def test_a_table_that_is_a_pipe_or_endless_is_not_read(tmp_path, kind):
     result = _calibrate(tmp_path, folder, "--base", "H200")
     assert result.exit_code == 0, result.output
     assert "from H200: L1 capacity (gpu-cache.csv: no table" in result.output
+
+
+@pytest.mark.parametrize("cell", ["nan", "0"])
+def test_validate_refuses_a_table_with_nan_or_zero(tmp_path, cell):
+    folder = _folder(tmp_path, {"gpu-stream": "l40", "gpu-l2-cache": "l40"})
+    head, body = _lines(folder / "gpu-stream.csv")
+    row = body[3].split(",")
+    row[3] = cell
+    body[3] = ",".join(row)
+    (folder / "gpu-stream.csv").write_text("\n".join(head + body) + "\n")
+    result = CliRunner().invoke(main, ["validate", "--device", "L40", "--tables", str(folder)])
+    _one_error(result, "gpu-stream.csv", "row 3", "finite numbers above zero")
+    assert "nan" not in result.output.replace(f"{cell!r}", "")

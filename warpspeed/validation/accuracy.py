@@ -34,6 +34,7 @@ axes, colored by block shape as in Ernst et al. 2023, section 5.1;
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -185,6 +186,10 @@ def _top(pairs: Sequence[tuple[str, float, float]], index: int, k: int) -> list[
     return [label for label, *_ in sorted(pairs, key=lambda t: (-t[index], t[0]))[:k]]
 
 
+#: Duplicate configurations an error names (the rest are counted).
+SHOWN_DUPLICATES = 10
+
+
 def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K,
                     predicted: str = "pred_lups_per_s") -> RankingQuality | None:
     """Spearman rho, best-predicted relative performance and top-k overlap of the predicted
@@ -196,10 +201,12 @@ def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_
     pairs = _pairs(rows, "meas_lups_per_s", predicted)
     if len(pairs) < 2:
         return None
-    labels = [lab for lab, *_ in pairs]
-    if len(set(labels)) != len(labels):
-        raise AccuracyError("ranking needs one row per configuration; duplicate configuration(s): "
-                            f"{', '.join(sorted({lab for lab in labels if labels.count(lab) > 1}))}")
+    counts = Counter(lab for lab, *_ in pairs)
+    if len(counts) != len(pairs):
+        repeated = sorted(lab for lab, n in counts.items() if n > 1)
+        shown = ", ".join(repeated[:SHOWN_DUPLICATES]) + (f" and {len(repeated) - SHOWN_DUPLICATES} more"
+                                                          if len(repeated) > SHOWN_DUPLICATES else "")
+        raise AccuracyError(f"ranking needs one row per configuration; duplicate configuration(s): {shown}")
     predicted, measured_values = [p for _, p, _ in pairs], [m for _, _, m in pairs]
     if len(set(predicted)) == 1 or len(set(measured_values)) == 1:
         rho = p_value = math.nan  # a constant ranking has no rank correlation
