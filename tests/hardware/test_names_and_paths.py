@@ -10,6 +10,8 @@ import re
 from importlib import resources
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from warpspeed.errors import DeviceError, WarpspeedError
@@ -96,3 +98,15 @@ def test_a_study_listing_one_device_under_several_names_is_refused(tmp_path):
     with pytest.raises(WarpspeedError, match="devices 'V100' and 'V100-PCIe-32GB' name one device"):
         run_study(spec)
     assert not (tmp_path / "s.csv").exists()
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_a_derived_device_name_is_always_a_name(text):
+    from warpspeed.calibration.calibrate import as_name
+    from warpspeed.files.names import is_name
+
+    name = as_name(text)
+    assert name == "" or is_name(name)
+    if is_name(text) and not text.endswith(("-", ".", "_")):
+        assert name == text  # a name stays as it is
