@@ -11,7 +11,7 @@ two cores. The inputs are made here, in a temporary folder, from data the projec
 
 Each command runs in a fresh interpreter (``python -m warpspeed.cli ...``); the figure is its
 wall time (``time.perf_counter``), the best of ``--repeats`` runs. Run from the repository root:
-``python benchmarks/bench_large_inputs.py [--rows N] [--repeats K]``.
+``python benchmarks/bench_large_inputs.py [--rows N] [--repeats K] [--only accuracy|power-fit]``.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--only", choices=("accuracy", "power-fit"), default=None, help="time one command only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="warpspeed-bench-large-") as tmp:
         folder = Path(tmp)
@@ -92,6 +93,8 @@ def main() -> None:
               f"{os.getloadavg()[0]:.2f}")
         for name, command in (("accuracy", ["accuracy", "measured.csv"]),
                               ("power-fit", ["power-fit", "runs.csv", "--device", "A40", "--family", "bench"])):
+            if args.only not in (None, name):
+                continue
             seconds, first_line = timed(command, folder, args.repeats)
             print(f"{name:<10} {seconds:7.2f} s  {'within' if seconds <= TARGET_S else 'OVER'} target   "
                   f"({first_line[:90]})")
