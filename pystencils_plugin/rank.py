@@ -19,6 +19,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from pystencils_plugin.arguments import check_rank_arguments
 from pystencils_plugin.catalog import arch_for, cached_assignments, extract_for, target_for
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
@@ -169,10 +170,13 @@ class PystencilsRanking:
         """A bar chart of the best ``top`` rows (None: all), colored by block shape and hatched by
         limiter, as a matplotlib ``Figure`` (shown inline by Jupyter); ``path`` also writes it
         (format from the suffix)."""
+        from pystencils_plugin.arguments import check_plot_path, check_top
         from warpspeed.plots import plot_ranking, ranking_figure
 
-        if path is not None:
-            plot_ranking(self.ranking, path, top)
+        top = check_top(top)
+        out = check_plot_path(path)
+        if out is not None:
+            plot_ranking(self.ranking, out, top)
         return ranking_figure(self.ranking, top)
 
 
@@ -267,7 +271,8 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
         objective: ``time`` (lattice updates per second), ``energy`` (per joule) or ``edp``.
     """
     scoring = Scoring(model, objective)  # checks both names before any work
-    dev = load_device(device) if isinstance(device, str) else device
+    check_rank_arguments(device, domain, blocks, foldings, threads, executor, progress, dtype, curves)
+    dev = device if isinstance(device, Device) else load_device(device)
     folds = None if foldings is None else [tuple(f) + (1,) * (3 - len(f)) for f in foldings]
     target = target if target is not None or isinstance(source, str) else target_for(dev)
     if isinstance(source, Kernel):

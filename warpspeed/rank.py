@@ -63,6 +63,16 @@ AUTO_PARALLEL_MIN_CONFIGS = 1000
 SAFE_START_METHODS = ("forkserver", "spawn")
 
 
+def check_executor(executor: object, what: str = "executor") -> None:
+    """Refuse (:class:`TypeError` naming ``what``) an executor that is neither ``None``, ``"auto"``
+    nor a :class:`concurrent.futures.Executor` (anything with ``submit``, such as Dask's)."""
+    if executor is None or executor == "auto" or (not isinstance(executor, str) and callable(getattr(executor, "submit",
+                                                                                                    None))):
+        return
+    raise TypeError(f"{what} must be None (serial), 'auto' (a process pool where it pays) or a "
+                    f"concurrent.futures.Executor, got {type(executor).__name__} {executor!r}")
+
+
 def pool_pays(configs: int, workers: int) -> bool:
     """Whether a local pool of ``workers`` processes predicts ``configs`` configurations sooner
     than this process alone: the break-even ``N = S / (t (1 - 1/w))`` of
@@ -81,7 +91,45 @@ def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
     """
     available = multiprocessing.get_all_start_methods()
     method = next(m for m in SAFE_START_METHODS if m in available)
-    return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context(method),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+
+
+#: Seconds between a pool worker's checks that the process that made its pool still lives
+#: (:func:`die_with_parent`).
+PARENT_CHECK_S = 0.5
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie, exited but not yet reaped,
+    counts as gone: Linux's ``/proc/<pid>/stat`` state ``Z``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def die_with_parent(owner: int) -> None:
+    """Pool worker initializer: the worker ends when the process ``owner`` that made the pool ends,
+    even by ``kill -9`` (which gives the pool no chance to stop its workers; a forkserver worker's
+    parent is the forkserver, which outlives it). A daemon thread checks every
+    :data:`PARENT_CHECK_S` seconds that ``owner`` still runs and ends the worker when it does not."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while _alive(owner):
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="warpspeed-owner-watch", daemon=True).start()
 
 
 def _not_roofline(row: "RankRow") -> bool:
@@ -294,6 +342,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
     """
     from warpspeed.predict import Predictor
 
+    check_executor(executor)
     configs = list(configs)
     workers = os.cpu_count() or 1
     if executor == "auto":

@@ -252,15 +252,26 @@ def test_cli(tmp_path):
     assert bad.exit_code != 0 and "exclusive" in bad.output
 
 
-def test_cut_header_is_rewritten_but_foreign_single_line_is_kept(tmp_path, reference):
-    spec = _spec(tmp_path, "cut.csv", kernels=["copy"], threads=[2048])  # cheap error rows
-    spec.output.write_text(",".join(COLUMNS)[:17])  # killed while writing the header
-    assert run_study(spec).computed == spec.output.read_text().count("\n") - 1
-    foreign = _spec(tmp_path, "notes.csv")
-    foreign.output.write_text("my notes without a newline")
+@pytest.mark.parametrize("text", [",".join(COLUMNS)[:17], "key", "my notes without a newline"])
+def test_part_of_a_header_is_foreign_and_kept(tmp_path, text):
+    """The journal's header is written whole (one writer, renamed into place), so a kill never
+    leaves a part of one: a file holding a part of a header (a user's 3-byte file ``key``) is not a
+    study's output and is left as it is."""
+    foreign = _spec(tmp_path, "notes.csv", kernels=["copy"], threads=[2048])
+    foreign.output.write_text(text)
     with pytest.raises(WarpspeedError, match="not the output of a warpspeed study"):
         run_study(foreign)
-    assert foreign.output.read_text() == "my notes without a newline"
+    assert foreign.output.read_text() == text
+
+
+def test_fresh_journal_header_is_written_whole(tmp_path):
+    """A new journal appears with its whole header line (never an empty or partial file)."""
+    from warpspeed.studies.storage import Journal
+
+    journal = Journal(tmp_path / "j.csv", COLUMNS)
+    journal.close()
+    assert (tmp_path / "j.csv").read_text() == ",".join(COLUMNS) + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.csv"]
 
 
 def test_cli_bad_study_file_is_one_line_error(tmp_path):

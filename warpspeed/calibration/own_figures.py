@@ -34,7 +34,18 @@ and Distributed Computing, 2023); no rule is restated here:
 
 What a table does not give (it is missing, failed, or its sweep does not reach the windows the
 rules need) is listed in :attr:`OwnFigures.missing` with the reason; the device file takes those
-numbers from the base device.
+numbers from the base device. A device-query value that is missing, not a number, zero or
+negative is listed there too, one entry per value, so every number taken from the base is named.
+
+Before a table is fitted it is checked (:func:`~warpspeed.measured.table_checks.table_problem`): a sweep the rules fit
+(:data:`SWEEP_TABLES`) needs :data:`MIN_SWEEP_ROWS` rows at distinct points of its sweep
+variable, and finite, positive measured values; no table may repeat a row; every table must come
+from one GPU (the same ``gpu_uuid`` where the tables have one, as ``warpspeed calibrate`` writes
+them, else the same GPU model in the ``part`` line: its first word after the vendor's, so tables
+of an A100 40 GB and an A100 80 GB mix, an H200's and an L40's do not) of the base device's
+vendor. With ``strict`` (``warpspeed calibrate --fit-only``: tables the user brings) a table that
+fails is refused with one :class:`~warpspeed.errors.FitError`; after a measurement it is left
+out, named in :attr:`OwnFigures.missing`, and its numbers come from the base.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from typing import Callable
 import numpy as np
 
 from warpspeed.measured.raw_tables import TABLES, RawTable, failure_of, read_table
+from warpspeed.measured.table_checks import table_problem, tables_problem
 from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.hardware.device import Device
 from warpspeed.units import GIGA, KIB, KILO, MEGA, MIB, NANO
@@ -114,26 +126,40 @@ def _data_file(table: RawTable):
     return parse_public_csv(table.text, table.name, table.path.stem)
 
 
-def _query(table: RawTable) -> list[Measured]:
+def _query(table: RawTable, missing: list[NotMeasured]) -> list[Measured]:
     f = _data_file(table)
     out = []
+
+    def usable(column: str) -> float | None:
+        """The column's value when it is a finite number above zero; else None, and the value the
+        base gives instead is named in ``missing``."""
+        if column not in f.columns:
+            missing.append(NotMeasured(column, f"{_file(table)} has no column {column}"))
+            return None
+        v = float(f.column(column)[0])
+        if not (math.isfinite(v) and v > 0):
+            missing.append(NotMeasured(column, f"{_file(table)} gives {v:g}, not a number above zero"))
+            return None
+        return v
+
     for column, key in QUERY_KEYS.items():
-        if column in f.columns:
-            v = float(f.column(column)[0])
-            if math.isfinite(v) and v > 0:
-                value = round(v, 1) if key == "power.power_limit_w" else int(round(v))
-                out.append(Measured(key, value, _file(table), f"{column} as reported by the CUDA runtime"
-                                    if key != "power.power_limit_w" else "enforced power limit (nvidia-smi)"))
-    if "clock_max_mhz" in f.columns:
-        mhz = float(f.column("clock_max_mhz")[0])
-        if math.isfinite(mhz) and mhz > 0:
-            out.append(Measured("device.clock_ghz", round(mhz / KILO, 3), _file(table),
-                                "maximum SM clock as reported by the CUDA runtime"))
-    warp = f.column("warp_size")[0] if "warp_size" in f.columns else None
-    threads = f.column("max_threads_per_sm")[0] if "max_threads_per_sm" in f.columns else None
-    if warp and threads and math.isfinite(warp) and math.isfinite(threads):
+        v = usable(column)
+        if v is not None:
+            value = round(v, 1) if key == "power.power_limit_w" else int(round(v))
+            out.append(Measured(key, value, _file(table), f"{column} as reported by the CUDA runtime"
+                                if key != "power.power_limit_w" else "enforced power limit (nvidia-smi)"))
+    mhz = usable("clock_max_mhz")
+    if mhz is not None:
+        out.append(Measured("device.clock_ghz", round(mhz / KILO, 3), _file(table),
+                            "maximum SM clock as reported by the CUDA runtime"))
+    warp = next((m.value for m in out if m.key == "device.warp_size"), None)
+    threads = next((m.value for m in out if m.key == "device.max_threads_per_sm"), None)
+    if warp and threads:
         out.append(Measured("device.max_warps_per_sm", int(threads // warp), _file(table),
                             "max_threads_per_sm / warp_size"))
+    else:
+        missing.append(NotMeasured("max_warps_per_sm", f"{_file(table)} gives no max_threads_per_sm and warp_size "
+                                                       "to divide"))
     return out
 
 
@@ -273,10 +299,12 @@ WHAT = {
 }
 
 
-def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
+def own_figures(folder: str | Path, base: Device, gpu: str = "", strict: bool = False) -> OwnFigures:
     """Read every table of ``folder`` and fit the figures (see the module docstring); ``base``
     supplies what a rule needs and the tables do not give (the launch fit's L2 round trip, the
-    bank rule of the strides note)."""
+    bank rule of the strides note). ``strict``: a table that cannot be fitted well
+    (:func:`~warpspeed.measured.table_checks.table_problem`) or tables of another GPU or vendor raise :class:`FitError` instead of
+    being left out."""
     folder = Path(folder)
     if not folder.is_dir():
         raise WarpspeedError(f"no folder of raw tables at {str(folder)!r}; allowed: a folder holding "
@@ -285,9 +313,9 @@ def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
     missing: list[NotMeasured] = []
     notes: list[str] = []
     readers: dict[str, Callable[[RawTable], list[Measured]]] = {
-        "device-query": _query, "gpu-stream": _stream, "gpu-l2-cache": _l2, "gpu-cache": _l1,
+        "device-query": lambda t: _query(t, missing), "gpu-stream": _stream, "gpu-l2-cache": _l2, "gpu-cache": _l1,
         "gpu-latency": _latency, "gpu-small-kernels": lambda t: _launch(t, base, figures, notes)}
-    found = 0
+    tables: dict[str, RawTable] = {}
     for name in TABLES:
         table = read_table(folder, name, require_checksum=False)
         if table is None:
@@ -296,7 +324,20 @@ def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
             if name in WHAT:
                 missing.append(NotMeasured(WHAT[name], f"{name}.csv: {why}"))
             continue
-        found += 1
+        tables[name] = table
+    if not tables:
+        raise WarpspeedError(f"{str(folder)!r} holds none of the raw tables {', '.join(t + '.csv' for t in TABLES)}")
+    mixed = tables_problem(tables, base)
+    if mixed is not None:
+        raise FitError(f"{str(folder)!r}: {mixed}")
+    for name, table in tables.items():
+        problem = table_problem(table)
+        if problem is not None:
+            if strict:
+                raise FitError(f"{table.path}: {problem}; fix or remove the table (its numbers then come from the "
+                               f"base {base.name})")
+            missing.append(NotMeasured(WHAT.get(name, name), f"{name}.csv: not fitted: {problem}"))
+            continue
         try:
             if name in readers:
                 figures.extend(readers[name](table))
@@ -312,8 +353,6 @@ def own_figures(folder: str | Path, base: Device, gpu: str = "") -> OwnFigures:
                 continue
             text = text if isinstance(exc, WarpspeedError) else f"{type(exc).__name__}: {text}"
             missing.append(NotMeasured(what, f"{name}.csv: the fit failed: {text}"))
-    if not found:
-        raise WarpspeedError(f"{str(folder)!r} holds none of the raw tables {', '.join(t + '.csv' for t in TABLES)}")
     if gpu == "":
         query = read_table(folder, "device-query", require_checksum=False)
         gpu = (query.value("part") or "") if query else ""

@@ -38,7 +38,7 @@ from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.text import read_text
 from warpspeed.hardware.ranges import FLOAT_RANGES
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
-from warpspeed.power.board import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
+from warpspeed.power.board import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock
 from warpspeed.power.params import (
     BASE_CATEGORY,
     CATEGORY_FAMILY,
@@ -146,6 +146,28 @@ def check_run_on(device: "Device", run: Run) -> Run:
     return run
 
 
+def _check_runs_on(device: "Device", runs: Sequence[Run]) -> None:
+    """:func:`check_run_on` of every run, the first failure a one-line error naming its number.
+    Its checks are ranges of one field each, so when the runs with the lowest and highest clock
+    and watts and the highest GFLOP/s pass, every run passes: only those are checked, and every
+    run in order when one of them fails."""
+    clock = np.fromiter((r.clock_mhz for r in runs), float, len(runs))
+    watts = np.fromiter((r.watts for r in runs), float, len(runs))
+    gflop = np.fromiter((np.nan if r.gflop_s is None else r.gflop_s for r in runs), float, len(runs))
+    extremes = {int(np.argmin(clock)), int(np.argmax(clock)), int(np.argmin(watts)), int(np.argmax(watts))}
+    if not np.all(np.isnan(gflop)):
+        extremes.add(int(np.nanargmax(gflop)))
+    try:
+        for index in extremes:
+            check_run_on(device, runs[index])
+    except WarpspeedError:
+        for n, run in enumerate(runs, 1):
+            try:
+                check_run_on(device, run)
+            except WarpspeedError as exc:
+                raise WarpspeedError(f"run {n}: {exc}") from None
+
+
 def _positive(value: object) -> bool:
     return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and value > 0)
@@ -199,43 +221,98 @@ class FitResult:
         return float(np.max(np.abs(self.errors)))
 
 
+def check_runs(runs: Sequence[Run]) -> None:
+    """:func:`check_run` of every run; the first failure is a one-line error naming the run's
+    number (1-based)."""
+    found = first_bad_run(runs)
+    if found is not None:
+        raise WarpspeedError(f"run {found[0] + 1}: {found[1]}")
+
+
+def first_bad_run(runs: Sequence[Run]) -> tuple[int, WarpspeedError] | None:
+    """The index of the first run :func:`check_run` refuses, and its error; None when every run
+    passes. The checks run on arrays (a million runs in a fraction of a second); :func:`check_run`
+    words the error of the run found."""
+    if not runs:
+        return None
+    its = np.array([r.its if isinstance(r.its, int) and not isinstance(r.its, bool) else -1 for r in runs],
+                   dtype=object)
+    values = np.array([(r.clock_mhz, r.watts, np.nan if r.gflop_s is None else r.gflop_s) for r in runs], dtype=object)
+    try:
+        numbers = values.astype(float)
+        whole = its.astype(np.int64)
+    except (TypeError, ValueError, OverflowError):
+        bad = np.arange(len(runs))  # a value of another type: find it run by run
+    else:
+        clock, watts, gflop = numbers[:, 0], numbers[:, 1], numbers[:, 2]
+        with np.errstate(invalid="ignore"):
+            ok = ((whole >= 0) & (whole <= MAX_ITS) & np.isfinite(clock) & (clock > 0) & (clock <= MAX_RUN_CLOCK_MHZ)
+                  & np.isfinite(watts) & (watts > 0) & (np.isnan(gflop) | (np.isfinite(gflop) & (gflop > 0))))
+        bad = np.flatnonzero(~ok)
+    for index in bad:
+        try:
+            check_run(runs[int(index)])
+        except WarpspeedError as exc:
+            return int(index), exc
+    return None
+
+
 def read_runs(path: str | Path) -> list[Run]:
-    """Runs from a measurement CSV (``#`` comment lines allowed; columns its, clock_mhz, watts)."""
+    """Runs from a measurement CSV (``#`` comment lines allowed; columns its, clock_mhz, watts and
+    optionally gflop_s). The file is read once, the rows' numbers converted and checked as arrays,
+    so a million runs take seconds."""
     p = Path(path)
     text = read_text(p, "runs file")
     numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.startswith("#")]
-    reader = csv.DictReader([line for _, line in numbered])
-    missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+    # without quotes a CSV row is its text split at the commas (several times faster than csv.reader)
+    reader = iter([line.split(",") for _, line in numbered] if '"' not in text else
+                  csv.reader([line for _, line in numbered]))
+    header = [c.strip() for c in next(reader, [])]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise WarpspeedError(f"{p}: missing column(s) {', '.join(missing)}; need {', '.join(REQUIRED_COLUMNS)}")
-    runs = []
-    for (n, _), row in zip(numbered[1:], reader):
-        if None in row or any(row.get(c) is None for c in REQUIRED_COLUMNS):
+    columns = [header.index(c) for c in ("its", "clock_mhz", "watts")]
+    gflop_column = header.index("gflop_s") if "gflop_s" in header else None
+    rows = list(reader)
+    lines = [n for n, _ in numbered[1:]]
+    for row, n in zip(rows, lines):
+        if len(row) != len(header):
             raise WarpspeedError(f"{p} line {n}: the row has another number of cells than the header; "
                                  "give one cell per column")
-        try:
-            its = int(row["its"])
-            clock, watts = float(row["clock_mhz"]), float(row["watts"])
-            gflop = float(row["gflop_s"]) if (row.get("gflop_s") or "").strip() else None
-        except ValueError:
-            raise WarpspeedError(f"{p} line {n}: its, clock_mhz, watts or gflop_s is not a number (got "
-                                 f"{row['its']!r}, {row['clock_mhz']!r}, {row['watts']!r}, {row.get('gflop_s')!r}); "
-                                 "its is an integer, the others decimal numbers") from None
-        try:
-            runs.append(check_run(Run(its, clock, watts, gflop)))
-        except WarpspeedError as exc:
-            raise WarpspeedError(f"{p} line {n}: {exc}") from None
+    try:  # numpy parses the columns' text in one pass each
+        its = np.array([row[columns[0]].strip() for row in rows], dtype=str).astype(np.int64).tolist()
+        clock, watts = (np.array([row[c] for row in rows], dtype=str).astype(float).tolist() for c in columns[1:])
+        gflop = ([None] * len(rows) if gflop_column is None else
+                 [float(g) if g else None for g in (row[gflop_column].strip() for row in rows)])
+    except (ValueError, OverflowError):
+        for row, n in zip(rows, lines):  # find the row and say what is wrong with it
+            try:
+                gflop_text = row[gflop_column].strip() if gflop_column is not None else ""
+                int(row[columns[0]]), float(row[columns[1]]), float(row[columns[2]])
+                float(gflop_text) if gflop_text else None
+            except ValueError:
+                raise WarpspeedError(f"{p} line {n}: its, clock_mhz, watts or gflop_s is not a number (got "
+                                     f"{row[columns[0]]!r}, {row[columns[1]]!r}, {row[columns[2]]!r}, "
+                                     f"{row[gflop_column] if gflop_column is not None else None!r}); "
+                                     "its is an integer, the others decimal numbers") from None
+        raise
+    runs = list(map(Run, its, clock, watts, gflop))
+    found = first_bad_run(runs)
+    if found is not None:
+        raise WarpspeedError(f"{p} line {lines[found[0]]}: {found[1]}")
     if len(runs) < MIN_RUNS:
         raise WarpspeedError(f"{p}: too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
     return runs
 
 
-def measured_lups_per_s(run: Run) -> float:
+def measured_lups_per_s(run: Run, flops_per_lup: float | None = None) -> float:
     """The run's measured rate in updates of the benchmark description per second: its GFLOP/s
-    over the description's flops per update (:mod:`warpspeed.power.benchmark`)."""
+    over the description's flops per update (:mod:`warpspeed.power.benchmark`; ``flops_per_lup``:
+    those flops when the caller has them already)."""
     if run.gflop_s is None:
         raise WarpspeedError(f"run with its = {run.its} has no gflop_s: its measured rate is unknown")
-    return run.gflop_s * GIGA / roofline_benchmark(run.its).flops.flops
+    flops = roofline_benchmark(run.its).flops.flops if flops_per_lup is None else flops_per_lup
+    return run.gflop_s * GIGA / flops
 
 
 def _constant_share() -> float:
@@ -262,39 +339,99 @@ def _static_share(category: str, lanes: float) -> float:
     return (rf * volta.first_lane_w + ra * volta.add_lane_w * (lanes - 1)) / volta.static_32_w
 
 
+@dataclass(frozen=True)
+class RunColumns:
+    """Per run, what the design's columns are made of (arrays in run order), so a fit that scans
+    the voltage floors builds them once: the rate (lups/s: measured, else predicted at the run's
+    clock), the clock relative to the device's, the FP32-lane-weighted core activity, the DRAM
+    sectors and the L1/L2 sectors in DRAM-sector energy, and the static share at the run's lanes."""
+
+    rate: np.ndarray
+    clock_rel: np.ndarray
+    core: np.ndarray
+    dram: np.ndarray
+    cached: np.ndarray
+    static: np.ndarray
+
+
+def run_columns(device: "Device", runs: Sequence[Run], measured_rate: bool = True,
+                predicted: dict[int, tuple] | None = None) -> RunColumns:
+    """:class:`RunColumns` of ``runs``: what depends on a run's inner-loop length is computed once
+    per length (the benchmark kernel is built once per length, not once per run)."""
+    cache = predicted if predicted is not None else _predicted(device, (r.its for r in runs))
+    volta, ratios = volta_anchors(), core_ratios()
+    its_values = sorted(cache)
+    table = np.array([[sum(n * ratios[c] for c, n in act.core.items()), act.dram_sectors,
+                       (volta.l2_sector_j * act.l2_sectors + volta.l1_sector_j * act.l1_sectors) / volta.dram_sector_j,
+                       _static_share(act.category, act.active_lanes), roofline_benchmark(its).flops.flops]
+                      for its in its_values for act, _, _ in (cache[its],)], dtype=float).reshape(len(its_values), 5)
+    its = np.fromiter((r.its for r in runs), np.int64, len(runs))
+    row = np.searchsorted(np.array(its_values, dtype=np.int64), its) if len(its_values) else its
+    clock = np.fromiter((r.clock_mhz for r in runs), float, len(runs))
+    gflop = np.fromiter((np.nan if r.gflop_s is None else r.gflop_s for r in runs), float, len(runs))
+    measured = ~np.isnan(gflop) if measured_rate else np.zeros(len(runs), dtype=bool)
+    rate = np.empty(len(runs))
+    if measured.any():  # measured_lups_per_s, on arrays: GFLOP/s over the benchmark's flops per update
+        rate[measured] = gflop[measured] * GIGA / table[row[measured], 4]
+    at_clock: dict[tuple[int, float], float] = {}
+    for index in np.flatnonzero(~measured):  # predicted rates, once per (its, clock)
+        key = (int(its[index]), float(clock[index]))
+        if key not in at_clock:
+            _, predicted_rate, limits = cache[key[0]]
+            at_clock[key] = rate_at_clock(predicted_rate, limits, key[1], device.clock_mhz)
+        rate[index] = at_clock[key]
+    per_run = table[row]
+    return RunColumns(rate=rate, clock_rel=clock / device.clock_mhz, core=per_run[:, 0], dram=per_run[:, 1],
+                      cached=per_run[:, 2], static=per_run[:, 3])
+
+
+def design_from(columns: RunColumns, v_min_rel: float = 0.0) -> np.ndarray:
+    """The design matrix (see :func:`design`) of :class:`RunColumns` at the voltage floor
+    ``v_min_rel``: the supply voltage relative to the reference clock's is
+    :func:`~warpspeed.power.board.voltage_ratio`'s, the clock ratio down to the floor."""
+    s = np.maximum(columns.clock_rel, v_min_rel)
+    return np.column_stack([columns.rate * columns.core * s * s, columns.rate * (columns.dram + columns.cached * s * s),
+                            s * columns.static, np.ones_like(s)])
+
+
 def design(device: "Device", runs: Sequence[Run], v_min_rel: float = 0.0, measured_rate: bool = True,
            predicted: dict[int, tuple] | None = None) -> np.ndarray:
     """The runs' columns ``[FP32-lane-weighted core activity/s, weighted DRAM sectors/s, static
     factor s, 1]`` (see the module docstring); the static column is in units of the int+FP static
     power at 32 lanes."""
-    cache = predicted if predicted is not None else _predicted(device, (r.its for r in runs))
-    volta, ratios = volta_anchors(), core_ratios()
-    rows = []
-    for run in runs:
-        act, rate, limits = cache[run.its]
-        if measured_rate and run.gflop_s is not None:
-            r = measured_lups_per_s(run)
-        else:
-            r = rate_at_clock(rate, limits, run.clock_mhz, device.clock_mhz)
-        s = voltage_ratio(run.clock_mhz, device.clock_mhz, v_min_rel)
-        cached = (volta.l2_sector_j * act.l2_sectors + volta.l1_sector_j * act.l1_sectors) / volta.dram_sector_j
-        core = sum(n * ratios[c] for c, n in act.core.items())
-        rows.append([r * core * s * s, r * (act.dram_sectors + cached * s * s),
-                     s * _static_share(act.category, act.active_lanes), 1.0])
-    return np.array(rows)
+    return design_from(run_columns(device, runs, measured_rate, predicted), v_min_rel)
 
 
-def _solve(a: np.ndarray, watts: np.ndarray):
+@dataclass(frozen=True)
+class _Solution:
+    """A least-squares solution: the parameters and half the sum of squared relative residuals
+    (scipy's ``cost``)."""
+
+    x: np.ndarray
+    cost: float
+
+
+def _solve(a: np.ndarray, watts: np.ndarray) -> _Solution:
     """Relative least squares, plus one weak row tying the static : constant split to Volta's
-    (it decides the split only when the runs cannot: all at one clock)."""
+    (it decides the split only when the runs cannot: all at one clock). The rows are first
+    reduced to the triangular factor of their QR decomposition (the same minimizer, four rows
+    instead of one per run), so a million runs cost one pass over them; the cost is then
+    evaluated on every row."""
     q = _constant_share()
     tie = RIDGE_WEIGHT * np.array([0.0, 0.0, q, -(1 - q)]) / np.mean(watts)
     a_w = np.vstack([a / watts[:, None], tie])
     b_w = np.concatenate([np.ones(len(watts)), [0.0]])
     from scipy.optimize import lsq_linear  # imported by the fit only: predictions do not need scipy
 
+    r_factor = np.linalg.qr(a_w, mode="r")  # a_w = Q R; Q^T b = R^-T a_w^T b (Q is never formed)
+    try:
+        reduced_a, reduced_b = r_factor, np.linalg.solve(r_factor.T, a_w.T @ b_w)
+    except np.linalg.LinAlgError:  # a singular R: solve the whole problem
+        reduced_a, reduced_b = a_w, b_w
     with np.errstate(invalid="ignore"):  # trf's step selection multiplies an infinite stride by 0 at a bound
-        return lsq_linear(a_w, b_w, bounds=(0.0, np.inf))
+        x = lsq_linear(reduced_a, reduced_b, bounds=(0.0, np.inf)).x
+    residual = a_w @ x - b_w
+    return _Solution(x, 0.5 * float(residual @ residual))
 
 
 def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
@@ -303,18 +440,14 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     rest by least squares for each)."""
     if len(runs) < MIN_RUNS:
         raise WarpspeedError(f"too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
-    for n, run in enumerate(runs, 1):
-        check_run(run)
-        try:
-            check_run_on(device, run)
-        except WarpspeedError as exc:
-            raise WarpspeedError(f"run {n}: {exc}") from None
-    watts = np.array([r.watts for r in runs])
-    predicted = _predicted(device, (r.its for r in runs))
-    _require_determined(design(device, runs, V_MIN_CANDIDATES[0], predicted=predicted), watts, runs)
+    check_runs(runs)
+    _check_runs_on(device, runs)
+    watts = np.fromiter((r.watts for r in runs), float, len(runs))
+    columns = run_columns(device, runs)
+    _require_determined(design_from(columns, V_MIN_CANDIDATES[0]), watts, runs)
     best, costs = None, []
     for v_min in V_MIN_CANDIDATES:
-        a = design(device, runs, v_min, predicted=predicted)
+        a = design_from(columns, v_min)
         solution = _solve(a, watts)
         costs.append(solution.cost)
         if best is None or solution.cost < best[2].cost - 1e-12:
@@ -322,7 +455,7 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     v_min, a, solution = best
     clock = voltage_floor(V_MIN_CANDIDATES, costs, v_min)
     e_fp32, e_dram, static, constant = (float(x) for x in solution.x)
-    errors = tuple(float(e) for e in (a @ solution.x - watts) / watts)
+    errors = tuple(((a @ solution.x - watts) / watts).tolist())
     worst = int(np.argmax(np.abs(errors)))
     if not all(math.isfinite(e) for e in errors) or abs(errors[worst]) > MAX_FIT_ERROR:
         raise WarpspeedError(f"the fit does not follow the runs (largest error {100 * abs(errors[worst]):.1f} % at run "

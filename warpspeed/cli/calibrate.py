@@ -40,10 +40,12 @@ def _benchmarks(text: str | None) -> tuple[str, ...] | None:
               help="The device file to write (TOML); the raw tables go beside it, into OUT without .toml "
                    "+ '.calibration/'.")
 @click.option("--base", default=DEFAULT_BASE, show_default=True,
-              help="Built-in device name or device-file path every number not measured is taken from "
-                   "(pick the closest part: same architecture, same memory type).")
+              help="Device every number not measured is taken from, as --device takes it: a built-in name, "
+                   "a unique prefix or an architecture family, or a device-file path (it holds a '/' or ends in "
+                   ".toml); pick the closest part: same vendor and architecture, same memory type.")
 @click.option("--name", "device_name", type=NAME, default=None,
-              help="Name of the calibrated device (default: the file name of --out without .toml).")
+              help="Name of the calibrated device (default: the file name of --out without .toml, with every "
+                   "character a name may not hold made '-': 'my gpu.toml' -> 'my-gpu').")
 @click.option("--budget", type=click.FloatRange(min=10.0, max=3600.0), default=150.0, show_default=True,
               help="Seconds the benchmarks may take in all; each sweep stops at its share and keeps what it "
                    "measured.")
@@ -69,13 +71,14 @@ def calibrate(out_path: str, base: str, device_name: str | None, budget: float, 
     from, or the --base file it was taken from. Needs an NVIDIA GPU and cupy, except --fit-only.
     See docs/calibrate.md.
     """
-    from warpspeed.calibration.calibrate import write_device_file
+    from warpspeed.calibration.calibrate import check_device_name, write_device_file
     from warpspeed.measured.raw_tables import table_folder
     from warpspeed.hardware.device import load_device
 
     out = Path(out_path)
     folder = Path(tables_dir) if tables_dir else table_folder(out)
-    base_device = load_device(base)  # a bad --base fails before any measurement
+    check_device_name(device_name)  # a bad --name or --base fails before any measurement or fit
+    base_device = load_device(base, "--base")
     selected = _benchmarks(only)
     if not fit_only:
         from warpspeed.calibration.microbench.cupy_runner import CupyRunner
@@ -91,7 +94,7 @@ def calibrate(out_path: str, base: str, device_name: str | None, budget: float, 
         if failed:
             click.echo(f"calibrate: failed: {', '.join(failed)} (reasons in {folder}/<benchmark>.failed); their "
                        f"figures come from {base_device.name}", err=True)
-    result = write_device_file(folder, base, out, device_name)
+    result = write_device_file(folder, base, out, device_name, strict=fit_only)
     figures = result.figures
     click.echo(f"wrote {out} ({result.device.name}): {len(figures.figures)} numbers measured, the rest from "
                f"{base_device.name}")

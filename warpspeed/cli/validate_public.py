@@ -177,7 +177,7 @@ def _validate_device(device_name: str | None, tables_dir: str | None, write_docs
     """``validate --device``: the device against the tables of its calibration (or ``--tables``)."""
     from warpspeed.measured.raw_tables import table_folder
     from warpspeed.errors import WarpspeedError
-    from warpspeed.hardware.device import load_device
+    from warpspeed.hardware.device import is_device_path, load_device
     from warpspeed.validation.own_tables import own_datasets
     from warpspeed.validation.public_report import summary_rows
 
@@ -187,7 +187,7 @@ def _validate_device(device_name: str | None, tables_dir: str | None, write_docs
         raise WarpspeedError("--write-docs and --out write the public accuracy page; with --device use --json")
     device = load_device(device_name)
     if tables_dir is None:
-        if not (device_name.endswith(".toml") or Path(device_name).is_file()):
+        if not is_device_path(device_name):
             raise WarpspeedError(f"{device_name!r} is a built-in device: give the folder of your measurements "
                                  "with --tables DIR")
         tables_dir = str(table_folder(device_name))

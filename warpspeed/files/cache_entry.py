@@ -12,6 +12,11 @@ missing, truncated, corrupted, foreign or planted file, an entry of an older for
 an entry cannot run code. :func:`write_entry` writes atomically (:mod:`warpspeed.files.atomic`);
 a cache that cannot be written costs a recomputation next time, nothing else.
 
+Entries and the folders that hold them inside the cache directory are the cache's own: an entry
+or a folder (``kernels/``, ``sass/``, ``registers/``) that is a symbolic link is never followed,
+so nothing is read from or written into the place a link points to (the entry is a miss and is
+not stored). The cache directory itself may be a link (a cache moved to another disk).
+
 The checksum detects damage (a truncated write, a flipped byte, an edited number); the cache
 directory is the user's own, like Python's ``__pycache__``, and is not defended against its owner.
 """
@@ -56,7 +61,10 @@ def entry_text(fmt: str, key: str, payload: Any) -> str:
 def read_entry(path: Path, fmt: str, key: str) -> Any | None:
     """The verified payload of the entry at ``path``, or ``None`` (a miss: see the module docstring)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a planted FIFO never blocks
+        if path.parent.is_symlink():
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))  # a
+        # planted FIFO never blocks, a planted link is not followed
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO, a device, a directory
                 return None
@@ -83,6 +91,8 @@ def write_entry(path: Path, fmt: str, key: str, payload: Any) -> bool:
     try:
         text = entry_text(fmt, key, payload)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent.is_symlink():
+            return False  # a folder of the cache that is a link: never written through
         if path.is_symlink() or (path.exists() and not path.is_file()):
             path.unlink()  # an entry is a regular file of its own: a planted link, FIFO or device is removed
         write_text_atomic(path, text)

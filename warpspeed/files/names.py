@@ -6,10 +6,17 @@ directory, ``<family>.toml`` written by ``warpspeed power-fit``), it must match
 :data:`MAX_NAME_LENGTH` characters, and no ``..``. Every built-in name (``ampere-ga100``,
 ``nvidia-ampere``, ``A100-SXM4-40GB``, ``star3d-r4``) matches it; ``../x``, ``a/b``, ``a b`` and
 the empty string do not.
+
+Where an argument takes a name or a path (``--device``, ``--base``, a study's ``devices``), a
+path is told from a name by its look alone, never by what happens to exist in the working
+directory (:func:`looks_like_path`): a text holding a path separator (``/``, or the system's own)
+or ending in ``.toml`` is a path (``./H200``, ``gpus/mine.toml``, ``mine.toml``); anything else
+is a name (``H200``, ``V100``, ``volta``), even where a file of that name exists.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from warpspeed.errors import WarpspeedError
@@ -38,3 +45,18 @@ def check_name(text: object, what: str, error: type[WarpspeedError] = WarpspeedE
             repr(text[:2 * MAX_NAME_LENGTH]) + "..."
         raise error(f"{what} is not a name (got {shown}); allowed: {NAME_RULE}")
     return text  # type: ignore[return-value]
+
+
+#: The suffix that makes a text a path (:func:`looks_like_path`): device and family files are TOML.
+PATH_SUFFIX = ".toml"
+
+
+def looks_like_path(text: object) -> bool:
+    """Whether ``text`` (a name or a path) is a path: a :class:`os.PathLike`, or a string holding a
+    path separator or ending in :data:`PATH_SUFFIX` (any case). See the module docstring."""
+    if isinstance(text, os.PathLike):
+        return True
+    if not isinstance(text, str):
+        return False
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return any(sep in text for sep in separators) or text.lower().endswith(PATH_SUFFIX)

@@ -12,17 +12,20 @@ memory levels (``[[memory]]`` tables, :mod:`warpspeed.hardware.caches`), parsed 
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
 from warpspeed.errors import DeviceError
+from warpspeed.files.names import looks_like_path
 from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
 from warpspeed.hardware.memory_latency import MemoryLatencies, architecture_latencies
-from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, check_tables, plausible_lups_per_s
+from warpspeed.hardware.ranges import (TABLE_SCHEMAS, check_level, check_numbers, check_relations, check_tables,
+                                       plausible_lups_per_s)
 from warpspeed.units import KILO
 
 #: Fields that are text, not numbers.
@@ -101,6 +104,7 @@ class Device:
     dram_many_streams_gb_s: float | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", frozen_table(self.tables))  # read by the models, never changed
         numeric = []
         for f in fields(self):
             value = getattr(self, f.name)
@@ -137,6 +141,14 @@ class Device:
                 )
         check_numbers(self, tuple(numeric))
         check_relations(self)
+        if self.latencies_from is not None:  # a built-in part's name, never a file
+            if looks_like_path(self.latencies_from):
+                raise DeviceError(f"device {self.name!r}: latencies_from names a built-in device, not a file (got "
+                                  f"{self.latencies_from!r}); allowed: a built-in device name such as 'H100-SXM5-80GB'")
+            try:
+                resolve_device_name(self.latencies_from)
+            except DeviceError as exc:
+                raise DeviceError(f"device {self.name!r}: latencies_from: {exc}") from None
         check_hierarchy(self.memory, self.name)
         for level in self.memory:
             check_level(level, self.name)
@@ -152,7 +164,7 @@ class Device:
         if all(v is not None for v in own):
             return MemoryLatencies.from_pointer_chase(*own, self.clock_ghz, f"{self.name}'s pointer chase")
         if self.latencies_from is not None:
-            donor = load_device(self.latencies_from)
+            donor = load_builtin_device(self.latencies_from)
             chase = (donor.l1.latency_ns, donor.l2.latency_ns, donor.dram_latency_ns)
             if not all(v is not None for v in chase):
                 raise DeviceError(f"device {self.name!r}: latencies_from names {donor.name!r}, which has no "
@@ -220,6 +232,47 @@ class Device:
         return lanes[dtype]
 
 
+class FrozenTable(dict):
+    """A model table of a loaded device: a dict that cannot be changed (the checks of the device
+    file ran on its values; a table changed afterwards would reach the models unchecked). Make a
+    changed device with :func:`dataclasses.replace` (``tables=...``), which checks it again."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a device's tables cannot be changed after it is loaded; build a new device with "
+                        "dataclasses.replace(device, tables={...}), which is checked as a loaded one")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore
+
+    def __reduce__(self) -> Any:  # pickled (to pool workers) as a plain dict, frozen again on load
+        return (FrozenTable, (dict(self),))
+
+
+class FrozenList(list):
+    """A list of a :class:`FrozenTable` that cannot be changed."""
+
+    _refuse = FrozenTable._refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
+        reverse = _refuse  # type: ignore
+
+    def __reduce__(self) -> Any:
+        return (FrozenList, (list(self),))
+
+
+def frozen_table(value: Any) -> Any:
+    """``value`` (a table's contents) with every dict and list made unchangeable, recursively."""
+    if isinstance(value, Mapping):
+        frozen = FrozenTable()
+        for key, item in value.items():
+            dict.__setitem__(frozen, key, frozen_table(item))
+        return frozen
+    if isinstance(value, (list, tuple)) and not isinstance(value, FrozenList):
+        frozen_list = FrozenList()
+        for item in value:
+            list.append(frozen_list, frozen_table(item))
+        return frozen_list if isinstance(value, list) else tuple(frozen_list)
+    return value
+
+
 _DEVICE_PACKAGE = "warpspeed.hardware.devices"
 _KNOWN = {f.name for f in fields(Device)} - {"source", "tables", "memory"}
 
@@ -228,6 +281,14 @@ def _parse_device(data: dict, origin: str) -> Device:
     device = data.get("device", {k: v for k, v in data.items() if k != "memory"})
     if not isinstance(device, dict):
         raise DeviceError(f"{origin}: expected a [device] table")
+    if "device" in data:
+        loose = sorted(k for k, v in data.items() if k not in ("device", "memory") and not isinstance(v, dict))
+        if loose:
+            tables = [k for k in loose if k in TABLE_SCHEMAS]
+            what = (f"{', '.join(tables)} must be a table ([{tables[0]}] with its keys), not a value" if tables else
+                    f"key(s) {', '.join(loose)} stand outside any table; put device keys under [device] and model "
+                    f"constants under their model's table ({', '.join(f'[{t}]' for t in TABLE_SCHEMAS)})")
+            raise DeviceError(f"{origin}: {what}")
     unknown = sorted(set(device) - _KNOWN)
     if unknown:
         moved = [k for k in unknown if k.startswith(("l1_", "l2_"))]
@@ -241,8 +302,7 @@ def _parse_device(data: dict, origin: str) -> Device:
     name = device.get("name", origin)
     memory = parse_memory(data.get("memory"), name if isinstance(name, str) else origin)
     try:
-        tables = ({k: v for k, v in data.items() if k not in ("device", "memory") and isinstance(v, (dict, list))}
-                  if "device" in data else {})
+        tables = {k: v for k, v in data.items() if k not in ("device", "memory")} if "device" in data else {}
         return Device(**device, memory=memory, source=origin, tables=tables)
     except TypeError as exc:  # pragma: no cover - guarded by the key checks above
         raise DeviceError(f"{origin}: {exc}") from None
@@ -311,29 +371,63 @@ def _architecture_of(name: str) -> str:
     return str(table.get("architecture", "")) if isinstance(table, dict) else ""
 
 
-def load_device(name_or_path: str | Path) -> Device:
+def _device_argument(name_or_path: object, what: str) -> str:
+    """``name_or_path`` as text; :class:`TypeError` naming ``what`` for anything but a string or a path."""
+    if isinstance(name_or_path, Device):
+        raise TypeError(f"{what} must be a device name or a device-file path (str); got a Device object: pass it "
+                        "where a Device is taken, or its name")
+    if not isinstance(name_or_path, (str, os.PathLike)) or not isinstance(os.fspath(name_or_path), str):
+        raise TypeError(f"{what} must be a device name or a device-file path (str), got "
+                        f"{type(name_or_path).__name__} {name_or_path!r}")
+    text = os.fspath(name_or_path)
+    if not text.strip():
+        raise DeviceError(f"{what} is empty; give a built-in device name (see `warpspeed devices`) or a .toml path")
+    return text
+
+
+def is_device_path(name_or_path: str | Path) -> bool:
+    """Whether ``name_or_path`` is read as a device-file path rather than a built-in device's name
+    (:func:`warpspeed.files.names.looks_like_path`: a separator or a ``.toml`` suffix; a file of
+    that name in the working directory makes no difference)."""
+    return looks_like_path(name_or_path)
+
+
+def load_device(name_or_path: str | Path, what: str = "device") -> Device:
     """A built-in device by name (case-insensitive; a unique prefix or architecture family works
-    too, :func:`resolve_device_name`) or a user's device file by path."""
-    text = str(name_or_path)
-    if text.endswith(".toml") or Path(text).is_file():
+    too, :func:`resolve_device_name`) or a user's device file by path. A path has a separator or
+    a ``.toml`` suffix (:func:`is_device_path`); anything else is a name, never a file."""
+    text = _device_argument(name_or_path, what)
+    if is_device_path(name_or_path):
         return load_device_file(text)
-    name = resolve_device_name(text)
-    resource = package_file(_DEVICE_PACKAGE, f"{name}.toml")
-    return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{name}.toml")
+    return load_builtin_device(text)
+
+
+def load_builtin_device(name: str) -> Device:
+    """The built-in device ``name`` names (:func:`resolve_device_name`), never a file."""
+    resolved = resolve_device_name(name)
+    resource = package_file(_DEVICE_PACKAGE, f"{resolved}.toml")
+    return _parse_device(read_toml(resource, "built-in device file", DeviceError), f"{resolved}.toml")
+
+
+def device_identity(name_or_path: str | Path) -> str:
+    """What two device arguments share when they mean one device: the built-in device's name
+    (``V100``, ``volta`` and ``V100-PCIe-32GB`` give one), or the device file's real path."""
+    text = _device_argument(name_or_path, "device")
+    if is_device_path(name_or_path):
+        return os.path.realpath(text)
+    return resolve_device_name(text)
 
 
 def device_text(name_or_path: str | Path) -> str:
-    """The text of a built-in device file (by name, case-insensitive) or of a user's device file
-    (by path), comments included."""
+    """The text of a built-in device file (by name, prefix or family, as :func:`load_device`) or of
+    a user's device file (by path), comments included."""
     from warpspeed.files.text import read_text
 
-    text = str(name_or_path)
-    if text.endswith(".toml") or Path(text).is_file():
+    text = _device_argument(name_or_path, "device")
+    if is_device_path(name_or_path):
         return read_text(Path(text), "device file", DeviceError)
-    match = next((n for n in device_names() if n.lower() == text.lower()), None)
-    if match is None:
-        raise DeviceError(f"unknown device {text!r}; built-in devices: {', '.join(device_names())} (or give a .toml path)")
-    return read_text(package_file(_DEVICE_PACKAGE, f"{match}.toml"), "built-in device file", DeviceError)
+    name = resolve_device_name(text)
+    return read_text(package_file(_DEVICE_PACKAGE, f"{name}.toml"), "built-in device file", DeviceError)
 
 
 def all_devices() -> list[Device]:

@@ -12,7 +12,7 @@ a prediction of 13 GW. The rules:
   and the model's arithmetic cannot take (a clock of 10^-300 GHz divides by zero);
 * cache lines, sectors, banks, allocation units and store granules are powers of two (addresses
   are split into them by their low bits); a wavefront has 32 or 64 threads (NVIDIA warps and AMD
-  RDNA wavefronts: 32; AMD CDNA wavefronts: 64);
+  RDNA wavefronts: 32; AMD CDNA wavefronts: 64), and an NVIDIA warp 32;
 * a cache level (``[[memory]]``, :func:`check_level`) holds at least one line; a line is a whole
   number of sectors and store granules; the effective L2 is at most the nominal one; a block
   fits an SM (threads, shared memory) and its largest extent along x, y, z is at most its
@@ -71,6 +71,9 @@ LEVEL_POWER_OF_TWO_FIELDS = ("banks", "bank_bytes", "line_bytes", "sector_bytes"
                              "wide_bytes_per_cycle", "column_bytes")
 #: Threads per warp or wavefront (module docstring).
 WARP_SIZES = (32, 64)
+#: Threads per warp on NVIDIA GPUs: 32 on every architecture (NVIDIA, "CUDA C++ Programming
+#: Guide", section "Hardware Implementation: SIMT Architecture", 2024).
+NVIDIA_WARP_SIZE = 32
 #: Vendors the model has families for.
 VENDORS = ("nvidia", "amd")
 
@@ -116,6 +119,9 @@ def check_relations(device: Any) -> None:
         raise DeviceError(f"device {device.name!r}: architecture is empty; give the architecture, e.g. 'ampere'")
     if device.warp_size not in WARP_SIZES:
         raise _fail(device, "warp_size", device.warp_size, " or ".join(map(str, WARP_SIZES)))
+    if device.vendor.lower() == "nvidia" and device.warp_size != NVIDIA_WARP_SIZE:
+        raise _fail(device, "warp_size", device.warp_size, f"{NVIDIA_WARP_SIZE} on an NVIDIA GPU (64 is AMD CDNA's "
+                    "wavefront)")
     relations = (
         ("max_threads_per_sm", "max_threads_per_block", "at least one block's threads (max_threads_per_block)"),
         ("max_warps_per_sm", None, "at least one block's warps (max_threads_per_block / warp_size)"),

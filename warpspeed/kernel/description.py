@@ -127,6 +127,8 @@ class Field:
             raise KernelError(
                 f"field {self.name!r}: shape must be a non-empty tuple of positive integers, got {self.shape!r}"
             )
+        shape = tuple(int(s) for s in shape)  # numpy integers wrap around in the size's product
+        object.__setattr__(self, "element_bytes", int(self.element_bytes))
         if math.prod(shape) * self.element_bytes > MAX_FIELD_BYTES:
             raise KernelError(
                 f"field {self.name!r} is too large (got shape {shape} = {math.prod(shape) * self.element_bytes} "
@@ -232,7 +234,10 @@ class FlopCounts:
     def __post_init__(self) -> None:
         for name in ("adds", "muls", "fmas", "divs"):
             value = getattr(self, name)
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            number = isinstance(value, numbers.Real) and not isinstance(value, bool)  # numpy numbers count
+            if number and not isinstance(value, (int, float)):
+                value = int(value) if isinstance(value, numbers.Integral) else float(value)
+                object.__setattr__(self, name, value)
             if not number or not 0 <= value <= MAX_FLOPS_PER_LUP:  # NaN fails too; a huge int is not converted
                 shown = repr(value) if len(repr(value)) <= 40 else f"a number of {len(str(value))} digits"
                 raise KernelError(f"flop count {name} is not a finite non-negative number (got {shown}); allowed: "

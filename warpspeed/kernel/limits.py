@@ -33,6 +33,7 @@ The bounds:
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Sequence
 
 from warpspeed.errors import KernelError, WarpspeedError
@@ -48,7 +49,13 @@ MAX_FIELD_BYTES = 2**48
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer (numpy integers count), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _ints(values: tuple) -> tuple:
+    """Integers as Python ints (numpy's wrap around in products; Python's do not)."""
+    return tuple(int(v) if _is_int(v) else v for v in values)
 
 
 def check_domain(domain: Sequence[object], what: str = "domain",
@@ -56,7 +63,7 @@ def check_domain(domain: Sequence[object], what: str = "domain",
     """``domain`` (1 to 3 cell counts) as a tuple of ints, or ``error`` naming ``what``: every
     entry a positive integer of at most :data:`MAX_AXIS_CELLS`, their product at most
     :data:`MAX_DOMAIN_CELLS`."""
-    values = tuple(domain)
+    values = _ints(tuple(domain))
     if not 1 <= len(values) <= 3 or not all(_is_int(v) and v > 0 for v in values):
         raise error(f"{what} is not 1 to 3 positive integers (got {values!r}); give the cells along x, y, z")
     if max(values) > MAX_AXIS_CELLS:  # type: ignore[type-var]
@@ -72,7 +79,7 @@ def check_domain(domain: Sequence[object], what: str = "domain",
 def check_fold(fold: Sequence[object], what: str = "fold", error: type[WarpspeedError] = KernelError) -> tuple[int, ...]:
     """``fold`` (1 to 3 cells per thread) as a tuple of ints, or ``error``: positive integers
     whose product is at most :data:`MAX_CELLS_PER_THREAD`."""
-    values = tuple(fold)
+    values = _ints(tuple(fold))
     if not 1 <= len(values) <= 3 or not all(_is_int(v) and v > 0 for v in values):
         raise error(f"{what} is not 1 to 3 positive integers (got {values!r}); give the cells per thread "
                     "along x, y, z")

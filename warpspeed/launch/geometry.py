@@ -10,6 +10,7 @@ block, warp, thread, register and shared-memory limits.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -34,16 +35,17 @@ DEFAULT_REGISTERS_PER_THREAD = 32
 
 
 def _triple(values: Sequence[int] | int, what: str) -> tuple[int, int, int]:
-    if isinstance(values, int):
+    """``values`` (an integer or 1 to 3 of them; numpy integers count) as three Python ints."""
+    if isinstance(values, numbers.Integral) and not isinstance(values, bool):
         values = (values,)
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise LaunchError(f"{what} must be 1 to 3 integers (x[, y[, z]]), got {values!r}")
     vals = tuple(values)
     if not 1 <= len(vals) <= 3:
         raise LaunchError(f"{what} must have 1 to 3 entries (x[, y[, z]]), got {vals!r}")
-    if any(isinstance(v, bool) or not isinstance(v, int) for v in vals):
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in vals):
         raise LaunchError(f"{what} must be integers, got {vals!r}")
-    vals = vals + (1,) * (3 - len(vals))
+    vals = tuple(int(v) for v in vals) + (1,) * (3 - len(vals))
     if any(v <= 0 for v in vals):
         raise LaunchError(f"{what} entries must be positive, got {vals!r}")
     return vals  # type: ignore[return-value]

@@ -9,21 +9,21 @@ rows: a table whose checksum does not match (a file cut short, edited or corrupt
 missing, and a resumed run measures it again. A benchmark that failed leaves
 ``<benchmark>.failed`` (one line: why) instead of a table.
 
-Files are written whole or not at all (a temporary file in the same folder, then
-:func:`os.replace`).
+Files are written whole or not at all (:mod:`warpspeed.files.atomic`, the one writer).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from warpspeed.errors import FitError
+from warpspeed.files.atomic import write_text_atomic
+from warpspeed.files.text import NotRegularFile, TooLarge, read_bounded_text
+from warpspeed.units import MIB
 
 #: The benchmarks, in the order a calibration runs them (the device query first: every other
 #: benchmark sizes its sweep by it).
@@ -35,6 +35,11 @@ FOLDER_SUFFIX = ".calibration"
 CHECKSUM_KEY = "checksum"
 #: Header keys every table written here has (those of :mod:`warpspeed.measured.public_data`).
 REQUIRED_KEYS = ("source", "part", "units")
+#: Largest raw table read, in bytes (64 MiB): the longest sweep of ``warpspeed calibrate`` writes a
+#: few thousand rows of under 200 bytes; a larger file (or a link to ``/dev/zero``) is not a table.
+MAX_TABLE_BYTES = 64 * MIB
+#: Largest ``.failed`` record read, in bytes.
+MAX_RECORD_BYTES = 64 * 1024
 #: Significant digits of a measured number in a table.
 DIGITS = 6
 
@@ -85,8 +90,21 @@ def _cell(value: object) -> str:
     return text
 
 
+#: Longest reason a ``.failed`` record keeps, in characters: a reason is one line of a device
+#: file's ``[calibration] not_measured`` list (at most 1000 characters each,
+#: :data:`warpspeed.hardware.ranges.MAX_TEXT`) after its benchmark's name and a few words.
+MAX_REASON_CHARS = 500
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
+
+
+def _reason(text: str) -> str:
+    """A failure reason as one line of at most :data:`MAX_REASON_CHARS` characters (a longer one
+    is cut, marked by ``...``)."""
+    line = _one_line(text)
+    return line if len(line) <= MAX_REASON_CHARS else line[:MAX_REASON_CHARS - 3] + "..."
 
 
 def _checksum(body: str) -> str:
@@ -108,16 +126,11 @@ def render_table(meta: Sequence[tuple[str, str]], columns: Sequence[str], rows: 
 
 
 def write_whole(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` whole or not at all (temporary file, then :func:`os.replace`)."""
+    """Write ``text`` to ``path`` whole or not at all, making its folder first
+    (:func:`warpspeed.files.atomic.write_text_atomic`: links followed, special files written
+    through, the umask respected)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)
     return path
 
 
@@ -131,14 +144,14 @@ def write_table(folder: Path, name: str, meta: Sequence[tuple[str, str]], column
 
 def record_failure(folder: Path, name: str, reason: str) -> Path:
     """Record that benchmark ``name`` failed (one line: ``reason``)."""
-    return write_whole(failure_path(folder, name), _one_line(reason) + "\n")
+    return write_whole(failure_path(folder, name), _reason(reason) + "\n")
 
 
 def failure_of(folder: Path, name: str) -> str | None:
     """Why benchmark ``name`` failed in ``folder``, or None."""
     path = failure_path(folder, name)
     try:
-        return _one_line(path.read_text(encoding="utf-8")) or "no reason recorded"
+        return _reason(read_bounded_text(path, MAX_RECORD_BYTES)) or "no reason recorded"
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -175,10 +188,11 @@ def parse_table(text: str, name: str, path: Path, require_checksum: bool = True)
 
 
 def read_table(folder: Path, name: str, require_checksum: bool = True) -> RawTable | None:
-    """Table ``name`` of ``folder`` if it exists and verifies, else None (a corrupted table is a miss)."""
+    """Table ``name`` of ``folder`` if it exists and verifies, else None (a corrupted table is a
+    miss; so is a pipe, a device or a file beyond :data:`MAX_TABLE_BYTES`, never read)."""
     path = table_path(folder, name)
     try:
-        return parse_table(path.read_text(encoding="utf-8"), name, path, require_checksum)
+        return parse_table(read_bounded_text(path, MAX_TABLE_BYTES), name, path, require_checksum)
     except (OSError, UnicodeDecodeError, FitError):
         return None
 
@@ -187,9 +201,11 @@ def check_table(folder: Path, name: str, require_checksum: bool = True) -> str |
     """Why table ``name`` of ``folder`` does not verify (None: it does; a missing file says so)."""
     path = table_path(folder, name)
     try:
-        parse_table(path.read_text(encoding="utf-8"), name, path, require_checksum)
+        parse_table(read_bounded_text(path, MAX_TABLE_BYTES), name, path, require_checksum)
     except FileNotFoundError:
         return "not measured"
+    except (NotRegularFile, TooLarge) as exc:
+        return f"cannot be read ({exc}; allowed: a regular file of at most {MAX_TABLE_BYTES} bytes)"
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot be read ({exc})"
     except FitError as exc:

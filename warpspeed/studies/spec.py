@@ -78,6 +78,24 @@ class StudyPoint:
         return self.kernel, self.device, self.domain
 
 
+def check_study_output(output: object) -> Path:
+    """``output`` as a :class:`~pathlib.Path` when it names a file (a str or a path without a NUL
+    byte whose last part is a file name, not ``.``, ``..`` or a trailing separator); else one
+    :class:`WarpspeedError` naming it."""
+    if not isinstance(output, (str, os.PathLike)):
+        raise WarpspeedError(f"study: output must be a file path (a string), got {type(output).__name__} "
+                             f"{output!r}")
+    text = os.fspath(output)
+    if not isinstance(text, str) or not text or "\0" in text:
+        raise WarpspeedError(f"study: output {text!r} is not a file path; allowed: a file name such as "
+                             "'study.csv' (no NUL byte)")
+    last = text.replace(os.sep, "/").rstrip("/").rsplit("/", 1)[-1]
+    if text.endswith(("/", os.sep)) or last in ("", ".", ".."):
+        raise WarpspeedError(f"study: output {text!r} names a directory, not a file; allowed: a file name such as "
+                             "'study.csv'")
+    return Path(text)
+
+
 def _positive_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int) and value > 0
 
@@ -105,6 +123,7 @@ class StudySpec:
     objective: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "output", check_study_output(self.output))
         object.__setattr__(self, "models", require_models(self.models))
         require_objective(self.objective, self.models)
         for name in ("kernels", "devices", "domains", "threads", "foldings"):
@@ -200,7 +219,7 @@ def study_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".") -> Stud
     output = data.get("output")
     if not isinstance(output, str) or not output:
         raise WarpspeedError("study: 'output' must be a file name (relative to the study file)")
-    out_path = Path(output)
+    out_path = check_study_output(output)
     if not out_path.is_absolute():
         out_path = Path(base_dir) / out_path
     return StudySpec(

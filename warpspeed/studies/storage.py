@@ -9,16 +9,21 @@
   no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
   before appending.
 * **Ownership.** A study writes only to a file that does not exist (or is empty) or that is a
-  study's own output: a CSV file whose first line is the header of a warpspeed study (the columns
-  ``key,kernel,device,domain_x,...`` of one of its model sets, :func:`warpspeed.studies.models.known_headers`),
-  or a Parquet file with those columns. Any other file (notes, the study's TOML file, a CSV of
+  study's own output: a CSV file whose first line is the whole header of a warpspeed study (the
+  columns ``key,kernel,device,domain_x,...`` of one of its model sets, ending in a newline,
+  :func:`warpspeed.studies.models.known_headers`; the journal's header is written whole), or a
+  Parquet file with those columns. Any other file (notes, the study's TOML file, a CSV of
   other columns) is refused with one line, with or without resume, and is never changed.
 * **Models.** The columns follow the study's models (:func:`warpspeed.studies.models.study_columns`).
   Rows stored under another model set are never mixed with new ones: when the stored columns
   include every column now asked for (models removed), successful rows keep their values (the
   other columns dropped); otherwise (models added), and for error rows, the rows are discarded
   and recomputed. The journal is rewritten (atomically) under the new header first.
-* **Order.** :func:`finalize` rewrites the output atomically (temporary file + ``os.replace``)
+* **Files.** Every whole file (the journal's header, a rewritten journal, the final output) is
+  written by the one writer (:mod:`warpspeed.files.atomic`: an exclusive temporary file with an
+  unpredictable name, renamed into place). An output that is a symbolic link is followed, as
+  ``cp`` does: the journal is appended to, and the final file replaces, the file it points to.
+* **Order.** :func:`finalize` rewrites the output atomically
   in the study's enumeration order, so the final file does not depend on the executor or on
   interruptions.
 
@@ -29,14 +34,16 @@ read back from a journal is written again unchanged.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 from pathlib import Path
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import atomic_output
 from warpspeed.files.records import csv_types
 from warpspeed.files.rows import cell, record_cells, write_rows
 from warpspeed.rank import RankRow
@@ -67,10 +74,15 @@ def _foreign(path: Path) -> WarpspeedError:
 
 
 def _is_study_csv(path: Path) -> bool:
-    """Whether ``path`` is empty or starts with a study header (or a cut one)."""
+    """Whether ``path`` is empty or starts with a whole study header line (the journal's header is
+    written whole, so a file holding a part of one, such as a user's file ``key``, is not a study's)."""
     with path.open("rb") as fh:
         head = fh.read(max(map(len, _HEADER_LINES)))
-    return not head or any(line.startswith(head[:len(line)]) for line in _HEADER_LINES)
+    return not head or _starts_with_header(head)
+
+
+def _starts_with_header(head: bytes) -> bool:
+    return any(head.startswith(line) for line in _HEADER_LINES)
 
 
 def _is_study_parquet(path: Path) -> bool:
@@ -105,7 +117,7 @@ def _truncate_partial_line(path: Path) -> None:
         return
     with path.open("rb+") as fh:
         head = fh.read(max(map(len, _HEADER_LINES)))
-        if not any(line.startswith(head[:len(line)]) for line in _HEADER_LINES):  # a prefix is a cut header
+        if not _starts_with_header(head):
             raise _foreign(path)
         fh.seek(size - 1)
         if fh.read(1) == b"\n":
@@ -249,14 +261,14 @@ def _read_parquet_rows(path: Path) -> tuple[tuple[str, ...], list[Row]]:
     return columns, rows
 
 
-def _write_csv(columns: Sequence[str], path: Path, rows: Sequence[Row]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        write_rows(fh, columns, rows)
-        fh.flush()
-        os.fsync(fh.fileno())
+def _write_csv(columns: Sequence[str], handle: IO[bytes], rows: Sequence[Row]) -> None:
+    text = io.TextIOWrapper(handle, encoding="utf-8", newline="", write_through=True)
+    write_rows(text, columns, rows)
+    text.flush()
+    text.detach()
 
 
-def _write_parquet(columns: Sequence[str], path: Path, rows: Sequence[Row]) -> None:
+def _write_parquet(columns: Sequence[str], handle: IO[bytes], rows: Sequence[Row]) -> None:
     import pyarrow as pa
 
     pq = parquet_module()
@@ -274,17 +286,14 @@ def _write_parquet(columns: Sequence[str], path: Path, rows: Sequence[Row]) -> N
         return v
 
     arrays = {c: pa.array([convert(c, r[c]) for r in rows], type=types[c]) for c in columns}
-    pq.write_table(pa.table(arrays, schema=schema), path)
+    pq.write_table(pa.table(arrays, schema=schema), handle)
 
 
-def _atomic(path: Path, writer: Callable[[Path, Sequence[Row]], None], rows: Sequence[Row]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        writer(tmp, rows)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+def _atomic(path: Path, writer: Callable[[IO[bytes], Sequence[Row]], None], rows: Sequence[Row]) -> None:
+    """Write ``rows`` to ``path`` whole or not at all with the one writer
+    (:mod:`warpspeed.files.atomic`: a temporary file with an unpredictable name, links followed)."""
+    with atomic_output(path, "wb") as handle:
+        writer(handle, rows)
 
 
 class Journal:
@@ -294,12 +303,10 @@ class Journal:
         self.path = path
         self.columns = tuple(columns)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not path.exists() or path.stat().st_size == 0
+        if not path.exists() or path.stat().st_size == 0:  # the header whole, or no journal at all
+            _atomic(path, partial(_write_csv, self.columns), ())
         self._fh = path.open("a", newline="", encoding="utf-8")
         self._writer = csv.writer(self._fh, lineterminator="\n")
-        if fresh:
-            self._writer.writerow(self.columns)
-            self._fh.flush()
 
     def append(self, row: Row) -> None:
         self._writer.writerow(record_cells(self.columns, row))
@@ -339,7 +346,9 @@ def existing_rows(spec: StudySpec, resume: bool) -> Stored:
         require_own_output(spec.output, parquet=True)
     if not resume:
         for p in {journal, spec.output}:
-            if p.exists():
+            if p.is_symlink():  # followed, as every output: the file it points to starts afresh
+                _atomic(p, lambda handle, rows: None, ())
+            elif p.exists():
                 p.unlink()
         return Stored([])
     if journal.exists():

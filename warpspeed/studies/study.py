@@ -235,14 +235,23 @@ def _resume(spec: StudySpec, resume: bool) -> _Resumed:
 
 def _check_names(spec: StudySpec) -> None:
     """A one-line error, before any row, for a kernel or device name the study cannot resolve (as
-    ``warpspeed rank --kernel nope`` gives)."""
+    ``warpspeed rank --kernel nope`` gives), and for two entries of ``devices`` that name one
+    device (``V100``, ``V100-PCIe-32GB`` and ``volta``: one GPU computed under three labels)."""
     from warpspeed.hardware.device import load_device
     from warpspeed.kernel.catalog import require_kernel
 
+    from warpspeed.hardware.device import device_identity
+
     for kernel in spec.kernels:
         require_kernel(kernel)
-    for device in spec.devices:
+    seen: dict[str, str] = {}
+    for device in dict.fromkeys(spec.devices):
         load_device(device)
+        identity = device_identity(device)
+        if identity in seen:
+            raise WarpspeedError(f"study: devices {seen[identity]!r} and {device!r} name one device ({identity}); "
+                                 "list each device once (by one name, prefix, family or path)")
+        seen[identity] = device
 
 
 def _check_parameters(spec: StudySpec) -> None:

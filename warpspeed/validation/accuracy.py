@@ -33,7 +33,9 @@ axes, colored by block shape as in Ernst et al. 2023, section 5.1;
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -146,9 +148,9 @@ def _value(row: Mapping[str, Any], column: str) -> float:
 
 def row_label(row: Mapping[str, Any]) -> str:
     """``BXxBYxBZ`` plus `` fold FXxFYxFZ`` when folded (as :attr:`Config.label`)."""
-    block = "x".join(str(int(row[f"block_{d}"])) for d in "xyz")
-    fold = tuple(int(row.get(f"fold_{d}", 1)) for d in "xyz")
-    return block + ("" if fold == (1, 1, 1) else " fold " + "x".join(map(str, fold)))
+    block = f"{int(row['block_x'])}x{int(row['block_y'])}x{int(row['block_z'])}"
+    fx, fy, fz = int(row.get("fold_x", 1)), int(row.get("fold_y", 1)), int(row.get("fold_z", 1))
+    return block if fx == fy == fz == 1 else f"{block} fold {fx}x{fy}x{fz}"
 
 
 def _pairs(rows: Sequence[Mapping[str, Any]], measured: str, predicted: str) -> list[tuple[str, float, float]]:
@@ -175,14 +177,18 @@ def _column_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, label: str,
     if not pairs:
         return MetricAccuracy(metric, label, unit, 0, math.nan, math.nan, "")
     apes = [100.0 * abs(p - m) / m for _, p, m in pairs]
-    worst = max(range(len(pairs)), key=lambda i: apes[i])
+    worst = apes.index(max(apes))  # the first of the largest, as max over the indices gives
     return MetricAccuracy(metric, label, unit, len(pairs),
                           mape([p for _, p, _ in pairs], [m for _, _, m in pairs]), apes[worst], pairs[worst][0])
 
 
 def _top(pairs: Sequence[tuple[str, float, float]], index: int, k: int) -> list[str]:
     """Labels of the k largest values (ties broken by label, so the result is deterministic)."""
-    return [label for label, *_ in sorted(pairs, key=lambda t: (-t[index], t[0]))[:k]]
+    return [label for label, *_ in heapq.nsmallest(k, pairs, key=lambda t: (-t[index], t[0]))]
+
+
+#: Duplicate configurations an error names (the rest are counted).
+SHOWN_DUPLICATES = 10
 
 
 def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_K,
@@ -196,10 +202,12 @@ def ranking_quality(rows: Sequence[Mapping[str, Any]], top_k: int = DEFAULT_TOP_
     pairs = _pairs(rows, "meas_lups_per_s", predicted)
     if len(pairs) < 2:
         return None
-    labels = [lab for lab, *_ in pairs]
-    if len(set(labels)) != len(labels):
-        raise AccuracyError("ranking needs one row per configuration; duplicate configuration(s): "
-                            f"{', '.join(sorted({lab for lab in labels if labels.count(lab) > 1}))}")
+    counts = Counter(lab for lab, *_ in pairs)
+    if len(counts) != len(pairs):
+        repeated = sorted(lab for lab, n in counts.items() if n > 1)
+        shown = ", ".join(repeated[:SHOWN_DUPLICATES]) + (f" and {len(repeated) - SHOWN_DUPLICATES} more"
+                                                          if len(repeated) > SHOWN_DUPLICATES else "")
+        raise AccuracyError(f"ranking needs one row per configuration; duplicate configuration(s): {shown}")
     predicted, measured_values = [p for _, p, _ in pairs], [m for _, _, m in pairs]
     if len(set(predicted)) == 1 or len(set(measured_values)) == 1:
         rho = p_value = math.nan  # a constant ranking has no rank correlation

@@ -84,11 +84,21 @@ def write_measurement_csv(path: str | Path, metadata: Mapping[str, Any], rows: S
     return p
 
 
-def _split(text: str) -> tuple[dict[str, str], list[str]]:
-    """(metadata of the comment block, the non-empty table lines)."""
+#: The word that opens the format-version line (``# warpspeed-measurement <version>``).
+FORMAT_WORD = CSV_FORMAT.split()[0]
+
+
+def _split(text: str, where: str = "the measurement file") -> tuple[dict[str, str], list[str]]:
+    """(metadata of the comment block, the non-empty table lines). A format-version line of
+    another version than :data:`CSV_FORMAT` is refused (a file without one, written by hand, is read)."""
     metadata: dict[str, str] = {}
     body = []
     for line in text.splitlines():
+        if line.startswith("#") and line[1:].strip().split(" ", 1)[0] == FORMAT_WORD \
+                and " ".join(line[1:].split()) != CSV_FORMAT:
+            raise MeasurementError(f"{where} is of format {' '.join(line[1:].split())!r}, which this version "
+                                   f"does not read; allowed: {CSV_FORMAT!r} (or no format line, for a table "
+                                   "written by hand)")
         if line.startswith("#"):
             key, sep, value = line[1:].strip().partition(":")
             if sep:
@@ -174,7 +184,7 @@ def _config_value(column: str, value: float, where: str) -> int:
 def read_measurement_csv(path: str | Path) -> MeasurementTable:
     """Read a measurement CSV: metadata from the comment block, numbers as floats (empty: NaN)."""
     p = Path(path)
-    metadata, body = _split(read_text(p, "measurement file", MeasurementError))
+    metadata, body = _split(read_text(p, "measurement file", MeasurementError), repr(str(p)))
     if not body:
         raise MeasurementError(f"{str(p)!r}: no header row; expected the columns of "
                                "warpspeed.validation.schema.CSV_COLUMNS")
@@ -218,7 +228,7 @@ def read_existing(path: str | Path) -> ExistingRows:
     partial = bool(text) and not text.endswith("\n")
     if partial:
         text = text[: text.rfind("\n") + 1]
-    metadata, body = _split(text)
+    metadata, body = _split(text, repr(str(p)))
     if not body:
         raise MeasurementError(f"{str(p)!r}: no header row; it cannot be resumed (measure into a new file)")
     header = tuple(next(csv.reader([body[0]])))
@@ -268,9 +278,7 @@ class MeasurementWriter:
         write_rows(buf, CSV_COLUMNS, (), _comments(metadata))
         buf.write("".join(f"{line}\n" for line in kept_lines))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(buf.getvalue(), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_text_atomic(self.path, buf.getvalue())
         self._fh: IO[str] | None = self.path.open("a", newline="", encoding="utf-8")
         self._writer = csv.writer(self._fh, lineterminator="\n")
         self.rows_written = 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from warpspeed.measured.raw_tables import RawTable, read_table
+from warpspeed.measured.table_checks import table_problem
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
 from warpspeed.units import GIGA, MEGA, MIB
@@ -126,7 +127,9 @@ def _strides(device: Device, table: RawTable) -> DatasetAccuracy:
 
 def own_datasets(device: Device, folder: str | Path) -> tuple[tuple[DatasetAccuracy, ...], tuple[str, ...]]:
     """The datasets ``device`` has predictions for among the tables of ``folder``, and a note per
-    table that gives none (absent, not verified, or the device has no such figure)."""
+    table that gives none (absent, not verified, or the device has no such figure). A table that
+    cannot be compared well (a NaN, zero or negative measurement, too few or repeated rows:
+    :func:`warpspeed.measured.table_checks.table_problem`) is refused with one line."""
     folder = Path(folder)
     if not folder.is_dir():
         raise WarpspeedError(f"no folder of measurements at {str(folder)!r}; allowed: the folder of raw tables "
@@ -141,6 +144,9 @@ def own_datasets(device: Device, folder: str | Path) -> tuple[tuple[DatasetAccur
         if table is None:
             notes.append(f"{name}: no table that verifies in {folder}")
             continue
+        problem = table_problem(table)
+        if problem is not None:  # a NaN or zero would print as nan % in the report
+            raise WarpspeedError(f"{table.path}: {problem}; fix or remove the table")
         try:
             found = [d for d in compare(table) if d is not None]
         except ImportError as exc:
