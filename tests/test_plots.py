@@ -66,10 +66,18 @@ def testaccuracy_figure_axes():
              "meas_lups_per_s": m, "pred_lups_per_s": p} for bx, m, p in ((32, 1e10, 2e10), (64, 2e10, 2e10))]
     fig = accuracy.accuracy_figure(rows, "acc")
     visible = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in visible] == list(accuracy.METRIC_LABELS.values())
+    # the rows measure the rate alone (a campaign timed without ncu): one panel, no empty ones
+    assert [ax.get_title() for ax in visible] == ["performance"]
     perf = visible[-1]
     assert perf.get_xlabel() == "measured, Glup/s" and perf.get_ylabel() == "predicted, Glup/s"
-    assert any(t.get_text() == "no measured data" for t in visible[0].texts)  # no L1 columns in the rows
+    with_dram = [{**r, "meas_dram_load_bytes_per_lup": 10.0, "pred_dram_load_bytes_per_lup": 11.0} for r in rows]
+    visible = [ax for ax in accuracy.accuracy_figure(with_dram, "acc").axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["DRAM load", "performance"]
+    # rows that measure nothing: every panel, each saying so
+    empty = [{**r, "meas_lups_per_s": ""} for r in rows]
+    visible = [ax for ax in accuracy.accuracy_figure(empty, "acc").axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == list(accuracy.METRIC_LABELS.values())
+    assert all(any(t.get_text() == "no measured data" for t in ax.texts) for ax in visible)
 
 
 def test_plots_leave_the_backend_alone(tmp_path):

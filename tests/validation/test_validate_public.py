@@ -67,6 +67,16 @@ def test_committed_accuracy_page_is_what_validate_writes(datasets, real, kernels
         "docs/accuracy.md is stale: run `warpspeed validate --write-docs` in the repository root"
 
 
+def test_committed_figures_are_what_validate_writes(datasets, real, kernels):
+    from warpspeed.validation.figures import REPO_PATH, figures_document, figures_text, update_readme
+
+    doc = figures_document(datasets, real, kernels)
+    assert (ROOT / REPO_PATH).read_text() == figures_text(doc), \
+        f"{REPO_PATH} is stale: run `warpspeed validate --write-docs` in the repository root"
+    readme = (ROOT / "README.md").read_text()
+    assert update_readme(readme, doc) == readme, "README's accuracy blocks are stale: run `warpspeed validate --write-docs`"
+
+
 def test_every_stored_row_is_compared(datasets):
     # point counts from the stored files, read here with the csv module
     by_name = {d.name: d for d in datasets}

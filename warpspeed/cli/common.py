@@ -89,8 +89,15 @@ def models_help() -> str:
     """Every time model's one-line help (:attr:`warpspeed.model_protocol.TimeModel.help`) after its
     name, in the registry's order, one sentence each."""
     from warpspeed.models import MODELS
+    from warpspeed.validation.figures import load_figures, model_help
 
-    return " ".join(f"{name}: {model.help}." for name, model in MODELS.items())
+    figures = load_figures()
+
+    def sentence(name: str, text: str) -> str:
+        measured = model_help(name, figures)
+        return f"{name}: {text}" + (f"; {measured}." if measured else ".")
+
+    return " ".join(sentence(name, model.help) for name, model in MODELS.items())
 
 
 def curves_option(f):

@@ -189,7 +189,13 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
         click.echo(json_text(report.to_dict(), indent=2))
         return
     console = make_console()
-    _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations")
+    model = table.metadata.get("prediction_model", "roofline")
+    version = table.metadata.get("warpspeed_version", "?")
+    _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations, "
+                                     f"predicted by the {model} model")
+    console.print(f"predictions: the file's pred_* columns, the {model} model of warpspeed {version} when it was "
+                  "measured (`warpspeed validate` predicts the stored H200 timings with every current model)",
+                  highlight=False)
     for line in _ranking_lines(report):
         console.print(line)
     for line in _phenomenological_lines(report):

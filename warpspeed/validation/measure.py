@@ -92,6 +92,11 @@ class _Pending:
     errors: list[str] = field(default_factory=list)
 
 
+#: The time model of the ``pred_*`` columns (a prediction record's rate is the four-limiter
+#: roofline's); ``warpspeed accuracy`` names it.
+PREDICTION_MODEL = "roofline"
+
+
 class _Predictions:
     """Predictions per configuration, made once (the campaign's metadata needs one up front)."""
 
@@ -170,6 +175,7 @@ def campaign_metadata(kernel: str, device: Any, dom: Sequence[int], dtype: str, 
         "power": (f"nvidia-smi ({' '.join(power.command)}), {power_seconds:g} s back to back per configuration"
                   if power is not None else "not measured"),
         "curves_family": family,
+        "prediction_model": PREDICTION_MODEL,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "warpspeed_version": _version(),
     }
