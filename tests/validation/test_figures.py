@@ -63,6 +63,33 @@ def test_readme_tables_agree_with_the_file():
         assert f"{k['left_out_mape_percent']:.1f} % ({name})" in readme
 
 
+@pytest.mark.parametrize("page", figures.GENERATED_PAGES)
+def test_every_generated_page_agrees_with_the_file(page):
+    text = (ROOT / page).read_text()
+    assert "<!-- generated: " in text
+    assert figures.update_readme(text, FIGURES) == text, f"{page} is stale: run `warpspeed validate --write-docs`"
+
+
+def test_compare_table_agrees_with_accuracy_page():
+    # docs/compare.md's MAPE per model and dataset against docs/accuracy.md's summary rows
+    summary = {}
+    for line in (ROOT / "docs" / "accuracy.md").read_text().splitlines():
+        m = re.match(r"\| Time models \| (\w+): (.*?) \| \d+ \| ([\d.]+) \|", line)
+        if m:
+            summary[(m.group(2), m.group(1))] = round(float(m.group(3)), 1)
+    compare = (ROOT / "docs" / "compare.md").read_text()
+    block = compare[compare.index("<!-- generated: compare-public -->"):]
+    block = block[:block.index("<!-- end generated -->")]
+    checked = 0
+    for line in block.splitlines()[3:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for model, cell in zip(("overlap", "roofline", "interval", "pipeline"), cells[2:]):
+            if cell != "—":
+                assert float(cell) == summary[(cells[1], model)], (cells[1], model)
+                checked += 1
+    assert checked == len(summary)
+
+
 def test_no_stale_real_gpu_figure_in_readme():
     # every "N % (MAPE)" / "N % MAPE" the README states about the H200 timings is one of the file's
     readme = (ROOT / "README.md").read_text()

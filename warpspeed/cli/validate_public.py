@@ -151,19 +151,20 @@ def _write_figures(datasets, real, kernels) -> list[Path]:
     the README's generated blocks (:mod:`warpspeed.validation.figures`), relative to the current
     directory (the repository root). Returns the paths written."""
     from warpspeed.files.output import check_output_path
-    from warpspeed.validation.figures import README_PATH, REPO_PATH, figures_document, figures_text, update_readme
+    from warpspeed.validation.figures import GENERATED_PAGES, REPO_PATH, figures_document, figures_text, update_readme
 
     doc = figures_document(datasets, real, kernels)
     figures = check_output_path(REPO_PATH, "accuracy figures", create_parents=True)
     write_text_atomic(figures, figures_text(doc))
     written = [figures]
-    readme = Path(README_PATH)
-    if readme.is_file():
-        text = readme.read_text(encoding="utf-8")
-        new = update_readme(text, doc)
-        if new != text:
-            write_text_atomic(readme, new)
-            written.append(readme)
+    for name in GENERATED_PAGES:
+        page = Path(name)
+        if page.is_file():
+            text = page.read_text(encoding="utf-8")
+            new = update_readme(text, doc)
+            if new != text:
+                write_text_atomic(page, new)
+                written.append(page)
     return written
 
 

@@ -32,13 +32,19 @@ PACKAGE = "warpspeed.validation"
 FILE_NAME = "accuracy_figures.json"
 #: The file's path relative to the repository root (what ``--write-docs`` writes).
 REPO_PATH = "warpspeed/validation/accuracy_figures.json"
-#: The README (relative to the repository root) and its generated blocks.
+#: The pages (relative to the repository root) with generated blocks.
 README_PATH = "README.md"
+GENERATED_PAGES = (README_PATH, "docs/compare.md")
 BLOCK_RE = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
 #: Public whole-kernel datasets by kind: the prefix of the dataset's name after ``model: ``.
 PUBLIC_KINDS = {"stream": "gpu-stream", "roofline": "gpu-roofline", "small": "gpu-small-kernels",
                 "fluidx3d": "FluidX3D"}
+#: The kinds of public whole kernels as ``docs/compare.md``'s table names them.
+COMPARE_KINDS = {"stream": "streaming, DRAM-bound, all occupancies",
+                 "roofline": "compute-heavy streaming (0 to 256 FMAs per 8 B)",
+                 "small": "small kernels, launch-bound (4 Ki to 256 Mi elements)",
+                 "fluidx3d": "lattice Boltzmann (D3Q19, FP32)"}
 #: The README's name of each model in its table (with the reference the README cites).
 README_MODEL_NAMES = {"overlap": "overlap (default)", "roofline": "roofline [1]", "interval": "interval [8]",
                       "pipeline": "pipeline [10]"}
@@ -74,6 +80,12 @@ def figures_document(datasets: Sequence[Any], real: Any, kernels: Any) -> dict:
             if what.startswith(prefix) and _finite(ds.mape_percent) is not None:
                 public.setdefault(model, {}).setdefault(kind, []).append(round(ds.mape_percent, 1))
     doc["public_models"] = {m: {k: [min(v), max(v)] for k, v in kinds.items()} for m, kinds in public.items()}
+    table: dict[str, dict[str, float]] = {}
+    for ds in datasets:
+        if ds.group == "Time models" and _finite(ds.mape_percent) is not None:
+            model, what = ds.name.split(": ", 1)
+            table.setdefault(what, {})[model] = round(ds.mape_percent, 1)
+    doc["public_datasets"] = table
     return doc
 
 
@@ -144,6 +156,31 @@ def readme_blocks(doc: Mapping[str, Any]) -> dict[str, str]:
             lines.append(f"| {README_MODEL_NAMES.get(model, model)} | {m['mape_percent']:.1f} % | "
                          f"{m['median_ratio']:.2f} | {m['spearman']:.3f} | {share} |")
         blocks["accuracy-real-gpu"] = "\n".join(lines) + "\n"
+    if real and {"overlap", "roofline", "interval", "pipeline"} <= set(real["models"]):
+        o, r, i, p = (real["models"][m] for m in ("overlap", "roofline", "interval", "pipeline"))
+        blocks["compare-real-gpu"] = (
+            f"The paper's space of the 25-point stencil was timed on an NVIDIA {real['device']} (`docs/accuracy.md`, "
+            f"\"Real GPU\"): the overlap model is within {o['mape_percent']:.1f} % MAPE (Spearman {o['spearman']:.3f}, "
+            f"its best configuration runs at {o['best_share_percent']:.1f} % of the best measured), the roofline "
+            f"{r['median_ratio']:.2f}x too fast at the median ({r['mape_percent']:.1f} %, Spearman {r['spearman']:.3f}), "
+            f"the pipeline model {p['median_ratio']:.2f}x ({p['mape_percent']:.1f} %, Spearman {p['spearman']:.3f}) "
+            f"and the interval model {i['median_ratio']:.2f}x, too slow ({i['mape_percent']:.1f} %, Spearman "
+            f"{i['spearman']:.3f}). The overlap model's two fitted constants were fitted on these timings and five "
+            "more kernels timed on the same GPU; each kernel's error with it left out of the fit is in "
+            "`docs/accuracy.md`.\n")
+    table = doc.get("public_datasets")
+    if table:
+        models = ("overlap", "roofline", "interval", "pipeline")
+        lines = ["| kind of kernel | dataset | " + " | ".join(models) + " |",
+                 "| --- | --- | " + " | ".join("---:" for _ in models) + " |"]
+        seen = set()
+        for what, by_model in table.items():
+            kind = next((k for k, prefix in PUBLIC_KINDS.items() if what.startswith(prefix)), "")
+            label = "" if kind in seen else COMPARE_KINDS.get(kind, "")
+            seen.add(kind)
+            cells = " | ".join(f"{by_model[m]:.1f}" if m in by_model else "—" for m in models)
+            lines.append(f"| {label} | {what} | {cells} |")
+        blocks["compare-public"] = "\n".join(lines) + "\n"
     kernels = doc.get("kernels")
     if kernels:
         parts = [f"{k['left_out_mape_percent']:.1f} % ({name})" for name, k in kernels.items()]
