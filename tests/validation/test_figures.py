@@ -76,7 +76,7 @@ def test_compare_table_agrees_with_accuracy_page():
     for line in (ROOT / "docs" / "accuracy.md").read_text().splitlines():
         m = re.match(r"\| Time models \| (\w+): (.*?) \| \d+ \| ([\d.]+) \|", line)
         if m:
-            summary[(m.group(2), m.group(1))] = round(float(m.group(3)), 1)
+            summary[(m.group(2), m.group(1))] = float(m.group(3))
     compare = (ROOT / "docs" / "compare.md").read_text()
     block = compare[compare.index("<!-- generated: compare-public -->"):]
     block = block[:block.index("<!-- end generated -->")]
@@ -85,7 +85,7 @@ def test_compare_table_agrees_with_accuracy_page():
         cells = [c.strip() for c in line.strip("|").split("|")]
         for model, cell in zip(("overlap", "roofline", "interval", "pipeline"), cells[2:]):
             if cell != "—":
-                assert float(cell) == summary[(cells[1], model)], (cells[1], model)
+                assert abs(float(cell) - summary[(cells[1], model)]) <= 0.051, (cells[1], model)  # 2 vs 1 decimals
                 checked += 1
     assert checked == len(summary)
 
