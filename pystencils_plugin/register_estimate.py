@@ -186,3 +186,60 @@ def leave_one_kernel_out(samples: Sequence[Sample], fallback: Callable[[CodeFeat
             estimates[arch] = found[0] if found is not None else fallback(s.features)
         out.append(LeftOut(s, estimates))
     return out
+
+
+def fallback_registers(features: CodeFeatures) -> int:
+    """The estimate where no shipped kernel is of the same kind: every loaded value live, plus
+    ``FALLBACK_BASE_REGISTERS`` (indices, counters, the guard, addresses): an upper bound of the
+    right order, as :func:`pystencils_plugin.registers.estimate_registers` without its pointers."""
+    return int(FALLBACK_BASE_REGISTERS + math.ceil(features.load_registers))
+
+
+#: Registers besides the loaded values in :func:`fallback_registers` (the base of
+#: :data:`pystencils_plugin.registers.ESTIMATE_BASE_REGISTERS` and two 64-bit pointers).
+FALLBACK_BASE_REGISTERS = 20
+
+
+def loko_rows(samples: Sequence[Sample], names: Mapping[str, str]) -> list[list[str]]:
+    """The leave-one-kernel-out table: per kernel (``names``: shape -> label, in table order) and
+    architecture, ptxas' count / the estimate, marked where more than 4 off or the occupancy differs."""
+    by_shape = {r.sample.shape: r for r in leave_one_kernel_out(samples, fallback_registers)}
+    rows = []
+    for shape, label in names.items():
+        r = by_shape[shape]
+        cells = []
+        for arch in sorted(r.sample.registers):
+            mark = ("" if r.close(arch) else " (far)") + ("" if r.same_occupancy(arch) else " (occ.)")
+            cells.append(f"{r.sample.registers[arch]} / {r.estimates[arch]}{mark}")
+        rows.append([label, *cells])
+    return rows
+
+
+def loko_summary(samples: Sequence[Sample]) -> dict[str, float]:
+    """Shares (0-1) of the (kernel, architecture) pairs within :data:`CLOSE_REGISTERS`, with the
+    same occupancy, with both, and of the kernels with both on every architecture."""
+    results = leave_one_kernel_out(samples, fallback_registers)
+    pairs = [(r, a) for r in results for a in r.sample.registers]
+    both = [r.close(a) and r.same_occupancy(a) for r, a in pairs]
+    return {"close": sum(r.close(a) for r, a in pairs) / len(pairs),
+            "same_occupancy": sum(r.same_occupancy(a) for r, a in pairs) / len(pairs),
+            "both": sum(both) / len(pairs),
+            "kernels_all_archs": sum(all(r.close(a) and r.same_occupancy(a) for a in r.sample.registers)
+                                     for r in results) / len(results),
+            "pairs": len(pairs), "kernels": len(results)}
+
+
+def loko_markdown(samples: Sequence[Sample], labels: Mapping[str, str]) -> str:
+    """The leave-one-kernel-out table and its summary as Markdown (``docs/registers.md``'s
+    generated block), kernels in the order of ``labels``."""
+    archs = sorted({a for s in samples for a in s.registers})
+    names = {shape: labels[shape] for shape in labels if any(s.shape == shape for s in samples)}
+    lines = ["| kernel (left out) | " + " | ".join(f"{a}: ptxas / estimate" for a in archs) + " |",
+             "|---|" + "---:|" * len(archs)]
+    lines += ["| " + " | ".join(row) + " |" for row in loko_rows(samples, names)]
+    s = loko_summary(samples)
+    lines += ["", f"Of the {s['pairs']} (kernel, architecture) pairs, {100 * s['close']:.1f} % are within "
+                  f"{CLOSE_REGISTERS} registers of ptxas, {100 * s['same_occupancy']:.1f} % give the same resident blocks "
+                  f"per SM at {', '.join(map(str, JUDGING_THREADS))} threads per block, {100 * s['both']:.1f} % both; "
+                  f"{100 * s['kernels_all_archs']:.1f} % of the {s['kernels']} kernels have both on every architecture."]
+    return "\n".join(lines) + "\n"

@@ -61,6 +61,7 @@ class ShippedTable:
     digest: str
     shapes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     features: Mapping[str, CodeFeatures] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)  # shape -> "workload dtype fold x", for reports
 
     @property
     def samples(self) -> tuple[Sample, ...]:
@@ -115,6 +116,7 @@ def parse_table(text: str) -> ShippedTable | None:
     targets: dict[str, dict[str, str]] = {}
     shapes: dict[str, dict[str, int]] = {}
     features: dict[str, CodeFeatures] = {}
+    labels: dict[str, str] = {}
     for entry in doc["kernels"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("digest"), str):
             continue
@@ -128,6 +130,9 @@ def parse_table(text: str) -> ShippedTable | None:
             found = CodeFeatures.from_dict(entry.get("features"))
             if isinstance(shape, str) and found is not None:
                 features.setdefault(shape, found)
+                fold = entry.get("fold")
+                fold_text = "x".join(map(str, fold)) if isinstance(fold, list) else "?"
+                labels.setdefault(shape, f"{entry.get('workload', '?')} {entry.get('dtype', '?')} fold {fold_text}")
             if isinstance(shape, str):
                 by_arch = shapes.setdefault(shape, {})
                 for arch, n in good.items():
@@ -138,7 +143,7 @@ def parse_table(text: str) -> ShippedTable | None:
                 {str(a): t for a, t in compiled_for.items() if isinstance(t, str)})
     return ShippedTable(compiler=str(doc.get("compiler", "unknown nvcc")), counts=counts, targets=targets,
                         digest=hashlib.sha256(text.encode()).hexdigest(), shapes=shapes,
-                        features=features)
+                        features=features, labels=labels)
 
 
 @lru_cache(maxsize=1)
