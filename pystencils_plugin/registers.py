@@ -9,19 +9,16 @@ package was built, where the package ships one (``'shipped'``, :mod:`pystencils_
 the built-in workloads' kernels), else falls back to :func:`estimate_registers`
 (``'estimate'``), and records why in ``detail``.
 
-The estimate (an assumption, not a fitted model): for straight-line stencil code nvcc hoists
-a thread's loads ahead of the arithmetic to hide memory latency, so every distinct value a
-thread loads is live at once. Registers = ``ESTIMATE_BASE_REGISTERS`` (thread/block indices,
-loop counters, the guard predicate and address arithmetic) + 2 per 64-bit pointer parameter +
-``ceil(element_bytes / 4)`` per distinct loaded element, clamped to
-``[ESTIMATE_MIN_REGISTERS, MAX_REGISTERS_PER_THREAD]``. It overestimates kernels with many
-loads (nvcc interleaves the loads of an accumulation chain with its FMAs) and ignores
-temporaries. Measured against ptxas (pystencils 2.0 / lbmpy 2.0 kernels of
-:mod:`pystencils_plugin.workloads`): estimate / ptxas = 70 / 32 for the 25-point stencil
-(104 / 32 folded 2 in y), 34 / 22 for the 7-point and 30 / 17 for the 2D 5-point stencil,
-58 / 68 for D3Q19 SRT, 74 / 92 for D3Q27 SRT and 76 / 48 for the Allen-Cahn kernel (double
-precision, default domains, ``nvcc -arch=sm_80`` of CUDA 13.0). Use it
-as an occupancy bound of the right order, not as a count.
+Without a count, the order is: the disk cache's count of this source; the shipped table's, of
+this source and, for a source that differs from a shipped one only in its constants (the same
+code on another domain, :mod:`pystencils_plugin.register_shape`), of that code (with nvcc: only
+where the installed compiler counted the table, else it compiles); then the estimate
+:mod:`pystencils_plugin.register_estimate` learns from the shipped counts (``docs/registers.md``
+gives its error with each shipped kernel left out). :func:`estimate_registers`, the last resort
+where the table holds no kernel of the same kind, assumes every loaded value live:
+``ESTIMATE_BASE_REGISTERS`` + 2 per 64-bit pointer parameter + ``ceil(element_bytes / 4)`` per
+distinct loaded element, clamped to ``[ESTIMATE_MIN_REGISTERS, MAX_REGISTERS_PER_THREAD]`` (34
+instead of ptxas' 22 for the 7-point stencil, 70 instead of 32 for the 25-point one).
 
 CUDA 13 dropped offline compilation for sm_70 (Volta): there the compile fails and the
 estimate is used, with nvcc's message in ``detail``.
