@@ -35,7 +35,10 @@ def _scan_points(minimum):
 def test_ranking_figure_axes():
     fig = ranking_figure(RANKING)
     (ax,) = fig.axes
-    assert ax.get_ylabel() == "predicted performance, Glup/s"
+    # 60 and 30 Glup/s: the lowest is half the highest, so the axis starts a quarter of the spread
+    # below it, 30 - 30 / 4 = 22.5, and says so
+    assert ax.get_ylabel() == "predicted performance, Glup/s (axis starts at 22.5, not 0)"
+    assert ax.get_ylim()[0] == pytest.approx(22.5)
     assert ax.get_title() == "k on dev: predicted ranking"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["32x8x4", "1024x1x1"]  # failed row left out
     heights = [bar.get_height() for bar in ax.patches[:2]]
