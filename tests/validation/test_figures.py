@@ -133,5 +133,5 @@ def test_figures_document_by_hand():
     assert figures.model_help("overlap", None) == ""
     text = "a\n<!-- generated: accuracy-real-gpu -->\nold\n<!-- end generated -->\nb\n"
     new = figures.update_readme(text, doc)
-    assert "old" not in new and "| roofline [1] | 33.3 % | 1.30 |" in new and new.endswith("b\n")
+    assert "old" not in new and "| roofline | 33.3 % | 1.30 |" in new and new.endswith("b\n")
     assert figures.update_readme(new, doc) == new

@@ -23,6 +23,7 @@ from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
 from warpspeed.models import MODELS, OBJECTIVES, OWN_LIMITS, ROOFLINE_MODEL
+from warpspeed.units import MEGA
 
 
 def _executor_arg(jobs: int | None):
@@ -161,8 +162,6 @@ ENERGY_COLUMNS = (Column("W"), Column("Mlup/J"))
 #: What each objective sorts by, as the table's title says it.
 OBJECTIVE_ORDER = {"time": "Glup/s", "energy": "lattice updates per joule (Mlup/J)",
                    "edp": "energy-delay product (Glup/s x Mlup/J)"}
-#: Lattice updates per joule shown per million (the column's unit).
-MEGA = 1e6
 
 
 def objective_columns(columns: tuple[Column, ...], objective: str) -> tuple[Column, ...]:

@@ -24,6 +24,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from warpspeed.files.stored import package_file
+from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL, TIME_MODELS
 
 #: Format of the figures file; a change makes an older file unreadable (no figures shown).
 FORMAT = "warpspeed-accuracy-figures-1"
@@ -45,9 +46,8 @@ COMPARE_KINDS = {"stream": "streaming, DRAM-bound, all occupancies",
                  "roofline": "compute-heavy streaming (0 to 256 FMAs per 8 B)",
                  "small": "small kernels, launch-bound (4 Ki to 256 Mi elements)",
                  "fluidx3d": "lattice Boltzmann (D3Q19, FP32)"}
-#: The README's name of each model in its table (with the reference the README cites).
-README_MODEL_NAMES = {"overlap": "overlap (default)", "roofline": "roofline [1]", "interval": "interval [8]",
-                      "pipeline": "pipeline [10]"}
+#: What the README's table adds to the default model's name.
+DEFAULT_LABEL = " (default)"
 
 
 def _finite(value: float) -> float | None:
@@ -120,7 +120,7 @@ def model_help(model: str, doc: Mapping[str, Any] | None) -> str:
         parts.append(f"on the {real['points']} configurations of the {real['kernel']} stencil timed on an "
                      f"{real['device']} {m['mape_percent']:.1f} % MAPE (prediction/measurement {m['median_ratio']:.2f} "
                      f"at the median, Spearman {m['spearman']:.3f})")
-    if model == "overlap" and doc.get("kernels"):
+    if model == DEFAULT_TIME_MODEL and doc.get("kernels"):
         others = [k for name, k in doc["kernels"].items() if name != real.get("kernel")]
         if others:
             lo = min(k["left_out_mape_percent"] for k in others)
@@ -141,36 +141,39 @@ def readme_blocks(doc: Mapping[str, Any]) -> dict[str, str]:
     on the H200's timings) and ``accuracy-kernels`` (the left-out error per kernel)."""
     blocks = {}
     real = doc.get("real_gpu")
-    if real and {"overlap", "roofline"} <= set(real["models"]):
-        o, r = real["models"]["overlap"], real["models"]["roofline"]
+    models = real["models"] if real else {}
+    if DEFAULT_TIME_MODEL in models and ROOFLINE_MODEL in models:
+        o, r = models[DEFAULT_TIME_MODEL], models[ROOFLINE_MODEL]
         blocks["accuracy-lead"] = (
             f"measured on an NVIDIA {real['device']} on the paper's own workload it is within {o['mape_percent']:.1f} % "
             f"(MAPE) of the {real['points']} timed configurations, where the paper's four-limiter roofline is "
             f"{r['median_ratio']:.2f}x too fast at the median ({r['mape_percent']:.1f} % MAPE); the roofline stays "
-            "available as `--model roofline`.\n")
-    if real:
+            f"available as `--model {ROOFLINE_MODEL}`.\n")
+    if models:
         lines = ["| model | MAPE | prediction / measurement, median | Spearman | best predicted runs at |",
                  "| --- | ---: | ---: | ---: | ---: |"]
-        for i, (model, m) in enumerate(real["models"].items()):
+        for i, (model, m) in enumerate(models.items()):
             share = f"{m['best_share_percent']:.1f} %" + (" of the best measured" if i == 0 else "")
-            lines.append(f"| {README_MODEL_NAMES.get(model, model)} | {m['mape_percent']:.1f} % | "
-                         f"{m['median_ratio']:.2f} | {m['spearman']:.3f} | {share} |")
+            label = model + (DEFAULT_LABEL if model == DEFAULT_TIME_MODEL else "")
+            lines.append(f"| {label} | {m['mape_percent']:.1f} % | {m['median_ratio']:.2f} | {m['spearman']:.3f} | "
+                         f"{share} |")
         blocks["accuracy-real-gpu"] = "\n".join(lines) + "\n"
-    if real and {"overlap", "roofline", "interval", "pipeline"} <= set(real["models"]):
-        o, r, i, p = (real["models"][m] for m in ("overlap", "roofline", "interval", "pipeline"))
+    if DEFAULT_TIME_MODEL in models:
+        o = models[DEFAULT_TIME_MODEL]
+        others = [f"the {model} model {m['median_ratio']:.2f}x, too {'fast' if m['median_ratio'] > 1 else 'slow'} at "
+                  f"the median ({m['mape_percent']:.1f} %, Spearman {m['spearman']:.3f})"
+                  for model, m in models.items() if model != DEFAULT_TIME_MODEL]
         blocks["compare-real-gpu"] = (
             f"The paper's space of the 25-point stencil was timed on an NVIDIA {real['device']} (`docs/accuracy.md`, "
-            f"\"Real GPU\"): the overlap model is within {o['mape_percent']:.1f} % MAPE (Spearman {o['spearman']:.3f}, "
-            f"its best configuration runs at {o['best_share_percent']:.1f} % of the best measured), the roofline "
-            f"{r['median_ratio']:.2f}x too fast at the median ({r['mape_percent']:.1f} %, Spearman {r['spearman']:.3f}), "
-            f"the pipeline model {p['median_ratio']:.2f}x ({p['mape_percent']:.1f} %, Spearman {p['spearman']:.3f}) "
-            f"and the interval model {i['median_ratio']:.2f}x, too slow ({i['mape_percent']:.1f} %, Spearman "
-            f"{i['spearman']:.3f}). The overlap model's two fitted constants were fitted on these timings and five "
-            "more kernels timed on the same GPU; each kernel's error with it left out of the fit is in "
+            f"\"Real GPU\"): the {DEFAULT_TIME_MODEL} model is within {o['mape_percent']:.1f} % MAPE (Spearman "
+            f"{o['spearman']:.3f}, its best configuration runs at {o['best_share_percent']:.1f} % of the best measured), "
+            + ", ".join(others[:-1]) + (" and " if len(others) > 1 else "") + (others[-1] if others else "") +
+            f". The {DEFAULT_TIME_MODEL} model's two fitted constants were fitted on these timings and five more "
+            "kernels timed on the same GPU; each kernel's error with it left out of the fit is in "
             "`docs/accuracy.md`.\n")
     table = doc.get("public_datasets")
     if table:
-        models = ("overlap", "roofline", "interval", "pipeline")
+        models = TIME_MODELS
         lines = ["| kind of kernel | dataset | " + " | ".join(models) + " |",
                  "| --- | --- | " + " | ".join("---:" for _ in models) + " |"]
         seen = set()
