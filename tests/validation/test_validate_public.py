@@ -162,7 +162,7 @@ def test_cli_writes_page_and_json(tmp_path, monkeypatch, datasets, real, kernels
     result = CliRunner().invoke(main, ["validate", "--json", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text() == accuracy_markdown(datasets, real, kernels)
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)  # "wrote ..." goes to stderr
     records = doc["datasets"]
     assert doc["real_gpu"]["within_criteria"] is True
     assert [m["model"] for m in doc["real_gpu"]["models"]] == [m.model for m in real.models]
