@@ -260,6 +260,8 @@ def compile_register_counts(sources: Sequence[str], arch: str = DEFAULT_ARCH,
         hit = _cached(plan)
         if hit is not None:
             results[i] = (hit, plan.detail)
+            if plan.shape_entry is not None and _cached(plan, by_shape=True) is None:
+                _store(plan, hit)  # a shape entry that does not verify is replaced, as any entry
         else:
             missing.append(i)
 
@@ -316,6 +318,8 @@ def _known(standalone: str, sm: str, plan: _Plan | str) -> RegisterCount | None:
     if isinstance(plan, _Plan):
         hit = _cached(plan)
         if hit is not None:
+            if plan.shape_entry is not None and _cached(plan, by_shape=True) is None:
+                _store(plan, hit)  # a shape entry that does not verify is replaced, as any entry
             return RegisterCount(hit, "ptxas", plan.detail)
         if shipped_count(standalone, sm) is not None:
             return None  # this very source is shipped: the installed ptxas counts it once, as before
