@@ -28,7 +28,7 @@ import pystencils as ps
 from pystencils_plugin.kernel_cache import entry_key, load as load_cached, store as store_cached
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
-from pystencils_plugin.register_table import table_digest
+from pystencils_plugin.register_table import shipped_table, table_digest
 from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc, prefetch_register_counts, registers_cached
 from pystencils_plugin.workloads import WORKLOADS, workload_assignments
 from warpspeed.errors import WarpspeedError
@@ -91,13 +91,19 @@ def _prefetch_foldings(name: str, domain: tuple[int, ...] | None, dtype: str, fo
 def _toolchain(hip: bool) -> tuple[str, tuple[str, ...]]:
     """What counts a kernel's registers and the register sources that it gives: the estimate for
     HIP; without nvcc the counts shipped with the package (named by the table's digest), else the
-    estimate; else ptxas of the nvcc found (named by its version line)."""
+    estimate; else ptxas of the nvcc found (named by its version line), and the shipped counts of
+    the same code where that compiler counted the table."""
     if hip:
         return "estimate", ("estimate",)
     nvcc = find_nvcc()
     if nvcc is None:
         return f"no nvcc; shipped counts {table_digest()}", ("shipped", "estimate")
-    return f"nvcc {compiler_version(nvcc)}", ("ptxas",)
+    compiler = compiler_version(nvcc)
+    table = shipped_table()
+    if table is not None and table.compiler == compiler:
+        # this compiler counted the table: the count of the same code on a shipped domain is its own
+        return f"nvcc {compiler}; shipped counts {table_digest()}", ("ptxas", "shipped")
+    return f"nvcc {compiler}", ("ptxas",)
 
 
 @lru_cache(maxsize=CACHE_SIZE)

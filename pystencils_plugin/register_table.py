@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
+from pystencils_plugin.register_estimate import CodeFeatures, Sample  # noqa: F401 (Sample: the samples' type)
 from warpspeed.files.stored import package_file
 
 #: Format tag of the shipped file; another tag is no table.
@@ -49,12 +50,25 @@ class ShippedTable:
         targets: source digest -> architecture -> the ``-arch`` it was compiled for, where the
             compiler had not that architecture (sm_70 on CUDA 13: sm_75).
         digest: SHA-256 of the file, naming this table in cache keys.
+        shapes: shape digest (:func:`pystencils_plugin.register_shape.shape_digest`: the source
+            without its constants) -> architecture -> registers per thread; where entries of one
+            shape disagree, the largest count (the occupancy it allows is then never too high).
     """
 
     compiler: str
     counts: Mapping[str, Mapping[str, int]]
     targets: Mapping[str, Mapping[str, str]]
     digest: str
+    shapes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    features: Mapping[str, CodeFeatures] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)  # shape -> "workload dtype fold x", for reports
+
+    @property
+    def samples(self) -> tuple[Sample, ...]:
+        """One :class:`~pystencils_plugin.register_estimate.Sample` per shape with features: what
+        the estimate without a compiler learns from."""
+        return tuple(Sample(shape, f, self.shapes[shape]) for shape, f in sorted(self.features.items())
+                     if shape in self.shapes)
 
     def lookup(self, source: str, arch: str) -> tuple[int, str] | None:
         """``(registers, detail)`` of the standalone CUDA ``source`` for ``arch`` (``sm_80``), or None."""
@@ -66,6 +80,18 @@ class ShippedTable:
         compiled = f"-arch={target}" + (f" for {arch}" if target != arch else "")
         return registers, (f"ptxas ({compiled}) of {self.compiler}, counted when the package was built and "
                            "shipped with it (pystencils_plugin/data/ptxas_registers.json)")
+
+
+    def lookup_shape(self, source: str, arch: str) -> tuple[int, str] | None:
+        """``(registers, detail)`` shipped for the same code as ``source`` on another domain (the
+        source differs from a shipped one only in its constants), or None."""
+        from pystencils_plugin.register_shape import shape_digest
+
+        registers = self.shapes.get(shape_digest(source), {}).get(arch)
+        if registers is None:
+            return None
+        return registers, (f"ptxas' count of the same code on another domain (only the constants differ; "
+                           f"{self.compiler}, shipped in pystencils_plugin/data/ptxas_registers.json)")
 
 
 def source_digest(source: str) -> str:
@@ -88,6 +114,9 @@ def parse_table(text: str) -> ShippedTable | None:
         return None
     counts: dict[str, dict[str, int]] = {}
     targets: dict[str, dict[str, str]] = {}
+    shapes: dict[str, dict[str, int]] = {}
+    features: dict[str, CodeFeatures] = {}
+    labels: dict[str, str] = {}
     for entry in doc["kernels"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("digest"), str):
             continue
@@ -97,12 +126,24 @@ def parse_table(text: str) -> ShippedTable | None:
         good = {str(a): n for a, n in registers.items() if _valid_count(n)}
         if good:
             counts.setdefault(entry["digest"], {}).update(good)
+            shape = entry.get("shape")
+            found = CodeFeatures.from_dict(entry.get("features"))
+            if isinstance(shape, str) and found is not None:
+                features.setdefault(shape, found)
+                fold = entry.get("fold")
+                fold_text = "x".join(map(str, fold)) if isinstance(fold, list) else "?"
+                labels.setdefault(shape, f"{entry.get('workload', '?')} {entry.get('dtype', '?')} fold {fold_text}")
+            if isinstance(shape, str):
+                by_arch = shapes.setdefault(shape, {})
+                for arch, n in good.items():
+                    by_arch[arch] = max(n, by_arch.get(arch, 0))
         compiled_for = entry.get("compiled_for")
         if isinstance(compiled_for, dict):
             targets.setdefault(entry["digest"], {}).update(
                 {str(a): t for a, t in compiled_for.items() if isinstance(t, str)})
     return ShippedTable(compiler=str(doc.get("compiler", "unknown nvcc")), counts=counts, targets=targets,
-                        digest=hashlib.sha256(text.encode()).hexdigest())
+                        digest=hashlib.sha256(text.encode()).hexdigest(), shapes=shapes,
+                        features=features, labels=labels)
 
 
 @lru_cache(maxsize=1)
@@ -119,6 +160,12 @@ def shipped_count(source: str, arch: str) -> tuple[int, str] | None:
     """``(registers, detail)`` shipped for the standalone ``source`` on ``arch``, or None."""
     table = shipped_table()
     return None if table is None else table.lookup(source, arch)
+
+
+def shipped_shape_count(source: str, arch: str) -> tuple[int, str] | None:
+    """``(registers, detail)`` shipped for the same code as ``source`` on another domain, or None."""
+    table = shipped_table()
+    return None if table is None else table.lookup_shape(source, arch)
 
 
 def table_digest() -> str:

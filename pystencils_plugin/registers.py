@@ -9,19 +9,16 @@ package was built, where the package ships one (``'shipped'``, :mod:`pystencils_
 the built-in workloads' kernels), else falls back to :func:`estimate_registers`
 (``'estimate'``), and records why in ``detail``.
 
-The estimate (an assumption, not a fitted model): for straight-line stencil code nvcc hoists
-a thread's loads ahead of the arithmetic to hide memory latency, so every distinct value a
-thread loads is live at once. Registers = ``ESTIMATE_BASE_REGISTERS`` (thread/block indices,
-loop counters, the guard predicate and address arithmetic) + 2 per 64-bit pointer parameter +
-``ceil(element_bytes / 4)`` per distinct loaded element, clamped to
-``[ESTIMATE_MIN_REGISTERS, MAX_REGISTERS_PER_THREAD]``. It overestimates kernels with many
-loads (nvcc interleaves the loads of an accumulation chain with its FMAs) and ignores
-temporaries. Measured against ptxas (pystencils 2.0 / lbmpy 2.0 kernels of
-:mod:`pystencils_plugin.workloads`): estimate / ptxas = 70 / 32 for the 25-point stencil
-(104 / 32 folded 2 in y), 34 / 22 for the 7-point and 30 / 17 for the 2D 5-point stencil,
-58 / 68 for D3Q19 SRT, 74 / 92 for D3Q27 SRT and 76 / 48 for the Allen-Cahn kernel (double
-precision, default domains, ``nvcc -arch=sm_80`` of CUDA 13.0). Use it
-as an occupancy bound of the right order, not as a count.
+Without a count, the order is: the disk cache's count of this source; the shipped table's, of
+this source and, for a source that differs from a shipped one only in its constants (the same
+code on another domain, :mod:`pystencils_plugin.register_shape`), of that code (with nvcc: only
+where the installed compiler counted the table, else it compiles); then the estimate
+:mod:`pystencils_plugin.register_estimate` learns from the shipped counts (``docs/registers.md``
+gives its error with each shipped kernel left out). :func:`estimate_registers`, the last resort
+where the table holds no kernel of the same kind, assumes every loaded value live:
+``ESTIMATE_BASE_REGISTERS`` + 2 per 64-bit pointer parameter + ``ceil(element_bytes / 4)`` per
+distinct loaded element, clamped to ``[ESTIMATE_MIN_REGISTERS, MAX_REGISTERS_PER_THREAD]`` (34
+instead of ptxas' 22 for the 7-point stencil, 70 instead of 32 for the 25-point one).
 
 CUDA 13 dropped offline compilation for sm_70 (Volta): there the compile fails and the
 estimate is used, with nvcc's message in ``detail``.
@@ -61,7 +58,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from pystencils_plugin.register_table import shipped_count
+from pystencils_plugin.register_estimate import code_features, estimate_from_table
+from pystencils_plugin.register_shape import shape_digest
+from pystencils_plugin.register_table import shipped_count, shipped_shape_count, shipped_table
 from warpspeed.files.cache_entry import read_entry, write_entry
 from warpspeed.sass.compile import cache_key, compiler_version, writable_cache_dir
 from warpspeed.sass.toolchain import ARCHITECTURES, DEFAULT_ARCH, compile_target, cuda_arch, find_nvcc  # noqa: F401 (re-exported)
@@ -84,6 +83,8 @@ _PTXAS_RE = re.compile(r"Used\s+(\d+)\s+registers")
 
 #: Subdirectory of the cache directory (:func:`warpspeed.sass.compile.cache_dir`) with the counts.
 REGISTER_CACHE = "registers"
+#: What a cache key of the count of a shape (the code without its constants) starts with.
+SHAPE_PREFIX = "shape:"
 #: Format of a register-count entry; a change makes every older entry a miss.
 REGISTER_FORMAT = "ptxas-registers-2"
 
@@ -192,6 +193,9 @@ class _Plan:
     include: str | None
     entry: Path | None  # None: the compiler cannot be identified or there is no cache, nothing is cached
     key: str | None = None
+    shape_entry: Path | None = None  # the count of the same code on any domain (constants taken out)
+    shape_key: str | None = None
+    compiler: str = ""
 
 
 def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan | str:
@@ -206,20 +210,26 @@ def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan
     if substitute:
         detail += f" for {arch}: {substitute}"
     include = _pystencils_include()
-    entry = key = None
+    entry = key = shape_entry = shape_key = None
+    compiler = ""
     if os.path.isfile(nvcc_path):  # a compiler that cannot be found on disk is not identified
+        compiler = compiler_version(nvcc_path)
         root = writable_cache_dir(cache)
         if root is not None:
-            key = cache_key(source, target, compiler_version(nvcc_path), include or "")
+            key = cache_key(source, target, compiler, include or "")
             entry = root / REGISTER_CACHE / f"{key}.json"
-    return _Plan(nvcc_path, target, detail, include, entry, key)
+            shape_key = cache_key(SHAPE_PREFIX + shape_digest(source), target, compiler, include or "")
+            shape_entry = root / REGISTER_CACHE / f"{shape_key}.json"
+    return _Plan(nvcc_path, target, detail, include, entry, key, shape_entry, shape_key, compiler)
 
 
-def _cached(plan: _Plan) -> int | None:
-    """The count stored for ``plan``, None when there is none (or it cannot be read)."""
-    if plan.entry is None or plan.key is None:
+def _cached(plan: _Plan, by_shape: bool = False) -> int | None:
+    """The count stored for ``plan`` (``by_shape``: for the same code on any domain), None when
+    there is none (or it cannot be read)."""
+    entry, key = (plan.shape_entry, plan.shape_key) if by_shape else (plan.entry, plan.key)
+    if entry is None or key is None:
         return None
-    payload = read_entry(plan.entry, REGISTER_FORMAT, plan.key)
+    payload = read_entry(entry, REGISTER_FORMAT, key)
     if not isinstance(payload, dict) or payload.get("arch") != plan.arch:
         return None
     value = payload.get("registers")
@@ -229,8 +239,9 @@ def _cached(plan: _Plan) -> int | None:
 
 def _store(plan: _Plan, registers: int) -> None:
     """Keep ``registers`` for ``plan``; a cache that cannot be written costs a compile next time."""
-    if plan.entry is not None and plan.key is not None:
-        write_entry(plan.entry, REGISTER_FORMAT, plan.key, {"registers": registers, "arch": plan.arch})
+    for entry, key in ((plan.entry, plan.key), (plan.shape_entry, plan.shape_key)):
+        if entry is not None and key is not None:
+            write_entry(entry, REGISTER_FORMAT, key, {"registers": registers, "arch": plan.arch})
 
 
 def compile_register_counts(sources: Sequence[str], arch: str = DEFAULT_ARCH,
@@ -249,6 +260,8 @@ def compile_register_counts(sources: Sequence[str], arch: str = DEFAULT_ARCH,
         hit = _cached(plan)
         if hit is not None:
             results[i] = (hit, plan.detail)
+            if plan.shape_entry is not None and _cached(plan, by_shape=True) is None:
+                _store(plan, hit)  # a shape entry that does not verify is replaced, as any entry
         else:
             missing.append(i)
 
@@ -282,16 +295,56 @@ def compile_register_count(source: str, arch: str = DEFAULT_ARCH,
 
 
 def registers_cached(kernel_function: Any, arch: str = DEFAULT_ARCH, source: str | None = None) -> bool:
-    """Whether :func:`register_count` of ``kernel_function`` runs no compile: its count is in the
-    disk cache, or there is nothing to compile (HIP, an unknown architecture, no nvcc)."""
+    """Whether :func:`register_count` of ``kernel_function`` runs no compile: its count is known
+    without one (:func:`_known`), or there is nothing to compile (HIP, an unknown architecture, no
+    nvcc)."""
     if _is_hip(kernel_function):
         return True
     try:
         sm = cuda_arch(arch)
     except ValueError:
         return True
-    plan = _plan(standalone_cuda_source(kernel_function, source), sm, None, None)
-    return isinstance(plan, str) or _cached(plan) is not None
+    standalone = standalone_cuda_source(kernel_function, source)
+    plan = _plan(standalone, sm, None, None)
+    return isinstance(plan, str) or _known(standalone, sm, plan) is not None
+
+
+def _known(standalone: str, sm: str, plan: _Plan | str) -> RegisterCount | None:
+    """The count ptxas gave for this code without compiling it now, or None. With nvcc: the disk
+    cache's count of this source; for a source the table does not ship, the disk cache's count of
+    the same code on another domain (only its constants differ: :mod:`pystencils_plugin.register_shape`),
+    then the table's count of that shape where the installed compiler counted it. Without nvcc
+    (``plan`` is the reason): the table's count of the source, else of its shape."""
+    if isinstance(plan, _Plan):
+        hit = _cached(plan)
+        if hit is not None:
+            if plan.shape_entry is not None and _cached(plan, by_shape=True) is None:
+                _store(plan, hit)  # a shape entry that does not verify is replaced, as any entry
+            return RegisterCount(hit, "ptxas", plan.detail)
+        if shipped_count(standalone, sm) is not None:
+            return None  # this very source is shipped: the installed ptxas counts it once, as before
+        hit = _cached(plan, by_shape=True)
+        if hit is not None:
+            return RegisterCount(hit, "ptxas", f"{plan.detail}, of the same code on another domain (only the "
+                                              "constants differ; cached)")
+        table = shipped_table()
+        if table is None or table.compiler != plan.compiler:
+            return None
+        shipped = shipped_shape_count(standalone, sm)
+        return None if shipped is None else RegisterCount(shipped[0], "shipped", shipped[1])
+    return _shipped(standalone, sm, "")
+
+
+def _shipped(standalone: str, sm: str, reason: str) -> RegisterCount | None:
+    """The shipped table's count of this source, else of its shape, or None."""
+    suffix = f"; {reason}" if reason else ""
+    shipped = shipped_count(standalone, sm)
+    if shipped is not None:
+        return RegisterCount(registers=shipped[0], source="shipped", detail=shipped[1] + suffix)
+    shipped = shipped_shape_count(standalone, sm)
+    if shipped is not None:
+        return RegisterCount(registers=shipped[0], source="shipped", detail=shipped[1] + suffix)
+    return None
 
 
 def prefetch_register_counts(kernel_functions: Sequence[Any], arch: str = DEFAULT_ARCH,
@@ -328,23 +381,34 @@ def register_count(kernel_function: Any, arch: str = DEFAULT_ARCH, *, compile: b
         per_thread_loads, element_bytes: inputs of the estimate (see :func:`estimate_registers`).
     """
     reason = "compile not requested"
-    if compile:
-        if _is_hip(kernel_function):
-            reason = "HIP kernel: ptxas counts NVIDIA registers only"
-        else:
-            try:
-                sm = cuda_arch(arch)
-            except ValueError as exc:
-                sm, reason = None, str(exc)
-            if sm is not None:
-                standalone = standalone_cuda_source(kernel_function, source)
-                registers, detail = compile_register_count(standalone, sm, timeout_s)
-                if registers is not None:
-                    return RegisterCount(registers=registers, source="ptxas", detail=detail)
-                reason = detail
-                shipped = shipped_count(standalone, sm)
-                if shipped is not None:
-                    return RegisterCount(registers=shipped[0], source="shipped", detail=f"{shipped[1]}; {reason}")
+    sm = None
+    if _is_hip(kernel_function):
+        reason = "HIP kernel: ptxas counts NVIDIA registers only"
+    else:
+        try:
+            sm = cuda_arch(arch)
+        except ValueError as exc:
+            reason = str(exc)
+    standalone = standalone_cuda_source(kernel_function, source) if sm is not None else None
+    if compile and sm is not None and standalone is not None:
+        plan = _plan(standalone, sm, None, None)
+        known = _known(standalone, sm, plan)
+        if known is not None:
+            return known
+        registers, detail = compile_register_count(standalone, sm, timeout_s)
+        if registers is not None:
+            return RegisterCount(registers=registers, source="ptxas", detail=detail)
+        reason = detail
+        shipped = _shipped(standalone, sm, reason)
+        if shipped is not None:
+            return shipped
+    if sm is not None and standalone is not None:
+        table = shipped_table()
+        learned = None if table is None else estimate_from_table(code_features(standalone, element_bytes), sm,
+                                                                 table.samples)
+        if learned is not None:
+            return RegisterCount(registers=max(1, min(MAX_REGISTERS_PER_THREAD, learned[0])), source="estimate",
+                                 detail=f"estimated from ptxas' counts of the shipped kernels: {learned[1]}; {reason}")
     estimate = estimate_registers(kernel_function, per_thread_loads, element_bytes)
     return RegisterCount(registers=estimate, source="estimate",
                          detail=f"estimated (live loaded values + pointers + base); {reason}")

@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 
 from pystencils_plugin.catalog import _generated
+from pystencils_plugin.register_estimate import code_features
+from pystencils_plugin.register_shape import shape_digest
 from pystencils_plugin.register_table import FORMAT, source_digest
 from pystencils_plugin.registers import compile_register_counts, find_nvcc, standalone_cuda_source
 from pystencils_plugin.workloads import LBMPY_WORKLOADS, WORKLOADS
@@ -84,7 +86,8 @@ def main() -> int:
                     if name in LBMPY_WORKLOADS:
                         generator["lbmpy"] = versions["lbmpy"]
                     sources[source_digest(source)] = (source, {
-                        "workload": name, "domain": list(domain), "dtype": dtype, "fold": list(fold)}, generator)
+                        "workload": name, "domain": list(domain), "dtype": dtype, "fold": list(fold),
+                        "shape": shape_digest(source), "features": code_features(source).as_dict()}, generator)
     digests = sorted(sources)
     for arch in _architectures():
         target, _ = compile_target(nvcc, arch)

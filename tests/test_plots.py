@@ -35,7 +35,10 @@ def _scan_points(minimum):
 def test_ranking_figure_axes():
     fig = ranking_figure(RANKING)
     (ax,) = fig.axes
-    assert ax.get_ylabel() == "predicted performance, Glup/s"
+    # 60 and 30 Glup/s: the lowest is half the highest, so the axis starts a quarter of the spread
+    # below it, 30 - 30 / 4 = 22.5, and says so
+    assert ax.get_ylabel() == "predicted performance, Glup/s (axis starts at 22.5, not 0)"
+    assert ax.get_ylim()[0] == pytest.approx(22.5)
     assert ax.get_title() == "k on dev: predicted ranking"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["32x8x4", "1024x1x1"]  # failed row left out
     heights = [bar.get_height() for bar in ax.patches[:2]]
@@ -66,10 +69,18 @@ def testaccuracy_figure_axes():
              "meas_lups_per_s": m, "pred_lups_per_s": p} for bx, m, p in ((32, 1e10, 2e10), (64, 2e10, 2e10))]
     fig = accuracy.accuracy_figure(rows, "acc")
     visible = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in visible] == list(accuracy.METRIC_LABELS.values())
+    # the rows measure the rate alone (a campaign timed without ncu): one panel, no empty ones
+    assert [ax.get_title() for ax in visible] == ["performance"]
     perf = visible[-1]
     assert perf.get_xlabel() == "measured, Glup/s" and perf.get_ylabel() == "predicted, Glup/s"
-    assert any(t.get_text() == "no measured data" for t in visible[0].texts)  # no L1 columns in the rows
+    with_dram = [{**r, "meas_dram_load_bytes_per_lup": 10.0, "pred_dram_load_bytes_per_lup": 11.0} for r in rows]
+    visible = [ax for ax in accuracy.accuracy_figure(with_dram, "acc").axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["DRAM load", "performance"]
+    # rows that measure nothing: every panel, each saying so
+    empty = [{**r, "meas_lups_per_s": ""} for r in rows]
+    visible = [ax for ax in accuracy.accuracy_figure(empty, "acc").axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == list(accuracy.METRIC_LABELS.values())
+    assert all(any(t.get_text() == "no measured data" for t in ax.texts) for ax in visible)
 
 
 def test_plots_leave_the_backend_alone(tmp_path):

@@ -55,13 +55,19 @@ def ranking_figure(ranking: "Ranking", top: int | None = None) -> "Figure":
     rows = [r for r in ranking.rows if r.ok][: top or None]
     fig = new_figure(min(MAX_RANK_WIDTH_IN, max(6.0, 0.12 * len(rows) + 2)), 5.5)
     ax = fig.subplots()
-    bars = ax.bar(range(len(rows)), [r.lups_per_s * NANO for r in rows],
+    values = [r.lups_per_s * NANO for r in rows]
+    bars = ax.bar(range(len(rows)), values,
                   color=[block_color(r.config.block) for r in rows], edgecolor="black", linewidth=0.4)
+    bottom = bar_axis_start(values)
     for bar, row in zip(bars, rows):
         bar.set_hatch(LIMITER_HATCH.get(row.limiter, ""))
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= _MANY_BARS else 5)
-    ax.set_ylabel("predicted performance, Glup/s")
+    if bottom > 0:
+        ax.set_ylim(bottom, max(values) + BAR_HEADROOM * (max(values) - bottom))
+        ax.set_ylabel(f"predicted performance, Glup/s (axis starts at {bottom:.3g}, not 0)")
+    else:
+        ax.set_ylabel("predicted performance, Glup/s")
     ax.set_title(f"{ranking.kernel} on {ranking.device}: predicted ranking")
     handles = [Patch(facecolor="white", edgecolor="black", hatch=h, label=f"{k} limited")
                for k, h in LIMITER_HATCH.items() if any(r.limiter == k for r in rows)]
@@ -69,6 +75,48 @@ def ranking_figure(ranking: "Ranking", top: int | None = None) -> "Figure":
     # outside the axes, right of the bars: inside, it covered the last (lowest) bars
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
+    return self_rendering(fig)
+
+
+#: Bars start at zero unless the smallest is above this share of the largest; then they start
+#: below the smallest by ``BAR_MARGIN`` of the spread, so that a spread of a few per cent shows.
+ZERO_BASED_BELOW = 0.5
+BAR_MARGIN = 0.25
+#: Room above the highest bar, as a share of the shown range.
+BAR_HEADROOM = 0.05
+
+
+def bar_axis_start(values: Sequence[float]) -> float:
+    """Where a bar chart's value axis starts: 0, or, when every value lies within the upper half
+    of the largest, a quarter of the spread below the smallest (the axis label says so)."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return 0.0
+    lo, hi = min(finite), max(finite)
+    if hi <= 0 or lo < ZERO_BASED_BELOW * hi:
+        return 0.0
+    spread = hi - lo if hi > lo else BAR_MARGIN * hi
+    return max(0.0, lo - BAR_MARGIN * spread)
+
+
+def self_rendering(fig: "Figure") -> "Figure":
+    """``fig`` with ``_repr_png_`` and ``_repr_html_`` of its own, so that a notebook cell ending in
+    it shows the chart without ``%matplotlib inline`` (the figure is drawn when displayed; pyplot
+    and the backend are not touched). Returns ``fig``."""
+    import base64
+    import io
+
+    def png() -> bytes:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=FIGURE_DPI)
+        return buffer.getvalue()
+
+    def html() -> str:
+        data = base64.b64encode(png()).decode("ascii")
+        return f'<img src="data:image/png;base64,{data}" alt="{fig.axes[0].get_title() if fig.axes else "figure"}"/>'
+
+    fig._repr_png_ = png  # type: ignore[attr-defined]
+    fig._repr_html_ = html  # type: ignore[attr-defined]
     return fig
 
 

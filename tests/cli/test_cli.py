@@ -188,7 +188,7 @@ def test_rank_small_space_json_and_csv(runner, tmp_path):
     result = runner.invoke(main, ["rank", "--kernel", "star3d-r1", *SMALL, "--threads", "64", "--jobs", "1",
                                   "--json", "--csv", str(csv_path)])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)["rows"]
+    rows = json.loads(result.stdout)["rows"]
     # 64 threads: power-of-two (x, y, z) with x*y*z = 64 and z <= 64: compositions of 6 into 3
     # exponents = C(8, 2) = 28 blocks, times 3 foldings.
     assert len(rows) == 28 * 3

@@ -280,7 +280,9 @@ def toml_value(data, valid: bool, kind: str) -> str:
 def test_study(tmp_path_factory, data, valid):
     directory = tmp_path_factory.mktemp("study")
     keys = ("kernels", "devices", "domains", "threads", "foldings")
-    text = "".join(f"{k} = {toml_value(data, valid, k)}\n" for k in keys) + 'max_block_z = 1\noutput = "out.csv"\n'
+    # the output by its full path: a relative one is written in the working directory
+    text = ("".join(f"{k} = {toml_value(data, valid, k)}\n" for k in keys)
+            + f"max_block_z = 1\noutput = {json.dumps(str(directory / 'out.csv'))}\n")
     study = directory / "study.toml"
     study.write_text(text)
     if not valid and data.draw(st.booleans()):  # a stored output to resume from: a header and a random line

@@ -109,7 +109,9 @@ def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     from warpspeed.cli import main
 
     domain, block, fold = (16, 16, 16), (16, 4, 2), (1, 2, 1)
-    assert catalog.resolve(name, domain).registers_source == "estimate"  # generated, not the built-in
+    # generated, not the built-in: without nvcc, the count of the same code shipped for another
+    # domain (star3d-r4) or the estimate from the table (d3q19-srt: 16^3 strides are another class)
+    assert catalog.resolve(name, domain).registers_source in ("shipped", "estimate")
     device = load_device(DEVICE)
     ranked = rank(name, device, domain=domain, blocks=[block], foldings=[fold]).rows[0]
     assert ranked.ok and ranked.config.fold == fold
@@ -131,7 +133,7 @@ def test_rank_resolve_and_study_predict_the_same_kernel(name, no_nvcc):
     # the folded kernel is not the unfolded one: it has its own register count
     unfolded = catalog.resolve(name, domain, device=device)
     folded = catalog.resolve(name, domain, fold=fold, device=device)
-    assert folded.registers_source == unfolded.registers_source == "estimate"
+    assert folded.registers_source == unfolded.registers_source in ("shipped", "estimate")
     assert folded.kernel.accesses == unfolded.kernel.accesses
 
 

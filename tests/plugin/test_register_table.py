@@ -158,3 +158,29 @@ def test_predict_without_toolchain_uses_shipped_counts(tmp_path):
     doc = json.loads(proc.stdout)
     assert doc["registers_source"] == "shipped" and "shipped with it" in doc["registers_detail"]
     assert doc["instructions"]["source"] == "derived"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(find_nvcc() is None, reason="compares with ptxas: needs nvcc")
+@pytest.mark.parametrize("device, arch", [("A100-SXM4-40GB", "sm_80"), ("H200", "sm_90")])
+def test_new_domain_without_toolchain_ranks_as_ptxas(tmp_path, monkeypatch, device, arch):
+    """A domain the table does not hold (star3d-r1 on 300x200x100): the plain install takes the
+    counts of the same code on a shipped domain; the full install's cache holds ptxas' own counts
+    of this domain's sources, compiled here. Same registers, same top 10 (in fact every row)."""
+    from pystencils_plugin.catalog import _generated
+    from pystencils_plugin.registers import compile_register_counts, standalone_cuda_source
+    from warpspeed.launch.space import PAPER_FOLDINGS
+
+    monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(tmp_path / "on"))
+    sources = [standalone_cuda_source(*_generated("star3d-r1", (300, 200, 100), "double", fold, False))
+               for fold in PAPER_FOLDINGS]
+    ptxas = [n for n, _ in compile_register_counts(sources, arch)]
+    args = ("--kernel", "star3d-r1", "--domain", "300,200,100", "--device", device)
+    full_doc, full = _ranked(False, tmp_path, *args)
+    plain_doc, plain = _ranked(True, tmp_path, *args)
+    assert [r["registers"] for r in full_doc["registers"]] == ptxas
+    assert {r["source"] for r in full_doc["registers"]} == {"ptxas"}
+    assert [r["registers"] for r in plain_doc["registers"]] == ptxas
+    assert {r["source"] for r in plain_doc["registers"]} == {"shipped"}
+    assert plain[:10] == full[:10]
+    assert plain == full

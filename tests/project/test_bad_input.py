@@ -31,6 +31,14 @@ A100_FILE = ROOT / "warpspeed" / "hardware" / "devices" / "A100-SXM4-40GB.toml"
 MEASURED = ROOT / "tests" / "data" / "measured_small.csv"
 SMALL = ["--kernel", "copy", "--domain", "16,16,16"]
 
+@pytest.fixture(autouse=True)
+def _studies_write_in_the_working_directory(request, monkeypatch):
+    """A study writes its relative output in the working directory: the study tests run in their
+    own temporary one."""
+    if "study" in request.node.name:
+        monkeypatch.chdir(request.getfixturevalue("tmp_path"))
+
+
 
 def run(args: list[str], cwd: Path | None = None, monkeypatch=None):
     """The command's result; with ``cwd`` it runs there."""
@@ -1004,7 +1012,7 @@ def test_a_study_says_how_many_configurations_it_evaluates(tmp_path, terminal):
     code = "import sys; from warpspeed.cli.main import main; sys.argv[0] = 'warpspeed'; main()"
     leader, follower = pty.openpty() if terminal else os.pipe()[::-1]
     try:
-        done = subprocess.run([sys.executable, "-c", code, "study", str(toml)], cwd=ROOT, stdout=subprocess.PIPE,
+        done = subprocess.run([sys.executable, "-c", code, "study", str(toml)], cwd=tmp_path, stdout=subprocess.PIPE,
                               stderr=follower, timeout=300, text=True, env={**os.environ, "COLUMNS": "200"})
         os.close(follower)
         err = b""

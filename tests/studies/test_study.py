@@ -220,13 +220,16 @@ def test_spec_validation(tmp_path):
         study_from_dict(SPEC, tmp_path)
 
 
-def test_example_study_loads():
+def test_example_study_loads(tmp_path, monkeypatch):
+    # the output is written in the working directory, never beside the study file (examples/)
+    monkeypatch.chdir(tmp_path)
     spec = load_study(ROOT / "examples" / "study.toml")
     assert len(spec.kernels) == len(spec.devices) == len(spec.domains) == 2
-    assert spec.output.parent == ROOT / "examples"
+    assert spec.output == tmp_path / "study-results.csv"
 
 
-def test_cli(tmp_path):
+def test_cli(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative output is written in the working directory
     assert COMMANDS == [study_command]
     toml = tmp_path / "s.toml"
     toml.write_text('kernels = ["copy", "star2d-r1"]\ndevices = ["A100-SXM4-40GB"]\ndomains = [[32, 32, 32]]\n'

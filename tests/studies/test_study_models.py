@@ -37,6 +37,14 @@ SPEC = {"kernels": ["copy", "star3d-r1", "star2d-r1"], "devices": [DEVICE], "dom
         "threads": [128], "foldings": [[1, 1, 1], [1, 2, 1]], "max_block_z": 1}
 ALL = list(STUDY_MODELS)
 
+@pytest.fixture(autouse=True)
+def _studies_write_in_the_working_directory(request, monkeypatch):
+    """A study writes its relative output in the working directory: the study tests run in their
+    own temporary one."""
+    if "study" in request.node.name or request.node.name.startswith("test_cli"):
+        monkeypatch.chdir(request.getfixturevalue("tmp_path"))
+
+
 
 def _spec(directory: Path, output: str, **extra):
     return study_from_dict({**SPEC, "output": output, **extra}, directory)

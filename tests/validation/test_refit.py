@@ -16,6 +16,8 @@ from warpspeed.memory.capacity import load_curves
 from warpspeed.errors import FitError, WarpspeedError
 from warpspeed.validation.measurement_csv import write_measurement_csv
 from warpspeed.validation.schema import MeasurementTable
+from warpspeed.cli.main import main
+from tests.paths import ROOT
 
 #: Ground truth of the synthetic campaign (not the published values).
 TRUE_L1 = (0.5, 5.0, 1.2)
@@ -322,3 +324,30 @@ def test_refit_cli_unknown_family(tmp_path):
     csv_path = write_measurement_csv(tmp_path / "syn.csv", {"kernel": "s"}, synthetic_rows(8))
     result = CliRunner().invoke(refit_cmd, [str(csv_path), "--family", "nvidia-kepler", "--out", str(tmp_path / "x.toml")])
     assert isinstance(result.exception, WarpspeedError)
+
+
+# ---------------------------------------------------------------------------- nothing to fit, the README's example
+
+
+def test_refit_with_nothing_to_fit_exits_non_zero_and_writes_nothing(tmp_path):
+    # a campaign timed without ncu: rates but no measured volumes (as fits/data/H200/*.measure.csv)
+    rows = [{k: v for k, v in r.items() if not k.startswith("meas_") or k == "meas_lups_per_s"}
+            for r in synthetic_rows(12)]
+    csv_path = write_measurement_csv(tmp_path / "timing.csv", {"kernel": "synthetic"}, rows)
+    out = tmp_path / "fit.toml"
+    result = CliRunner().invoke(main, ["refit", str(csv_path), "--family", "nvidia-ampere", "--out", str(out)])
+    assert result.exit_code == 2 and "nothing to fit" in result.output
+    assert not out.exists()
+
+
+def test_readme_refit_example_fits_and_changes_the_file(tmp_path):
+    # examples/refit-example.csv follows l1_load (0.6, 6.0, 1.3) and z_layer (0.95, 20.0, 2.5), as its header
+    # says; the shipped Ampere curves are (0.66, 6.77, 1.45) and (1.0, 37.1, 3.2)
+    out = tmp_path / "ampere.toml"
+    result = CliRunner().invoke(main, ["refit", str(ROOT / "examples" / "refit-example.csv"), "--family",
+                                       "nvidia-ampere", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    refitted, shipped = load_curves("nvidia-ampere", out), load_curves("nvidia-ampere")
+    assert refitted.l1_load.parameters == pytest.approx((0.6, 6.0, 1.3), rel=1e-3)
+    assert refitted.z_layer.parameters == pytest.approx((0.95, 20.0, 2.5), rel=1e-3)
+    assert refitted.z_layer.parameters != shipped.z_layer.parameters

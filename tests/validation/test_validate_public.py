@@ -67,6 +67,19 @@ def test_committed_accuracy_page_is_what_validate_writes(datasets, real, kernels
         "docs/accuracy.md is stale: run `warpspeed validate --write-docs` in the repository root"
 
 
+def test_committed_figures_are_what_validate_writes(datasets, real, kernels):
+    from warpspeed.validation.figures import REPO_PATH, figures_document, figures_text, update_readme
+
+    doc = figures_document(datasets, real, kernels)
+    assert (ROOT / REPO_PATH).read_text() == figures_text(doc), \
+        f"{REPO_PATH} is stale: run `warpspeed validate --write-docs` in the repository root"
+    from warpspeed.validation.figures import GENERATED_PAGES
+
+    for page in GENERATED_PAGES:
+        text = (ROOT / page).read_text()
+        assert update_readme(text, doc) == text, f"{page}'s accuracy blocks are stale: run `warpspeed validate --write-docs`"
+
+
 def test_every_stored_row_is_compared(datasets):
     # point counts from the stored files, read here with the csv module
     by_name = {d.name: d for d in datasets}
@@ -149,7 +162,7 @@ def test_cli_writes_page_and_json(tmp_path, monkeypatch, datasets, real, kernels
     result = CliRunner().invoke(main, ["validate", "--json", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text() == accuracy_markdown(datasets, real, kernels)
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)  # "wrote ..." goes to stderr
     records = doc["datasets"]
     assert doc["real_gpu"]["within_criteria"] is True
     assert [m["model"] for m in doc["real_gpu"]["models"]] == [m.model for m in real.models]

@@ -20,11 +20,17 @@ DEFAULT_DEVICE = "A100-SXM4-40GB"
 DEFAULT_KERNEL = "star3d-r4"
 
 
+#: The pystencils workloads (``pystencils_plugin.workloads.WORKLOADS``), named in ``--help`` without
+#: importing pystencils (tests/cli checks that the two lists agree).
+PYSTENCILS_KERNELS = ("star3d-r4", "star3d-r1", "star2d-r1", "box3d-r1", "copy19-pull", "d3q19-srt", "d3q27-srt",
+                      "allen-cahn")
+
+
 def kernel_options(f):
     f = click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
-                     help="Kernel: " + ", ".join(BUILTIN_KERNELS) + ", d3q19-srt, d3q27-srt, allen-cahn; the "
-                          "star* and LBM kernels are the code pystencils generates (lbmpy for the LBM "
-                          "kernels).")(f)
+                     help="Kernel: " + ", ".join(dict.fromkeys([*BUILTIN_KERNELS, *PYSTENCILS_KERNELS])) + "; the "
+                          "star*, box3d-r1, copy19-pull and LBM kernels are the code pystencils generates (lbmpy "
+                          "for the LBM kernels).")(f)
     f = click.option("--domain", type=DOMAIN, default=None,
                      help=f"Iteration domain nx,ny[,nz] in cells (default: the kernel's); at most "
                           f"{MAX_DOMAIN_CELLS} (2^34) cells.")(f)
@@ -89,8 +95,15 @@ def models_help() -> str:
     """Every time model's one-line help (:attr:`warpspeed.model_protocol.TimeModel.help`) after its
     name, in the registry's order, one sentence each."""
     from warpspeed.models import MODELS
+    from warpspeed.validation.figures import load_figures, model_help
 
-    return " ".join(f"{name}: {model.help}." for name, model in MODELS.items())
+    figures = load_figures()
+
+    def sentence(name: str, text: str) -> str:
+        measured = model_help(name, figures)
+        return f"{name}: {text}" + (f"; {measured}." if measured else ".")
+
+    return " ".join(sentence(name, model.help) for name, model in MODELS.items())
 
 
 def curves_option(f):

@@ -23,6 +23,7 @@ from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
 from warpspeed.models import MODELS, OBJECTIVES, OWN_LIMITS, ROOFLINE_MODEL
+from warpspeed.units import MEGA
 
 
 def _executor_arg(jobs: int | None):
@@ -118,12 +119,15 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     rows = ranking.rows
     if csv_path:
         _write_rank_csv(ranking, csv_path)
+        click.echo(f"wrote {csv_path} ({len(rows)} rows)", err=True)
     if traces_path:
         _write_traces(ranking, resolved, traces_path)
+        click.echo(f"wrote {traces_path} (one trace per configuration)", err=True)
     if plot_path:
         from warpspeed.plots import plot_ranking
 
         plot_ranking(ranking, plot_path, top=top or None)
+        click.echo(f"wrote {plot_path}", err=True)
     if as_json:
         doc = {"kernel": ranking.kernel, "device": ranking.device}
         if (model, objective) != (ROOFLINE_MODEL, "time"):
@@ -138,7 +142,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
-                   curves.label if curves is not None else None, calibration(device, curves).line(), model)
+                   curves.label if curves is not None else None, calibration(device, curves).line(), model, objective)
 
 
 def model_columns(model: str) -> tuple[Column, ...]:
@@ -153,26 +157,45 @@ def model_columns(model: str) -> tuple[Column, ...]:
             *RANK_COLUMNS[9:])
 
 
-def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL) -> list[str]:
+#: The columns an energy or EDP ranking adds after the rate: board power and lattice updates per joule.
+ENERGY_COLUMNS = (Column("W"), Column("Mlup/J"))
+#: What each objective sorts by, as the table's title says it.
+OBJECTIVE_ORDER = {"time": "Glup/s", "energy": "lattice updates per joule (Mlup/J)",
+                   "edp": "energy-delay product (Glup/s x Mlup/J)"}
+
+
+def objective_columns(columns: tuple[Column, ...], objective: str) -> tuple[Column, ...]:
+    """``columns`` with, for an energy or EDP objective, the watts and lups per joule after the rate."""
+    if objective == "time":
+        return columns
+    return (*columns[:4], *ENERGY_COLUMNS, *columns[4:])
+
+
+def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL, objective: str = "time") -> list[str]:
     """One table row; an error row has dashes for its numbers (its message is printed below)."""
     block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
+    energy = [] if objective == "time" else ["—", "—"]
     if not r.ok:
-        return [str(index), block_s, fold_s, "—", "error", *["—"] * 8]
+        return [str(index), block_s, fold_s, "—", *energy, "error", *["—"] * 8]
+    if energy:
+        energy = [fmt(r.watts, 0), fmt(r.lups_per_joule / MEGA, 1)]
     lim = r.limits
     why = r.limiter if model in OWN_LIMITS else r.explanation
-    return [str(index), block_s, fold_s, glups(r.lups_per_s), why, glups(lim["fp"]), glups(lim["l1"]),
+    return [str(index), block_s, fold_s, glups(r.lups_per_s), *energy, why, glups(lim["fp"]), glups(lim["l1"]),
             glups(lim["l2"]), glups(lim["dram"]), fmt(r.l1_cycles_per_lup),
             fmt(r.l2_load_bytes_per_lup + r.l2_store_bytes_per_lup, 1),
             fmt(r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup, 1), str(r.blocks_per_sm)]
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None, calibration_line: str = "", model: str = ROOFLINE_MODEL) -> None:
+                   curves_label: str | None = None, calibration_line: str = "", model: str = ROOFLINE_MODEL,
+                   objective: str = "time") -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
-    columns = model_columns(model)
-    table, dropped = fitted_table(console, columns, [_rank_cells(i, r, model) for i, r in enumerate(shown, 1)], wide)
+    columns = objective_columns(model_columns(model), objective)
+    table, dropped = fitted_table(console, columns, [_rank_cells(i, r, model, objective) for i, r in enumerate(shown, 1)],
+                                  wide)
     headers = {c.header for c in columns} - {c.header for c in dropped}
     if model in OWN_LIMITS:
         limits_note = MODELS[model].limits_note if "FP" in headers else ""
@@ -181,6 +204,8 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
             " roofline FP, L1, L2, DRAM: the four-limiter roofline's limits, Glup/s, for comparison."
             if "roofline\nFP" in headers else "")
     caption = [
+        "" if objective == "time" else
+        "W: board power by the power model at the row's rate; Mlup/J: million lattice updates per joule.",
         limits_note,
         "Volumes: load + store bytes per lattice update (--json or --csv for the split)."
         if "L2\nB/lup" in headers else "",
@@ -191,7 +216,8 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         f"All {len(rows)} rows shown.",
     ]
     title = (f"{ranking.kernel} on {ranking.device}, domain {'x'.join(map(str, domain))}: "
-             f"{len(rows)} configurations, best first")
+             f"{len(rows)} configurations, {model} model, objective {objective}: sorted by "
+             f"{OBJECTIVE_ORDER.get(objective, objective)}, best first")
     print_fitted(console, table, title, caption)
     if curves_label is not None:
         console.print(f"capacity curves: {curves_label} (--curves)")
@@ -203,7 +229,11 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         for message, labels in messages.items():
             console.print(f"  {', '.join(labels)}: {message}", highlight=False)
     best = ranking.best()
-    if model == ROOFLINE_MODEL:
+    if objective != "time" and best.ok:
+        console.print(f"best by {objective}: block {best.config.block}, fold {best.config.fold}: "
+                      f"{fmt(best.lups_per_joule / MEGA, 1)} Mlup/J at {fmt(best.watts, 0)} W, "
+                      f"{glups(best.lups_per_s)} Glup/s by the {model} model", highlight=False)
+    elif model == ROOFLINE_MODEL:
         console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
                       f"limited by {best.limiter}")
     else:
@@ -219,7 +249,7 @@ def _registers_note(resolved) -> str:
     folding's was obtained."""
     first = next(iter(resolved.values()))
     note = _registers_counts(resolved)
-    return f"{note}\n  ({first.registers_detail})" if first.registers_detail else note
+    return f"{note}\n  counted by: {first.registers_detail}" if first.registers_detail else note
 
 
 def _registers_counts(resolved) -> str:

@@ -134,7 +134,7 @@ def render_best(spec: StudySpec, rows: Sequence[Mapping[str, str]]) -> None:
 @click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
               help="Run on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
-@click.option("--output", default=None, type=OutputFile("study output"),
+@click.option("--output", "--out", "output", default=None, type=OutputFile("study output"),
               help="Write here instead of the study file's output (format from the suffix: .csv, .parquet or .pq).")
 def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume: bool, output: str | None) -> None:
     """Run a study (kernels x devices x domains x configurations) described by STUDY_FILE (TOML).

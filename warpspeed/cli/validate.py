@@ -173,6 +173,7 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
     phenomenological variant: the same roofline fed with the measured volumes instead of the
     predicted ones (Ernst et al. 2023, section 5.8)."""
     from warpspeed.validation.accuracy import plot_accuracy, table_accuracy
+    from warpspeed.validation.measure import PREDICTION_MODEL
     from warpspeed.validation.measurement_csv import read_measurement_csv
 
     table = read_measurement_csv(csv_path)
@@ -185,11 +186,18 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
                              "with meas_* and pred_* values (as warpspeed measure writes them)")
     if plot_path:
         plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
+    model = table.metadata.get("prediction_model", PREDICTION_MODEL)
+    version = table.metadata.get("warpspeed_version", "?")
     if as_json:
-        click.echo(json_text(report.to_dict(), indent=2))
+        click.echo(json_text({**report.to_dict(), "prediction_model": model, "predicted_by": f"warpspeed {version}"},
+                             indent=2))
         return
     console = make_console()
-    _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations")
+    _print_accuracy(console, report, f"{report.kernel} on {report.device}: {report.rows} configurations, "
+                                     f"predicted by the {model} model")
+    console.print(f"predictions: the file's pred_* columns, the {model} model of warpspeed {version} when it was "
+                  "measured (`warpspeed validate` predicts the stored H200 timings with every current model)",
+                  highlight=False)
     for line in _ranking_lines(report):
         console.print(line)
     for line in _phenomenological_lines(report):

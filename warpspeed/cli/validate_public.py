@@ -50,7 +50,9 @@ REAL_COLUMNS = (Column("model", justify="left"), Column("MAPE\n%"), Column("medi
 
 @click.command()
 @click.option("--write-docs", is_flag=True,
-              help="Write the report to docs/accuracy.md (relative to the current directory: run it in the repository root).")
+              help="Write the report to docs/accuracy.md, its figures to warpspeed/validation/accuracy_figures.json "
+                   "and the README's accuracy tables (relative to the current directory: run it in the "
+                   "repository root).")
 @click.option("--out", "out_path", type=OutputFile("accuracy page", create_parents=True), default=None,
               help="Write the report as Markdown to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print every dataset with its points as JSON.")
@@ -102,6 +104,10 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(target, text)
+    if write_docs:
+        targets += _write_figures(datasets, real, kernels)
+    for target in targets:
+        click.echo(f"wrote {target}", err=True)
     if as_json:
         checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
         click.echo(json_text({"checked_by_device": {k: list(v) for k, v in checked.items()},
@@ -129,7 +135,6 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
         table, dropped = fitted_table(out, VALIDATE_COLUMNS, summary_rows(datasets), wide)
         caption = ["Errors: 100 (model - measured) / measured. Data: te42kyfo/gpu-benches, stored under "
                    "fits/data/public/, and FluidX3D's published D3Q19 rates (docs/accuracy.md names each file and commit)."]
-        caption += [f"Written: {t}" for t in targets]
         if dropped:
             caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
         print_fitted(out, table, "The model against the stored public measurements", caption)
@@ -150,6 +155,28 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
         click.echo("error: the real GPU's section was not run (see the note above); the report is incomplete",
                    err=True)
         sys.exit(EXIT_SECTION_SKIPPED)
+
+
+def _write_figures(datasets, real, kernels) -> list[Path]:
+    """``--write-docs``' other copies of the figures: the figures file every ``--help`` reads and
+    the README's generated blocks (:mod:`warpspeed.validation.figures`), relative to the current
+    directory (the repository root). Returns the paths written."""
+    from warpspeed.files.output import check_output_path
+    from warpspeed.validation.figures import GENERATED_PAGES, REPO_PATH, figures_document, figures_text, update_readme
+
+    doc = figures_document(datasets, real, kernels)
+    figures = check_output_path(REPO_PATH, "accuracy figures", create_parents=True)
+    write_text_atomic(figures, figures_text(doc))
+    written = [figures]
+    for name in GENERATED_PAGES:
+        page = Path(name)
+        if page.is_file():
+            text = page.read_text(encoding="utf-8")
+            new = update_readme(text, doc)
+            if new != text:
+                write_text_atomic(page, new)
+                written.append(page)
+    return written
 
 
 def _mix_origin() -> str:

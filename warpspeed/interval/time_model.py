@@ -22,9 +22,7 @@ class IntervalModel(TimeModelBase):
     :func:`~warpspeed.interval.cpi_stack.interval_model`."""
 
     name = "interval"
-    help = ("the AMALI interval model (a CPI stack of stall reasons); on the 25-point stencil timed on an H200 "
-            "30 % MAPE; against public microbenchmarks within 16-32 % on launch-bound small kernels, 5-24 % "
-            "elsewhere, low at low occupancy")
+    help = "the AMALI interval model (a CPI stack of stall reasons; low at low occupancy)"
     reads_trace = True
     style = ("o", "tab:orange")
     options = (ModelOption("--plot", "plot_path", output="plot", plot=True,

@@ -29,10 +29,7 @@ class OverlapModel(TimeModelBase):
     reads_l1_misses = True
     help = ("the overlap model (the roofline's volumes with L1 miss wavefronts, the L1 miss stage's request rate, "
             "the unhidden latency at the end of each wave of blocks, imperfect overlap of L1 and DRAM, the DRAM "
-            "cost of partly covered sectors, block dispatch and launch overhead); on the 160 configurations of the "
-            "25-point stencil timed on an H200 (docs/accuracy.md, real GPU) within 6.3 % MAPE (8-15 % on five "
-            "more kernels it was not fitted on, 28 % on a 19-array copy); against public microbenchmarks within "
-            "8-30 % on launch-bound small kernels")
+            "cost of partly covered sectors, block dispatch and launch overhead)")
     own_limits = True
     style = ("D", "tab:green")
     limits_note = ("FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss "

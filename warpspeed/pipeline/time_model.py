@@ -20,9 +20,7 @@ class PipelineModel(TimeModelBase):
     options of :func:`warpspeed.pipeline.launch_time.estimate`."""
 
     name = "pipeline"
-    help = ("the pipeline model (an instruction graph simulated on the SMs); on the 25-point stencil timed on an "
-            "H200 37 % MAPE; against public microbenchmarks within 2-16 % MAPE on streaming, gpu-roofline and "
-            "FluidX3D D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch cost)")
+    help = "the pipeline model (an instruction graph simulated on the SMs; no launch cost)"
     style = ("^", "tab:blue")
     options = (
         ModelOption("--pipeline-graph", "graph_source", choices=GRAPH_SOURCES, default=GRAPH_SOURCES[0],

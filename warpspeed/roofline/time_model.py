@@ -26,9 +26,7 @@ class RooflineModel(TimeModelBase):
     """The paper's four-limiter roofline (Ernst et al., JPDC 2023, section 2); no options."""
 
     name = "roofline"
-    help = ("the paper's four-limiter roofline; on the 25-point stencil timed on an H200 37 % MAPE (1.33x too "
-            "fast); against public microbenchmarks within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
-            "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch cost)")
+    help = "the paper's four-limiter roofline (no launch cost)"
     own_limits = True
     style = ("s", "black")
     limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s."

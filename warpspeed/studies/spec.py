@@ -8,7 +8,7 @@ A study is described by a TOML file (see ``docs/study.md`` and ``examples/study.
     threads  = [256]                             # threads per block: every power-of-two block
     foldings = [[1, 1, 1], [1, 2, 1]]            # cells per thread (default: none, 2 in y, 2 in z)
     max_block_z = 64                             # optional (default: the CUDA limit)
-    output   = "study.csv"                       # relative to the TOML file's directory
+    output   = "study.csv"                       # relative to the working directory
     format   = "csv"                             # "csv" or "parquet" (default: from the suffix)
     models   = ["roofline", "interval"]          # optional: columns of further models (default: roofline)
     objective = "interval"                       # optional: what the best configuration is chosen by
@@ -218,7 +218,7 @@ def study_from_dict(data: Mapping[str, Any], base_dir: str | Path = ".") -> Stud
         raise WarpspeedError(f"study: 'threads' must be a list of integers, got {threads!r}")
     output = data.get("output")
     if not isinstance(output, str) or not output:
-        raise WarpspeedError("study: 'output' must be a file name (relative to the study file)")
+        raise WarpspeedError("study: 'output' must be a file name (relative to the working directory)")
     out_path = check_study_output(output)
     if not out_path.is_absolute():
         out_path = Path(base_dir) / out_path
@@ -246,6 +246,6 @@ def require_not_study_file(output: Path, study_file: str | Path) -> None:
 def load_study(path: str | Path) -> StudySpec:
     """Read a study TOML file (see the module docstring for its keys); its output may not be the file itself."""
     p = Path(path)
-    spec = study_from_dict(read_toml(p, "study file", WarpspeedError), p.parent)
+    spec = study_from_dict(read_toml(p, "study file", WarpspeedError), Path.cwd())
     require_not_study_file(spec.output, p)
     return spec

@@ -337,7 +337,8 @@ def load_accuracy(path: str | Path, top_k: int = DEFAULT_TOP_K, device: Device |
 def plot_accuracy(rows: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
     """Predicted vs measured, one panel per metric (log axes, diagonal, block-shape colors).
 
-    Metrics without any valid row get an empty panel saying so. The format follows the suffix
+    Only the metrics the rows measure get a panel (a file timed without ncu: performance alone);
+    rows that measure nothing get an empty panel per metric saying so. The format follows the suffix
     (png, pdf, svg, ...). Returns the written path.
     """
     fig = accuracy_figure(rows, title)
@@ -390,12 +391,14 @@ def accuracy_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Any:
     from matplotlib.patches import Patch
 
     ok = [r for r in rows if not str(r.get("error", "") or "").strip()]
-    nrows = math.ceil(len(COMPARED_METRICS) / _PANEL_COLUMNS)
-    fig = new_figure(_PANEL_IN[0] * _PANEL_COLUMNS, _PANEL_IN[1] * nrows)
-    axes = fig.subplots(nrows, _PANEL_COLUMNS, squeeze=False)
-    for ax, (name, meas_col, pred_col, unit) in zip(axes.flat, COMPARED_METRICS):
+    shown = [m for m in COMPARED_METRICS if _panel_points(ok, m[0], m[1], m[2])] or list(COMPARED_METRICS)
+    columns = min(_PANEL_COLUMNS, len(shown))
+    nrows = math.ceil(len(shown) / columns)
+    fig = new_figure(_PANEL_IN[0] * max(columns, 2), _PANEL_IN[1] * nrows + (1.0 if nrows == 1 else 0.0))
+    axes = fig.subplots(nrows, columns, squeeze=False)
+    for ax, (name, meas_col, pred_col, unit) in zip(axes.flat, shown):
         _draw_panel(ax, ok, name, meas_col, pred_col, unit)
-    for ax in list(axes.flat)[len(COMPARED_METRICS):]:
+    for ax in list(axes.flat)[len(shown):]:
         ax.set_visible(False)
     handles = [Patch(color=c, label=lab) for c, lab in BLOCK_SHAPE_LEGEND]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, title="block shape (RGB = log2 x, y, z)")

@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from warpspeed.models import ROOFLINE_MODEL
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.catalog import measurement_generator
 from warpspeed.launch.space import Config
@@ -90,6 +91,11 @@ class _Pending:
     power: dict[str, float] | None = None
     counters: dict[str, float] | None = None
     errors: list[str] = field(default_factory=list)
+
+
+#: The time model of the ``pred_*`` columns (a prediction record's rate is the four-limiter
+#: roofline's); ``warpspeed accuracy`` names it.
+PREDICTION_MODEL = ROOFLINE_MODEL
 
 
 class _Predictions:
@@ -170,6 +176,7 @@ def campaign_metadata(kernel: str, device: Any, dom: Sequence[int], dtype: str, 
         "power": (f"nvidia-smi ({' '.join(power.command)}), {power_seconds:g} s back to back per configuration"
                   if power is not None else "not measured"),
         "curves_family": family,
+        "prediction_model": PREDICTION_MODEL,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "warpspeed_version": _version(),
     }

@@ -261,7 +261,8 @@ def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = No
     """Refit ``curves`` of ``family`` on the fit rows of ``table``; evaluate on the held-out rows.
 
     A curve with fewer than 3 usable points keeps its ``base`` parameters (listed in
-    ``skipped``). ``base`` defaults to the family's file in ``fits/``. ``device``: the device
+    ``skipped``); when no curve has them, :class:`~warpspeed.errors.FitError` (nothing is fitted,
+    so nothing is to be written). ``base`` defaults to the family's file in ``fits/``. ``device``: the device
     of the DRAM bandwidth in the re-evaluation (:func:`reevaluate`); default the table's
     ``device_model``.
     """
@@ -282,6 +283,11 @@ def refit(table: MeasurementTable, family: str, base: CapacityCurves | None = No
                              f"at least {GOMPERTZ_PARAMETERS} needed")
             continue
         fitted[name] = fit_curve(points, name)
+    if not fitted:
+        counts = ", ".join(f"{name} {len(derive_points(fit_rows, name, min_fraction))}" for name in curves)
+        raise FitError(f"nothing to fit: no curve has {GOMPERTZ_PARAMETERS} usable points in the {len(fit_rows)} "
+                       f"fit rows ({counts}); allowed: rows with measured L2 and DRAM volumes (Nsight Compute "
+                       "counters: measure without --no-ncu)")
     for name in CURVE_NAMES:
         if name not in curves:
             skipped[name] = "not requested"
