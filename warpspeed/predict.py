@@ -21,8 +21,9 @@ Every level's demand is computed here, once per configuration; the time models
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
    :mod:`warpspeed.memory.dram`) at the L2's layer capacity, averaged over the full waves of the
    grid (one representative wave per class of waves);
-6. the achievable DRAM bandwidth at the launch's bytes in flight
-   (:mod:`warpspeed.memory.dram_bandwidth`);
+6. the sector coverage of the DRAM volume (:mod:`warpspeed.memory.sectors`: the sectors each
+   field's block rows cover whole and in part) and the achievable DRAM bandwidth at the launch's
+   bytes in flight and resident blocks (:mod:`warpspeed.memory.dram_bandwidth`);
 7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.roofline.limits`).
 """
 
@@ -49,6 +50,7 @@ from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_arra
 from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
+from warpspeed.memory.sectors import dram_sectors
 from warpspeed.roofline.limits import four_limiter, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
@@ -155,7 +157,9 @@ class Predictor:
         dram_bytes = dram.load_bytes_per_lup + dram.store_bytes_per_lup
         launch = info.launch
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
-                                        launch.cells_per_thread, info.occupancy.registers_per_thread)
+                                        launch.cells_per_thread, info.occupancy.registers_per_thread,
+                                        info.occupancy.blocks_per_sm)
+        sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0])
         extra = {}
         if gl1_limit is not None:
             extra["gl1"] = gl1_limit
@@ -173,7 +177,7 @@ class Predictor:
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          levels=levels, l1_misses=misses)
+                          levels=levels, l1_misses=misses, dram_sectors=sectors)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from warpspeed.memory.levels.traffic import LevelTraffic
     from warpspeed.memory.wave.average import GridWaveVolumes
     from warpspeed.memory.dram_bandwidth import DramBandwidth
+    from warpspeed.memory.sectors import DramSectors
     from warpspeed.roofline.limits import Roofline, TwoLimiter
 
 
@@ -53,6 +54,8 @@ class Prediction:
     #: The first level's costs with the block's first-touch and capacity misses (the same pass
     #: over the warp instructions as :attr:`l1`, :func:`warpspeed.memory.l1_misses.first_level_demand`).
     l1_misses: L1MissCosts | None = field(default=None, repr=False)
+    #: The DRAM volume by the sector coverage of the block's rows (:mod:`warpspeed.memory.sectors`).
+    dram_sectors: DramSectors | None = field(default=None, repr=False)
 
     @property
     def kernel_name(self) -> str:
