@@ -35,7 +35,9 @@ def test_the_api_rate_is_the_default_time_models(prediction):
 
     assert ws.DEFAULT_TIME_MODEL == DEFAULT_TIME_MODEL
     assert ws.time_estimate(prediction) == estimate_time(DEFAULT_TIME_MODEL, prediction)
-    assert ws.time_estimate(prediction, ROOFLINE_MODEL).lups_per_s == prediction.lups_per_s
+    assert ws.time_estimate(prediction, ROOFLINE_MODEL).lups_per_s == prediction.roofline.lups_per_s
+    # the prediction reports its predictor's model, by default the default model
+    assert prediction.lups_per_s == ws.time_estimate(prediction).lups_per_s
 
 
 def test_own_figures_are_typed_and_agree_with_the_details(prediction):

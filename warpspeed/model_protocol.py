@@ -53,6 +53,17 @@ class OwnFigures:
     dram_store_bytes_per_lup: float
 
 
+def prediction_figures(prediction: "Prediction") -> OwnFigures:
+    """The figures of a ranking row that every prediction carries: each level's limit alone
+    (:attr:`Prediction.roofline <warpspeed.prediction.Prediction.roofline>`), the tightest of
+    them, the first level's cycles when every access hits and the L2 and DRAM volumes; the rows
+    of a model that computes none of its own (:attr:`ModelEstimate.figures` None) take them."""
+    roof = prediction.roofline
+    return OwnFigures(roof.limits, roof.limiter, prediction.l1.cycles_per_lup, prediction.l2_load_bytes_per_lup,
+                      prediction.l2_store_bytes_per_lup, prediction.dram.load_bytes_per_lup,
+                      prediction.dram.store_bytes_per_lup)
+
+
 @dataclass(frozen=True)
 class ModelEstimate:
     """A time model's verdict on one configuration.
@@ -181,8 +192,9 @@ class TimeModel(Protocol):
     reads_l1_misses: bool
     options: tuple[ModelOption, ...]
     options_error: str
-    #: marker and matplotlib color of the model in comparison figures
-    style: tuple[str, str]
+    #: marker and matplotlib color of the model in comparison figures (and, third, the marker's
+    #: face color where it differs: "none" for a hollow marker)
+    style: tuple[str, ...]
     #: with ``own_limits``: what its four limits in a ranking table mean
     limits_note: str
 
@@ -228,7 +240,7 @@ class TimeModelBase:
     reads_l1_misses: ClassVar[bool] = False
     options: ClassVar[tuple[ModelOption, ...]] = ()
     options_error: ClassVar[str] = ""
-    style: ClassVar[tuple[str, str]] = ("x", "gray")
+    style: ClassVar[tuple[str, ...]] = ("x", "gray")
     limits_note: ClassVar[str] = ""
 
     def estimate_options(self, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -52,8 +52,11 @@ TIME_MODELS: tuple[str, ...] = tuple(MODELS)
 #: :class:`warpspeed.rank.Scoring`: the one closest to the measurements of a real GPU
 #: (``docs/accuracy.md``, "Real GPU").
 DEFAULT_TIME_MODEL = OVERLAP.name
-#: The roofline every prediction carries.
+#: The roofline every prediction carries (:attr:`Prediction.roofline <warpspeed.prediction.Prediction.roofline>`).
 ROOFLINE_MODEL = ROOFLINE.name
+#: The time model whose ranking row is every study's base columns (:mod:`warpspeed.studies.models`):
+#: the paper's roofline, which a study always writes.
+STUDY_BASE_MODEL = ROOFLINE_MODEL
 #: Time models whose ranking rows carry their own four limits (lups/s per limiter, in the roofline's
 #: names) and limiter; the others report a rate and what dominates their time.
 OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.own_limits)
@@ -63,7 +66,7 @@ ENERGY_OBJECTIVE = ENERGY.name
 OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
 __all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "MODELS", "ModelEstimate",
-           "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
+           "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "STUDY_BASE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
            "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_estimate",
            "time_model"]
 

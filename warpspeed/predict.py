@@ -24,7 +24,7 @@ Every level's demand is computed here, once per configuration; the time models
 6. the sector coverage of the DRAM volume (:mod:`warpspeed.memory.sectors`: the sectors each
    field's block rows cover whole and in part) and the achievable DRAM bandwidth at the launch's
    bytes in flight and resident blocks (:mod:`warpspeed.memory.dram_bandwidth`);
-7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.roofline.limits`).
+7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.levels`).
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ from warpspeed.memory.levels.traffic import bandwidth_limit
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
 from warpspeed.memory.sectors import dram_sectors
-from warpspeed.roofline.limits import four_limiter, two_limiter
+from warpspeed.levels import four_limiter, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
-from warpspeed.prediction import Prediction
+from warpspeed.models import DEFAULT_TIME_MODEL, time_model
+from warpspeed.prediction import Estimator, Prediction
 
 class SharedModels:
     """What the predictors of one ranking share: one wave model (with its memo of wave volumes) per
@@ -80,15 +81,17 @@ class Predictor:
     Builds the compiled kernel, the wave model and the capacity curves once. ``exact_waves``:
     average the DRAM volumes over every full wave (:mod:`warpspeed.memory.wave.exact`; up to one
     wave evaluation per full wave) instead of the representative classes (the default here and
-    of ``warpspeed rank``); ``exact_budget``: with ``exact_waves``, the most wave evaluations to
-    spend, beyond which the classes are used (``warpspeed predict`` sets
-    :data:`~warpspeed.memory.wave.exact.PREDICT_EXACT_BUDGET`; ``Prediction.wave.method`` says
+    of ``warpspeed predict`` and ``rank``); ``exact_budget``: with ``exact_waves``, the most wave
+    evaluations to spend, beyond which the classes are used (``Prediction.wave.method`` says
     which average was taken). ``shared``: the :class:`SharedModels` of a ranking whose predictors
     share wave volumes (default: this predictor's own).
 
-    ``l1_misses``: whether to compute the first level's costs with misses
-    (``Prediction.l1_misses``; the models that read them say so, ``TimeModel.reads_l1_misses``):
-    without them the pass over the warp instructions counts the cycles when every access hits only.
+    ``model``: the time model whose rate the predictions report (``Prediction.lups_per_s``): a
+    name of :data:`warpspeed.models.MODELS` or a model object; default
+    :data:`~warpspeed.models.DEFAULT_TIME_MODEL`, the command line's. ``l1_misses``: whether to
+    compute the first level's costs with misses (``Prediction.l1_misses``; default: when the model
+    reads them, ``TimeModel.reads_l1_misses``): without them the pass over the warp instructions
+    counts the cycles when every access hits only.
 
     The predictor keeps the wave volumes of the configurations it predicted (bounded,
     :data:`warpspeed.memory.wave.wave_model.MEMO_SIZE`): configurations that cover the same cell boxes
@@ -97,7 +100,8 @@ class Predictor:
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
                  address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None,
-                 shared: SharedModels | None = None, l1_misses: bool = True) -> None:
+                 shared: SharedModels | None = None, l1_misses: bool | None = None,
+                 model: str | Estimator | None = None) -> None:
         if not isinstance(kernel, Kernel):
             raise KernelError(f"a prediction needs a warpspeed Kernel (got {type(kernel).__name__}); "
                               "build one with warpspeed.Kernel")
@@ -105,7 +109,8 @@ class Predictor:
             raise DeviceError(f"a prediction needs a device (got {type(device).__name__}); give a Device, a "
                               "built-in device name or the path of a device file")
         self.exact_waves = exact_waves
-        self.l1_misses = l1_misses
+        self.model = time_model(model or DEFAULT_TIME_MODEL) if model is None or isinstance(model, str) else model
+        self.l1_misses = self.model.reads_l1_misses if l1_misses is None else l1_misses
         self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = device if isinstance(device, Device) else load_device(device)
@@ -177,7 +182,7 @@ class Predictor:
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
                           wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          levels=levels, l1_misses=misses, dram_sectors=sectors)
+                          levels=levels, l1_misses=misses, dram_sectors=sectors, model=self.model)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
                       curves: CapacityCurves) -> tuple[dict[str, float], float | None]:
@@ -197,6 +202,8 @@ class Predictor:
 
 
 def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,
-            fold: Sequence[int] | int = (1, 1, 1), curves: CapacityCurves | None = None) -> Prediction:
-    """One prediction (builds a :class:`Predictor`; reuse one for sweeps)."""
-    return Predictor(kernel, device, curves).predict(block, fold)
+            fold: Sequence[int] | int = (1, 1, 1), curves: CapacityCurves | None = None,
+            model: str | Estimator | None = None) -> Prediction:
+    """One prediction (builds a :class:`Predictor`; reuse one for sweeps); ``model``: the time
+    model whose rate it reports (default: warpspeed's default)."""
+    return Predictor(kernel, device, curves, model=model).predict(block, fold)

@@ -9,7 +9,10 @@ imports none of them, so that every one of them can depend on it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
+
+from warpspeed.errors import WarpspeedError
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -23,17 +26,30 @@ if TYPE_CHECKING:
     from warpspeed.memory.wave.average import GridWaveVolumes
     from warpspeed.memory.dram_bandwidth import DramBandwidth
     from warpspeed.memory.sectors import DramSectors
-    from warpspeed.roofline.limits import Roofline, TwoLimiter
+    from warpspeed.levels import Roofline, TwoLimiter
+
+
+class Estimator(Protocol):
+    """What a prediction asks of its time model (:class:`warpspeed.model_protocol.TimeModel`)."""
+
+    name: str
+    reads_l1_misses: bool
+
+    def estimate(self, prediction: "Prediction", trace: Any = None, **options: Any) -> Any:
+        ...
 
 
 @dataclass(frozen=True)
 class Prediction:
     """Everything the model says about one launch configuration: the demand of every level, computed
-    once (:class:`~warpspeed.predict.Predictor`), and the roofline's combination of it.
+    once (:class:`~warpspeed.predict.Predictor`), and the time model that combines it.
 
     ``kernel`` and ``device`` are the kernel description and the device the prediction was made
     for (their names: :attr:`kernel_name`, :attr:`device_name`). Volumes are bytes per lattice
-    update (lup), rates lups per second.
+    update (lup), rates lups per second. :attr:`lups_per_s` is the rate of the predictor's time
+    model (:attr:`model`; by default warpspeed's default, the one ``warpspeed predict`` and
+    ``rank`` report), computed on first use (:attr:`estimate`); the roofline's figures are
+    :attr:`roofline`'s.
     """
 
     kernel: Kernel = field(repr=False)
@@ -56,6 +72,8 @@ class Prediction:
     l1_misses: L1MissCosts | None = field(default=None, repr=False)
     #: The DRAM volume by the sector coverage of the block's rows (:mod:`warpspeed.memory.sectors`).
     dram_sectors: DramSectors | None = field(default=None, repr=False)
+    #: The time model whose estimate this prediction reports (:attr:`estimate`): the predictor's.
+    model: Estimator | None = field(default=None, repr=False, compare=False)
 
     @property
     def kernel_name(self) -> str:
@@ -74,15 +92,24 @@ class Prediction:
     def l2_store_bytes_per_lup(self) -> float:
         return self.footprint.l2_store_bytes_per_lup
 
+    @cached_property
+    def estimate(self) -> Any:
+        """The :attr:`model`'s estimate of this configuration
+        (:class:`~warpspeed.model_protocol.ModelEstimate`: rate, time, cycles, what dominates),
+        computed on first use."""
+        if self.model is None:
+            raise WarpspeedError("this prediction was made without a time model; make it with "
+                                 "warpspeed.Predictor or warpspeed.predict")
+        return self.model.estimate(self)
+
     @property
     def lups_per_s(self) -> float:
-        """The four-limiter roofline's rate, lattice updates per second (:attr:`roofline`). The
-        rate warpspeed reports by default (``warpspeed predict``, ``rank``) is the default time
-        model's: :func:`warpspeed.time_estimate` (``warpspeed.time_estimate(p).lups_per_s``)."""
-        return self.roofline.lups_per_s
+        """The rate of the predictor's time model, lattice updates per second (:attr:`estimate`):
+        the rate ``warpspeed predict`` and ``rank`` report for the same model."""
+        return self.estimate.lups_per_s
 
     @property
     def limiter(self) -> str:
-        """The roofline's limiter (``fp``, ``l1``, ``l2`` or ``dram``); the default time model's
-        explanation is ``warpspeed.time_estimate(p).explanation``."""
-        return self.roofline.limiter
+        """What dominates the time model's time (``estimate.explanation``: the limiter of the
+        roofline and the overlap model, the largest CPI-stack entry of the interval model, ...)."""
+        return self.estimate.explanation

@@ -9,15 +9,19 @@ lup; ``cached_bytes`` are bytes, bandwidths GB/s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.model_protocol import prediction_figures
 from warpspeed.files.records import json_record
 from warpspeed.memory.levels.traffic import LevelTraffic
 from warpspeed.memory.wave.geometry import DIMENSIONS
+from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
+    from warpspeed.model_protocol import ModelEstimate
     from warpspeed.prediction import Prediction
 
 
@@ -82,9 +86,24 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class RooflineSummary:
+    """The four-limiter roofline's figures: its rate and limiter, each level's limit alone (None
+    where infinite) and the GFLOP/s at its rate."""
+
+    lups_per_s: float | None
+    limiter: str
+    limiters: Mapping[str, float | None]
+    gflops: float
+
+
+@dataclass(frozen=True)
 class PredictionSummary:
     """The flat summary of one prediction (the keys of ``warpspeed predict --json`` before the
-    command adds the register source, the calibration and the models' figures)."""
+    command adds the register source, the calibration and the models' figures). ``model``,
+    ``lups_per_s``, ``limiter``, ``explanation``, ``limiters`` and ``gflops`` are the time model's
+    (the rate ``warpspeed rank`` reports for the same configuration and model; ``limiters`` and
+    ``limiter`` its own limits where it computes them, else the levels' limits); the roofline's
+    figures are under ``roofline``."""
 
     kernel: str
     device: str
@@ -123,11 +142,14 @@ class PredictionSummary:
     dram_bytes_in_flight_register_capped: bool
     layer_conditions: Mapping[str, Layer]
     capacity_curves: str
-    #: The roofline's rate and limits (None where infinite: no limiter binds)
+    #: The time model's rate, limiter, explanation and limits (None where infinite: no limiter binds)
+    model: str
     lups_per_s: float | None
     limiter: str
+    explanation: str
     limiters: Mapping[str, float | None]
     gflops: float
+    roofline: RooflineSummary
     two_limiter: Rate
     fields: Mapping[str, FieldSummary]
 
@@ -152,9 +174,13 @@ def _field(prediction: "Prediction", name: str) -> FieldSummary:
     )
 
 
-def summarize(prediction: "Prediction") -> PredictionSummary:
-    """The summary of ``prediction`` (module docstring)."""
+def summarize(prediction: "Prediction", estimate: "ModelEstimate | None" = None) -> PredictionSummary:
+    """The summary of ``prediction`` (module docstring) with the time model's ``estimate`` (default:
+    the prediction's own, :attr:`~warpspeed.prediction.Prediction.estimate`)."""
     p, info = prediction, prediction.launch
+    time = estimate if estimate is not None else p.estimate
+    figures = time.figures if time.figures is not None else prediction_figures(p)
+    roof = p.roofline
     launch, occ, wave, dram, bw = info.launch, info.occupancy, p.wave, p.dram, p.dram_bandwidth
     return PredictionSummary(
         kernel=p.kernel_name, device=p.device_name, block=launch.block, fold=launch.fold, domain=launch.domain,
@@ -180,11 +206,19 @@ def summarize(prediction: "Prediction") -> PredictionSummary:
                                    dram.layer_hit_bytes_per_lup[d], wave.cached_bytes[d], wave.oversubscription[d])
                           for d in DIMENSIONS},
         capacity_curves=dram.curves_label or dram.curves_family,
-        lups_per_s=json_safe(p.lups_per_s), limiter=p.limiter,
-        limiters={k: json_safe(v) for k, v in p.roofline.limits.items()}, gflops=p.roofline.gflops,
+        model=time.model, lups_per_s=json_safe(time.lups_per_s), limiter=figures.limiter,
+        explanation=time.explanation, limiters={k: json_safe(v) for k, v in figures.limits.items()},
+        gflops=_gflops(time.lups_per_s, roof.flops_per_lup),
+        roofline=RooflineSummary(json_safe(roof.lups_per_s), roof.limiter,
+                                 {k: json_safe(v) for k, v in roof.limits.items()}, roof.gflops),
         two_limiter=Rate(json_safe(p.two_limiter.lups_per_s), p.two_limiter.limiter),
         fields={name: _field(p, name) for name in p.footprint.per_field},
     )
+
+
+def _gflops(lups_per_s: float, flops_per_lup: float) -> float:
+    """GFLOP/s at ``lups_per_s`` (0 when infinite or without flop counts)."""
+    return lups_per_s * flops_per_lup / GIGA if math.isfinite(lups_per_s) else 0.0
 
 
 def prediction_record(prediction: "Prediction") -> dict[str, Any]:

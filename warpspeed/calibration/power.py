@@ -251,7 +251,7 @@ def _predicted(device: "Device", its_values) -> dict[int, tuple]:
     out = {}
     for its in sorted(set(its_values)):
         p = Predictor(roofline_benchmark(its), device).predict((BLOCK_THREADS, 1, 1))
-        out[its] = (activity(build_trace(p)), p.lups_per_s, dict(p.roofline.limits))
+        out[its] = (activity(build_trace(p)), p.roofline.lups_per_s, dict(p.roofline.limits))
     return out
 
 

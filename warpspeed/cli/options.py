@@ -67,10 +67,10 @@ class ModelChoice:
 
 @dataclass(frozen=True)
 class WaveAveraging:
-    """How ``warpspeed predict`` averages the DRAM volumes over the waves of the grid: over every
-    full wave while a budget of distinct waves lasts (the default), over every full wave however
-    many (``--exact-waves``), or over the representative wave classes as ``rank`` does
-    (``--classes``)."""
+    """How ``warpspeed predict`` averages the DRAM volumes over the waves of the grid: over the
+    representative wave classes as ``rank`` does (the default, also ``--classes``), so that
+    ``predict`` and ``rank`` give one answer for a configuration, or over every full wave
+    (``--exact-waves``, as ``rank --exact-waves``)."""
 
     classes: bool = False
     exact_waves: bool = False
@@ -81,9 +81,5 @@ class WaveAveraging:
 
     @property
     def exact(self) -> bool:
-        """Whether the average is taken over the full waves (not the classes)."""
-        return not self.classes
-
-    def budget(self, default: int) -> int | None:
-        """The most wave evaluations to spend on the exact average (None: no limit)."""
-        return None if self.exact_waves else default
+        """Whether the average is taken over every full wave (not the classes)."""
+        return self.exact_waves

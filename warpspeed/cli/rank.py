@@ -22,7 +22,7 @@ from warpspeed.cli.render import (Column, DelayedProgress, caption_lines, consol
 from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
-from warpspeed.models import MODELS, OBJECTIVES, OWN_LIMITS, ROOFLINE_MODEL
+from warpspeed.models import DEFAULT_TIME_MODEL, MODELS, OBJECTIVES, OWN_LIMITS
 
 
 def _executor_arg(jobs: int | None):
@@ -125,9 +125,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
 
         plot_ranking(ranking, plot_path, top=top or None)
     if as_json:
-        doc = {"kernel": ranking.kernel, "device": ranking.device}
-        if (model, objective) != (ROOFLINE_MODEL, "time"):
-            doc["model"], doc["objective"] = model, objective
+        doc = {"kernel": ranking.kernel, "device": ranking.device, "model": model, "objective": objective}
         if curves is not None:
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
@@ -153,7 +151,7 @@ def model_columns(model: str) -> tuple[Column, ...]:
             *RANK_COLUMNS[9:])
 
 
-def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL) -> list[str]:
+def _rank_cells(index: int, r, model: str = DEFAULT_TIME_MODEL) -> list[str]:
     """One table row; an error row has dashes for its numbers (its message is printed below)."""
     block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
     if not r.ok:
@@ -167,7 +165,7 @@ def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL) -> list[str]:
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None, calibration_line: str = "", model: str = ROOFLINE_MODEL) -> None:
+                   curves_label: str | None = None, calibration_line: str = "", model: str = DEFAULT_TIME_MODEL) -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
@@ -203,12 +201,8 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         for message, labels in messages.items():
             console.print(f"  {', '.join(labels)}: {message}", highlight=False)
     best = ranking.best()
-    if model == ROOFLINE_MODEL:
-        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
-                      f"limited by {best.limiter}")
-    else:
-        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
-                      f"by the {model} model, dominated by {best.explanation}", highlight=False)
+    console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
+                  f"by the {model} model, dominated by {best.explanation}", highlight=False)
     console.print(caption_lines(registers_note.splitlines(), console.width), highlight=False, markup=False)
     if calibration_line:
         console.print(calibration_line, highlight=False)

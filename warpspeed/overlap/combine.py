@@ -30,7 +30,7 @@ t_further) with
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
 * ``t_FP``, ``t_L2`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a memory-side
-  cache) the roofline's component times (:attr:`~warpspeed.roofline.limits.Roofline.seconds_per_lup`:
+  cache) the roofline's component times (:attr:`~warpspeed.levels.Roofline.seconds_per_lup`:
   each level's demand over its bandwidth);
 * ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
 * ``t_dispatch`` the block dispatch time per lup.
@@ -50,7 +50,7 @@ from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1_misses import L1MissCosts
 from warpspeed.errors import WarpspeedError
 from warpspeed.overlap.params import OverlapParams
-from warpspeed.roofline.limits import LIMITERS
+from warpspeed.levels import LIMITERS
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class OverlapComponents:
     request rate (the fit of those two constants re-combines without recomputing them).
 
     Attributes:
-        fp, l2: the roofline's FP and L2 times (:attr:`~warpspeed.roofline.limits.Roofline.seconds_per_lup`).
+        fp, l2: the roofline's FP and L2 times (:attr:`~warpspeed.levels.Roofline.seconds_per_lup`).
         further: the roofline's times of the levels a part adds (RDNA's graphics L1, a memory-side
             cache), by level.
         dram: the DRAM time with the partial-sector cost, at the launch's DRAM bandwidth with the

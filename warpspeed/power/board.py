@@ -37,7 +37,7 @@ import numpy as np
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.clock import MIN_CLOCK_FRACTION as LOWEST_CLOCK_FRACTION
-from warpspeed.roofline.limits import limits_at_clock
+from warpspeed.levels import limits_at_clock
 from warpspeed.power.params import CORE_COMPONENTS, PowerParams
 from warpspeed.trace.build import SECTOR_BYTES
 from warpspeed.trace.document import Trace
@@ -164,7 +164,7 @@ def activity(trace: Trace) -> Activity:
 
 def rate_at_clock(rate: float, limits: Mapping[str, float], clock_mhz: float, base_mhz: float) -> float:
     """``rate`` (lups/s at ``base_mhz``) at ``clock_mhz``: scaled by how the roofline's minimum moves
-    when its clocked limits scale with the clock (:func:`warpspeed.roofline.limits.limits_at_clock`)."""
+    when its clocked limits scale with the clock (:func:`warpspeed.levels.limits_at_clock`)."""
     valid = {k: v for k, v in limits.items() if v is not None}
     if not valid:
         return rate

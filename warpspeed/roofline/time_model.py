@@ -1,5 +1,5 @@
 """The four-limiter roofline as a time model (:class:`~warpspeed.model_protocol.TimeModel`): the rate every
-prediction carries (:mod:`warpspeed.roofline.limits`), as a :class:`~warpspeed.model_protocol.ModelEstimate`."""
+prediction carries (:mod:`warpspeed.levels`), as a :class:`~warpspeed.model_protocol.ModelEstimate`."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 
 def roofline_estimate(prediction: "Prediction") -> ModelEstimate:
     """The roofline as a :class:`ModelEstimate` (cycles at the device's SM clock)."""
-    lups = prediction.lups_per_s
+    lups = prediction.roofline.lups_per_s
     domain = prediction.launch.launch.domain
     seconds = math.prod(domain) / lups if lups > 0 else math.inf
-    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GIGA, prediction.limiter)
+    return ModelEstimate(ROOFLINE.name, lups, seconds, seconds * prediction.clock_ghz * GIGA,
+                         prediction.roofline.limiter)
 
 
 class RooflineModel(TimeModelBase):
@@ -30,7 +31,7 @@ class RooflineModel(TimeModelBase):
             "fast); against public microbenchmarks within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
             "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch cost)")
     own_limits = True
-    style = ("s", "black")
+    style = ("s", "black", "none")  # hollow squares
     limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s."
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:

@@ -165,7 +165,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             mix_per_warp=stream.mix(), opcode_counts=stream.opcode_counts(),
             activity_per_thread=thread_activity(stream)),
         memory=_memory(prediction, stream, warps.full_warps),
-        roofline=TraceRoofline(lups_per_s=json_safe(prediction.lups_per_s), limiter=prediction.limiter,
+        roofline=TraceRoofline(lups_per_s=json_safe(prediction.roofline.lups_per_s), limiter=prediction.roofline.limiter,
                                limits={k: json_safe(v) for k, v in prediction.roofline.limits.items()},
                                dram_bandwidth_gb_s=prediction.dram_bandwidth.achievable_gb_s),
     )
