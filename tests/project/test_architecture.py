@@ -249,11 +249,7 @@ def mutual_packages(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tu
 
 
 #: Packages that import each other, and why that is the design rather than a cycle to break.
-MUTUAL_PACKAGES = {
-    # One layer: the SASS reader returns the trace's instruction records (trace.instructions,
-    # trace.derived), and the trace builder (trace.build) calls the reader for a kernel's SASS.
-    ("warpspeed.sass", "warpspeed.trace"),
-}
+MUTUAL_PACKAGES: set[tuple[str, str]] = set()
 
 
 def test_no_two_packages_import_each_other():
@@ -264,6 +260,7 @@ def test_no_two_packages_import_each_other():
 
 def test_every_allowed_pair_still_imports_both_ways():
     assert MUTUAL_PACKAGES <= set(mutual_packages(import_graph()))
+    assert MUTUAL_PACKAGES == set()  # none: every two packages import each other one way at most
 
 
 def test_the_package_check_sees_two_packages_importing_each_other():

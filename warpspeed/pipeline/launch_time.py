@@ -36,7 +36,7 @@ from warpspeed.pipeline.graph import (
 )
 from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
 from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SimulationResult, groups_per_sm, simulate
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.sass.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds
 from warpspeed.units import GIGA
 
@@ -58,7 +58,7 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
     (stores = stores per cell x cells per thread), else the stream derived from the description;
     ``"ast"``: the attached operations or an error; ``"sass"``: the compiled SASS (derived when
     nothing can be compiled); ``"derived"``: the stream derived from the description."""
-    from warpspeed.trace.derived import derived_stream
+    from warpspeed.sass.derived import derived_stream
 
     if source not in SOURCES:
         raise WarpspeedError(f"unknown pipeline graph source {source!r}; choose one of {', '.join(SOURCES)}")

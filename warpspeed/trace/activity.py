@@ -3,7 +3,7 @@
 AccelWattch (Kandiah, Peverelle, Khairy, Pan, Manjunath, Rogers, Aamodt, Hardavellas:
 "AccelWattch: A Power Modeling Framework for Modern GPUs", MICRO 2021, Table 1) charges dynamic
 energy per access of each GPU component. Counted here per thread over the representative warp's
-full path (:class:`~warpspeed.trace.instructions.InstructionStream`):
+full path (:class:`~warpspeed.sass.instructions.InstructionStream`):
 
 - ``issue``: instructions (each warp instruction is fetched, decoded, scheduled and issued once;
   AccelWattch's instruction buffer, L1i, scheduler and pipeline components, merged);
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from warpspeed.trace.instructions import InstructionStream, mma_fmas_per_warp
+from warpspeed.sass.instructions import InstructionStream, mma_fmas_per_warp
 
 #: Integer opcodes that use the multiplier (AccelWattch's int mul/mad component).
 #: Streams whose activity is kept (a few kernels and foldings per process).

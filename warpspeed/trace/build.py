@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.trace.activity import thread_activity
-from warpspeed.trace.derived import derived_stream
+from warpspeed.sass.derived import derived_stream
 from warpspeed.trace.document import (
     TRACE_FORMAT,
     TRACE_VERSION,
@@ -43,7 +43,7 @@ from warpspeed.trace.document import (
     TraceMemory,
     TraceRoofline,
 )
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.sass.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds, warp_counts
 
 if TYPE_CHECKING:
