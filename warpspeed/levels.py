@@ -1,4 +1,14 @@
-"""The four-limiter roofline (Ernst et al., JPDC 2023, section 2) and the plain two-limiter roofline.
+"""Each level's demand, capacity and time as one typed list (:class:`LevelDemand`, the
+predictor's ``Prediction.levels``), the four-limiter roofline over it (Ernst et al., JPDC 2023,
+section 2) and the plain two-limiter roofline.
+
+A configuration's time has one component per level, from the SM's FP pipes outwards: ``fp``,
+the first level ``l1``, RDNA's graphics L1 ``gl1``, the ``l2``, a memory-side cache ``mall`` and
+``dram``. Each :class:`LevelDemand` holds what the level serves per lattice update (FP
+instructions, first-level cycles, bytes), what it serves per second at this launch (its
+capacity), the bytes it requests from the next level outwards and its cache size, and its limit
+alone, ``capacity / demand`` lups/s (the one place that divides the two). The roofline is the
+tightest limit (the largest time); the time models combine the same list differently.
 
 lups/s = min of
 
@@ -19,6 +29,8 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from warpspeed.hardware.device import Device
+from warpspeed.memory.dram import DramVolumes
+from warpspeed.memory.sectors import DramSectors
 from warpspeed.units import GIGA
 
 #: Names of the four limiters, in report order.
@@ -31,6 +43,95 @@ CLOCKED_LIMITS = ("fp", "l1", "l2", "gl1")
 
 def _rate(capacity_per_s: float, demand_per_lup: float) -> float:
     return capacity_per_s / demand_per_lup if demand_per_lup > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class LevelDemand:
+    """One level of a configuration (module docstring), computed once by the predictor.
+
+    Attributes:
+        key: the component's name in limits and times (``fp``, ``l1``, ``gl1``, ``l2``, ``mall``, ``dram``).
+        name, scope: the level's name in the device file (``FP`` and ``DRAM`` for the pipes and
+            the memory) and its scope (``sm``, ``cu``, ``shader_array``, ``device``,
+            ``memory_side``, ``dram``).
+        load_bytes_per_lup, store_bytes_per_lup: bytes per lup the level loads from and stores
+            to the next level outwards (DRAM: its own loads and stores).
+        demand_per_lup: what the level serves per lup, in ``unit`` (``instructions``: FP
+            instructions; ``cycles``: first-level wavefront cycles per SM; ``bytes``: its inner
+            neighbour's loads and stores).
+        capacity_per_s: what the whole device serves per second at this launch's occupancy, in
+            ``unit`` (None: not modelled, the device file gives no bandwidth).
+        capacity_bytes: the cache's bytes per instance (None for the FP pipes and DRAM).
+        bandwidth_gb_s: the byte levels' bandwidth at this launch (DRAM: achievable with the
+            launch's bytes in flight, :mod:`warpspeed.memory.dram_bandwidth`), GB/s.
+        lups_per_s: the level's limit alone, ``capacity / demand`` (infinite without demand; None
+            when not modelled).
+        sectors: DRAM: its volume by the sector coverage of the block rows
+            (:class:`~warpspeed.memory.sectors.DramSectors`).
+    """
+
+    key: str
+    name: str
+    scope: str
+    load_bytes_per_lup: float
+    store_bytes_per_lup: float
+    demand_per_lup: float
+    unit: str
+    capacity_per_s: float | None
+    capacity_bytes: int | None
+    bandwidth_gb_s: float | None
+    lups_per_s: float | None
+    sectors: DramSectors | None = None
+
+    @property
+    def seconds_per_lup(self) -> float:
+        """The level's time, seconds per lattice update with the whole device working (0 without
+        demand or when not modelled)."""
+        v = self.lups_per_s
+        return 1.0 / v if v is not None and v > 0 and math.isfinite(v) else 0.0
+
+
+def level(key: str, name: str, scope: str, load: float, store: float, demand: float, unit: str,
+          capacity_per_s: float | None, capacity_bytes: int | None = None, bandwidth_gb_s: float | None = None,
+          sectors: DramSectors | None = None) -> LevelDemand:
+    """One :class:`LevelDemand`, its limit ``capacity / demand``."""
+    limit = None if capacity_per_s is None else _rate(capacity_per_s, demand)
+    return LevelDemand(key, name, scope, load, store, demand, unit, capacity_per_s, capacity_bytes, bandwidth_gb_s,
+                       limit, sectors)
+
+
+def level_demands(device: Device, dtype: str, fp_instructions_per_lup: float, l1_cycles_per_lup: float,
+                  first_load: float, first_store: float, gl1_load: float | None, l2_served: float,
+                  l2_dram: DramVolumes, dram: DramVolumes, dram_bandwidth_gb_s: float,
+                  sectors: DramSectors | None = None) -> tuple[LevelDemand, ...]:
+    """Every level of a configuration from the SM outwards (module docstring), from the volumes
+    the predictor computed: ``first_*`` the first level's requests (the L2 -> L1 load with its
+    capacity misses, the write-through stores), ``gl1_load`` what a shader-array level requests
+    from the L2 (None without one), ``l2_served`` the loads and stores the L2 serves, ``l2_dram``
+    the misses at the L2, ``dram`` what reaches DRAM at ``dram_bandwidth_gb_s``."""
+    clock_hz = device.clock_ghz * GIGA
+    out = [level("fp", "FP", "sm", 0.0, 0.0, fp_instructions_per_lup, "instructions",
+                 device.sms * clock_hz * device.fp_lanes_per_sm(dtype))]
+    for cache in device.levels:
+        bandwidth = cache.bandwidth_gb_s
+        per_s = None if bandwidth is None else bandwidth * GIGA
+        if cache.scope == "cu":
+            out.append(level("l1", cache.name, cache.scope, first_load, first_store, l1_cycles_per_lup, "cycles",
+                             device.sms * clock_hz, cache.bytes))
+        elif cache.scope == "shader_array":
+            out.append(level("gl1", cache.name, cache.scope, gl1_load if gl1_load is not None else first_load,
+                             first_store, first_load, "bytes", per_s, cache.bytes, bandwidth))
+        elif cache.scope == "device":
+            out.append(level("l2", cache.name, cache.scope, l2_dram.load_bytes_per_lup, l2_dram.store_bytes_per_lup,
+                             l2_served, "bytes", device.l2.bandwidth_gb_s * GIGA, cache.bytes, device.l2.bandwidth_gb_s))
+        else:
+            out.append(level("mall", cache.name, cache.scope, dram.load_bytes_per_lup, dram.store_bytes_per_lup,
+                             l2_dram.load_bytes_per_lup + l2_dram.store_bytes_per_lup, "bytes", per_s, cache.bytes,
+                             bandwidth))
+    total = dram.load_bytes_per_lup + dram.store_bytes_per_lup
+    out.append(level("dram", "DRAM", "dram", dram.load_bytes_per_lup, dram.store_bytes_per_lup, total, "bytes",
+                     dram_bandwidth_gb_s * GIGA, None, dram_bandwidth_gb_s, sectors))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -52,13 +153,6 @@ class Roofline:
         return {**base, **dict(self.extra), "dram": self.dram_lups_per_s}
 
     @property
-    def seconds_per_lup(self) -> dict[str, float]:
-        """Each level's time for the configuration's demand, seconds per lattice update with the
-        whole device working (0 for a level without demand): the components every time model
-        starts from. The roofline takes their maximum."""
-        return {k: 1.0 / v if v > 0 and math.isfinite(v) else 0.0 for k, v in self.limits.items()}
-
-    @property
     def lups_per_s(self) -> float:
         return min(self.limits.values())
 
@@ -72,6 +166,15 @@ class Roofline:
         """Predicted GFLOP/s (0 when the kernel has no flop counts)."""
         rate = self.lups_per_s
         return rate * self.flops_per_lup / GIGA if math.isfinite(rate) else 0.0
+
+    @classmethod
+    def of(cls, levels: tuple[LevelDemand, ...], flops_per_lup: float) -> "Roofline":
+        """The roofline over ``levels`` (:func:`level_demands`): each modelled level's limit, the
+        further levels' (``gl1``, ``mall``) after the L2."""
+        limits = {lv.key: lv.lups_per_s for lv in levels if lv.lups_per_s is not None}
+        dram = next(lv for lv in levels if lv.key == "dram")
+        return cls(limits["fp"], limits["l1"], limits["l2"], limits["dram"], flops_per_lup,
+                   dram.bandwidth_gb_s or 0.0, tuple((k, v) for k, v in limits.items() if k not in LIMITERS))
 
 
 def limits_at_clock(limits: dict[str, float], scale: float) -> dict[str, float]:

@@ -24,7 +24,9 @@ Every level's demand is computed here, once per configuration; the time models
 6. the sector coverage of the DRAM volume (:mod:`warpspeed.memory.sectors`: the sectors each
    field's block rows cover whole and in part) and the achievable DRAM bandwidth at the launch's
    bytes in flight and resident blocks (:mod:`warpspeed.memory.dram_bandwidth`);
-7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.levels`).
+7. every level's demand, capacity and limit as one list, from the FP pipes to DRAM
+   (:func:`warpspeed.levels.level_demands`; the four-limiter roofline is its tightest limit), and
+   the two-limiter comparison (2, :mod:`warpspeed.levels`).
 """
 
 from __future__ import annotations
@@ -46,12 +48,11 @@ from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.memory.l1_misses import first_level_demand
-from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
-from warpspeed.memory.levels.traffic import bandwidth_limit
+from warpspeed.memory.levels import memory_side_dram, shader_array_compulsory
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
 from warpspeed.memory.sectors import dram_sectors
-from warpspeed.levels import four_limiter, two_limiter
+from warpspeed.levels import level_demands, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
 from warpspeed.models import DEFAULT_TIME_MODEL, time_model
@@ -153,7 +154,7 @@ class Predictor:
 
         wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves, exact_budget=self.exact_budget)
         stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
-        l2_requests, gl1_limit = self._shader_array(info, fp, l2_per_field, curves)
+        l2_requests = self._shader_array(info, fp, l2_per_field, curves)
         dram_l2 = dram_volumes(wave, l2_requests, stores, device, curves)
         mall = self.levels_by_scope.get("memory_side")
         dram = memory_side_dram(wave, l2_requests, stores, device, curves, mall.bytes) if mall else dram_l2
@@ -165,40 +166,31 @@ class Predictor:
                                         launch.cells_per_thread, info.occupancy.registers_per_thread,
                                         info.occupancy.blocks_per_sm)
         sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0])
-        extra = {}
-        if gl1_limit is not None:
-            extra["gl1"] = gl1_limit
-        mall_limit = bandwidth_limit(mall, dram_l2.load_bytes_per_lup + dram_l2.store_bytes_per_lup)
-        if mall_limit is not None:
-            extra["mall"] = mall_limit
-        roof = four_limiter(device, kernel.dtype, fp_instr, kernel.flops.flops, l1.cycles_per_lup,
-                            sum(l2_requests.values()) + fp.l2_store_bytes_per_lup, dram_bytes,
-                            dram_bw.achievable_gb_s, extra)
-        levels = level_traffic(self.levels, l2_load, fp.l2_store_bytes_per_lup, roof.l1_lups_per_s,
+        l2_served = sum(l2_requests.values()) + fp.l2_store_bytes_per_lup
+        levels = level_demands(device, kernel.dtype, fp_instr, l1.cycles_per_lup, l2_load, fp.l2_store_bytes_per_lup,
                                sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,
-                               gl1_limit, dram_l2, roof.l2_lups_per_s, dram)
+                               l2_served, dram_l2, dram, dram_bw.achievable_gb_s, sectors)
         two = two_limiter(device, kernel.dtype, fp_instr,
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
-                          wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          levels=levels, l1_misses=misses, dram_sectors=sectors, model=self.model)
+                          wave=wave, dram=dram, two_limiter=two, dram_bandwidth=dram_bw,
+                          levels=levels, l1_misses=misses, model=self.model)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
-                      curves: CapacityCurves) -> tuple[dict[str, float], float | None]:
-        """The L2 requests per field behind a shader-array level (``l2_per_field`` without one)
-        and that level's bandwidth limit (:mod:`warpspeed.memory.levels.traffic`)."""
+                      curves: CapacityCurves) -> dict[str, float]:
+        """The L2 requests per field behind a shader-array level (``l2_per_field`` without one,
+        :mod:`warpspeed.memory.levels.traffic`)."""
         gl1 = self.levels_by_scope.get("shader_array")
         if gl1 is None:
-            return l2_per_field, None
-        limit = bandwidth_limit(gl1, sum(l2_per_field.values()))
+            return l2_per_field
         shared = shader_array_compulsory(self.wave_model, info.launch, info.wave.first_block, info.wave.blocks,
                                          gl1.instances, gl1.dispatch or DEFAULT_DISPATCH, gl1.line_bytes)
         if shared is None:
-            return l2_per_field, limit
+            return l2_per_field
         compulsory, blocks = shared
         miss = float(curves.l1_load.miss_rate(l1_oversubscription(fp.l1_alloc_bytes_per_block * blocks, gl1.bytes)))
-        return {n: l2_load_bytes_per_lup(compulsory[n], v, miss) for n, v in l2_per_field.items()}, limit
+        return {n: l2_load_bytes_per_lup(compulsory[n], v, miss) for n, v in l2_per_field.items()}
 
 
 def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,

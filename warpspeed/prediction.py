@@ -22,11 +22,10 @@ if TYPE_CHECKING:
     from warpspeed.memory.footprint import BlockFootprint
     from warpspeed.memory.l1 import L1Cycles
     from warpspeed.memory.l1_misses import L1MissCosts
-    from warpspeed.memory.levels.traffic import LevelTraffic
     from warpspeed.memory.wave.average import GridWaveVolumes
     from warpspeed.memory.dram_bandwidth import DramBandwidth
     from warpspeed.memory.sectors import DramSectors
-    from warpspeed.levels import Roofline, TwoLimiter
+    from warpspeed.levels import LevelDemand, Roofline, TwoLimiter
 
 
 class Estimator(Protocol):
@@ -62,16 +61,14 @@ class Prediction:
     l2_load_per_field: dict[str, float]
     wave: GridWaveVolumes  # the classes of full waves and their averages
     dram: DramVolumes  # what reaches DRAM (behind a memory-side cache if any), averaged over the full waves
-    roofline: Roofline
     two_limiter: TwoLimiter
     dram_bandwidth: DramBandwidth
-    #: Traffic and limit of every cache level, from the SIMDs outwards (:mod:`warpspeed.memory.levels`).
-    levels: tuple[LevelTraffic, ...] = ()
+    #: Every level's demand, capacity and limit, from the FP pipes to DRAM (:mod:`warpspeed.levels`):
+    #: what every time model combines.
+    levels: tuple[LevelDemand, ...] = ()
     #: The first level's costs with the block's first-touch and capacity misses (the same pass
     #: over the warp instructions as :attr:`l1`, :func:`warpspeed.memory.l1_misses.first_level_demand`).
     l1_misses: L1MissCosts | None = field(default=None, repr=False)
-    #: The DRAM volume by the sector coverage of the block's rows (:mod:`warpspeed.memory.sectors`).
-    dram_sectors: DramSectors | None = field(default=None, repr=False)
     #: The time model whose estimate this prediction reports (:attr:`estimate`): the predictor's.
     model: Estimator | None = field(default=None, repr=False, compare=False)
 
@@ -91,6 +88,31 @@ class Prediction:
     @property
     def l2_store_bytes_per_lup(self) -> float:
         return self.footprint.l2_store_bytes_per_lup
+
+    def level(self, key: str) -> LevelDemand:
+        """The level ``key`` of :attr:`levels` (``fp``, ``l1``, ``l2``, ``dram``, ...)."""
+        for lv in self.levels:
+            if lv.key == key:
+                return lv
+        raise WarpspeedError(f"no level {key!r} in this prediction; levels: {', '.join(lv.key for lv in self.levels)}")
+
+    @property
+    def cache_levels(self) -> tuple[LevelDemand, ...]:
+        """The cache levels among :attr:`levels`, from the SIMDs outwards (``Device.levels``)."""
+        return tuple(lv for lv in self.levels if lv.capacity_bytes is not None)
+
+    @property
+    def dram_sectors(self) -> DramSectors | None:
+        """The DRAM volume by the sector coverage of the block's rows (:mod:`warpspeed.memory.sectors`)."""
+        return self.level("dram").sectors
+
+    @cached_property
+    def roofline(self) -> Roofline:
+        """The four-limiter roofline over :attr:`levels`: each level's limit alone and the tightest
+        (the roofline time model's figures, :mod:`warpspeed.roofline`)."""
+        from warpspeed.levels import Roofline
+
+        return Roofline.of(self.levels, self.kernel.flops.flops)
 
     @cached_property
     def estimate(self) -> Any:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.model_protocol import prediction_figures
 from warpspeed.files.records import json_record
-from warpspeed.memory.levels.traffic import LevelTraffic
+from warpspeed.levels import LevelDemand
 from warpspeed.memory.wave.geometry import DIMENSIONS
 from warpspeed.units import GIGA
 
@@ -117,7 +117,8 @@ class PredictionSummary:
     registers_estimated: bool
     wave_blocks: int
     waves: int
-    cache_levels: tuple[LevelTraffic, ...]
+    #: every level's demand, capacity and limit, from the FP pipes to DRAM (:mod:`warpspeed.levels`)
+    levels: tuple[LevelDemand, ...]
     wave_average: str
     wave_classes: tuple[WaveClassSummary, ...]
     l1_cycles_per_lup: float
@@ -186,7 +187,7 @@ def summarize(prediction: "Prediction", estimate: "ModelEstimate | None" = None)
         kernel=p.kernel_name, device=p.device_name, block=launch.block, fold=launch.fold, domain=launch.domain,
         grid=launch.grid, blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
         registers=occ.registers_per_thread, registers_estimated=occ.registers_estimated,
-        wave_blocks=info.wave.blocks, waves=info.wave.count, cache_levels=tuple(p.levels), wave_average=wave.method,
+        wave_blocks=info.wave.blocks, waves=info.wave.count, levels=tuple(p.levels), wave_average=wave.method,
         wave_classes=tuple(WaveClassSummary(c.wave_class.crossings, c.wave_class.row_crossings,
                                             c.wave_class.waves, c.wave_class.first_block) for c in wave.classes),
         l1_cycles_per_lup=p.l1.cycles_per_lup, l1_load_bytes_per_lup=p.footprint.l1_load_bytes_per_lup,

@@ -162,10 +162,11 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
                glups(roof.lups_per_s), f"{glups(s.two_limiter.lups_per_s)} ({s.two_limiter.limiter})"]]
     table, _ = fitted_table(console, LIMIT_COLUMNS, limits)
     print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
-    if len(s.cache_levels) > 2:  # further levels than the first and the L2 (docs/amd.md)
+    caches = [lv for lv in s.levels if lv.capacity_bytes is not None]
+    if len(caches) > 2:  # further levels than the first and the L2 (docs/amd.md)
         levels = [[lv.name, lv.scope, fmt(lv.load_bytes_per_lup), fmt(lv.store_bytes_per_lup),
                    glups(lv.lups_per_s) if lv.lups_per_s is not None else "not modelled"]
-                  for lv in s.cache_levels]
+                  for lv in caches]
         table, _ = fitted_table(console, LEVEL_COLUMNS, levels)
         print_fitted(console, table, "cache levels: bytes per lup each loads from and stores to the next level",
                      [LEVEL_NOTE])

@@ -30,7 +30,7 @@ t_further) with
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
 * ``t_FP``, ``t_L2`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a memory-side
-  cache) the roofline's component times (:attr:`~warpspeed.levels.Roofline.seconds_per_lup`:
+  cache) the prediction's level times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`:
   each level's demand over its bandwidth);
 * ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
 * ``t_dispatch`` the block dispatch time per lup.
@@ -144,7 +144,7 @@ class OverlapComponents:
     request rate (the fit of those two constants re-combines without recomputing them).
 
     Attributes:
-        fp, l2: the roofline's FP and L2 times (:attr:`~warpspeed.levels.Roofline.seconds_per_lup`).
+        fp, l2: the FP and L2 levels' times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`).
         further: the roofline's times of the levels a part adds (RDNA's graphics L1, a memory-side
             cache), by level.
         dram: the DRAM time with the partial-sector cost, at the launch's DRAM bandwidth with the
@@ -197,7 +197,7 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
     lups_per_wave = occ.blocks_per_sm * lups_per_block
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
     sm_hz = device.sms * device.clock_ghz * GIGA
-    levels = prediction.roofline.seconds_per_lup
+    levels = {lv.key: lv.seconds_per_lup for lv in prediction.levels if lv.lups_per_s is not None}
     dram_gb_s = prediction.dram_bandwidth.resident_blocks_gb_s
     return OverlapComponents(
         fp=levels["fp"], l2=levels["l2"],
