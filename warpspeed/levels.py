@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.hardware.device import Device
-from warpspeed.memory.dram import DramVolumes
-from warpspeed.memory.sectors import DramSectors
 from warpspeed.units import GIGA
+
+if TYPE_CHECKING:  # the record layout loads without numpy, sympy and islpy
+    from warpspeed.memory.dram import DramVolumes
+    from warpspeed.memory.sectors import DramSectors
 
 #: Names of the four limiters, in report order.
 LIMITERS = ("fp", "l1", "l2", "dram")

@@ -59,7 +59,7 @@ ROOFLINE_MODEL = ROOFLINE.name
 STUDY_BASE_MODEL = ROOFLINE_MODEL
 #: Time models whose ranking rows carry their own four limits (lups/s per limiter, in the roofline's
 #: names) and limiter; the others report a rate and what dominates their time.
-OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.own_limits)
+OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.about.own_limits)
 #: The power model's objective.
 ENERGY_OBJECTIVE = ENERGY.name
 #: The ranking objectives: time, the power model's energy, and the energy-delay product.
@@ -94,7 +94,7 @@ def shared_trace(prediction: "Prediction", model: str, objective: str = "time") 
     """The configuration's trace when both the time ``model`` and the ``objective`` read it (built
     once for the two; :func:`warpspeed.trace.build.build_trace`), else None: a model that reads
     the trace builds it when it is not given."""
-    if not (time_model(model).reads_trace and objective != "time"):
+    if not (time_model(model).about.reads_trace and objective != "time"):
         return None
     from warpspeed.trace.build import build_trace
 

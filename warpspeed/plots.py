@@ -90,7 +90,7 @@ def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figu
     x = np.arange(len(rows))
     for model in comparison.models:
         known = MODELS.get(model)
-        marker, color, *face = known.style if known is not None else UNKNOWN_MODEL_STYLE
+        marker, color, *face = known.about.style if known is not None else UNKNOWN_MODEL_STYLE
         ax.plot(x, [r.rate(model).lups_per_s * NANO for r in rows], linestyle="none", marker=marker,
                 markersize=5, markerfacecolor=face[0] if face else color, color=color, label=model)
     ax.set_xticks(x)

@@ -91,7 +91,7 @@ class Predictor:
     name of :data:`warpspeed.models.MODELS` or a model object; default
     :data:`~warpspeed.models.DEFAULT_TIME_MODEL`, the command line's. ``l1_misses``: whether to
     compute the first level's costs with misses (``Prediction.l1_misses``; default: when the model
-    reads them, ``TimeModel.reads_l1_misses``): without them the pass over the warp instructions
+    reads them, ``ModelAbout.reads_l1_misses``): without them the pass over the warp instructions
     counts the cycles when every access hits only.
 
     The predictor keeps the wave volumes of the configurations it predicted (bounded,
@@ -111,7 +111,7 @@ class Predictor:
                               "built-in device name or the path of a device file")
         self.exact_waves = exact_waves
         self.model = time_model(model or DEFAULT_TIME_MODEL) if model is None or isinstance(model, str) else model
-        self.l1_misses = self.model.reads_l1_misses if l1_misses is None else l1_misses
+        self.l1_misses = self.model.about.reads_l1_misses if l1_misses is None else l1_misses
         self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = device if isinstance(device, Device) else load_device(device)

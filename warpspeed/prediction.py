@@ -32,7 +32,7 @@ class Estimator(Protocol):
     """What a prediction asks of its time model (:class:`warpspeed.model_protocol.TimeModel`)."""
 
     name: str
-    reads_l1_misses: bool
+    about: Any  # ModelAbout: reads_l1_misses
 
     def estimate(self, prediction: "Prediction", trace: Any = None, **options: Any) -> Any:
         ...

@@ -111,7 +111,7 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     if power:
         energy = estimate_energy(p, estimate, clock_mhz=clock_mhz, trace=trace)
         d["power"] = dict(energy.details)
-    choice.time_model.write_outputs(p, estimate, choice.values)
+    choice.time_model.command_line.write_outputs(p, estimate, choice.values)
     if as_json:
         click.echo(json_text(d, indent=2))
         return

@@ -112,7 +112,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     kernel = kernels[PAPER_FOLDINGS[0]]
     registers_note = _registers_note(resolved)
     mix_source, mix_detail = instructions_origin(kernel, device)
-    mix_used = time_model(model).reads_trace or objective != "time"
+    mix_used = time_model(model).about.reads_trace or objective != "time"
     if mix_used:
         registers_note += f"\ninstruction mix ({model} model, {objective} objective): {mix_detail}"
     rows = ranking.rows
@@ -173,7 +173,7 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
     table, dropped = fitted_table(console, columns, [_rank_cells(i, r, model) for i, r in enumerate(shown, 1)], wide)
     headers = {c.header for c in columns} - {c.header for c in dropped}
     if model in OWN_LIMITS:
-        limits_note = MODELS[model].limits_note if "FP" in headers else ""
+        limits_note = MODELS[model].about.limits_note if "FP" in headers else ""
     else:
         limits_note = f"{model} Glup/s: the {model} model's rate; dominated by: the largest part of its time." + (
             " roofline FP, L1, L2, DRAM: the four-limiter roofline's limits, Glup/s, for comparison."

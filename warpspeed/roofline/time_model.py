@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from warpspeed.model_protocol import ModelEstimate, TimeModelBase
+from warpspeed.model_protocol import ModelAbout, ModelEstimate, TimeModelBase
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
@@ -27,12 +27,12 @@ class RooflineModel(TimeModelBase):
     """The paper's four-limiter roofline (Ernst et al., JPDC 2023, section 2); no options."""
 
     name = "roofline"
-    help = ("the paper's four-limiter roofline; on the 25-point stencil timed on an H200 37 % MAPE (1.33x too "
-            "fast); against public microbenchmarks within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
-            "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch cost)")
-    own_limits = True
-    style = ("s", "black", "none")  # hollow squares
-    limits_note = "FP, L1, L2, DRAM: the limit each imposes, Glup/s."
+    about = ModelAbout(
+        help=("the paper's four-limiter roofline; on the 25-point stencil timed on an H200 37 % MAPE (1.33x too "
+              "fast); against public microbenchmarks within 2-16 % MAPE on streaming, gpu-roofline and FluidX3D "
+              "D3Q19 kernels but 38-168 % too fast on launch-bound small kernels (no launch cost)"),
+        own_limits=True, style=("s", "black", "none"),  # hollow squares
+        limits_note="FP, L1, L2, DRAM: the limit each imposes, Glup/s.")
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
         return roofline_estimate(prediction)

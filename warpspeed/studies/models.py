@@ -137,7 +137,7 @@ def model_record(prediction: "Prediction", models: Iterable[str], config: "Confi
     from warpspeed.trace.build import build_trace
 
     models = tuple(models)
-    readers = [m for m in models if m in _TIME_MODELS and MODELS[m].reads_trace] + [m for m in models if m == ENERGY.name]
+    readers = [m for m in models if m in _TIME_MODELS and MODELS[m].about.reads_trace] + [m for m in models if m == ENERGY.name]
     trace = build_trace(prediction) if len(readers) > 1 else None  # one trace for the models that read it
     record = csv_record(RankRow.from_estimate(prediction, config, estimate_time(STUDY_BASE_MODEL, prediction)))
     for model in models:
