@@ -495,3 +495,15 @@ def test_the_unit_check_sees_a_local_factor():
                      "KB = 1e3\nX = GIGA\ndef f():\n    y = 1e9\n")
     assert unit_factor_constants({"warpspeed.example": tree}) == {
         ("warpspeed.example", n) for n in ("GHZ", "NS", "MEGA", "US")}
+
+
+def test_the_sector_bytes_and_the_warp_width_are_defined_once():
+    """32-byte sectors and 32-thread warps are named in warpspeed/units.py only; every other module
+    imports them (a module-level name bound to the literal 32 that says sector or warp lanes)."""
+    holders = set()
+    for module, tree in TREES.items():
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value == 32
+                    and any(isinstance(t, ast.Name) and ("SECTOR" in t.id or "WARP" in t.id) for t in node.targets)):
+                holders.add(module)
+    assert holders == {"warpspeed.units"}

@@ -38,7 +38,8 @@ from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.text import read_text
 from warpspeed.hardware.ranges import FLOAT_RANGES
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
-from warpspeed.power.board import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock, voltage_ratio
+from warpspeed.power.board import activity, rate_at_clock, voltage_ratio
+from warpspeed.units import SECTOR_BYTES, WARP_LANES
 from warpspeed.power.params import (
     BASE_CATEGORY,
     CATEGORY_FAMILY,

@@ -34,13 +34,12 @@ import sympy
 
 from warpspeed.kernel.description import byte_address
 from warpspeed.kernel.expressions import X, Y, Z
+from warpspeed.units import SECTOR_BYTES
 
 if TYPE_CHECKING:
     from warpspeed.kernel.description import Kernel
     from warpspeed.memory.dram import DramVolumes
 
-#: Bytes per DRAM/L2 sector (Nsight Compute Kernel Profiling Guide: 32 B sectors in L1TEX and L2).
-SECTOR_BYTES = 32
 #: Blocks along x are placed this many block widths away from the domain's origin, so that the
 #: halo of the first evaluated block does not reach below address 0 (the address arithmetic is
 #: affine; only the offsets within a sector matter).

@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from warpspeed.sass.instructions import InstructionStream, mma_fmas_per_warp
+from warpspeed.units import WARP_LANES
 
 #: Integer opcodes that use the multiplier (AccelWattch's int mul/mad component).
 #: Streams whose activity is kept (a few kernels and foldings per process).
 CACHE_SIZE = 64
 INT_MUL_OPCODES = frozenset(("IMAD", "IMUL", "LEA", "UIMAD", "ULEA"))
-#: Lanes of a warp (an MMA's m n k multiply-adds are shared by its 32 threads).
-WARP_LANES = 32
 #: 32-bit registers per FP64 operand.
 FP64_REGISTERS = 2
 #: 32-bit registers holding a 64-bit global address.

@@ -24,6 +24,7 @@ import math
 from typing import TYPE_CHECKING
 
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.units import SECTOR_BYTES
 from warpspeed.trace.activity import thread_activity
 from warpspeed.sass.derived import derived_stream
 from warpspeed.trace.document import (
@@ -49,9 +50,6 @@ from warpspeed.trace.warps import block_kinds, warp_counts
 if TYPE_CHECKING:
     from warpspeed.prediction import Prediction
 
-#: Sector size the trace's sector counts use, bytes (the L1 <-> L2 transfer unit of every NVIDIA GPU
-#: since Maxwell; Ernst et al., JPDC 2023, section 4.3).
-SECTOR_BYTES = 32
 
 
 def _ratio(num: float, den: float) -> float:
