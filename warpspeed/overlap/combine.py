@@ -46,7 +46,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1_misses import L1MissCosts
 from warpspeed.errors import WarpspeedError
 from warpspeed.overlap.params import OverlapParams
@@ -204,7 +203,7 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
         further=tuple((k, v) for k, v in levels.items() if k not in LIMITERS),
         dram=(dram_load + dram_store) * sectors / (dram_gb_s * GIGA),
         l1_wavefront_cycles=costs.cycles_per_lup, l1_requests_per_lup=costs.requests_per_lup,
-        drain_cycles=drain, requests_limited=first_level(device).models_misses,
+        drain_cycles=drain, requests_limited=costs.requests_limited,
         dispatch=params.block_dispatch_s / (lups_per_block * device.sms) if lups_per_block > 0 else 0.0,
         sm_hz=sm_hz, launch_overhead_s=params.launch_overhead_s, lups=math.prod(info.launch.domain), l1=costs,
         l2_load_bytes_per_lup=l2_load, l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
