@@ -51,7 +51,7 @@ from warpspeed.memory.l1_misses import first_level_demand
 from warpspeed.memory.levels import memory_side_dram, shader_array_compulsory
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
-from warpspeed.memory.sectors import dram_sectors
+from warpspeed.memory.sectors import SectorCoverage, dram_sectors
 from warpspeed.levels import level_demands, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
@@ -124,6 +124,8 @@ class Predictor:
         self._period = address_period(self.device)
         #: merged fold copies and the warp plan per tuple of fold offsets (a few foldings per predictor)
         self._plans: dict[tuple, tuple[np.ndarray, WarpPlan]] = {}
+        #: the kernel's DRAM sector coverages by (field, kind, row cells)
+        self._sectors: dict[tuple[str, str, int], SectorCoverage] = {}
 
     def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
         if offsets not in self._plans:
@@ -165,7 +167,7 @@ class Predictor:
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
                                         launch.cells_per_thread, info.occupancy.registers_per_thread,
                                         info.occupancy.blocks_per_sm)
-        sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0])
+        sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0], self._sectors)
         l2_served = sum(l2_requests.values()) + fp.l2_store_bytes_per_lup
         levels = level_demands(device, kernel.dtype, fp_instr, l1.cycles_per_lup, l2_load, fp.l2_store_bytes_per_lup,
                                sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,

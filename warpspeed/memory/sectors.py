@@ -159,15 +159,24 @@ class DramSectors:
         return weighted / self.total_bytes_per_lup
 
 
-def dram_sectors(kernel: "Kernel", dram: "DramVolumes", row_cells: int) -> DramSectors:
+def dram_sectors(kernel: "Kernel", dram: "DramVolumes", row_cells: int,
+                 memo: dict[tuple[str, str, int], SectorCoverage] | None = None) -> DramSectors:
     """The sector coverage of ``dram``'s volume per field (:class:`DramSectors`) for block rows
-    of ``row_cells`` cells."""
+    of ``row_cells`` cells; ``memo``: the coverages of ``kernel`` found so far, by (field, kind,
+    row cells) (a predictor keeps one, so that a ranking does not hash the kernel per configuration)."""
+    memo = {} if memo is None else memo
+
+    def coverage(name: str, kind: str) -> SectorCoverage:
+        key = (name, kind, row_cells)
+        if key not in memo:
+            memo[key] = sector_coverage(kernel, name, kind, row_cells)
+        return memo[key]
+
     fields = []
     for f in dram.fields:
         name = f.field
         load = f.load_bytes_per_lup - f.partial_store_read_bytes_per_lup
         store = f.store_bytes_per_lup - f.partial_store_read_bytes_per_lup
-        fields.append(FieldSectors(name, load, store,
-                                   sector_coverage(kernel, name, "load", row_cells) if load else NO_COVERAGE,
-                                   sector_coverage(kernel, name, "store", row_cells) if store else NO_COVERAGE))
+        fields.append(FieldSectors(name, load, store, coverage(name, "load") if load else NO_COVERAGE,
+                                   coverage(name, "store") if store else NO_COVERAGE))
     return DramSectors(tuple(fields), dram.load_bytes_per_lup + dram.store_bytes_per_lup)
