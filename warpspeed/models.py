@@ -18,8 +18,8 @@ product (``edp``: energy per lup times time per lup, smaller is better).
 
 The rate of a configuration, as warpspeed reports it (``warpspeed predict``, ``rank`` and
 ``compare`` without ``--model``, and the Python API's :func:`time_estimate`), is the default time
-model's (:data:`DEFAULT_TIME_MODEL`); :attr:`Prediction.lups_per_s
-<warpspeed.prediction.Prediction.lups_per_s>` is the roofline's, which every prediction carries.
+model's (:data:`DEFAULT_TIME_MODEL`), and so is :attr:`Prediction.lups_per_s
+<warpspeed.prediction.Prediction.lups_per_s>` of a predictor made without a model.
 
 This module is the one place that lists the models: a new model is one module with a
 :class:`~warpspeed.model_protocol.TimeModel` object, added to :data:`MODELS`; the model declares its
@@ -112,8 +112,7 @@ def time_estimate(prediction: "Prediction", model: str = DEFAULT_TIME_MODEL, tra
     """The rate of ``prediction``'s configuration as warpspeed reports it: the estimate of the time
     ``model`` (default: :data:`DEFAULT_TIME_MODEL`, the command line's default) with its rate
     (``lups_per_s``, lattice updates per second), time (s), cycles and what dominates it.
-    ``prediction.lups_per_s`` stays the four-limiter roofline's (``time_estimate(prediction,
-    ROOFLINE_MODEL)`` gives the same rate)."""
+    ``prediction.lups_per_s`` is its predictor's model's (by default the same rate)."""
     return estimate_time(model, prediction, trace, **options)
 
 
