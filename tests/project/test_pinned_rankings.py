@@ -13,7 +13,11 @@ with the overlap model as it was last changed on purpose (its seven mechanisms a
 fitted on six H200 kernels; the MI210's first level as a banked memory), the H200's and the MI210's
 regenerated with the roofline's (the layer conditions evaluated at the layer capacity instead of
 factors rescaled from the effective capacity, rates within +1.7 %; the MI210's DRAM volumes from
-the one L1 oversubscription, within -1.3 %). Restructuring and speed work must reproduce them
+the one L1 oversubscription, within -1.3 %). The roofline files of the H200 and the MI210 carried
+each row's ``model`` and ``explanation`` as the roofline's rows had them when they were written
+(``overlap`` and empty, a label left over from the default); since the roofline is an ordinary
+model its rows say ``roofline`` and its limiter, and only these two labels were changed in the
+files. Restructuring and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 
