@@ -47,6 +47,11 @@ def _rate(capacity_per_s: float, demand_per_lup: float) -> float:
     return capacity_per_s / demand_per_lup if demand_per_lup > 0 else math.inf
 
 
+def gflops(lups_per_s: float, flops_per_lup: float) -> float:
+    """GFLOP/s at ``lups_per_s`` (0 when the rate is infinite or the kernel has no flop counts)."""
+    return lups_per_s * flops_per_lup / GIGA if math.isfinite(lups_per_s) else 0.0
+
+
 @dataclass(frozen=True)
 class LevelDemand:
     """One level of a configuration (module docstring), computed once by the predictor.
@@ -166,8 +171,7 @@ class Roofline:
     @property
     def gflops(self) -> float:
         """Predicted GFLOP/s (0 when the kernel has no flop counts)."""
-        rate = self.lups_per_s
-        return rate * self.flops_per_lup / GIGA if math.isfinite(rate) else 0.0
+        return gflops(self.lups_per_s, self.flops_per_lup)
 
     @classmethod
     def of(cls, levels: tuple[LevelDemand, ...], flops_per_lup: float) -> "Roofline":

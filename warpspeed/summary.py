@@ -9,16 +9,14 @@ lup; ``cached_bytes`` are bytes, bandwidths GB/s.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.model_protocol import prediction_figures
 from warpspeed.files.records import json_record
-from warpspeed.levels import LevelDemand
+from warpspeed.levels import LevelDemand, gflops
 from warpspeed.memory.wave.geometry import DIMENSIONS
-from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.model_protocol import ModelEstimate
@@ -209,17 +207,12 @@ def summarize(prediction: "Prediction", estimate: "ModelEstimate | None" = None)
         capacity_curves=dram.curves_label or dram.curves_family,
         model=time.model, lups_per_s=json_safe(time.lups_per_s), limiter=figures.limiter,
         explanation=time.explanation, limiters={k: json_safe(v) for k, v in figures.limits.items()},
-        gflops=_gflops(time.lups_per_s, roof.flops_per_lup),
+        gflops=gflops(time.lups_per_s, roof.flops_per_lup),
         roofline=RooflineSummary(json_safe(roof.lups_per_s), roof.limiter,
                                  {k: json_safe(v) for k, v in roof.limits.items()}, roof.gflops),
         two_limiter=Rate(json_safe(p.two_limiter.lups_per_s), p.two_limiter.limiter),
         fields={name: _field(p, name) for name in p.footprint.per_field},
     )
-
-
-def _gflops(lups_per_s: float, flops_per_lup: float) -> float:
-    """GFLOP/s at ``lups_per_s`` (0 when infinite or without flop counts)."""
-    return lups_per_s * flops_per_lup / GIGA if math.isfinite(lups_per_s) else 0.0
 
 
 def prediction_record(prediction: "Prediction") -> dict[str, Any]:
