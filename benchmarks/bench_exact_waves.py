@@ -48,7 +48,7 @@ def _best(run, repeat: int) -> tuple[list, float]:
 
 
 def _top(configs: list, predictions: list) -> list[str]:
-    order = sorted(range(len(configs)), key=lambda i: -predictions[i].lups_per_s)
+    order = sorted(range(len(configs)), key=lambda i: -predictions[i].roofline.lups_per_s)
     return [configs[i].label for i in order[:TOP]]
 
 
@@ -76,7 +76,7 @@ def main() -> None:
         "exact_evaluations": sum(len(p.wave.classes) for p in exact),
         "max_rel_compulsory_dram_load": worst(lambda p: p.dram.compulsory_load_bytes_per_lup),
         "max_rel_dram_volume": worst(lambda p: p.dram.total_bytes_per_lup),
-        "max_rel_lups_per_s": worst(lambda p: p.lups_per_s),
+        "max_rel_lups_per_s": worst(lambda p: p.roofline.lups_per_s),
         "top10_classes": _top(configs, classes),
         "top10_exact": _top(configs, exact),
     }

@@ -66,7 +66,7 @@ def main() -> None:
     print(f"{n} configurations: roofline {roof:.2f} s; traces {trace:.2f} s ({1e3 * trace / n:.2f} ms each); "
           f"interval incl. trace {interval:.2f} s ({1e3 * interval / n:.2f} ms each); "
           f"roofline + interval {roof + interval:.2f} s")
-    r_roof = [p.lups_per_s for p in predictions]
+    r_roof = [p.roofline.lups_per_s for p in predictions]
     r_int = [e.lups_per_s for e in estimates]
     rho = spearmanr(r_roof, r_int).statistic
     floored = sum(1 for e in estimates if e.details["bandwidth_floor_cycles"] > 0)

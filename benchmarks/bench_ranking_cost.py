@@ -34,7 +34,7 @@ MODELS = ("overlap", "roofline")
 #: Stages of the predictor timed by name (module attribute of warpspeed.predict), and the time
 #: models' estimates.
 STAGES = ("block_cells", "block_warp_rows", "block_footprint", "first_level_demand", "l1_cycles", "dram_volumes",
-          "launch_dram_bandwidth")
+          "launch_dram_bandwidth", "dram_sectors", "level_demands")
 
 SNIPPET = r"""
 import json, statistics, sys, time
@@ -62,7 +62,16 @@ def wrap(module, name, label):
     setattr(module, name, g)
 for name in STAGES:
     wrap(P, name, name)
-wrap(wr, "estimate_time", "model estimate")
+import warpspeed.models as M
+model_class = type(M.time_model(MODEL))
+estimate = model_class.estimate
+def timed_estimate(self, *a, **k):
+    t = time.perf_counter()
+    try:
+        return estimate(self, *a, **k)
+    finally:
+        stage["model estimate"] = stage.get("model estimate", 0.0) + time.perf_counter() - t
+model_class.estimate = timed_estimate
 wave = P.WaveModel.grid_volumes
 def timed_wave(self, *a, **k):
     t = time.perf_counter()

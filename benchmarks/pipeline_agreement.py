@@ -57,7 +57,7 @@ def default_space(device, options: dict) -> dict:
         for block in sorted({c.block for c in configuration_space(kernel, PAPER_STENCIL_THREADS)}):
             p = predictor.predict(block, fold)
             e = estimate(p, **options)
-            rows.append((_x(block), _x(fold), p.lups_per_s, e.lups_per_s, e.details["bandwidth_floor_cycles"] > 0))
+            rows.append((_x(block), _x(fold), p.roofline.lups_per_s, e.lups_per_s, e.details["bandwidth_floor_cycles"] > 0))
     ratios = [r[3] / r[2] for r in rows]
     by_roof = sorted(rows, key=lambda r: -r[2])
     by_pipe = sorted(rows, key=lambda r: -r[3])
@@ -83,7 +83,7 @@ def small_grid(device, options: dict) -> list:
     for domain in SMALL_GRID_DOMAINS:
         p = Predictor(resolve_kernel("star3d-r1", domain=domain, device=device), device).predict(SMALL_GRID_BLOCK,
                                                                                                   (1, 1, 1))
-        out.append({"domain": _x(domain), "roofline_glups": p.lups_per_s / 1e9,
+        out.append({"domain": _x(domain), "roofline_glups": p.roofline.lups_per_s / 1e9,
                      "pipeline_glups": estimate(p, **options).lups_per_s / 1e9})
     return out
 

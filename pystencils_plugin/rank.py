@@ -31,7 +31,7 @@ from warpspeed.kernel.description import Kernel
 from warpspeed.launch.space import (MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads,
                                     useful_foldings)
 from warpspeed.memory.capacity import CapacityCurves
-from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL
+from warpspeed.models import DEFAULT_TIME_MODEL
 from warpspeed.rank import RankRow, Ranking, Scoring, rank_per_fold
 from warpspeed.units import GIGA
 
@@ -129,13 +129,13 @@ class PystencilsRanking:
         if not ok:
             return head + "; none could be predicted"
         best = ok[0]
-        why = best.limiter if self.model == ROOFLINE_MODEL else best.explanation
+        why = best.explanation
         return (f"{head}; best block {best.config.block}, fold {best.config.fold}: "
                 f"{best.lups_per_s / GIGA:.1f} Glup/s ({why}); {self.registers_note()}")
 
     def _repr_html_(self) -> str:
         """The best :data:`SHOWN_ROWS` rows as an HTML table (Jupyter calls this)."""
-        cells = ["#", "block", "fold", "Glup/s", "limited by" if self.model == ROOFLINE_MODEL else "dominated by",
+        cells = ["#", "block", "fold", "Glup/s", "dominated by",
                  "blocks/SM", "registers", "DRAM B/lup"]
         head = "".join(f"<th>{html.escape(c)}</th>" for c in cells)
         body = []
@@ -143,7 +143,7 @@ class PystencilsRanking:
             if not r.ok:
                 values = [str(i), r.config.label, "", "—", f"error: {r.error}", "", "", ""]
             else:
-                why = r.limiter if self.model == ROOFLINE_MODEL else r.explanation
+                why = r.explanation
                 values = [str(i), "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold)),
                           f"{r.lups_per_s / GIGA:.2f}", why, str(r.blocks_per_sm), str(r.registers),
                           f"{r.dram_load_bytes_per_lup + r.dram_store_bytes_per_lup:.1f}"]

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from warpspeed.models import DEFAULT_TIME_MODEL, time_estimate
 from warpspeed.predict import Predictor, predict
 from warpspeed.summary import prediction_record
 from warpspeed.kernel.builtin import copy_kernel, star_stencil
@@ -27,7 +28,7 @@ def test_streaming_copy_by_hand(a100):
     assert p.roofline.limits["l2"] == pytest.approx(5402.9e9 / 16)
     assert p.roofline.limits["l1"] == pytest.approx(108 * 1.41e9 / 0.125)
     assert math.isinf(p.roofline.limits["fp"])
-    assert p.limiter == "dram" and p.lups_per_s == pytest.approx(1381e9 / 16)
+    assert p.roofline.limiter == "dram" and p.roofline.lups_per_s == pytest.approx(1381e9 / 16)
     assert p.two_limiter.lups_per_s == pytest.approx(1381e9 / 16)
 
 
@@ -42,7 +43,10 @@ def test_json_per_field_adds_up(a100):
             sum(f["layer_conditions"][dim]["hit_bytes_per_lup"] for f in d["fields"].values()))
     # the 25-point stencil cannot stream below one load and one store of 8 B per lup
     assert d["dram_load_bytes_per_lup"] >= 8 - 1e-9 and d["dram_store_bytes_per_lup"] >= 8 - 1e-9
-    assert d["lups_per_s"] == pytest.approx(min(v for v in d["limiters"].values() if v is not None))
+    roof = d["roofline"]
+    assert roof["lups_per_s"] == pytest.approx(min(v for v in roof["limiters"].values() if v is not None))
+    # the top-level rate is the default model's, the rank row's for the same configuration
+    assert d["model"] == DEFAULT_TIME_MODEL and d["lups_per_s"] == p.lups_per_s == time_estimate(p).lups_per_s
 
 
 def test_predictor_reuse_gives_the_same_answer(a100):

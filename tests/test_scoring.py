@@ -57,7 +57,7 @@ def test_roofline_estimate_is_cells_over_rate(a100):
     est = estimate_time("roofline", p)
     assert est == roofline_estimate(p)
     cells = 256 * 128 * 64
-    assert est.seconds == pytest.approx(cells / p.lups_per_s, rel=1e-12)
+    assert est.seconds == pytest.approx(cells / p.roofline.lups_per_s, rel=1e-12)
     assert est.cycles == pytest.approx(est.seconds * 1.41e9, rel=1e-12)
-    assert est.explanation == p.limiter
+    assert est.explanation == p.roofline.limiter
     assert math.isfinite(est.cycles)

@@ -5,8 +5,9 @@ The public API: describe a kernel (:class:`Field`, :func:`load`, :func:`store`,
 :class:`Predictor` (one configuration: :func:`warpspeed.predict.predict`; the module's name is
 ``warpspeed.predict``, so the function is not exported here); the result is a :class:`Prediction`.
 Its rate, as the command line reports it, is the default time model's (:data:`DEFAULT_TIME_MODEL`):
-:func:`time_estimate` (``time_estimate(p).lups_per_s``, lattice updates per second);
-``Prediction.lups_per_s`` is the four-limiter roofline's, the figure every time model starts from.
+``Prediction.lups_per_s`` (the predictor's model, by default the default one) and
+:func:`time_estimate` (``time_estimate(p).lups_per_s``, lattice updates per second); the
+four-limiter roofline's figures are ``Prediction.roofline``.
 
 The model is the one of D. Ernst, M. Holzer, G. Hager, M. Knorr, G. Wellein, "Analytical
 Performance Estimation during Code Generation on Modern GPUs", Journal of Parallel and

@@ -21,7 +21,7 @@ from warpspeed.hardware.device import Device
 from warpspeed.kernel.description import Kernel
 from warpspeed.launch.space import Config
 from warpspeed.memory.capacity import CapacityCurves
-from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL, TIME_MODELS, require_model
+from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS, require_model
 from warpspeed.predict import Predictor
 from warpspeed.rank import RankRow, Scoring, predict_scored, sort_rows
 
@@ -142,7 +142,7 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
 def _model_rate(row: RankRow, model: str) -> ModelRate:
     if not row.ok:
         return ModelRate(model, math.nan, "", row.error)
-    return ModelRate(model, row.lups_per_s, row.explanation if model != ROOFLINE_MODEL else row.limiter)
+    return ModelRate(model, row.lups_per_s, row.explanation)
 
 
 def compare_configs(kernels: Mapping[tuple[int, int, int], Kernel], device: Device,

@@ -4,10 +4,10 @@ Every time model reads one :class:`~warpspeed.prediction.Prediction` (and, where
 configuration's trace, :mod:`warpspeed.trace`) and returns a :class:`ModelEstimate`. A model
 declares everything the rest of warpspeed says about it, so that no other module names a model:
 
-- its one-line ``help`` (what it is and how accurate it is; ``--model``'s help lists them);
-- the command-line options it takes (:class:`ModelOption`); ``warpspeed predict`` adds them and
+- its one-line ``help`` and what it reads (:class:`ModelAbout`; ``--model``'s help lists them);
+- the command-line options it takes (:class:`ModelOption`, in its :class:`ModelCommandLine`); ``warpspeed predict`` adds them and
   refuses them unless that model is chosen;
-- the tables of its own results (:meth:`TimeModel.tables`: :class:`ModelTable` as plain text
+- the tables of its own results (:meth:`ModelCommandLine.tables`: :class:`ModelTable` as plain text
   cells, which ``warpspeed predict`` prints before and after the model's rate);
 - where its fitted constants come from on a device (:meth:`TimeModel.provenance`: the
   :class:`Component` entries of the ``calibration:`` line);
@@ -51,6 +51,17 @@ class OwnFigures:
     l2_store_bytes_per_lup: float
     dram_load_bytes_per_lup: float
     dram_store_bytes_per_lup: float
+
+
+def prediction_figures(prediction: "Prediction") -> OwnFigures:
+    """The figures of a ranking row that every prediction carries: each level's limit alone
+    (:attr:`Prediction.roofline <warpspeed.prediction.Prediction.roofline>`), the tightest of
+    them, the first level's cycles when every access hits and the L2 and DRAM volumes; the rows
+    of a model that computes none of its own (:attr:`ModelEstimate.figures` None) take them."""
+    roof = prediction.roofline
+    return OwnFigures(roof.limits, roof.limiter, prediction.l1.cycles_per_lup, prediction.l2_load_bytes_per_lup,
+                      prediction.l2_store_bytes_per_lup, prediction.dram.load_bytes_per_lup,
+                      prediction.dram.store_bytes_per_lup)
 
 
 @dataclass(frozen=True)
@@ -163,51 +174,69 @@ class ModelOption:
         return value is not None if self.output else value != self.default
 
 
+@dataclass(frozen=True)
+class ModelAbout:
+    """What a time model declares about itself, as data (defaults: a model that reads the
+    prediction only and computes no figures of its own).
+
+    Attributes:
+        help: what the model is and how accurate it is, one sentence for ``--model``'s help (lower
+            case, no final full stop).
+        own_limits: whether ranking rows take its own four limits (its estimate's ``figures``).
+        reads_trace: whether it reads the configuration's trace (:mod:`warpspeed.trace`).
+        reads_l1_misses: whether it reads the first level's costs with misses
+            (``Prediction.l1_misses``); a predictor for models that do not read them skips them.
+        style: marker and matplotlib color of the model in comparison figures (and, third, the
+            marker's face color where it differs: "none" for a hollow marker).
+        limits_note: with ``own_limits``: what its four limits in a ranking table mean.
+    """
+
+    help: str
+    own_limits: bool = False
+    reads_trace: bool = False
+    reads_l1_misses: bool = False
+    style: tuple[str, ...] = ("x", "gray")
+    limits_note: str = ""
+
+
+class ModelCommandLine:
+    """What a time model adds to the command line: its ``options`` (``warpspeed predict`` adds them
+    and refuses them unless that model is chosen, with ``options_error``), the keyword options of
+    its estimate they ask for, the files they name, and the tables ``warpspeed predict`` prints
+    before and after its rate. The defaults: no options, nothing to write, no tables."""
+
+    options: tuple[ModelOption, ...] = ()
+    options_error: str = ""
+
+    def estimate_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword options of the model's estimate that the values of :attr:`options` (by
+        ``dest``) ask for."""
+        return {}
+
+    def write_outputs(self, prediction: "Prediction", estimate: ModelEstimate, values: Mapping[str, Any]) -> None:
+        """Write the files the output options among ``values`` name."""
+        return None
+
+    def tables(self, estimate: ModelEstimate) -> ModelTables:
+        """The tables of the model's own results in ``estimate`` that ``warpspeed predict`` prints
+        before and after its rate."""
+        return ModelTables()
+
+
 class TimeModel(Protocol):
-    """A time model: its ``name`` (``--model``), its one-line ``help``, whether ranking rows take
-    its own four limits (``own_limits``), whether it reads the configuration's trace
-    (``reads_trace``), its command-line ``options`` and the one-line error when they are given
-    without the model (``options_error``); its tables (:meth:`tables`) and the provenance of its
-    fitted constants (:meth:`provenance`)."""
+    """A time model, six members: its ``name`` (``--model``), what it declares (``about``), what
+    it adds to the command line (``command_line``), its :meth:`estimate`, the provenance of its
+    fitted constants (:meth:`provenance`) and the check of the device parameters it needs
+    (:meth:`require_parameters`). :class:`TimeModelBase` gives every one but ``name``,
+    ``about`` and :meth:`estimate` a default."""
 
     name: str
-    #: what the model is and how accurate it is, one sentence for ``--model``'s help (lower case,
-    #: no final full stop)
-    help: str
-    own_limits: bool
-    reads_trace: bool
-    #: whether it reads the first level's costs with misses (``Prediction.l1_misses``); a predictor
-    #: whose models do not read them does not compute them
-    reads_l1_misses: bool
-    options: tuple[ModelOption, ...]
-    options_error: str
-    #: marker and matplotlib color of the model in comparison figures
-    style: tuple[str, str]
-    #: with ``own_limits``: what its four limits in a ranking table mean
-    limits_note: str
+    about: ModelAbout
+    command_line: ModelCommandLine
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
         """The model's estimate of ``prediction``'s configuration (``trace``: the configuration's
         trace when the caller built it already; ``options``: the model's own)."""
-        ...
-
-    def estimate_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """The keyword options of :meth:`estimate` that the command-line values of :attr:`options`
-        (by ``dest``) ask for."""
-        ...
-
-    def write_outputs(self, prediction: "Prediction", estimate: ModelEstimate, values: Mapping[str, Any]) -> None:
-        """Write the files the output options among ``values`` name."""
-        ...
-
-    def require_parameters(self, device: "Device") -> None:
-        """Raise a one-line :class:`~warpspeed.errors.WarpspeedError` when ``device`` lacks the
-        parameters the model needs beyond the device's documented figures."""
-        ...
-
-    def tables(self, estimate: ModelEstimate) -> ModelTables:
-        """The tables of the model's own results in ``estimate`` (its :meth:`estimate`'s) that
-        ``warpspeed predict`` prints before and after the model's rate."""
         ...
 
     def provenance(self, device: "Device") -> Sequence[Component]:
@@ -216,32 +245,22 @@ class TimeModel(Protocol):
         prediction every model reads."""
         ...
 
+    def require_parameters(self, device: "Device") -> None:
+        """Raise a one-line :class:`~warpspeed.errors.WarpspeedError` when ``device`` lacks the
+        parameters the model needs beyond the device's documented figures."""
+        ...
+
 
 class TimeModelBase:
-    """Defaults of :class:`TimeModel`: no options, no trace, nothing to write, no tables, no
-    fitted constants of its own."""
+    """Defaults of :class:`TimeModel`: no options, no tables, no fitted constants of its own, no
+    device parameters beyond the documented figures."""
 
     name: ClassVar[str] = ""
-    help: ClassVar[str] = ""
-    own_limits: ClassVar[bool] = False
-    reads_trace: ClassVar[bool] = False
-    reads_l1_misses: ClassVar[bool] = False
-    options: ClassVar[tuple[ModelOption, ...]] = ()
-    options_error: ClassVar[str] = ""
-    style: ClassVar[tuple[str, str]] = ("x", "gray")
-    limits_note: ClassVar[str] = ""
-
-    def estimate_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {}
-
-    def write_outputs(self, prediction: "Prediction", estimate: ModelEstimate, values: Mapping[str, Any]) -> None:
-        return None
+    about: ClassVar[ModelAbout] = ModelAbout("")
+    command_line: ClassVar[ModelCommandLine] = ModelCommandLine()
 
     def require_parameters(self, device: "Device") -> None:
         return None
-
-    def tables(self, estimate: ModelEstimate) -> ModelTables:
-        return ModelTables()
 
     def provenance(self, device: "Device") -> Sequence[Component]:
         return ()

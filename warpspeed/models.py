@@ -18,8 +18,8 @@ product (``edp``: energy per lup times time per lup, smaller is better).
 
 The rate of a configuration, as warpspeed reports it (``warpspeed predict``, ``rank`` and
 ``compare`` without ``--model``, and the Python API's :func:`time_estimate`), is the default time
-model's (:data:`DEFAULT_TIME_MODEL`); :attr:`Prediction.lups_per_s
-<warpspeed.prediction.Prediction.lups_per_s>` is the roofline's, which every prediction carries.
+model's (:data:`DEFAULT_TIME_MODEL`), and so is :attr:`Prediction.lups_per_s
+<warpspeed.prediction.Prediction.lups_per_s>` of a predictor made without a model.
 
 This module is the one place that lists the models: a new model is one module with a
 :class:`~warpspeed.model_protocol.TimeModel` object, added to :data:`MODELS`; the model declares its
@@ -52,18 +52,21 @@ TIME_MODELS: tuple[str, ...] = tuple(MODELS)
 #: :class:`warpspeed.rank.Scoring`: the one closest to the measurements of a real GPU
 #: (``docs/accuracy.md``, "Real GPU").
 DEFAULT_TIME_MODEL = OVERLAP.name
-#: The roofline every prediction carries.
+#: The roofline every prediction carries (:attr:`Prediction.roofline <warpspeed.prediction.Prediction.roofline>`).
 ROOFLINE_MODEL = ROOFLINE.name
+#: The time model whose ranking row is every study's base columns (:mod:`warpspeed.studies.models`):
+#: the paper's roofline, which a study always writes.
+STUDY_BASE_MODEL = ROOFLINE_MODEL
 #: Time models whose ranking rows carry their own four limits (lups/s per limiter, in the roofline's
 #: names) and limiter; the others report a rate and what dominates their time.
-OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.own_limits)
+OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.about.own_limits)
 #: The power model's objective.
 ENERGY_OBJECTIVE = ENERGY.name
 #: The ranking objectives: time, the power model's energy, and the energy-delay product.
 OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
 __all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "MODELS", "ModelEstimate",
-           "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
+           "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "STUDY_BASE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
            "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_estimate",
            "time_model"]
 
@@ -91,7 +94,7 @@ def shared_trace(prediction: "Prediction", model: str, objective: str = "time") 
     """The configuration's trace when both the time ``model`` and the ``objective`` read it (built
     once for the two; :func:`warpspeed.trace.build.build_trace`), else None: a model that reads
     the trace builds it when it is not given."""
-    if not (time_model(model).reads_trace and objective != "time"):
+    if not (time_model(model).about.reads_trace and objective != "time"):
         return None
     from warpspeed.trace.build import build_trace
 
@@ -109,8 +112,7 @@ def time_estimate(prediction: "Prediction", model: str = DEFAULT_TIME_MODEL, tra
     """The rate of ``prediction``'s configuration as warpspeed reports it: the estimate of the time
     ``model`` (default: :data:`DEFAULT_TIME_MODEL`, the command line's default) with its rate
     (``lups_per_s``, lattice updates per second), time (s), cycles and what dominates it.
-    ``prediction.lups_per_s`` stays the four-limiter roofline's (``time_estimate(prediction,
-    ROOFLINE_MODEL)`` gives the same rate)."""
+    ``prediction.lups_per_s`` is its predictor's model's (by default the same rate)."""
     return estimate_time(model, prediction, trace, **options)
 
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from warpspeed.files.figure import FIGURE_DPI, new_figure, save_figure
-from warpspeed.models import MODELS, ROOFLINE_MODEL
-from warpspeed.roofline.limits import LIMITERS
+from warpspeed.models import MODELS
+from warpspeed.levels import LIMITERS
 from warpspeed.units import NANO
 
 if TYPE_CHECKING:
@@ -138,9 +138,9 @@ def comparison_figure(comparison: "Comparison", top: int | None = None) -> "Figu
     x = np.arange(len(rows))
     for model in comparison.models:
         known = MODELS.get(model)
-        marker, color = known.style if known is not None else UNKNOWN_MODEL_STYLE
+        marker, color, *face = known.about.style if known is not None else UNKNOWN_MODEL_STYLE
         ax.plot(x, [r.rate(model).lups_per_s * NANO for r in rows], linestyle="none", marker=marker,
-                markersize=5, markerfacecolor="none" if model == ROOFLINE_MODEL else color, color=color, label=model)
+                markersize=5, markerfacecolor=face[0] if face else color, color=color, label=model)
     ax.set_xticks(x)
     ax.set_xticklabels([r.config.label for r in rows], rotation=90, fontsize=7 if len(rows) <= _MANY_BARS else 5)
     ax.set_ylabel("predicted performance, Glup/s")

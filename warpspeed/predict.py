@@ -21,9 +21,12 @@ Every level's demand is computed here, once per configuration; the time models
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
    :mod:`warpspeed.memory.dram`) at the L2's layer capacity, averaged over the full waves of the
    grid (one representative wave per class of waves);
-6. the achievable DRAM bandwidth at the launch's bytes in flight
-   (:mod:`warpspeed.memory.dram_bandwidth`);
-7. the four-limiter roofline and the two-limiter comparison (2, :mod:`warpspeed.roofline.limits`).
+6. the sector coverage of the DRAM volume (:mod:`warpspeed.memory.sectors`: the sectors each
+   field's block rows cover whole and in part) and the achievable DRAM bandwidth at the launch's
+   bytes in flight and resident blocks (:mod:`warpspeed.memory.dram_bandwidth`);
+7. every level's demand, capacity and limit as one list, from the FP pipes to DRAM
+   (:func:`warpspeed.levels.level_demands`; the four-limiter roofline is its tightest limit), and
+   the two-limiter comparison (2, :mod:`warpspeed.levels`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import numpy as np
 
 from warpspeed.errors import DeviceError, KernelError
 
-from warpspeed.incore.limit import core_limit
+from warpspeed.incore.limit import configuration_core_time
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.carveout import l1_reuse_capacity
@@ -47,14 +50,15 @@ from warpspeed.memory.footprint import BlockFootprint, block_footprint
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.memory.l1_misses import first_level_demand
-from warpspeed.memory.levels import level_traffic, memory_side_dram, shader_array_compulsory
-from warpspeed.memory.levels.traffic import bandwidth_limit
+from warpspeed.memory.levels import memory_side_dram, shader_array_compulsory
 from warpspeed.launch.geometry import LaunchInfo, analyze_launch
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
-from warpspeed.roofline.limits import four_limiter, two_limiter
+from warpspeed.memory.sectors import SectorCoverage, dram_sectors
+from warpspeed.levels import level_demands, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
-from warpspeed.prediction import Prediction
+from warpspeed.models import DEFAULT_TIME_MODEL, time_model
+from warpspeed.prediction import Estimator, Prediction
 
 class SharedModels:
     """What the predictors of one ranking share: one wave model (with its memo of wave volumes) per
@@ -80,15 +84,17 @@ class Predictor:
     Builds the compiled kernel, the wave model and the capacity curves once. ``exact_waves``:
     average the DRAM volumes over every full wave (:mod:`warpspeed.memory.wave.exact`; up to one
     wave evaluation per full wave) instead of the representative classes (the default here and
-    of ``warpspeed rank``); ``exact_budget``: with ``exact_waves``, the most wave evaluations to
-    spend, beyond which the classes are used (``warpspeed predict`` sets
-    :data:`~warpspeed.memory.wave.exact.PREDICT_EXACT_BUDGET`; ``Prediction.wave.method`` says
+    of ``warpspeed predict`` and ``rank``); ``exact_budget``: with ``exact_waves``, the most wave
+    evaluations to spend, beyond which the classes are used (``Prediction.wave.method`` says
     which average was taken). ``shared``: the :class:`SharedModels` of a ranking whose predictors
     share wave volumes (default: this predictor's own).
 
-    ``l1_misses``: whether to compute the first level's costs with misses
-    (``Prediction.l1_misses``; the models that read them say so, ``TimeModel.reads_l1_misses``):
-    without them the pass over the warp instructions counts the cycles when every access hits only.
+    ``model``: the time model whose rate the predictions report (``Prediction.lups_per_s``): a
+    name of :data:`warpspeed.models.MODELS` or a model object; default
+    :data:`~warpspeed.models.DEFAULT_TIME_MODEL`, the command line's. ``l1_misses``: whether to
+    compute the first level's costs with misses (``Prediction.l1_misses``; default: when the model
+    reads them, ``ModelAbout.reads_l1_misses``): without them the pass over the warp instructions
+    counts the cycles when every access hits only.
 
     The predictor keeps the wave volumes of the configurations it predicted (bounded,
     :data:`warpspeed.memory.wave.wave_model.MEMO_SIZE`): configurations that cover the same cell boxes
@@ -97,7 +103,8 @@ class Predictor:
 
     def __init__(self, kernel: Kernel, device: Device | str, curves: CapacityCurves | None = None,
                  address_space: str = "nd", exact_waves: bool = False, exact_budget: int | None = None,
-                 shared: SharedModels | None = None, l1_misses: bool = True) -> None:
+                 shared: SharedModels | None = None, l1_misses: bool | None = None,
+                 model: str | Estimator | None = None) -> None:
         if not isinstance(kernel, Kernel):
             raise KernelError(f"a prediction needs a warpspeed Kernel (got {type(kernel).__name__}); "
                               "build one with warpspeed.Kernel")
@@ -105,7 +112,8 @@ class Predictor:
             raise DeviceError(f"a prediction needs a device (got {type(device).__name__}); give a Device, a "
                               "built-in device name or the path of a device file")
         self.exact_waves = exact_waves
-        self.l1_misses = l1_misses
+        self.model = time_model(model or DEFAULT_TIME_MODEL) if model is None or isinstance(model, str) else model
+        self.l1_misses = self.model.about.reads_l1_misses if l1_misses is None else l1_misses
         self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = device if isinstance(device, Device) else load_device(device)
@@ -118,6 +126,8 @@ class Predictor:
         self._period = address_period(self.device)
         #: merged fold copies and the warp plan per tuple of fold offsets (a few foldings per predictor)
         self._plans: dict[tuple, tuple[np.ndarray, WarpPlan]] = {}
+        #: the kernel's DRAM sector coverages by (field, kind, row cells)
+        self._sectors: dict[tuple[str, str, int], SectorCoverage] = {}
 
     def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
         if offsets not in self._plans:
@@ -149,7 +159,7 @@ class Predictor:
 
         wave = self.wave_model.grid_volumes(info, device, exact=self.exact_waves, exact_budget=self.exact_budget)
         stores = {n: f.l2_store_bytes_per_lup for n, f in fp.per_field.items()}
-        l2_requests, gl1_limit = self._shader_array(info, fp, l2_per_field, curves)
+        l2_requests = self._shader_array(info, fp, l2_per_field, curves)
         dram_l2 = dram_volumes(wave, l2_requests, stores, device, curves)
         mall = self.levels_by_scope.get("memory_side")
         dram = memory_side_dram(wave, l2_requests, stores, device, curves, mall.bytes) if mall else dram_l2
@@ -160,47 +170,41 @@ class Predictor:
         # each element moved per lattice update is one concurrent DRAM address stream
         streams = dram_bytes / max(f.element_bytes for f in kernel.fields)
         dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
-                                        launch.cells_per_thread, info.occupancy.registers_per_thread, streams)
-        extra = {}
-        core = core_limit(kernel, device, info, self.compiled, owner)  # the in-core time (docs/incore.md)
-        if core is not None:
-            extra["sm"] = core
-        if gl1_limit is not None:
-            extra["gl1"] = gl1_limit
-        mall_limit = bandwidth_limit(mall, dram_l2.load_bytes_per_lup + dram_l2.store_bytes_per_lup)
-        if mall_limit is not None:
-            extra["mall"] = mall_limit
-        roof = four_limiter(device, kernel.dtype, fp_instr, kernel.flops.flops, l1.cycles_per_lup,
-                            sum(l2_requests.values()) + fp.l2_store_bytes_per_lup, dram_bytes,
-                            dram_bw.achievable_gb_s, extra)
-        levels = level_traffic(self.levels, l2_load, fp.l2_store_bytes_per_lup, roof.l1_lups_per_s,
+                                        launch.cells_per_thread, info.occupancy.registers_per_thread,
+                                        info.occupancy.blocks_per_sm, streams)
+        sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0], self._sectors)
+        l2_served = sum(l2_requests.values()) + fp.l2_store_bytes_per_lup
+        core = configuration_core_time(kernel, device, info, self.compiled, owner)  # docs/incore.md
+        levels = level_demands(device, kernel.dtype, fp_instr, l1.cycles_per_lup, l2_load, fp.l2_store_bytes_per_lup,
                                sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,
-                               gl1_limit, dram_l2, roof.l2_lups_per_s, dram)
+                               l2_served, dram_l2, dram, dram_bw.achievable_gb_s, sectors,
+                               core.cycles_per_lup if core is not None and core.cycles_per_lup > 0 else None)
         two = two_limiter(device, kernel.dtype, fp_instr,
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
                           l1_oversubscription=o_l1, l2_load_bytes_per_lup=l2_load, l2_load_per_field=l2_per_field,
-                          wave=wave, dram=dram, roofline=roof, two_limiter=two, dram_bandwidth=dram_bw,
-                          levels=levels, l1_misses=misses)
+                          wave=wave, dram=dram, two_limiter=two, dram_bandwidth=dram_bw,
+                          levels=levels, l1_misses=misses, model=self.model)
 
     def _shader_array(self, info: LaunchInfo, fp: BlockFootprint, l2_per_field: dict[str, float],
-                      curves: CapacityCurves) -> tuple[dict[str, float], float | None]:
-        """The L2 requests per field behind a shader-array level (``l2_per_field`` without one)
-        and that level's bandwidth limit (:mod:`warpspeed.memory.levels.traffic`)."""
+                      curves: CapacityCurves) -> dict[str, float]:
+        """The L2 requests per field behind a shader-array level (``l2_per_field`` without one,
+        :mod:`warpspeed.memory.levels.traffic`)."""
         gl1 = self.levels_by_scope.get("shader_array")
         if gl1 is None:
-            return l2_per_field, None
-        limit = bandwidth_limit(gl1, sum(l2_per_field.values()))
+            return l2_per_field
         shared = shader_array_compulsory(self.wave_model, info.launch, info.wave.first_block, info.wave.blocks,
                                          gl1.instances, gl1.dispatch or DEFAULT_DISPATCH, gl1.line_bytes)
         if shared is None:
-            return l2_per_field, limit
+            return l2_per_field
         compulsory, blocks = shared
         miss = float(curves.l1_load.miss_rate(l1_oversubscription(fp.l1_alloc_bytes_per_block * blocks, gl1.bytes)))
-        return {n: l2_load_bytes_per_lup(compulsory[n], v, miss) for n, v in l2_per_field.items()}, limit
+        return {n: l2_load_bytes_per_lup(compulsory[n], v, miss) for n, v in l2_per_field.items()}
 
 
 def predict(kernel: Kernel, device: Device | str, block: Sequence[int] | int,
-            fold: Sequence[int] | int = (1, 1, 1), curves: CapacityCurves | None = None) -> Prediction:
-    """One prediction (builds a :class:`Predictor`; reuse one for sweeps)."""
-    return Predictor(kernel, device, curves).predict(block, fold)
+            fold: Sequence[int] | int = (1, 1, 1), curves: CapacityCurves | None = None,
+            model: str | Estimator | None = None) -> Prediction:
+    """One prediction (builds a :class:`Predictor`; reuse one for sweeps); ``model``: the time
+    model whose rate it reports (default: warpspeed's default)."""
+    return Predictor(kernel, device, curves, model=model).predict(block, fold)

@@ -18,29 +18,28 @@ import math
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_columns, recorded
 from warpspeed.files.rows import error_text
 from warpspeed.hardware.device import Device
+from warpspeed.model_protocol import prediction_figures
 from warpspeed.models import (
     DEFAULT_TIME_MODEL,
-    ROOFLINE_MODEL,
     estimate_energy,
     estimate_time,
     require_model,
     require_objective,
     shared_trace,
-    time_model,
 )
 from warpspeed.launch.space import Config, configuration_space
-from warpspeed.roofline.limits import LIMITERS
+from warpspeed.levels import LIMITERS
 from warpspeed.trace.document import Trace
 
 if TYPE_CHECKING:
-    from warpspeed.model_protocol import OwnFigures
+    from warpspeed.model_protocol import EnergyEstimate, ModelEstimate
     from warpspeed.kernel.description import Kernel
     from warpspeed.memory.capacity import CapacityCurves
     from warpspeed.predict import Predictor, SharedModels
@@ -132,10 +131,6 @@ def die_with_parent(owner: int) -> None:
     threading.Thread(target=watch, name="warpspeed-owner-watch", daemon=True).start()
 
 
-def _not_roofline(row: "RankRow") -> bool:
-    return row.model != ROOFLINE_MODEL
-
-
 def _has_power(row: "RankRow") -> bool:
     return not math.isnan(row.watts)
 
@@ -164,10 +159,10 @@ class RankRow:
     registers: int = recorded(cell=int)
     error: str | None = recorded(default=None, failure=True, cell=error_text)
     #: The time model ``lups_per_s`` comes from, and what dominates its time (for the roofline
-    #: the limiter; for the interval model the largest CPI-stack entry); in the JSON object
-    #: unless the model is the roofline, not in the CSV row.
-    model: str = recorded(default=DEFAULT_TIME_MODEL, csv=False, json_if=_not_roofline)
-    explanation: str = recorded(default="", csv=False, json_if=_not_roofline)
+    #: the limiter; for the interval model the largest CPI-stack entry); in the JSON object, not
+    #: in the CSV row.
+    model: str = recorded(default=DEFAULT_TIME_MODEL, csv=False)
+    explanation: str = recorded(default="", csv=False)
     #: Board power (W) and lattice updates per joule (NaN unless ranked by energy or EDP; in the
     #: JSON object only then).
     watts: float = recorded(default=math.nan, csv=False, json_if=_has_power)
@@ -181,18 +176,23 @@ class RankRow:
         return self.error is None
 
     @classmethod
-    def from_prediction(cls, prediction: "Prediction", config: Config) -> "RankRow":
-        """The roofline's row of one predicted configuration."""
+    def from_estimate(cls, prediction: "Prediction", config: Config, time: "ModelEstimate",
+                      energy: "EnergyEstimate | None" = None, trace: Trace | None = None) -> "RankRow":
+        """The row of one predicted configuration from a time model's estimate ``time`` (its rate,
+        explanation and figures: the model's own, else the prediction's,
+        :func:`~warpspeed.model_protocol.prediction_figures`) and, when ranked by energy, the power
+        model's ``energy`` (the rate it was computed at, watts, lups per joule)."""
+        f = time.figures if time.figures is not None else prediction_figures(prediction)
         occ = prediction.launch.occupancy
         return cls(
-            config=config, lups_per_s=prediction.lups_per_s, limiter=prediction.limiter,
-            limits=dict(prediction.roofline.limits), l1_cycles_per_lup=prediction.l1.cycles_per_lup,
-            l2_load_bytes_per_lup=prediction.l2_load_bytes_per_lup,
-            l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
-            dram_load_bytes_per_lup=prediction.dram.load_bytes_per_lup,
-            dram_store_bytes_per_lup=prediction.dram.store_bytes_per_lup,
-            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
-            registers=occ.registers_per_thread,
+            config=config, lups_per_s=time.lups_per_s if energy is None else energy.lups_per_s, limiter=f.limiter,
+            limits=dict(f.limits), l1_cycles_per_lup=f.l1_cycles_per_lup,
+            l2_load_bytes_per_lup=f.l2_load_bytes_per_lup, l2_store_bytes_per_lup=f.l2_store_bytes_per_lup,
+            dram_load_bytes_per_lup=f.dram_load_bytes_per_lup, dram_store_bytes_per_lup=f.dram_store_bytes_per_lup,
+            blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter, registers=occ.registers_per_thread,
+            model=time.model, explanation=time.explanation,
+            watts=math.nan if energy is None else energy.watts,
+            lups_per_joule=math.nan if energy is None else energy.lups_per_joule, trace=trace,
         )
 
     @classmethod
@@ -250,8 +250,6 @@ class Scoring:
         require_objective(self.objective)
 
 
-#: The roofline, ranked by lattice updates per second (its rows need no further model).
-ROOFLINE_TIME = Scoring(ROOFLINE_MODEL)
 #: The default: the default time model (:data:`warpspeed.models.DEFAULT_TIME_MODEL`), ranked by
 #: lattice updates per second.
 DEFAULT_SCORING = Scoring()
@@ -259,38 +257,20 @@ DEFAULT_SCORING = Scoring()
 
 def score_prediction(prediction: "Prediction", config: Config, scoring: Scoring = DEFAULT_SCORING) -> RankRow:
     """The ranking row of one predicted configuration under ``scoring`` (time model, objective);
-    raises :class:`WarpspeedError` when the model cannot estimate it."""
-    row = RankRow.from_prediction(prediction, config)
-    if scoring == ROOFLINE_TIME:
-        return row
+    raises :class:`WarpspeedError` when the model cannot estimate it. The row is built once, from
+    the model's estimate (:meth:`RankRow.from_estimate`)."""
     trace = shared_trace(prediction, scoring.model, scoring.objective)
-    if scoring.traces:
-        if trace is None:
-            from warpspeed.trace.build import build_trace
+    if scoring.traces and trace is None:
+        from warpspeed.trace.build import build_trace
 
-            trace = build_trace(prediction)
-        row = replace(row, trace=trace)
-    time = estimate_time(scoring.model, prediction, trace)
-    if scoring.model != ROOFLINE_MODEL:
-        row = replace(row, lups_per_s=time.lups_per_s, model=time.model, explanation=time.explanation)
-        if time.figures is not None:
-            row = _with_own_figures(row, time.figures)
-    if scoring.objective != "time":
-        energy = estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz, trace=trace)
-        row = replace(row, lups_per_s=energy.lups_per_s, watts=energy.watts,
-                      lups_per_joule=energy.lups_per_joule)
-    return row
-
-
-def _with_own_figures(row: RankRow, figures: "OwnFigures") -> RankRow:
-    """``row`` with the limits (lups/s), limiter, L1 cycles and L2 and DRAM volumes (bytes per
-    lup) that a time model computes itself (:class:`~warpspeed.model_protocol.OwnFigures`)."""
-    return replace(row, limits=dict(figures.limits), limiter=figures.limiter,
-                   l1_cycles_per_lup=figures.l1_cycles_per_lup,
-                   l2_load_bytes_per_lup=figures.l2_load_bytes_per_lup,
-                   l2_store_bytes_per_lup=figures.l2_store_bytes_per_lup,
-                   dram_load_bytes_per_lup=figures.dram_load_bytes_per_lup,
-                   dram_store_bytes_per_lup=figures.dram_store_bytes_per_lup)
+        trace = build_trace(prediction)
+    if trace is None and prediction.model is not None and prediction.model.name == scoring.model:
+        time = prediction.estimate  # the prediction's own model: its estimate, computed once
+    else:
+        time = estimate_time(scoring.model, prediction, trace)
+    energy = (estimate_energy(prediction, time, clock_mhz=scoring.clock_mhz, trace=trace)
+              if scoring.objective != "time" else None)
+    return RankRow.from_estimate(prediction, config, time, energy, trace if scoring.traces else None)
 
 
 def predict_scored(predictor: "Predictor", config: Config, scorings: Sequence[Scoring]) -> tuple[RankRow, ...]:
@@ -317,8 +297,7 @@ def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
     """Predict a chunk of configurations with one shared Predictor (runs in workers too)."""
     from warpspeed.predict import Predictor
 
-    predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves,
-                          l1_misses=time_model(scoring.model).reads_l1_misses)
+    predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, model=scoring.model)
     return [_predict_one(predictor, c, scoring) for c in configs]
 
 
@@ -352,7 +331,7 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                 return predict_configs(kernel, device, configs, pool, progress, curves, scoring)
     if executor is None:
         predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, shared=shared,
-                              l1_misses=time_model(scoring.model).reads_l1_misses)
+                              model=scoring.model)
         rows: list[RankRow] = []
         for config in configs:
             rows.append(_predict_one(predictor, config, scoring))
@@ -407,7 +386,7 @@ def _objective_key(objective: str) -> Callable[[RankRow], tuple]:
         return lambda r: (-_key(r.lups_per_joule), -_key(r.lups_per_s), *_headroom_key(r))
     if objective == "edp":
         return lambda r: (-_key(r.lups_per_joule * r.lups_per_s), -_key(r.lups_per_s), *_headroom_key(r))
-    return lambda r: (-_key(r.lups_per_s), *_headroom_key(r)) if r.model != ROOFLINE_MODEL else _headroom_key(r)
+    return lambda r: (-_key(r.lups_per_s), *_headroom_key(r))
 
 
 def sort_rows(rows: Iterable[RankRow], objective: str = "time") -> tuple[RankRow, ...]:

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.model_protocol import prediction_figures
 from warpspeed.files.records import json_record
-from warpspeed.memory.levels.traffic import LevelTraffic
+from warpspeed.levels import LevelDemand, gflops
 from warpspeed.memory.wave.geometry import DIMENSIONS
 
 if TYPE_CHECKING:
+    from warpspeed.model_protocol import ModelEstimate
     from warpspeed.prediction import Prediction
 
 
@@ -82,9 +84,24 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class RooflineSummary:
+    """The four-limiter roofline's figures: its rate and limiter, each level's limit alone (None
+    where infinite) and the GFLOP/s at its rate."""
+
+    lups_per_s: float | None
+    limiter: str
+    limiters: Mapping[str, float | None]
+    gflops: float
+
+
+@dataclass(frozen=True)
 class PredictionSummary:
     """The flat summary of one prediction (the keys of ``warpspeed predict --json`` before the
-    command adds the register source, the calibration and the models' figures)."""
+    command adds the register source, the calibration and the models' figures). ``model``,
+    ``lups_per_s``, ``limiter``, ``explanation``, ``limiters`` and ``gflops`` are the time model's
+    (the rate ``warpspeed rank`` reports for the same configuration and model; ``limiters`` and
+    ``limiter`` its own limits where it computes them, else the levels' limits); the roofline's
+    figures are under ``roofline``."""
 
     kernel: str
     device: str
@@ -98,7 +115,8 @@ class PredictionSummary:
     registers_estimated: bool
     wave_blocks: int
     waves: int
-    cache_levels: tuple[LevelTraffic, ...]
+    #: every level's demand, capacity and limit, from the FP pipes to DRAM (:mod:`warpspeed.levels`)
+    levels: tuple[LevelDemand, ...]
     wave_average: str
     wave_classes: tuple[WaveClassSummary, ...]
     l1_cycles_per_lup: float
@@ -123,11 +141,14 @@ class PredictionSummary:
     dram_bytes_in_flight_register_capped: bool
     layer_conditions: Mapping[str, Layer]
     capacity_curves: str
-    #: The roofline's rate and limits (None where infinite: no limiter binds)
+    #: The time model's rate, limiter, explanation and limits (None where infinite: no limiter binds)
+    model: str
     lups_per_s: float | None
     limiter: str
+    explanation: str
     limiters: Mapping[str, float | None]
     gflops: float
+    roofline: RooflineSummary
     two_limiter: Rate
     fields: Mapping[str, FieldSummary]
 
@@ -152,15 +173,19 @@ def _field(prediction: "Prediction", name: str) -> FieldSummary:
     )
 
 
-def summarize(prediction: "Prediction") -> PredictionSummary:
-    """The summary of ``prediction`` (module docstring)."""
+def summarize(prediction: "Prediction", estimate: "ModelEstimate | None" = None) -> PredictionSummary:
+    """The summary of ``prediction`` (module docstring) with the time model's ``estimate`` (default:
+    the prediction's own, :attr:`~warpspeed.prediction.Prediction.estimate`)."""
     p, info = prediction, prediction.launch
+    time = estimate if estimate is not None else p.estimate
+    figures = time.figures if time.figures is not None else prediction_figures(p)
+    roof = p.roofline
     launch, occ, wave, dram, bw = info.launch, info.occupancy, p.wave, p.dram, p.dram_bandwidth
     return PredictionSummary(
         kernel=p.kernel_name, device=p.device_name, block=launch.block, fold=launch.fold, domain=launch.domain,
         grid=launch.grid, blocks_per_sm=occ.blocks_per_sm, occupancy_limiter=occ.limiter,
         registers=occ.registers_per_thread, registers_estimated=occ.registers_estimated,
-        wave_blocks=info.wave.blocks, waves=info.wave.count, cache_levels=tuple(p.levels), wave_average=wave.method,
+        wave_blocks=info.wave.blocks, waves=info.wave.count, levels=tuple(p.levels), wave_average=wave.method,
         wave_classes=tuple(WaveClassSummary(c.wave_class.crossings, c.wave_class.row_crossings,
                                             c.wave_class.waves, c.wave_class.first_block) for c in wave.classes),
         l1_cycles_per_lup=p.l1.cycles_per_lup, l1_load_bytes_per_lup=p.footprint.l1_load_bytes_per_lup,
@@ -180,8 +205,11 @@ def summarize(prediction: "Prediction") -> PredictionSummary:
                                    dram.layer_hit_bytes_per_lup[d], wave.cached_bytes[d], wave.oversubscription[d])
                           for d in DIMENSIONS},
         capacity_curves=dram.curves_label or dram.curves_family,
-        lups_per_s=json_safe(p.lups_per_s), limiter=p.limiter,
-        limiters={k: json_safe(v) for k, v in p.roofline.limits.items()}, gflops=p.roofline.gflops,
+        model=time.model, lups_per_s=json_safe(time.lups_per_s), limiter=figures.limiter,
+        explanation=time.explanation, limiters={k: json_safe(v) for k, v in figures.limits.items()},
+        gflops=gflops(time.lups_per_s, roof.flops_per_lup),
+        roofline=RooflineSummary(json_safe(roof.lups_per_s), roof.limiter,
+                                 {k: json_safe(v) for k, v in roof.limits.items()}, roof.gflops),
         two_limiter=Rate(json_safe(p.two_limiter.lups_per_s), p.two_limiter.limiter),
         fields={name: _field(p, name) for name in p.footprint.per_field},
     )

@@ -111,7 +111,8 @@ def test_ranking_takes_model_and_objective():
 
     roof = rank(_update(), "A100-SXM4-40GB", threads=64, executor=None, model="roofline", objective="energy")
     assert roof.model == "roofline" and roof.objective == "energy"
-    assert all(r.explanation == "" for r in roof.rows)  # no other time model's explanation
+    # the roofline's own rows: its explanation is its limiter, no other time model's
+    assert all(r.model == "roofline" and r.explanation == r.limiter for r in roof.rows if r.ok)
     joules = [r.lups_per_joule for r in roof.rows if r.ok]
     assert joules == sorted(joules, reverse=True) or all(  # ties may come either way
         float(f"{a:.11e}") >= float(f"{b:.11e}") for a, b in zip(joules, joules[1:]))

@@ -49,10 +49,11 @@ def test_rank_row_record_is_the_documented_file_format():
         "error")
     row = RankRow(Config((32, 4, 2)), 1e9, "dram", {"fp": 4e9, "l1": 3e9, "l2": 2e9, "dram": 1e9}, 1.0, 2.0, 3.0,
                   4.0, 5.0, 2, "warps", 64, model="roofline")
+    # the roofline's row is any model's: its model and explanation are in the JSON object too
     assert list(json_record(row)) == ["block", "fold", "lups_per_s", "limiter", "limiters", "l1_cycles_per_lup",
                                       "l2_load_bytes_per_lup", "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
                                       "dram_store_bytes_per_lup", "blocks_per_sm", "occupancy_limiter", "registers",
-                                      "error"]
+                                      "error", "model", "explanation"]
     by_model = json_record(RankRow(**{**row.__dict__, "model": "overlap", "explanation": "dram",
                                       "watts": 300.0, "lups_per_joule": 1e7}))
     assert list(by_model)[-4:] == ["model", "explanation", "watts", "lups_per_joule"]

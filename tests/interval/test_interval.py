@@ -29,7 +29,7 @@ from warpspeed.interval.multiwarp import batch_stack
 from warpspeed.interval.profile import Demand, Interval, profile
 from warpspeed.trace.build import build_trace
 from warpspeed.trace.document import FieldMemory, TotalMemory, TraceBlockKind, TraceMemory
-from warpspeed.trace.instructions import Instruction
+from warpspeed.sass.instructions import Instruction
 
 
 @pytest.fixture(scope="module")

@@ -145,7 +145,7 @@ def test_levels_of_a_prediction():
     stores; the shader array and Infinity Cache have no bandwidth in the file: not modelled."""
     device = load_device("W6800")
     p = Predictor(star_stencil(3, 1, (256, 128, 64)), device).predict((32, 4, 2))
-    levels = {lv.name: lv for lv in p.levels}
+    levels = {lv.name: lv for lv in p.cache_levels}
     assert list(levels) == ["L0", "GL1", "L2", "MALL"]
     assert levels["L0"].load_bytes_per_lup == pytest.approx(p.l2_load_bytes_per_lup)
     assert levels["GL1"].load_bytes_per_lup <= levels["L0"].load_bytes_per_lup
@@ -156,7 +156,7 @@ def test_levels_of_a_prediction():
     assert p.roofline.l2_lups_per_s == pytest.approx(device.l2.bandwidth_gb_s * 1e9 / served)
     assert levels["GL1"].lups_per_s is None and levels["MALL"].lups_per_s is None
     assert set(p.roofline.limits) == {"fp", "l1", "l2", "dram"}
-    assert prediction_record(p)["cache_levels"][1]["name"] == "GL1"
+    assert [lv["name"] for lv in prediction_record(p)["levels"]][:3] == ["FP", "L0", "GL1"]
 
 
 def test_first_level_lines_against_nvidia_sectors_by_hand():
@@ -183,7 +183,7 @@ def test_double_copy_on_rdna_by_hand(device_name):
     within 0.1 %)."""
     device = load_device(device_name)
     p = Predictor(copy_kernel((512, 512, 256)), device).predict((256, 1, 1))
-    for level in p.levels:
+    for level in p.cache_levels:
         assert (level.load_bytes_per_lup, level.store_bytes_per_lup) == pytest.approx((8.0, 8.0)), level.name
     assert p.roofline.l2_lups_per_s == pytest.approx(device.l2.bandwidth_gb_s * 1e9 / 16)
     assert p.roofline.limits["dram"] == pytest.approx(device.dram_bandwidth_gb_s * 1e9 / 16, rel=1e-3)
@@ -211,7 +211,7 @@ def _store_kernel(element_bytes: int, stride: int, offset: int) -> Kernel:
 def test_rdna_stores_at_their_write_granularity_by_hand(device_name, element_bytes, stride, offset, expected):
     p = Predictor(_store_kernel(element_bytes, stride, offset), load_device(device_name)).predict((256, 1, 1))
     assert p.footprint.per_field["b"].l2_store_bytes_per_lup == pytest.approx(expected)
-    assert p.levels[0].store_bytes_per_lup == pytest.approx(expected)
+    assert p.cache_levels[0].store_bytes_per_lup == pytest.approx(expected)
 
 
 def test_nvidia_stores_stay_at_32_byte_sectors():

@@ -54,3 +54,16 @@ def test_non_affine_rows_are_left_alone():
     fields = (Field("src", 8, (N,)), Field("dst", 8, (N,)))
     k = Kernel("gather", fields, (load("src", sympy.floor(X / 2)), store("dst", X)), (N, 1, 1))
     assert sector_cost(k, "src", "load", 4, 1.0) == 1.0
+
+
+def test_the_dram_demand_prices_its_sectors():
+    """The DRAM volume by sector coverage: 8 B of loads in rows covering 1 whole and 2 partial sectors
+    per 64 touched bytes, 8 B of stores in rows covering 2 whole sectors: a partial load costs 1
+    transfer, a partial store 2 (hand count: (1 + 2 c) 32 / 64 per load byte, 1 per store byte)."""
+    from warpspeed.memory.sectors import DramSectors, FieldSectors, SectorCoverage
+
+    demand = DramSectors((FieldSectors("a", 8.0, 0.0, SectorCoverage(64, 1, 2), SectorCoverage(0, 0, 0)),
+                          FieldSectors("b", 0.0, 8.0, SectorCoverage(0, 0, 0), SectorCoverage(64, 2, 0))), 16.0)
+    assert demand.factor(1.0, 1.0) == 1.0  # the mechanism off
+    assert demand.factor(1.0, 2.0) == pytest.approx((8 * 96 / 64 + 8 * 1.0) / 16)
+    assert demand.factor(2.0, 2.0) == pytest.approx((8 * 160 / 64 + 8 * 1.0) / 16)

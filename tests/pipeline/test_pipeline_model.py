@@ -131,10 +131,10 @@ def test_agrees_with_the_roofline_at_full_occupancy(star_r4, block, fold):
     simulation runs at the roofline's memory limit within 2 % and is never faster."""
     p = star_r4.predict(block, fold)
     assert p.launch.occupancy.warps_per_block * p.launch.occupancy.blocks_per_sm == 64
-    assert p.limiter in ("l1", "l2", "dram")
+    assert p.roofline.limiter in ("l1", "l2", "dram")
     e = estimate(p)
-    assert e.lups_per_s <= p.lups_per_s * (1 + 1e-12)
-    assert e.lups_per_s == pytest.approx(p.lups_per_s, rel=0.02)
+    assert e.lups_per_s <= p.roofline.lups_per_s * (1 + 1e-12)
+    assert e.lups_per_s == pytest.approx(p.roofline.lups_per_s, rel=0.02)
     assert e.details["limiter"] == "global"
 
 

@@ -499,7 +499,7 @@ def test_clock_is_honoured_and_the_throttle_binds_only_above_the_limit():
     from warpspeed.power import activity, board_power, power_params
 
     p64, at_max = _h200_gpu_roofline(64)
-    fast = board_power(activity(build_trace(p64)), power_params(p64.device), p64.lups_per_s,
+    fast = board_power(activity(build_trace(p64)), power_params(p64.device), p64.roofline.lups_per_s,
                        p64.roofline.limits, 1980.0, 2600.0)
     assert fast.throttled and fast.watts == pytest.approx(700.0, rel=1e-6) and fast.clock_mhz < 2600.0
     assert not at_max.details["throttled"]

@@ -130,9 +130,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("warpspeed.measured",),
     ("warpspeed.launch",),
     ("warpspeed.memory", "warpspeed.incore"),
-    ("warpspeed.roofline", "warpspeed.prediction", "warpspeed.predict"),
+    ("warpspeed.levels", "warpspeed.prediction", "warpspeed.predict"),
     ("warpspeed.trace", "warpspeed.sass"),
-    ("warpspeed.model_protocol", "warpspeed.roofline.time_model", "warpspeed.overlap", "warpspeed.interval",
+    ("warpspeed.model_protocol", "warpspeed.roofline", "warpspeed.overlap", "warpspeed.interval",
      "warpspeed.pipeline", "warpspeed.power"),
     ("warpspeed.models",),
     ("warpspeed.rank", "warpspeed.compare", "warpspeed.summary", "warpspeed.plots", "warpspeed.studies",
@@ -154,11 +154,28 @@ def test_every_core_module_has_a_layer():
     assert [m for m in MODULES if m.startswith("warpspeed") and _layer(m) is None] == []
 
 
+#: Imports from a lower layer up to a higher one, and why each is the design (at most one).
+UPWARD_IMPORTS = {
+    # The predictor resolves the time model whose rate its predictions report (by default the
+    # registry's default), so that Prediction.lups_per_s is the rate predict and rank report.
+    ("warpspeed.predict", "warpspeed.models"),
+}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, import) for every import of a core module from a higher layer."""
+    return sorted((m, d) for m, deps in graph.items() if m.startswith("warpspeed.")
+                  for d in deps if d.startswith("warpspeed") and _layer(d) > _layer(m))
+
+
 def test_modules_import_only_from_their_layer_and_below():
-    graph = import_graph()
-    upward = sorted((m, d) for m, deps in graph.items() if m.startswith("warpspeed.")
-                    for d in deps if d.startswith("warpspeed") and _layer(d) > _layer(m))
+    upward = [edge for edge in upward_imports(import_graph()) if edge not in UPWARD_IMPORTS]
     assert not upward, "imports from a higher layer: " + "; ".join(f"{m} -> {d}" for m, d in upward)
+
+
+def test_at_most_one_import_runs_upward_and_it_still_does():
+    assert len(UPWARD_IMPORTS) <= 1
+    assert set(upward_imports(import_graph())) == UPWARD_IMPORTS
 
 
 def test_the_layer_check_sees_an_upward_import():
@@ -232,14 +249,7 @@ def mutual_packages(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[tu
 
 
 #: Packages that import each other, and why that is the design rather than a cycle to break.
-MUTUAL_PACKAGES = {
-    # The roofline spans two layers: its limits (roofline.limits) sit below the Prediction that
-    # records them, its time model (roofline.time_model) beside the other time models, above it.
-    ("warpspeed.prediction", "warpspeed.roofline"),
-    # One layer: the SASS reader returns the trace's instruction records (trace.instructions,
-    # trace.derived), and the trace builder (trace.build) calls the reader for a kernel's SASS.
-    ("warpspeed.sass", "warpspeed.trace"),
-}
+MUTUAL_PACKAGES: set[tuple[str, str]] = set()
 
 
 def test_no_two_packages_import_each_other():
@@ -250,6 +260,7 @@ def test_no_two_packages_import_each_other():
 
 def test_every_allowed_pair_still_imports_both_ways():
     assert MUTUAL_PACKAGES <= set(mutual_packages(import_graph()))
+    assert MUTUAL_PACKAGES == set()  # none: every two packages import each other one way at most
 
 
 def test_the_package_check_sees_two_packages_importing_each_other():
@@ -321,7 +332,7 @@ def test_model_names_are_defined_once():
 #: The registry's model objects, each defined in its model's package.
 MODEL_OBJECTS = frozenset({"OVERLAP", "ROOFLINE", "INTERVAL", "PIPELINE"})
 #: The modules that may name a specific time model: the registry and the model packages.
-MODEL_HOMES = ("warpspeed.models", "warpspeed.overlap", "warpspeed.perf.time_model", "warpspeed.interval",
+MODEL_HOMES = ("warpspeed.models", "warpspeed.overlap", "warpspeed.roofline", "warpspeed.interval",
                "warpspeed.pipeline")
 
 
@@ -369,6 +380,17 @@ def test_only_the_registry_and_the_model_packages_name_a_model():
     assert offenders == {}
 
 
+def test_only_the_registry_and_the_roofline_package_name_the_roofline_model():
+    """No module outside the registry and the roofline package names the roofline model by its
+    registry constant (``ROOFLINE_MODEL``) or its object: the roofline is an ordinary entry."""
+    names = {"ROOFLINE_MODEL", "roofline_estimate"}  # the object itself: test_only_the_registry_and_the_model_packages_name_a_model
+    users = {module for module, tree in TREES.items() for node in ast.walk(tree)
+             if (isinstance(node, ast.Name) and node.id in names)
+             or (isinstance(node, ast.alias) and node.name in names)
+             or (isinstance(node, ast.Attribute) and node.attr in names)}
+    assert {m for m in users if not m.startswith(("warpspeed.models", "warpspeed.roofline"))} == set()
+
+
 @pytest.mark.parametrize("source", [
     "from warpspeed.interval.time_model import INTERVAL\nBEFORE = {INTERVAL.name: print}\n",
     "import warpspeed.overlap.time_model as t\nx = t.OVERLAP\n",
@@ -411,10 +433,10 @@ def test_the_data_path_is_defined_once():
 
 
 def test_limiter_names_are_defined_once():
-    """The four limiters are listed in warpspeed/roofline/limits.py only; everything else uses LIMITERS."""
-    from warpspeed.roofline.limits import LIMITERS
+    """The four limiters are listed in warpspeed/levels.py only; everything else uses LIMITERS."""
+    from warpspeed.levels import LIMITERS
 
-    assert _modules_listing(set(LIMITERS), len(LIMITERS)) == {"warpspeed.roofline.limits"}
+    assert _modules_listing(set(LIMITERS), len(LIMITERS)) == {"warpspeed.levels"}
 
 
 @pytest.mark.parametrize("name", ["Predictor", "Prediction", "Kernel", "load_device", "time_estimate"])
@@ -473,3 +495,15 @@ def test_the_unit_check_sees_a_local_factor():
                      "KB = 1e3\nX = GIGA\ndef f():\n    y = 1e9\n")
     assert unit_factor_constants({"warpspeed.example": tree}) == {
         ("warpspeed.example", n) for n in ("GHZ", "NS", "MEGA", "US")}
+
+
+def test_the_sector_bytes_and_the_warp_width_are_defined_once():
+    """32-byte sectors and 32-thread warps are named in warpspeed/units.py only; every other module
+    imports them (a module-level name bound to the literal 32 that says sector or warp lanes)."""
+    holders = set()
+    for module, tree in TREES.items():
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value == 32
+                    and any(isinstance(t, ast.Name) and ("SECTOR" in t.id or "WARP" in t.id) for t in node.targets)):
+                holders.add(module)
+    assert holders == {"warpspeed.units"}

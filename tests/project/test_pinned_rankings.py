@@ -23,7 +23,11 @@ triad, 1248 GB/s, for three or more): rates 0.92-1.0x, Spearman 0.995 (roofline)
 component (every row's limits gain ``sm``; the A100's and H200's rates unchanged) and the CDNA
 vector L1 took 8-byte elements at the address unit's 4 lanes per clock (the MI210's double rates
 0.90-1.0x roofline, Spearman 0.998, same best; 0.77-1.0x overlap, Spearman 0.983, the old best
-at 97.3 % of the new). Restructuring and speed work must reproduce them
+at 97.3 % of the new). The roofline files of the H200 and the MI210 carried
+each row's ``model`` and ``explanation`` as the roofline's rows had them when they were written
+(``overlap`` and empty, a label left over from the default); since the roofline is an ordinary
+model its rows say ``roofline`` and its limiter, and only these two labels were changed in the
+files. Restructuring and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from warpspeed.roofline.limits import four_limiter, two_limiter
+from warpspeed.levels import four_limiter, two_limiter
 from warpspeed.summary import prediction_record
 
 

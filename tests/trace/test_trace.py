@@ -10,7 +10,7 @@ from warpspeed.kernel.builtin import BUILTIN_KERNELS, builtin_kernel, star_stenc
 from warpspeed.launch.geometry import make_launch
 from warpspeed.predict import predict
 from warpspeed.trace import build_trace, validate_trace
-from warpspeed.trace.derived import derived_stream
+from warpspeed.sass.derived import derived_stream
 from warpspeed.trace.schema import TraceError
 from warpspeed.trace.warps import warp_counts
 

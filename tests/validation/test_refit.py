@@ -175,7 +175,7 @@ def test_reevaluate_reproduces_the_predictor_with_any_curves():
             out = rf.reevaluate(row, curves)
             assert out["pred_l2_load_bytes_per_lup"] == pytest.approx(p.l2_load_bytes_per_lup, rel=1e-12)
             assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(p.dram.load_bytes_per_lup, rel=1e-12)
-            assert out["pred_lups_per_s"] == pytest.approx(p.lups_per_s, rel=1e-12)
+            assert out["pred_lups_per_s"] == pytest.approx(p.roofline.lups_per_s, rel=1e-12)
         assert new.dram.load_bytes_per_lup != pytest.approx(old.dram.load_bytes_per_lup, rel=1e-3)
 
 
@@ -208,7 +208,7 @@ def test_reevaluate_uses_the_occupancy_dependent_dram_bandwidth():
         for curves, p in ((base, old), (changed, new)):
             out = rf.reevaluate(row, curves, device)
             assert out["pred_dram_load_bytes_per_lup"] == pytest.approx(p.dram.load_bytes_per_lup, rel=1e-12)
-            assert out["pred_lups_per_s"] == pytest.approx(p.lups_per_s, rel=1e-12)
+            assert out["pred_lups_per_s"] == pytest.approx(p.roofline.lups_per_s, rel=1e-12)
         # without the device the bandwidth of the row is kept: the limit then misses the change
         flat = rf.reevaluate(row, changed)["pred_lups_per_s"]
         assert flat != pytest.approx(new.lups_per_s, rel=1e-4)

@@ -38,7 +38,8 @@ from warpspeed.files.atomic import write_text_atomic
 from warpspeed.files.text import read_text
 from warpspeed.hardware.ranges import FLOAT_RANGES
 from warpspeed.power.benchmark import BLOCK_THREADS, roofline_benchmark
-from warpspeed.power.board import SECTOR_BYTES, WARP_LANES, activity, rate_at_clock
+from warpspeed.power.board import activity, rate_at_clock
+from warpspeed.units import SECTOR_BYTES, WARP_LANES
 from warpspeed.power.params import (
     BASE_CATEGORY,
     CATEGORY_FAMILY,
@@ -328,7 +329,7 @@ def _predicted(device: "Device", its_values) -> dict[int, tuple]:
     out = {}
     for its in sorted(set(its_values)):
         p = Predictor(roofline_benchmark(its), device).predict((BLOCK_THREADS, 1, 1))
-        out[its] = (activity(build_trace(p)), p.lups_per_s, dict(p.roofline.limits))
+        out[its] = (activity(build_trace(p)), p.roofline.lups_per_s, dict(p.roofline.limits))
     return out
 
 

@@ -84,7 +84,7 @@ def registers_text(registers: int, source: str) -> str:
 def model_option(f):
     """``--model``: the time model (:data:`warpspeed.models.TIME_MODELS`; default:
     :data:`warpspeed.models.DEFAULT_TIME_MODEL`); the help lists each model's own
-    (:attr:`warpspeed.model_protocol.TimeModel.help`)."""
+    (:attr:`warpspeed.model_protocol.ModelAbout.help`)."""
     from warpspeed.models import DEFAULT_TIME_MODEL, TIME_MODELS
 
     return click.option("--model", type=click.Choice(list(TIME_MODELS)), default=DEFAULT_TIME_MODEL, show_default=True,
@@ -92,7 +92,7 @@ def model_option(f):
 
 
 def models_help() -> str:
-    """Every time model's one-line help (:attr:`warpspeed.model_protocol.TimeModel.help`) after its
+    """Every time model's one-line help (:attr:`warpspeed.model_protocol.ModelAbout.help`) after its
     name, in the registry's order, one sentence each."""
     from warpspeed.models import MODELS
     from warpspeed.validation.figures import load_figures, model_help
@@ -103,7 +103,7 @@ def models_help() -> str:
         measured = model_help(name, figures)
         return f"{name}: {text}" + (f"; {measured}." if measured else ".")
 
-    return " ".join(sentence(name, model.help) for name, model in MODELS.items())
+    return " ".join(sentence(name, model.about.help) for name, model in MODELS.items())
 
 
 def curves_option(f):

@@ -1,5 +1,5 @@
 """Tables of a time model's own results in ``warpspeed predict``: whatever tables the model
-declares (:meth:`warpspeed.model_protocol.TimeModel.tables`), before the line with its rate and after
+declares (:meth:`warpspeed.model_protocol.ModelCommandLine.tables`), before the line with its rate and after
 it, printed alike for every model."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ def print_model_table(console: Console, model_table: ModelTable) -> None:
 
 def render_before(console: Console, estimate: ModelEstimate) -> None:
     """The model's tables that precede its rate."""
-    for model_table in time_model(estimate.model).tables(estimate).before:
+    for model_table in time_model(estimate.model).command_line.tables(estimate).before:
         print_model_table(console, model_table)
 
 
 def render_after(console: Console, estimate: ModelEstimate) -> None:
     """The model's tables that follow its rate."""
-    for model_table in time_model(estimate.model).tables(estimate).after:
+    for model_table in time_model(estimate.model).command_line.tables(estimate).after:
         print_model_table(console, model_table)

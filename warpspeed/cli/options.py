@@ -31,14 +31,14 @@ def click_option(option: ModelOption) -> Callable:
 def model_options(f: Callable) -> Callable:
     """Every time model's own options (:data:`warpspeed.models.MODELS` order)."""
     for model in reversed(tuple(MODELS.values())):
-        for option in reversed(model.options):
+        for option in reversed(model.command_line.options):
             f = click_option(option)(f)
     return f
 
 
 def model_values(values: Mapping[str, Any]) -> dict[str, Any]:
     """The values of the models' own options among a command's ``values`` (by ``dest``)."""
-    return {o.dest: values[o.dest] for m in MODELS.values() for o in m.options if o.dest in values}
+    return {o.dest: values[o.dest] for m in MODELS.values() for o in m.command_line.options if o.dest in values}
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,9 @@ class ModelChoice:
 
     def __post_init__(self) -> None:
         for other in reversed(tuple(MODELS.values())):
-            if other.name != self.model and any(o.given(self.values.get(o.dest, o.default)) for o in other.options):
-                raise click.UsageError(other.options_error)
+            line = other.command_line
+            if other.name != self.model and any(o.given(self.values.get(o.dest, o.default)) for o in line.options):
+                raise click.UsageError(line.options_error)
 
     @property
     def time_model(self) -> TimeModel:
@@ -62,15 +63,15 @@ class ModelChoice:
     @property
     def estimate_options(self) -> dict[str, Any]:
         """The keyword options of the chosen model's estimate."""
-        return self.time_model.estimate_options(self.values)
+        return self.time_model.command_line.estimate_options(self.values)
 
 
 @dataclass(frozen=True)
 class WaveAveraging:
-    """How ``warpspeed predict`` averages the DRAM volumes over the waves of the grid: over every
-    full wave while a budget of distinct waves lasts (the default), over every full wave however
-    many (``--exact-waves``), or over the representative wave classes as ``rank`` does
-    (``--classes``)."""
+    """How ``warpspeed predict`` averages the DRAM volumes over the waves of the grid: over the
+    representative wave classes as ``rank`` does (the default, also ``--classes``), so that
+    ``predict`` and ``rank`` give one answer for a configuration, or over every full wave
+    (``--exact-waves``, as ``rank --exact-waves``)."""
 
     classes: bool = False
     exact_waves: bool = False
@@ -81,9 +82,5 @@ class WaveAveraging:
 
     @property
     def exact(self) -> bool:
-        """Whether the average is taken over the full waves (not the classes)."""
-        return not self.classes
-
-    def budget(self, default: int) -> int | None:
-        """The most wave evaluations to spend on the exact average (None: no limit)."""
-        return None if self.exact_waves else default
+        """Whether the average is taken over every full wave (not the classes)."""
+        return self.exact_waves

@@ -27,7 +27,7 @@ VOLUME_COLUMNS = (Column("field", justify="left"), Column("L1\ncyc/lup"), Column
                   Column("L2→L1\nload"), Column("L1→L2\nstore"), Column("DRAM\nload"), Column("DRAM\nstore"))
 LAYER_COLUMNS = (Column("dim"), Column("overlap\nB/lup"), Column("hit\nrate"), Column("hits\nB/lup"),
                  Column("cached\nMiB"), Column("oversub-\nscription"))
-LIMIT_COLUMNS = (Column("FP"), Column("L1"), Column("L2"), Column("DRAM"), Column("limiter"), Column("prediction"),
+LIMIT_COLUMNS = (Column("FP"), Column("L1"), Column("L2"), Column("DRAM"), Column("limiter"), Column("roofline"),
                  Column("two-limiter"))
 LEVEL_COLUMNS = (Column("level", justify="left"), Column("shared by", justify="left"), Column("load"),
                  Column("store"), Column("limit\nGlup/s"))
@@ -35,7 +35,7 @@ LEVEL_COLUMNS = (Column("level", justify="left"), Column("shared by", justify="l
 LEVEL_NOTE = ("limit: what the bandwidth of the level's inner neighbour traffic allows (the first level: its "
               "cycles); not modelled: the device file gives no bandwidth for the level.")
 #: How the DRAM volumes were averaged over the waves, as the table output says it.
-WAVE_AVERAGES = {"exact": "average over every full wave",
+WAVE_AVERAGES = {"exact": "average over every full wave (--exact-waves)",
                  "classes": "representative wave classes (--exact-waves for every wave)"}
 #: What the two-limiter column of the roofline table means.
 TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP peak and DRAM bandwidth over the "
@@ -53,11 +53,10 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
                    "about row wrap-around and alignment, slower).")
 @curves_option
 @click.option("--classes", is_flag=True,
-              help="Average the DRAM volumes over the representative wave classes (as `rank` does) instead "
-                   "of over every full wave of the grid.")
+              help="Average the DRAM volumes over the representative wave classes, as `rank` does (the default).")
 @click.option("--exact-waves", is_flag=True,
-              help="Average over every full wave however many distinct waves the grid has (by default "
-                   "grids with more than a few hundred distinct waves get the representative classes).")
+              help="Average the DRAM volumes over every full wave of the grid, as `rank --exact-waves` does "
+                   "(slower on grids with many distinct waves).")
 @model_option
 @clock_option
 @model_options
@@ -65,7 +64,7 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
             block: tuple[int, ...], fold: tuple[int, ...], address_space: str, curves_path: str | None, classes: bool,
             exact_waves: bool, model: str, clock_mhz: float | None, as_json: bool, **own: object) -> None:
-    """Predict one launch configuration: volumes per level and field, the four limiters.
+    """Predict one launch configuration: the time model's rate, volumes per level and field, the four limiters.
 
     The roofline table also shows the two-limiter prediction: the classic roofline of FP peak
     and DRAM bandwidth with the compulsory DRAM volume only (no cache effects)."""
@@ -74,8 +73,7 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     choice = ModelChoice(model, model_values(own))
 
     from warpspeed.memory.capacity import load_curves
-    from warpspeed.memory.wave.exact import PREDICT_EXACT_BUDGET
-    from warpspeed.models import ROOFLINE_MODEL, estimate_energy, shared_trace
+    from warpspeed.models import estimate_energy, shared_trace
     from warpspeed.predict import Predictor
     from warpspeed.files.records import json_record
     from warpspeed.sass.stream import instructions_origin
@@ -85,7 +83,8 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype,
                                                check=clock_check(clock_mhz))
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
-                          exact_waves=averaging.exact, exact_budget=averaging.budget(PREDICT_EXACT_BUDGET))
+                          exact_waves=averaging.exact,
+                          model=choice.time_model)
     try:
         p = predictor.predict(block, fold)
     except LaunchError as exc:
@@ -93,7 +92,11 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
             raise
         raise LaunchError(f"{exc} (the {resolved.kernel.registers} registers per thread are an estimate; "
                           "ptxas counts them when nvcc is installed: pip install 'warpspeed[cuda]')") from None
-    summary = summarize(p)
+    power = "power" in device.tables
+    trace = shared_trace(p, model, "energy" if power else "time")
+    estimate = (p.estimate if trace is None and not choice.estimate_options
+                else choice.time_model.estimate(p, trace, **choice.estimate_options))
+    summary = summarize(p, estimate)
     d = json_record(summary)
     d["registers_source"] = resolved.registers_source
     d["registers_detail"] = resolved.registers_detail
@@ -101,18 +104,14 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     d["instructions"] = {"source": mix_source, "detail": mix_detail}
     trust = calibration(device, curves)
     d["calibration"] = trust.as_dict()
-    power = "power" in device.tables
-    estimate = energy = None
-    trace = shared_trace(p, model, "energy" if power else "time")
-    if model != ROOFLINE_MODEL:
-        estimate = choice.time_model.estimate(p, trace, **choice.estimate_options)
-        d[model] = {"cycles": estimate.cycles, "seconds": estimate.seconds, "lups_per_s": estimate.lups_per_s,
-                    **estimate.details}
+    # the model's own figures, beside (for the roofline: with) the summary's block of the same name
+    d[model] = {**d.get(model, {}), "cycles": estimate.cycles, "seconds": estimate.seconds,
+                "lups_per_s": estimate.lups_per_s, **estimate.details}
+    energy = None
     if power:
         energy = estimate_energy(p, estimate, clock_mhz=clock_mhz, trace=trace)
         d["power"] = dict(energy.details)
-    if estimate is not None:
-        choice.time_model.write_outputs(p, estimate, choice.values)
+    choice.time_model.command_line.write_outputs(p, estimate, choice.values)
     if as_json:
         click.echo(json_text(d, indent=2))
         return
@@ -129,6 +128,7 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
     console = make_console()
     console.print(f"[bold]{s.kernel}[/] on [bold]{s.device}[/]: block {tuple(s.block)}, fold "
                   f"{tuple(s.fold)}, domain {tuple(s.domain)}, grid {tuple(s.grid)}")
+    console.print(_rate_line(estimate), highlight=False)
     console.print(f"occupancy: {s.blocks_per_sm} blocks/SM (limited by {s.occupancy_limiter}); "
                   f"{registers_text(s.registers, registers_source)}; "
                   f"wave {s.wave_blocks} blocks, {s.waves} waves "
@@ -156,28 +156,35 @@ def _print_prediction(s, registers_source: str, calibration_line: str, curves, e
                fmt(lc.cached_bytes / MIB), fmt(lc.oversubscription)] for dim, lc in s.layer_conditions.items()]
     table, _ = fitted_table(console, LAYER_COLUMNS, layers)
     print_fitted(console, table, "layer conditions (reuse from the previous neighbour thread sets)")
-    ls = s.limiters
-    limits = [[glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), s.limiter,
-               glups(s.lups_per_s), f"{glups(s.two_limiter.lups_per_s)} ({s.two_limiter.limiter})"]]
+    roof = s.roofline
+    ls = roof.limiters
+    limits = [[glups(ls["fp"]), glups(ls["l1"]), glups(ls["l2"]), glups(ls["dram"]), roof.limiter,
+               glups(roof.lups_per_s), f"{glups(s.two_limiter.lups_per_s)} ({s.two_limiter.limiter})"]]
     table, _ = fitted_table(console, LIMIT_COLUMNS, limits)
     print_fitted(console, table, "four-limiter roofline, Glup/s", [TWO_LIMITER_NOTE])
-    if len(s.cache_levels) > 2:  # further levels than the first and the L2 (docs/amd.md)
+    caches = [lv for lv in s.levels if lv.capacity_bytes is not None]
+    if len(caches) > 2:  # further levels than the first and the L2 (docs/amd.md)
         levels = [[lv.name, lv.scope, fmt(lv.load_bytes_per_lup), fmt(lv.store_bytes_per_lup),
                    glups(lv.lups_per_s) if lv.lups_per_s is not None else "not modelled"]
-                  for lv in s.cache_levels]
+                  for lv in caches]
         table, _ = fitted_table(console, LEVEL_COLUMNS, levels)
         print_fitted(console, table, "cache levels: bytes per lup each loads from and stores to the next level",
                      [LEVEL_NOTE])
     if s.gflops:
-        console.print(f"{s.gflops:.0f} GFLOP/s predicted")
-    if estimate is not None:
-        render_before(console, estimate)
-        console.print(f"{estimate.model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
-                      f"dominated by {estimate.explanation}")
-        render_after(console, estimate)
+        console.print(f"{s.gflops:.0f} GFLOP/s predicted ({s.model} model)")
+    render_before(console, estimate)
+    console.print(_rate_line(estimate), highlight=False)
+    render_after(console, estimate)
     if energy is not None:
         pw = energy.details
         console.print(f"power: {pw['watts']:.0f} W at {pw['clock_mhz']:.0f} MHz"
                       f"{' (throttled to the ' + format(pw['power_limit_w'], '.0f') + ' W limit)' if pw['throttled'] else ''}, "
                       f"{pw['lups_per_joule'] / MEGA:.1f} Mlup/J ({pw['energy_per_lup_j'] * 1e12:.0f} pJ/lup; "
                       f"{100 * pw['floor_share']:.0f} % static, idle and constant)")
+
+
+def _rate_line(estimate) -> str:
+    """The time model's rate, cycles and what dominates its time: the line ``predict`` leads and
+    ends with."""
+    return (f"{estimate.model} model: {glups(estimate.lups_per_s)} Glup/s, {estimate.cycles:.0f} cycles, "
+            f"dominated by {estimate.explanation}")

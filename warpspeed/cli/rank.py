@@ -22,7 +22,7 @@ from warpspeed.cli.render import (Column, DelayedProgress, caption_lines, consol
 from warpspeed.files.jsonsafe import json_safe, json_text
 from warpspeed.files.records import csv_record, json_record
 from warpspeed.files.rows import write_table_csv
-from warpspeed.models import MODELS, OBJECTIVES, OWN_LIMITS, ROOFLINE_MODEL
+from warpspeed.models import DEFAULT_TIME_MODEL, MODELS, OBJECTIVES, OWN_LIMITS
 from warpspeed.units import MEGA
 
 
@@ -113,7 +113,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     kernel = kernels[PAPER_FOLDINGS[0]]
     registers_note = _registers_note(resolved)
     mix_source, mix_detail = instructions_origin(kernel, device)
-    mix_used = time_model(model).reads_trace or objective != "time"
+    mix_used = time_model(model).about.reads_trace or objective != "time"
     if mix_used:
         registers_note += f"\ninstruction mix ({model} model, {objective} objective): {mix_detail}"
     rows = ranking.rows
@@ -129,9 +129,7 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         plot_ranking(ranking, plot_path, top=top or None)
         click.echo(f"wrote {plot_path}", err=True)
     if as_json:
-        doc = {"kernel": ranking.kernel, "device": ranking.device}
-        if (model, objective) != (ROOFLINE_MODEL, "time"):
-            doc["model"], doc["objective"] = model, objective
+        doc = {"kernel": ranking.kernel, "device": ranking.device, "model": model, "objective": objective}
         if curves is not None:
             doc["capacity_curves"] = curves.label
         doc["calibration"] = calibration(device, curves).as_dict()
@@ -171,7 +169,7 @@ def objective_columns(columns: tuple[Column, ...], objective: str) -> tuple[Colu
     return (*columns[:4], *ENERGY_COLUMNS, *columns[4:])
 
 
-def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL, objective: str = "time") -> list[str]:
+def _rank_cells(index: int, r, model: str = DEFAULT_TIME_MODEL, objective: str = "time") -> list[str]:
     """One table row; an error row has dashes for its numbers (its message is printed below)."""
     block_s, fold_s = "x".join(map(str, r.config.block)), "x".join(map(str, r.config.fold))
     energy = [] if objective == "time" else ["—", "—"]
@@ -188,7 +186,7 @@ def _rank_cells(index: int, r, model: str = ROOFLINE_MODEL, objective: str = "ti
 
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
-                   curves_label: str | None = None, calibration_line: str = "", model: str = ROOFLINE_MODEL,
+                   curves_label: str | None = None, calibration_line: str = "", model: str = DEFAULT_TIME_MODEL,
                    objective: str = "time") -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
@@ -198,7 +196,7 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
                                   wide)
     headers = {c.header for c in columns} - {c.header for c in dropped}
     if model in OWN_LIMITS:
-        limits_note = MODELS[model].limits_note if "FP" in headers else ""
+        limits_note = MODELS[model].about.limits_note if "FP" in headers else ""
     else:
         limits_note = f"{model} Glup/s: the {model} model's rate; dominated by: the largest part of its time." + (
             " roofline FP, L1, L2, DRAM: the four-limiter roofline's limits, Glup/s, for comparison."
@@ -233,9 +231,6 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         console.print(f"best by {objective}: block {best.config.block}, fold {best.config.fold}: "
                       f"{fmt(best.lups_per_joule / MEGA, 1)} Mlup/J at {fmt(best.watts, 0)} W, "
                       f"{glups(best.lups_per_s)} Glup/s by the {model} model", highlight=False)
-    elif model == ROOFLINE_MODEL:
-        console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s, "
-                      f"limited by {best.limiter}")
     else:
         console.print(f"best: block {best.config.block}, fold {best.config.fold}: {glups(best.lups_per_s)} Glup/s "
                       f"by the {model} model, dominated by {best.explanation}", highlight=False)

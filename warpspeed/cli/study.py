@@ -28,8 +28,8 @@ from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, glups, print_fitted
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.output import check_output_path
-from warpspeed.models import ENERGY_OBJECTIVE, ROOFLINE_MODEL, TIME_MODELS
-from warpspeed.studies.models import best_rows
+from warpspeed.models import ENERGY_OBJECTIVE, TIME_MODELS
+from warpspeed.studies.models import MODEL_COLUMNS, best_rows
 from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study, require_not_study_file
 from warpspeed.studies.storage import stored_rows
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, check_study, run_study
@@ -103,7 +103,7 @@ def _best_columns(models: Sequence[str]) -> list[tuple[Column, Any]]:
         (Column("roofline\nGlup/s"), rate("lups_per_s")), (Column("limiter", justify="left"), lambda r: r["limiter"]),
     ]
     for model in TIME_MODELS:
-        if model in models and model != ROOFLINE_MODEL:
+        if model in models and MODEL_COLUMNS[model]:  # the models with columns beyond the ranking row
             columns += [(Column(f"{model}\nGlup/s"), rate(f"{model}_lups_per_s")),
                         (Column(f"{model}\nexplanation", justify="left", priority=1, wraps=True),
                          lambda r, m=model: r[f"{m}_explanation"])]

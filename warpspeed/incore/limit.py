@@ -1,5 +1,6 @@
-"""The in-core component of one configuration: lattice updates per second the SMs can issue and
-execute (:mod:`warpspeed.incore.core_time`), the rate the predictor adds beside the memory levels."""
+"""The in-core component of one configuration: SM cycles per lattice update the SMs need to issue
+and execute it (:mod:`warpspeed.incore.core_time`), which the predictor adds to its levels as
+``sm`` (:func:`warpspeed.levels.level_demands`) beside the memory levels."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import numpy as np
 
 from warpspeed.incore.core_time import CoreTime, core_time
 from warpspeed.incore.mix import description_mix, thread_loads
-from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -33,13 +33,3 @@ def configuration_core_time(kernel: "Kernel", device: "Device", info: "LaunchInf
     load_rows = np.array([not a.access.is_store for a in compiled.accesses], dtype=bool)
     mix = description_mix(kernel, info.launch.cells_per_thread, thread_loads(load_rows, owner))
     return core_time(mix, device, resident_warps(info, device.sms))
-
-
-def core_limit(kernel: "Kernel", device: "Device", info: "LaunchInfo", compiled: "CompiledKernel",
-               owner: np.ndarray) -> float | None:
-    """Lattice updates per second of the in-core time (``SMs x clock / cycles per update``), or
-    ``None`` where the device has no instruction facts or the kernel no in-core work."""
-    core = configuration_core_time(kernel, device, info, compiled, owner)
-    if core is None or core.cycles_per_lup <= 0:
-        return None
-    return device.sms * device.clock_ghz * GIGA / core.cycles_per_lup

@@ -48,7 +48,7 @@ from warpspeed.interval.latency import dram_store_ratio, instruction_cost
 from warpspeed.interval.multiwarp import BATCH_KEYS, batch_stack
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval, profile
-from warpspeed.roofline.limits import LIMITERS
+from warpspeed.levels import LIMITERS
 from warpspeed.trace.document import Trace
 from warpspeed.units import GIGA
 

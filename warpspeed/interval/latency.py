@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from warpspeed.errors import WarpspeedError
 from warpspeed.interval.params import IntervalParams
 from warpspeed.trace.document import FieldMemory, TotalMemory, TraceMemory
-from warpspeed.trace.instructions import Instruction, mma_fmas_per_warp
+from warpspeed.sass.instructions import Instruction, mma_fmas_per_warp
 
 #: Classes of producers, by which a stall is attributed (section 4.3 of the model's docs).
 LONG, SHORT, WAIT = "long_scoreboard", "short_scoreboard", "wait"

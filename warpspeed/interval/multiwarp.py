@@ -37,7 +37,7 @@ from typing import Sequence
 from warpspeed.interval.latency import COMPUTE_UNITS, LONG, SHORT, WAIT
 from warpspeed.interval.params import IntervalParams
 from warpspeed.interval.profile import Interval
-from warpspeed.trace.build import SECTOR_BYTES
+from warpspeed.units import SECTOR_BYTES
 from warpspeed.units import GIGA
 
 #: L1 wavefronts the L1 serves per cycle (the data pipe: 128 B per cycle).

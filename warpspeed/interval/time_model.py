@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from warpspeed.model_protocol import (ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase,
-                                      number_text)
+from warpspeed.model_protocol import (ModelAbout, ModelCommandLine, ModelEstimate, ModelOption, ModelTable,
+                                      ModelTables, TableColumn, TimeModelBase, number_text)
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -16,34 +16,13 @@ if TYPE_CHECKING:
     from warpspeed.trace.document import Trace
 
 
-class IntervalModel(TimeModelBase):
-    """Cycles as a CPI stack of Nsight Compute stall reasons. Its option ``--plot`` draws the stack;
-    :meth:`estimate` takes the keyword options ``policy``, ``dram_writes`` and ``floor`` of
-    :func:`~warpspeed.interval.cpi_stack.interval_model`."""
+class IntervalCommandLine(ModelCommandLine):
+    """The interval model's ``--plot`` (the CPI stack as a stacked bar) and its CPI-stack table."""
 
-    name = "interval"
-    help = "the AMALI interval model (a CPI stack of stall reasons; low at low occupancy)"
-    reads_trace = True
-    style = ("o", "tab:orange")
     options = (ModelOption("--plot", "plot_path", output="plot", plot=True,
                            help="With --model interval: draw the CPI stack as a stacked bar (format from the "
                                 "suffix)."),)
     options_error = "--plot draws the interval model's CPI stack: add --model interval"
-
-    def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
-        from warpspeed.interval.cpi_stack import interval_model
-        from warpspeed.interval.params import interval_params
-        from warpspeed.trace.build import build_trace
-
-        params = interval_params(prediction.device)
-        result = interval_model(trace if trace is not None else build_trace(prediction), params, **options)
-        return ModelEstimate(self.name, result.lups_per_s, result.seconds, result.cycles, result.explanation,
-                             result.as_dict())
-
-    def require_parameters(self, device: "Device") -> None:
-        from warpspeed.interval.params import interval_params
-
-        interval_params(device)
 
     def write_outputs(self, prediction: "Prediction", estimate: ModelEstimate, values: Mapping[str, Any]) -> None:
         path = values.get("plot_path")
@@ -59,6 +38,33 @@ class IntervalModel(TimeModelBase):
         """Before the rate: the CPI stack in Nsight Compute names (SM cycles and share per stall
         reason), with the batches and the launch latency it was built from."""
         return ModelTables(before=(cpi_stack_table({"cycles": estimate.cycles, **estimate.details}),))
+
+
+class IntervalModel(TimeModelBase):
+    """Cycles as a CPI stack of Nsight Compute stall reasons. Its option ``--plot`` draws the stack;
+    :meth:`estimate` takes the keyword options ``policy``, ``dram_writes`` and ``floor`` of
+    :func:`~warpspeed.interval.cpi_stack.interval_model`."""
+
+    name = "interval"
+    about = ModelAbout(
+        help="the AMALI interval model (a CPI stack of stall reasons; low at low occupancy)",
+        reads_trace=True, style=("o", "tab:orange"))
+    command_line = IntervalCommandLine()
+
+    def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
+        from warpspeed.interval.cpi_stack import interval_model
+        from warpspeed.interval.params import interval_params
+        from warpspeed.trace.build import build_trace
+
+        params = interval_params(prediction.device)
+        result = interval_model(trace if trace is not None else build_trace(prediction), params, **options)
+        return ModelEstimate(self.name, result.lups_per_s, result.seconds, result.cycles, result.explanation,
+                             result.as_dict())
+
+    def require_parameters(self, device: "Device") -> None:
+        from warpspeed.interval.params import interval_params
+
+        interval_params(device)
 
 
 #: Columns of the CPI-stack table.

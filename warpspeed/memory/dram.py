@@ -73,7 +73,7 @@ from warpspeed.errors import KernelError
 from warpspeed.hardware.device import Device
 from warpspeed.memory.capacity.curves import CapacityCurves
 from warpspeed.memory.capacity.files import curves_for_device
-from warpspeed.memory.capacity.terms import BAND_OVERSUBSCRIPTION_BOUNDS, redundant_bytes_per_lup
+from warpspeed.memory.capacity.terms import redundant_bytes_per_lup
 from warpspeed.memory.wave import DIMENSIONS, GridWaveVolumes, PerDim, WaveVolumes
 
 
@@ -251,21 +251,9 @@ def field_dram_volumes(field: str, compulsory_load_bytes_per_lup: float, compuls
     )
 
 
-def scaled_oversubscription(layer_oversubscription: PerDim, l2_oversubscription: float,
-                            capacity_scale: float) -> tuple[PerDim, float]:
-    """The oversubscription factors at ``capacity_scale`` times the L2 capacity they were computed
-    with: the layer factors divided by the scale (x and y kept within the band bounds of
-    :func:`~warpspeed.memory.capacity.terms.band_oversubscription`), the L2 factor, whose
-    capacity enters as a square root, by its square root."""
-    lo, hi = BAND_OVERSUBSCRIPTION_BOUNDS
-    xy = PerDim(*(min(hi, max(lo, o / capacity_scale)) for o in layer_oversubscription))
-    layers = PerDim(xy.x, xy.y, layer_oversubscription.z / capacity_scale)
-    return layers, l2_oversubscription / math.sqrt(capacity_scale)
-
-
 def dram_volumes(wave: WaveVolumes | GridWaveVolumes, l2_load_bytes_per_lup: Mapping[str, float],
                  l2_store_bytes_per_lup: Mapping[str, float], device: Device,
-                 curves: CapacityCurves | None = None, capacity_scale: float = 1.0) -> DramVolumes:
+                 curves: CapacityCurves | None = None) -> DramVolumes:
     """DRAM load and store volumes per lup (module docstring for the model).
 
     Args:
@@ -275,16 +263,12 @@ def dram_volumes(wave: WaveVolumes | GridWaveVolumes, l2_load_bytes_per_lup: Map
         l2_store_bytes_per_lup: per field, the block-level L1 -> L2 store volume (bytes per lup).
         device: selects the default curves (its family's ``fits/`` file).
         curves: capacity curves to use instead of the device family's.
-        capacity_scale: the L2 capacity the curves see, as a multiple of the capacity the wave's
-            oversubscription factors were computed with (:func:`scaled_oversubscription`).
     """
     names = [f.field for f in wave.fields]
     l2_load = _per_field(l2_load_bytes_per_lup, names, "l2_load_bytes_per_lup")
     l2_store = _per_field(l2_store_bytes_per_lup, names, "l2_store_bytes_per_lup")
     used = curves_for_device(device) if curves is None else curves
     layers, l2_over = wave.oversubscription, wave.l2_oversubscription
-    if capacity_scale != 1.0:
-        layers, l2_over = scaled_oversubscription(layers, l2_over, capacity_scale)
     rates = dram_rates(used, layers, l2_over)
     fields = tuple(
         field_dram_volumes(fw.field, fw.compulsory_load_bytes_per_lup, fw.compulsory_store_bytes_per_lup,

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import Device
-from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth
+from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth, resident_blocks_bandwidth
 
 #: Bytes per 32-bit register (CUDA C++ Programming Guide: registers are 32 bits wide).
 REGISTER_BYTES = 4
@@ -59,7 +59,11 @@ class DramBandwidth:
     bytes_per_thread:   bytes one resident thread keeps in flight [B] (after the register cap);
     bytes_in_flight:    device-wide bytes in flight [B];
     resident_threads:   threads resident at once on the device;
-    register_capped:    True when the register cap limited ``bytes_per_thread``.
+    register_capped:    True when the register cap limited ``bytes_per_thread``;
+    resident_blocks_gb_s: the bandwidth with the curve's knee sharpened by the launch's resident
+                        blocks per SM [GB/s] (:func:`~warpspeed.hardware.dram_curve.resident_blocks_bandwidth`;
+                        = achievable at one or two blocks per SM or without a curve): the
+                        overlap model's DRAM bandwidth; the roofline keeps ``achievable_gb_s``.
     """
 
     sustained_gb_s: float
@@ -68,6 +72,7 @@ class DramBandwidth:
     bytes_in_flight: float
     resident_threads: int
     register_capped: bool
+    resident_blocks_gb_s: float = 0.0
 
 
 def bytes_per_thread_in_flight(dram_bytes_per_lup: float, cells_per_thread: int,
@@ -100,16 +105,18 @@ def sustained_for_streams(device: Device, streams: float | None) -> float:
 
 
 def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_lup: float,
-                          cells_per_thread: int, registers_per_thread: int,
+                          cells_per_thread: int, registers_per_thread: int, blocks_per_sm: int = 1,
                           streams: float | None = None) -> DramBandwidth:
-    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads resident at once;
+    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads resident at once
+    (``blocks_per_sm`` of them per SM: the knee of :attr:`DramBandwidth.resident_blocks_gb_s`);
     ``streams``: the concurrent DRAM streams of the kernel (:func:`sustained_for_streams`)."""
     per_thread, capped = bytes_per_thread_in_flight(dram_bytes_per_lup, cells_per_thread, registers_per_thread)
     q = resident_threads * per_thread
     sustained = sustained_for_streams(device, streams)
     if not device.has_dram_curve or q == 0:
-        bw = sustained
+        bw = knee = sustained
     else:
         params = BandwidthParams(device.dram_curve_peak_gb_s, device.dram_curve_latency_ns, device.dram_curve_sharpness)
         bw = min(sustained, float(achievable_bandwidth(q, params)))
-    return DramBandwidth(sustained, bw, per_thread, q, resident_threads, capped)
+        knee = resident_blocks_bandwidth(q, params, blocks_per_sm, bw)
+    return DramBandwidth(sustained, bw, per_thread, q, resident_threads, capped, knee)

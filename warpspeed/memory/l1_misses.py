@@ -75,6 +75,8 @@ class L1MissCosts:
         first_touch_load_bytes_per_lup: sectors of the block missed at their first touch x
             32 B (equal to the block's compulsory L2 -> L1 volume).
         capacity_miss_rate: the probability used for capacity misses of lines that would hit.
+        requests_limited: whether the first level sends its L2 requests through a miss stage of
+            limited rate (NVIDIA L1TEX: :attr:`~warpspeed.memory.first_level.FirstLevel.models_misses`).
 
     Where the first level has no miss model (AMD, :attr:`~warpspeed.memory.first_level.FirstLevel.models_misses`)
     the numbers are its own instruction costs and the requests count first touches and store lines.
@@ -85,6 +87,7 @@ class L1MissCosts:
     requests_per_lup: float
     first_touch_load_bytes_per_lup: float
     capacity_miss_rate: float
+    requests_limited: bool = False
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,8 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
             requests += float(we @ req)
     misses = L1MissCosts(
         data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
-        first_touch_load_bytes_per_lup=len(first) * sector / lups, capacity_miss_rate=p)
+        first_touch_load_bytes_per_lup=len(first) * sector / lups, capacity_miss_rate=p,
+        requests_limited=level.models_misses)
     return FirstLevelDemand(hits=hits, misses=misses)
 
 

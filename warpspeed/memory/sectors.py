@@ -25,6 +25,7 @@ multiple of 32). Rows that start and end on sector boundaries give exactly 1.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -33,12 +34,12 @@ import sympy
 
 from warpspeed.kernel.description import byte_address
 from warpspeed.kernel.expressions import X, Y, Z
+from warpspeed.units import SECTOR_BYTES
 
 if TYPE_CHECKING:
     from warpspeed.kernel.description import Kernel
+    from warpspeed.memory.dram import DramVolumes
 
-#: Bytes per DRAM/L2 sector (Nsight Compute Kernel Profiling Guide: 32 B sectors in L1TEX and L2).
-SECTOR_BYTES = 32
 #: Blocks along x are placed this many block widths away from the domain's origin, so that the
 #: halo of the first evaluated block does not reach below address 0 (the address arithmetic is
 #: affine; only the offsets within a sector matter).
@@ -62,26 +63,54 @@ def _row_addresses(kernel: "Kernel", field: str, kind: str) -> tuple[tuple[int, 
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class SectorCoverage:
+    """The sectors one field's loads or stores touch in a block row, summed over the rows' offsets
+    in a sector (the blocks along x): the bytes the rows touch, the sectors they cover whole and
+    those they cover only in part (the neighbouring block in x covers the rest)."""
+
+    touched_bytes: int
+    full_sectors: int
+    partial_sectors: int
+
+    def cost(self, partial_cost: float) -> float:
+        """DRAM sector transfers per touched byte relative to whole sectors, a partly covered
+        sector priced at ``partial_cost`` transfers (1 for rows without a sector structure)."""
+        if self.touched_bytes <= 0:
+            return 1.0
+        return (self.full_sectors + partial_cost * self.partial_sectors) * SECTOR_BYTES / self.touched_bytes
+
+
+#: The coverage of rows without a sector structure (no accesses, or not affine in x): cost 1.
+NO_COVERAGE = SectorCoverage(0, 0, 0)
+
+
 @lru_cache(maxsize=4096)
-def _sector_cost(kernel: "Kernel", field: str, kind: str, row_cells: int, element_bytes: int,
-                 partial_cost: float) -> float:
+def _coverage(kernel: "Kernel", field: str, kind: str, row_cells: int, element_bytes: int) -> SectorCoverage:
     rows = _row_addresses(kernel, field, kind)
     if not rows or row_cells < 1:
-        return 1.0
+        return NO_COVERAGE
     block_bytes = row_cells * element_bytes
     period = SECTOR_BYTES // math.gcd(block_bytes, SECTOR_BYTES)
     cells = np.arange(row_cells, dtype=np.int64)
-    cost = touched = 0.0
+    touched = full = partial = 0
     for i in range(period):
         x0 = (_ORIGIN_BLOCKS + i) * row_cells
         starts = np.unique(np.concatenate([base + step * (x0 + cells) for base, step in rows]))
         # every byte the row touches, then the bytes per sector
         touched_bytes = np.unique((starts[:, None] + np.arange(element_bytes, dtype=np.int64)[None, :]).ravel())
         _, per_sector = np.unique(touched_bytes // SECTOR_BYTES, return_counts=True)
-        full = int(np.count_nonzero(per_sector == SECTOR_BYTES))
-        cost += (full + partial_cost * (per_sector.size - full)) * SECTOR_BYTES
-        touched += touched_bytes.size
-    return cost / touched
+        whole = int(np.count_nonzero(per_sector == SECTOR_BYTES))
+        full += whole
+        partial += int(per_sector.size) - whole
+        touched += int(touched_bytes.size)
+    return SectorCoverage(touched, full, partial)
+
+
+def sector_coverage(kernel: "Kernel", field: str, kind: str, row_cells: int) -> SectorCoverage:
+    """The sectors ``field``'s ``kind`` accesses ("load" or "store") touch in a block row of
+    ``row_cells`` cells (threads in x times the fold in x; module docstring)."""
+    return _coverage(kernel, field, kind, int(row_cells), kernel.field(field).element_bytes)
 
 
 def sector_cost(kernel: "Kernel", field: str, kind: str, row_cells: int, partial_cost: float) -> float:
@@ -89,4 +118,65 @@ def sector_cost(kernel: "Kernel", field: str, kind: str, row_cells: int, partial
     in a block row of ``row_cells`` cells (threads in x times the fold in x), relative to whole
     sectors (dimensionless, >= 1 for ``partial_cost`` >= 1; module docstring). Accesses that are
     not affine in x give 1."""
-    return _sector_cost(kernel, field, kind, int(row_cells), kernel.field(field).element_bytes, float(partial_cost))
+    return sector_coverage(kernel, field, kind, row_cells).cost(float(partial_cost))
+
+
+@dataclass(frozen=True)
+class FieldSectors:
+    """One field's DRAM demand by sector coverage: its load and store volumes less the capacity
+    curve's partial-store reads (bytes per lup; the sector cost prices every partly covered sector,
+    so those reads of the same sectors are not counted a second time) and the coverage of its rows."""
+
+    field: str
+    load_bytes_per_lup: float
+    store_bytes_per_lup: float
+    load: SectorCoverage
+    store: SectorCoverage
+
+
+@dataclass(frozen=True)
+class DramSectors:
+    """The DRAM demand of a configuration by sector coverage (computed once by the predictor):
+    per field, the volume and the sectors its block rows cover whole and in part; ``total_bytes_per_lup``
+    the whole DRAM volume (load plus store, bytes per lup)."""
+
+    fields: tuple[FieldSectors, ...]
+    total_bytes_per_lup: float
+
+    def factor(self, load_cost: float, store_cost: float) -> float:
+        """The factor on the time of the DRAM volume when a partly covered sector costs
+        ``load_cost`` transfers for a load and ``store_cost`` for a store (dimensionless; 1 when
+        both are 1, the mechanism off, or for rows that start and end on sector boundaries):
+        each field's volume weighted by its rows' sector cost, over the whole volume."""
+        if self.total_bytes_per_lup <= 0 or (load_cost == 1.0 and store_cost == 1.0):
+            return 1.0
+        weighted = 0.0
+        for f in self.fields:
+            if f.load_bytes_per_lup:
+                weighted += f.load_bytes_per_lup * f.load.cost(load_cost)
+            if f.store_bytes_per_lup:
+                weighted += f.store_bytes_per_lup * f.store.cost(store_cost)
+        return weighted / self.total_bytes_per_lup
+
+
+def dram_sectors(kernel: "Kernel", dram: "DramVolumes", row_cells: int,
+                 memo: dict[tuple[str, str, int], SectorCoverage] | None = None) -> DramSectors:
+    """The sector coverage of ``dram``'s volume per field (:class:`DramSectors`) for block rows
+    of ``row_cells`` cells; ``memo``: the coverages of ``kernel`` found so far, by (field, kind,
+    row cells) (a predictor keeps one, so that a ranking does not hash the kernel per configuration)."""
+    memo = {} if memo is None else memo
+
+    def coverage(name: str, kind: str) -> SectorCoverage:
+        key = (name, kind, row_cells)
+        if key not in memo:
+            memo[key] = sector_coverage(kernel, name, kind, row_cells)
+        return memo[key]
+
+    fields = []
+    for f in dram.fields:
+        name = f.field
+        load = f.load_bytes_per_lup - f.partial_store_read_bytes_per_lup
+        store = f.store_bytes_per_lup - f.partial_store_read_bytes_per_lup
+        fields.append(FieldSectors(name, load, store, coverage(name, "load") if load else NO_COVERAGE,
+                                   coverage(name, "store") if store else NO_COVERAGE))
+    return DramSectors(tuple(fields), dram.load_bytes_per_lup + dram.store_bytes_per_lup)

@@ -17,10 +17,11 @@ evidence in Nsight Compute profiles, timings or a microbenchmark that isolates i
 4. **The first level and DRAM overlap imperfectly**: their times combine as a smooth maximum,
    ``(t_L1^p + t_DRAM^p)^(1/p)`` (:data:`~warpspeed.overlap.params.OVERLAP_EXPONENT`).
 5. **A sector a block row covers only in part is not shared in DRAM** (:mod:`warpspeed.memory.sectors`):
-   the DRAM time prices each row by its sectors, a partly covered one at one transfer for a load
-   and two for a store (:func:`dram_sector_cost`).
+   the DRAM time prices the prediction's sector coverage, a partly covered sector at one transfer
+   for a load and two for a store (:meth:`~warpspeed.memory.sectors.DramSectors.factor`).
 6. **Resident blocks overlap each other's start and end**: the Little's-law knee sharpens with the
-   resident blocks per SM (:func:`launch_dram_gb_s`).
+   resident blocks per SM (the prediction's
+   :attr:`~warpspeed.memory.dram_bandwidth.DramBandwidth.resident_blocks_gb_s`).
 7. **Blocks are dispatched at a limited rate and launches cost a fixed time** (the stored launch fit).
 
 Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch,
@@ -29,7 +30,7 @@ t_further) with
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
 * ``t_FP``, ``t_L2`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a memory-side
-  cache) the roofline's component times (:attr:`~warpspeed.roofline.limits.Roofline.seconds_per_lup`:
+  cache) the prediction's level times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`:
   each level's demand over its bandwidth);
 * ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
 * ``t_dispatch`` the block dispatch time per lup.
@@ -45,12 +46,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1_misses import L1MissCosts
-from warpspeed.memory.sectors import sector_cost
 from warpspeed.errors import WarpspeedError
 from warpspeed.overlap.params import OverlapParams
-from warpspeed.roofline.limits import LIMITERS
+from warpspeed.levels import LIMITERS
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
@@ -144,7 +143,7 @@ class OverlapComponents:
     request rate (the fit of those two constants re-combines without recomputing them).
 
     Attributes:
-        fp, l2: the roofline's FP and L2 times (:attr:`~warpspeed.roofline.limits.Roofline.seconds_per_lup`).
+        fp, l2: the FP and L2 levels' times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`).
         further: the roofline's times of the levels a part adds (RDNA's graphics L1, a memory-side
             cache), by level.
         dram: the DRAM time with the partial-sector cost, at the launch's DRAM bandwidth with the
@@ -179,61 +178,6 @@ class OverlapComponents:
     dram_bandwidth_gb_s: float
 
 
-def dram_sector_cost(prediction: "Prediction", params: OverlapParams) -> float:
-    """The factor on the time of ``prediction``'s DRAM volume from the partial-sector cost
-    (dimensionless; 1 with the mechanism off or for rows that start and end on sector boundaries):
-    per field, its load and
-    store volume weighted by the sector cost of the block's rows (:mod:`warpspeed.memory.sectors`),
-    over the whole volume. The sector cost prices every partly covered sector, so the capacity
-    curve's partial-store reads (the same sectors, evicted before they were complete) are left out
-    of the weighted volume rather than counted a second time."""
-    dram = prediction.dram
-    total = dram.load_bytes_per_lup + dram.store_bytes_per_lup
-    if total <= 0 or (params.partial_sector_load_cost == 1.0 and params.partial_sector_store_cost == 1.0):
-        return 1.0
-    kernel, launch = prediction.kernel, prediction.launch.launch
-    row = launch.block[0] * launch.fold[0]
-    weighted = 0.0
-    for name in prediction.footprint.per_field:
-        f = dram.field(name)
-        load, store = (f.load_bytes_per_lup - f.partial_store_read_bytes_per_lup,
-                       f.store_bytes_per_lup - f.partial_store_read_bytes_per_lup)
-        if load:
-            weighted += load * sector_cost(kernel, name, "load", row, params.partial_sector_load_cost)
-        if store:
-            weighted += store * sector_cost(kernel, name, "store", row, params.partial_sector_store_cost)
-    return weighted / total
-
-
-#: Resident blocks per SM of the gpu-stream runs the Little's-law curve was fitted on (the benchmark
-#: forces two with shared-memory padding; gpu-benches gpu-stream, the files' ``blocks_per_sm``).
-CURVE_BLOCKS_PER_SM = 2
-
-
-def launch_dram_gb_s(prediction: "Prediction") -> float:
-    """The DRAM bandwidth of the launch (GB/s): the achievable bandwidth of the Little's-law curve,
-    with the curve's knee sharpened by the resident blocks per SM.
-
-    The curve (device file ``dram_curve_*``: peak ``B``, latency ``L``, sharpness ``p``) was fitted
-    on gpu-stream, which holds two blocks per SM; its soft knee is the SM's ramp into and out of each
-    block, when fewer bytes are in flight than in the steady state. With ``k`` resident blocks the
-    other ``k - 1`` blocks cover one block's ramp, so the knee sharpens: exponent ``p x max(1, k /
-    2)``, and the peak ``B`` is reached where the curve fitted on two blocks stays below it.
-    Measured on an H200 (``fits/data/H200/mech-stream.csv``: a one-cell-per-thread copy): 3.6-3.8 TB/s
-    at 4 and 8 blocks of 512 and 256 threads, where the two-block curve gives 3.0 TB/s; this rule gives
-    3.65 and 3.87 TB/s. At one or two blocks the launch keeps the fitted curve (and its cap, the
-    device's sustained bandwidth)."""
-    from warpspeed.hardware.dram_curve import BandwidthParams, achievable_bandwidth
-
-    bandwidth, device = prediction.dram_bandwidth, prediction.device
-    k = prediction.launch.occupancy.blocks_per_sm
-    if k <= CURVE_BLOCKS_PER_SM or not device.has_dram_curve or bandwidth.bytes_in_flight <= 0:
-        return bandwidth.achievable_gb_s
-    sharper = BandwidthParams(device.dram_curve_peak_gb_s, device.dram_curve_latency_ns,
-                              device.dram_curve_sharpness * k / CURVE_BLOCKS_PER_SM)
-    return float(achievable_bandwidth(bandwidth.bytes_in_flight, sharper))
-
-
 def overlap_components(prediction: "Prediction", params: OverlapParams) -> OverlapComponents:
     """The components of ``prediction``'s configuration with ``params`` (module docstring)."""
     device, info = prediction.device, prediction.launch
@@ -242,7 +186,9 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
         raise WarpspeedError("the overlap model needs the first level's miss costs of the prediction "
                              "(warpspeed.predict.Predictor computes them)")
     dram_load, dram_store = prediction.dram.load_bytes_per_lup, prediction.dram.store_bytes_per_lup
-    sectors = dram_sector_cost(prediction, params) if device.vendor == "nvidia" else 1.0
+    coverage = prediction.dram_sectors
+    sectors = (coverage.factor(params.partial_sector_load_cost, params.partial_sector_store_cost)
+               if coverage is not None else 1.0)
     l2_load = prediction.l2_load_bytes_per_lup
 
     occ = info.occupancy
@@ -250,14 +196,14 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
     lups_per_wave = occ.blocks_per_sm * lups_per_block
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
     sm_hz = device.sms * device.clock_ghz * GIGA
-    levels = prediction.roofline.seconds_per_lup
-    dram_gb_s = launch_dram_gb_s(prediction)
+    levels = {lv.key: lv.seconds_per_lup for lv in prediction.levels if lv.lups_per_s is not None}
+    dram_gb_s = prediction.dram_bandwidth.resident_blocks_gb_s
     return OverlapComponents(
         fp=levels["fp"], l2=levels["l2"],
         further=tuple((k, v) for k, v in levels.items() if k not in LIMITERS),
         dram=(dram_load + dram_store) * sectors / (dram_gb_s * GIGA),
         l1_wavefront_cycles=costs.cycles_per_lup, l1_requests_per_lup=costs.requests_per_lup,
-        drain_cycles=drain, requests_limited=first_level(device).models_misses,
+        drain_cycles=drain, requests_limited=costs.requests_limited,
         dispatch=params.block_dispatch_s / (lups_per_block * device.sms) if lups_per_block > 0 else 0.0,
         sm_hz=sm_hz, launch_overhead_s=params.launch_overhead_s, lups=math.prod(info.launch.domain), l1=costs,
         l2_load_bytes_per_lup=l2_load, l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,

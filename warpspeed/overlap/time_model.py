@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from warpspeed.model_protocol import Component, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.model_protocol import Component, ModelAbout, ModelEstimate, OwnFigures, TimeModelBase
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
@@ -26,15 +26,14 @@ class OverlapModel(TimeModelBase):
     overhead; its rows carry its own four limits. No options."""
 
     name = "overlap"
-    reads_l1_misses = True
-    help = ("the overlap model (the roofline's volumes with L1 miss wavefronts, the L1 miss stage's request rate, "
-            "the unhidden latency at the end of each wave of blocks, imperfect overlap of L1 and DRAM, the DRAM "
-            "cost of partly covered sectors, block dispatch and launch overhead)")
-    own_limits = True
-    style = ("D", "tab:green")
-    limits_note = ("FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss "
-                   "wavefronts, requests and wave-end latency); the overlap model combines L1 and DRAM "
-                   "imperfectly, so the prediction can lie below all four (docs/overlap.md).")
+    about = ModelAbout(
+        help=("the overlap model (the roofline's volumes with L1 miss wavefronts, the L1 miss stage's request rate, "
+              "the unhidden latency at the end of each wave of blocks, imperfect overlap of L1 and DRAM, the DRAM "
+              "cost of partly covered sectors, block dispatch and launch overhead)"),
+        own_limits=True, reads_l1_misses=True, style=("D", "tab:green"),
+        limits_note=("FP, L1, L2, DRAM: each component's time alone as a rate, Glup/s (L1 with the miss "
+                     "wavefronts, requests and wave-end latency); the overlap model combines L1 and DRAM "
+                     "imperfectly, so the prediction can lie below all four (docs/overlap.md)."))
 
     def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
         # the model's modules need numpy and the compiled kernel: loaded when a model runs

@@ -13,7 +13,7 @@ builders produce from three sources:
 
 - the pystencils typed AST (:mod:`pystencils_plugin.graph`; the plugin stores the list in the
   kernel's code record, ``KernelCode.operations``, so the core never imports the plugin);
-- a warp instruction stream (:class:`warpspeed.trace.instructions.InstructionStream`): the
+- a warp instruction stream (:class:`warpspeed.sass.instructions.InstructionStream`): the
   compiled SASS, or the stream derived from the kernel description when nothing can be
   compiled (:func:`operations_from_stream`; edges from register read-after-write).
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.sass.instructions import InstructionStream
 
 #: Operation kinds and what they stand for. ``unit`` selects the row of the architecture's
 #: latency table (:mod:`warpspeed.pipeline.latency`).

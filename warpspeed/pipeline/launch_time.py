@@ -36,7 +36,7 @@ from warpspeed.pipeline.graph import (
 )
 from warpspeed.pipeline.latency import attach_latencies, load_latencies, memory_latency
 from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SimulationResult, groups_per_sm, simulate
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.sass.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds
 from warpspeed.units import GIGA
 
@@ -58,7 +58,7 @@ def operations(prediction: "Prediction", source: str = "auto") -> tuple[tuple[Op
     (stores = stores per cell x cells per thread), else the stream derived from the description;
     ``"ast"``: the attached operations or an error; ``"sass"``: the compiled SASS (derived when
     nothing can be compiled); ``"derived"``: the stream derived from the description."""
-    from warpspeed.trace.derived import derived_stream
+    from warpspeed.sass.derived import derived_stream
 
     if source not in SOURCES:
         raise WarpspeedError(f"unknown pipeline graph source {source!r}; choose one of {', '.join(SOURCES)}")
@@ -181,7 +181,7 @@ def pipeline_result(prediction: "Prediction", source: str = "auto", poll: bool =
     simulated = sum(share * run.cycles for share, _, run in runs)
     clock_hz = device.clock_ghz * GIGA
     lups = math.prod(info.launch.domain)
-    roofline_rate = prediction.lups_per_s
+    roofline_rate = prediction.roofline.lups_per_s
     floor = lups / roofline_rate * clock_hz if roofline_rate > 0 and math.isfinite(roofline_rate) else 0.0
     cycles = max(simulated, floor)
     seconds = cycles / clock_hz
@@ -193,7 +193,7 @@ def pipeline_result(prediction: "Prediction", source: str = "auto", poll: bool =
         "simulated_cycles": simulated,
         "bandwidth_floor_cycles": max(0.0, floor - simulated),
         "limiter": sim.limiter,
-        "roofline_limiter": prediction.limiter,
+        "roofline_limiter": prediction.roofline.limiter,
         "pipeline_busy": dict(sim.busy),
         "critical_path_cycles": sum(c for _, c in path),
         "critical_path": [{"instruction": node.label, "pipeline": node.pipeline, "cycles": c}
@@ -209,4 +209,4 @@ def pipeline_result(prediction: "Prediction", source: str = "auto", poll: bool =
         "rules": {"selection": selection, "issue": ISSUE_RULES[1] if poll else ISSUE_RULES[0]},
         "memory": memory,
     }
-    return PipelineResult(rate, seconds, cycles, _explanation(sim, cycles > simulated, prediction.limiter), details)
+    return PipelineResult(rate, seconds, cycles, _explanation(sim, cycles > simulated, prediction.roofline.limiter), details)

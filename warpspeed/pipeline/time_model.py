@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from warpspeed.model_protocol import ModelEstimate, ModelOption, ModelTable, ModelTables, TableColumn, TimeModelBase, number_text
+from warpspeed.model_protocol import (ModelAbout, ModelCommandLine, ModelEstimate, ModelOption, ModelTable,
+                                      ModelTables, TableColumn, TimeModelBase, number_text)
 from warpspeed.pipeline.graph import GRAPH_SOURCES
 from warpspeed.pipeline.simulate import DEFAULT_SELECTION, ISSUE_RULES, SELECTIONS
 
@@ -14,14 +15,10 @@ if TYPE_CHECKING:
     from warpspeed.trace.document import Trace
 
 
-class PipelineModel(TimeModelBase):
-    """An instruction dependence graph simulated block by block on the SMs. Its options choose the
-    graph's source, the issue rules and a file for the graph; :meth:`estimate` takes the keyword
-    options of :func:`warpspeed.pipeline.launch_time.estimate`."""
+class PipelineCommandLine(ModelCommandLine):
+    """The pipeline model's options (the graph's source, the issue rules, a file for the graph)
+    and its tables (the critical path, the busy pipelines)."""
 
-    name = "pipeline"
-    help = "the pipeline model (an instruction graph simulated on the SMs; no launch cost)"
-    style = ("^", "tab:blue")
     options = (
         ModelOption("--pipeline-graph", "graph_source", choices=GRAPH_SOURCES, default=GRAPH_SOURCES[0],
                     help="With --model pipeline: the instruction graph from the generator's source-level operations "
@@ -43,13 +40,6 @@ class PipelineModel(TimeModelBase):
     options_error = ("--pipeline-graph, --pipeline-selection, --pipeline-issue and --pipeline-out belong to the "
                      "pipeline model: add --model pipeline")
 
-    def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
-        """The estimate of :func:`warpspeed.pipeline.launch_time.pipeline_result` (``options``: its own)."""
-        from warpspeed.pipeline.launch_time import pipeline_result
-
-        r = pipeline_result(prediction, **options)
-        return ModelEstimate(self.name, r.lups_per_s, r.seconds, r.cycles, r.explanation, r.details)
-
     def estimate_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
         return {"source": values["graph_source"], "selection": values["selection"],
                 "poll": values["issue"] == ISSUE_RULES[1]}
@@ -67,6 +57,25 @@ class PipelineModel(TimeModelBase):
     def tables(self, estimate: ModelEstimate) -> ModelTables:
         """After the rate: the critical path of one warp and the busy fraction per pipeline."""
         return ModelTables(after=pipeline_tables(estimate.details))
+
+
+class PipelineModel(TimeModelBase):
+    """An instruction dependence graph simulated block by block on the SMs. Its options choose the
+    graph's source, the issue rules and a file for the graph; :meth:`estimate` takes the keyword
+    options of :func:`warpspeed.pipeline.launch_time.estimate`."""
+
+    name = "pipeline"
+    about = ModelAbout(
+        help="the pipeline model (an instruction graph simulated on the SMs; no launch cost)",
+        style=("^", "tab:blue"))
+    command_line = PipelineCommandLine()
+
+    def estimate(self, prediction: "Prediction", trace: "Trace | None" = None, **options: Any) -> ModelEstimate:
+        """The estimate of :func:`warpspeed.pipeline.launch_time.pipeline_result` (``options``: its own)."""
+        from warpspeed.pipeline.launch_time import pipeline_result
+
+        r = pipeline_result(prediction, **options)
+        return ModelEstimate(self.name, r.lups_per_s, r.seconds, r.cycles, r.explanation, r.details)
 
 
 PATH_COLUMNS = (TableColumn("#"), TableColumn("instruction", justify="left"), TableColumn("pipeline", justify="left"),

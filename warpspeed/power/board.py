@@ -37,9 +37,9 @@ import numpy as np
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.clock import MIN_CLOCK_FRACTION as LOWEST_CLOCK_FRACTION
-from warpspeed.roofline.limits import limits_at_clock
+from warpspeed.levels import limits_at_clock
 from warpspeed.power.params import CORE_COMPONENTS, PowerParams
-from warpspeed.trace.build import SECTOR_BYTES
+from warpspeed.units import SECTOR_BYTES, WARP_LANES
 from warpspeed.trace.document import Trace
 
 #: Bisection steps for the throttled clock (relative resolution 2^-40).
@@ -49,8 +49,6 @@ MIN_CLOCK_FRACTION = 0.05
 #: Lowest clock a board throttles to, relative to the device's clock (``base_mhz``): the lowest
 #: clock the model accepts (:data:`warpspeed.hardware.clock.MIN_CLOCK_FRACTION`).
 LOWEST_THROTTLE_FRACTION = LOWEST_CLOCK_FRACTION
-#: Lanes of a warp and of a half-warp (the half-warp static model, eq 5).
-WARP_LANES = 32
 HALF_WARP_LANES = 16
 #: Per-thread activity keys of the trace -> core component.
 _TRACE_KEYS = {"issue": "issue", "int": "int", "int_mul": "int_mul", "fp32": "fp32", "fp64": "fp64", "sfu": "sfu",
@@ -164,7 +162,7 @@ def activity(trace: Trace) -> Activity:
 
 def rate_at_clock(rate: float, limits: Mapping[str, float], clock_mhz: float, base_mhz: float) -> float:
     """``rate`` (lups/s at ``base_mhz``) at ``clock_mhz``: scaled by how the roofline's minimum moves
-    when its clocked limits scale with the clock (:func:`warpspeed.roofline.limits.limits_at_clock`)."""
+    when its clocked limits scale with the clock (:func:`warpspeed.levels.limits_at_clock`)."""
     valid = {k: v for k, v in limits.items() if v is not None}
     if not valid:
         return rate

@@ -1,3 +1,3 @@
-"""The roofline: the four limiters and the two-limiter comparison (:mod:`~warpspeed.roofline.limits`,
-below the prediction that records them) and the roofline as a time model
-(:mod:`~warpspeed.roofline.time_model`, beside the other time models)."""
+"""The four-limiter roofline as a time model (:mod:`~warpspeed.roofline.time_model`): the tightest
+of the levels' limits that every prediction carries (:mod:`warpspeed.levels`), an ordinary entry
+of the registry (:mod:`warpspeed.models`) beside the other time models."""

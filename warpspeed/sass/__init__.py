@@ -1,4 +1,6 @@
-"""Instructions from SASS: compile with nvcc, disassemble with cuobjdump, parse, cache.
+"""Instructions of a kernel: the warp instruction records (:mod:`~warpspeed.sass.instructions`), from
+SASS (compile with nvcc, disassemble with cuobjdump, parse, cache) or derived from the kernel
+description (:mod:`~warpspeed.sass.derived`).
 
 The names below are imported on first use (PEP 562), so that a module of this package (the
 compile cache, which the register counts share) loads without the others.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.trace.instructions import Instruction, InstructionStream
+from warpspeed.sass.instructions import Instruction, InstructionStream
 
 _LINE = re.compile(r"/\*(?P<pc>[0-9a-f]{4,})\*/\s+(?P<body>[^;]*);", re.IGNORECASE)
 _PRED = re.compile(r"^@(?P<pred>!?U?P[0-9T])\s+")

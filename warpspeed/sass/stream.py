@@ -2,7 +2,7 @@
 
 Global loads and stores are assigned to the kernel's fields by count: when the compiled kernel
 has as many loads and stores as the stream derived from the description
-(:mod:`warpspeed.trace.derived`), the k-th global load gets the field of the k-th derived load
+(:mod:`warpspeed.sass.derived`), the k-th global load gets the field of the k-th derived load
 (stores likewise; nvcc keeps the order of the generated code's loads and stores of one kernel
 within each kind for straight-line stencil code, and the counts, not the order, are what the
 per-field figures use). Otherwise the memory instructions keep ``field = None`` and the trace
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from warpspeed.sass.compile import CompileError, compile_sass
 from warpspeed.sass.parse import full_warp_stream, parse_listing
 from warpspeed.sass.toolchain import cuda_arch, find_tool
-from warpspeed.trace.derived import derived_stream
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.sass.derived import derived_stream
+from warpspeed.sass.instructions import InstructionStream
 
 #: Parsed streams kept in memory (one per kernel source and architecture).
 CACHE_SIZE = 64
@@ -79,7 +79,7 @@ def sass_stream(kernel: "Kernel", device: "Device", fold: tuple[int, int, int]) 
 def instructions_origin(kernel: "Kernel", device: "Device") -> tuple[str, str]:
     """``(source, detail)``: where the instruction mix of ``kernel``'s trace on ``device`` comes from,
     without compiling anything. ``source`` is ``sass`` (nvcc + cuobjdump will compile the kernel's
-    CUDA code) or ``derived`` (from the kernel description, :mod:`warpspeed.trace.derived`);
+    CUDA code) or ``derived`` (from the kernel description, :mod:`warpspeed.sass.derived`);
     ``detail`` says which compiler, or why not. A compile that fails later also falls back to
     ``derived``."""
     code = kernel.code

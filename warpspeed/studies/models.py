@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_record, csv_types
-from warpspeed.models import ENERGY, MODELS, ROOFLINE_MODEL
+from warpspeed.models import ENERGY, MODELS, STUDY_BASE_MODEL
 from warpspeed.rank import RANK_COLUMNS
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
+    from warpspeed.launch.space import Config
     from warpspeed.prediction import Prediction
 
 
@@ -63,12 +64,12 @@ def _prefixed(prefix: str, columns: type) -> dict[str, Any]:
 
 
 #: The time models beyond the roofline, in the registry's order (their columns follow the roofline's).
-_TIME_MODELS = tuple(name for name in MODELS if name != ROOFLINE_MODEL)
+_TIME_MODELS = tuple(name for name in MODELS if name != STUDY_BASE_MODEL)
 #: The models a study may compute, in column order: the roofline, the other time models, the power model.
-STUDY_MODELS: tuple[str, ...] = (ROOFLINE_MODEL, *_TIME_MODELS, ENERGY.name)
+STUDY_MODELS: tuple[str, ...] = (STUDY_BASE_MODEL, *_TIME_MODELS, ENERGY.name)
 #: Today's study: the roofline columns only.
-DEFAULT_MODELS: tuple[str, ...] = (ROOFLINE_MODEL,)
-_COLUMN_TYPES: Mapping[str, dict[str, Any]] = {ROOFLINE_MODEL: {},
+DEFAULT_MODELS: tuple[str, ...] = (STUDY_BASE_MODEL,)
+_COLUMN_TYPES: Mapping[str, dict[str, Any]] = {STUDY_BASE_MODEL: {},
                                                **{m: _prefixed(m, TimeColumns) for m in _TIME_MODELS},
                                                ENERGY.name: _prefixed(ENERGY.name, EnergyColumns)}
 #: The columns each model adds (the roofline's are :data:`warpspeed.rank.RANK_COLUMNS`).
@@ -77,7 +78,7 @@ MODEL_COLUMNS: Mapping[str, tuple[str, ...]] = {m: tuple(types) for m, types in 
 MODEL_FLOAT_COLUMNS = frozenset(c for types in _COLUMN_TYPES.values() for c, kind in types.items() if kind is float)
 #: The column each objective ranks by, and whether larger is better.
 OBJECTIVE_COLUMNS: Mapping[str, tuple[str, bool]] = {
-    ROOFLINE_MODEL: ("lups_per_s", True),
+    STUDY_BASE_MODEL: ("lups_per_s", True),
     **{m: (f"{m}_lups_per_s", True) for m in _TIME_MODELS},
     ENERGY.name: (f"{ENERGY.name}_joules_per_lup", False),
 }
@@ -94,7 +95,7 @@ def require_models(models: Any) -> tuple[str, ...]:
     if unknown:
         raise WarpspeedError(f"study: unknown model(s) {', '.join(map(repr, unknown))} in 'models'; "
                              f"allowed: {', '.join(STUDY_MODELS)}")
-    return tuple(m for m in STUDY_MODELS if m in models or m == ROOFLINE_MODEL)
+    return tuple(m for m in STUDY_MODELS if m in models or m == STUDY_BASE_MODEL)
 
 
 def require_objective(objective: Any, models: Sequence[str]) -> str | None:
@@ -123,20 +124,22 @@ def known_headers() -> dict[tuple[str, ...], tuple[str, ...]]:
     extras = STUDY_MODELS[1:]
     out = {}
     for mask in range(1 << len(extras)):
-        models = (ROOFLINE_MODEL, *(m for i, m in enumerate(extras) if mask >> i & 1))
+        models = (STUDY_BASE_MODEL, *(m for i, m in enumerate(extras) if mask >> i & 1))
         out[study_columns(models)] = models
     return out
 
 
-def model_record(prediction: "Prediction", models: Iterable[str]) -> dict[str, Any]:
-    """The :data:`MODEL_COLUMNS` of ``models`` for one prediction (the roofline's are its rank row)."""
-    from warpspeed.models import estimate_energy
+def model_record(prediction: "Prediction", models: Iterable[str], config: "Config") -> dict[str, Any]:
+    """The study record of one prediction of ``config``: the roofline's ranking row
+    (:data:`~warpspeed.rank.RANK_COLUMNS`), then the :data:`MODEL_COLUMNS` of ``models``."""
+    from warpspeed.models import estimate_energy, estimate_time
+    from warpspeed.rank import RankRow
     from warpspeed.trace.build import build_trace
 
     models = tuple(models)
-    readers = [m for m in models if m in _TIME_MODELS and MODELS[m].reads_trace] + [m for m in models if m == ENERGY.name]
+    readers = [m for m in models if m in _TIME_MODELS and MODELS[m].about.reads_trace] + [m for m in models if m == ENERGY.name]
     trace = build_trace(prediction) if len(readers) > 1 else None  # one trace for the models that read it
-    record: dict[str, Any] = {}
+    record = csv_record(RankRow.from_estimate(prediction, config, estimate_time(STUDY_BASE_MODEL, prediction)))
     for model in models:
         if model in _TIME_MODELS:
             time = MODELS[model].estimate(prediction, trace)

@@ -42,7 +42,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import csv_record
 from warpspeed.files.rows import cell, error_text
-from warpspeed.rank import RankRow
 from warpspeed.studies.models import DEFAULT_MODELS, model_record, require_parameters, study_columns
 from warpspeed.studies.spec import StudyPoint, StudySpec
 from warpspeed.studies.storage import Journal, Row, existing_rows, finalize, parquet_module
@@ -129,8 +128,7 @@ class _GroupPredictor:
             return _error_row(point, self._error, self._columns)
         try:
             prediction = self._predictors.predict(point.config)
-            record = csv_record(RankRow.from_prediction(prediction, point.config))
-            record.update(model_record(prediction, self._models))
+            record = model_record(prediction, self._models, point.config)
             return _row(point, record, self._columns)
         except WarpspeedError as exc:
             return _error_row(point, str(exc), self._columns)

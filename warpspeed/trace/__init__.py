@@ -29,7 +29,7 @@ def _document():
 
 
 def _instructions():
-    from warpspeed.trace import instructions
+    from warpspeed.sass import instructions
 
     return instructions
 

@@ -3,7 +3,7 @@
 AccelWattch (Kandiah, Peverelle, Khairy, Pan, Manjunath, Rogers, Aamodt, Hardavellas:
 "AccelWattch: A Power Modeling Framework for Modern GPUs", MICRO 2021, Table 1) charges dynamic
 energy per access of each GPU component. Counted here per thread over the representative warp's
-full path (:class:`~warpspeed.trace.instructions.InstructionStream`):
+full path (:class:`~warpspeed.sass.instructions.InstructionStream`):
 
 - ``issue``: instructions (each warp instruction is fetched, decoded, scheduled and issued once;
   AccelWattch's instruction buffer, L1i, scheduler and pipeline components, merged);
@@ -23,14 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from warpspeed.trace.instructions import InstructionStream, mma_fmas_per_warp
+from warpspeed.sass.instructions import InstructionStream, mma_fmas_per_warp
+from warpspeed.units import WARP_LANES
 
 #: Integer opcodes that use the multiplier (AccelWattch's int mul/mad component).
 #: Streams whose activity is kept (a few kernels and foldings per process).
 CACHE_SIZE = 64
 INT_MUL_OPCODES = frozenset(("IMAD", "IMUL", "LEA", "UIMAD", "ULEA"))
-#: Lanes of a warp (an MMA's m n k multiply-adds are shared by its 32 threads).
-WARP_LANES = 32
 #: 32-bit registers per FP64 operand.
 FP64_REGISTERS = 2
 #: 32-bit registers holding a 64-bit global address.

@@ -24,8 +24,9 @@ import math
 from typing import TYPE_CHECKING
 
 from warpspeed.files.jsonsafe import json_safe
+from warpspeed.units import SECTOR_BYTES
 from warpspeed.trace.activity import thread_activity
-from warpspeed.trace.derived import derived_stream
+from warpspeed.sass.derived import derived_stream
 from warpspeed.trace.document import (
     TRACE_FORMAT,
     TRACE_VERSION,
@@ -43,15 +44,12 @@ from warpspeed.trace.document import (
     TraceMemory,
     TraceRoofline,
 )
-from warpspeed.trace.instructions import InstructionStream
+from warpspeed.sass.instructions import InstructionStream
 from warpspeed.trace.warps import block_kinds, warp_counts
 
 if TYPE_CHECKING:
     from warpspeed.prediction import Prediction
 
-#: Sector size the trace's sector counts use, bytes (the L1 <-> L2 transfer unit of every NVIDIA GPU
-#: since Maxwell; Ernst et al., JPDC 2023, section 4.3).
-SECTOR_BYTES = 32
 
 
 def _ratio(num: float, den: float) -> float:
@@ -165,7 +163,7 @@ def build_trace(prediction: "Prediction", stream: InstructionStream | None = Non
             mix_per_warp=stream.mix(), opcode_counts=stream.opcode_counts(),
             activity_per_thread=thread_activity(stream)),
         memory=_memory(prediction, stream, warps.full_warps),
-        roofline=TraceRoofline(lups_per_s=json_safe(prediction.lups_per_s), limiter=prediction.limiter,
+        roofline=TraceRoofline(lups_per_s=json_safe(prediction.roofline.lups_per_s), limiter=prediction.roofline.limiter,
                                limits={k: json_safe(v) for k, v in prediction.roofline.limits.items()},
                                dram_bandwidth_gb_s=prediction.dram_bandwidth.achievable_gb_s),
     )

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from warpspeed.files.records import from_json, json_record
 from warpspeed.trace.activity import ThreadActivity
-from warpspeed.trace.instructions import Instruction
+from warpspeed.sass.instructions import Instruction
 
 #: Name and version of the trace format.
 TRACE_FORMAT = "warpspeed-trace"

@@ -14,7 +14,7 @@ measured (``meas_*``) and predicted (``pred_*``) columns. Output, as frozen data
   top-k (k = 5) are among the predicted top-k;
 * the phenomenological variant (section 5.8: "a phenomenological prediction that uses the same
   performance model but measured data volumes"): the four-limiter roofline
-  (:func:`warpspeed.roofline.limits.four_limiter`) fed with the row's measured L1 wavefronts per
+  (:func:`warpspeed.levels.four_limiter`) fed with the row's measured L1 wavefronts per
   lup (as the L1 cycles), L2 load plus store and DRAM load plus store volumes, with the DRAM
   bandwidth the launch achieves at the measured DRAM volume
   (:func:`warpspeed.memory.dram_bandwidth.launch_dram_bandwidth`, from the row's resident
@@ -45,7 +45,7 @@ from warpspeed.files.jsonsafe import json_safe
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
 from warpspeed.launch.space import CONFIG_COLUMNS
-from warpspeed.roofline.limits import LIMITERS, Roofline, four_limiter
+from warpspeed.levels import LIMITERS, Roofline, four_limiter
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
 from warpspeed.units import NANO
 from warpspeed.validation.measurement_csv import read_measurement_csv

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from warpspeed.files.atomic import write_text_atomic
+from warpspeed.units import SECTOR_BYTES
 from warpspeed.validation.ncu_csv import counters_for_kernel, parse_ncu_csv, parse_ncu_number, unit_scale
 from warpspeed.validation.plan import LaunchPlan, MeasurementError
 
@@ -51,8 +52,9 @@ NCU_METRICS: dict[str, str] = {
 }
 
 #: Bytes per L2 sector counted by ``lts__t_sectors*`` (Nsight Compute Kernel Profiling Guide,
-#: "Memory Tables": a sector is an aligned 32-byte chunk of a 128-byte cache line).
-NCU_SECTOR_BYTES = 32
+#: "Memory Tables": a sector is an aligned 32-byte chunk of a 128-byte cache line): the one
+#: definition, :data:`warpspeed.units.SECTOR_BYTES`.
+NCU_SECTOR_BYTES = SECTOR_BYTES
 
 #: Nsight Compute's clock control during profiling. ``none`` leaves the GPU at the clocks the
 #: timed runs had (ncu's default ``base`` locks them to the base clock); volumes do not depend

@@ -22,7 +22,8 @@ import numpy as np
 from warpspeed.files.stored import stored_file
 from warpspeed.hardware.device import load_device
 from warpspeed.power import power_params
-from warpspeed.calibration.power import WARP_LANES, _predicted, design, measured_lups_per_s, read_runs
+from warpspeed.units import WARP_LANES
+from warpspeed.calibration.power import _predicted, design, measured_lups_per_s, read_runs
 from warpspeed.power.board import power_at
 from warpspeed.power.params import BASE_CATEGORY, PLAUSIBLE_V_MIN, load_family, params_from
 from warpspeed.power.transfer import ChipFacts, transfer_family

@@ -29,7 +29,7 @@ from typing import Sequence
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import stored_file
 from warpspeed.files.text import read_text
-from warpspeed.units import GIGA
+from warpspeed.units import GIGA, SECTOR_BYTES
 
 #: The device, the kernel and the folder of the measurements.
 DEVICE = "H200"
@@ -48,8 +48,6 @@ WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
 L2_READ_SECTORS = "lts__t_sectors_srcunit_tex_op_read.sum"
 DRAM_READ_BYTES = "dram__bytes_read.sum"
 PROFILE_METRICS = (WAVEFRONTS, L2_READ_SECTORS, DRAM_READ_BYTES)
-#: Bytes per L2 sector (Nsight Compute Kernel Profiling Guide: 32 B sectors in L1TEX and L2).
-SECTOR_BYTES = 32
 #: The volumes compared per profile: name, unit.
 VOLUMES = (("L1 data-stage wavefronts", "per lup"), ("L2 -> L1 load", "B/lup"), ("DRAM load", "B/lup"))
 

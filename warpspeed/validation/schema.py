@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from warpspeed.files.records import csv_record
 from warpspeed.launch.space import CONFIG_COLUMNS, Config
-from warpspeed.roofline.limits import LIMITERS
+from warpspeed.levels import LIMITERS
 from warpspeed.validation.ncu import NCU_METRICS, NCU_SECTOR_BYTES
 from warpspeed.validation.plan import MeasurementError
 
@@ -223,12 +223,15 @@ def _resident_threads(record: Mapping[str, Any]) -> float:
 
 
 def predicted_columns(record: Mapping[str, Any], lups: int) -> dict[str, Any]:
-    """Predicted columns from a :func:`prediction_record` (per lup and launch totals)."""
+    """Predicted columns from a :func:`prediction_record` (per lup and launch totals); the rate,
+    limiter and limits are the four-limiter roofline's (the record's ``roofline``; a record written
+    before the summary had one holds them at its top level)."""
     r = record
-    lim = r.get("limiters", {})
+    roof = r.get("roofline", r)
+    lim = roof.get("limiters", {})
     terms = r.get("dram_terms", {})
     out: dict[str, Any] = {
-        "pred_lups_per_s": _num(r["lups_per_s"]), "pred_limiter": r.get("limiter", ""),
+        "pred_lups_per_s": _num(roof["lups_per_s"]), "pred_limiter": roof.get("limiter", ""),
         **{f"pred_{k}_lups_per_s": _num(lim.get(k)) for k in LIMITERS},
         "pred_l1_wavefronts_per_lup": float(r["l1_cycles_per_lup"]),
         "pred_l1_load_bytes_per_lup": float(r["l1_load_bytes_per_lup"]),

@@ -23,7 +23,7 @@ cycles and the L1TEX counters ``l1tex__data_pipe_lsu_wavefronts`` (data pipe) an
 ``l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld`` (tag stage). :func:`benchmark_kernel`
 writes a row's loop body as a warpspeed kernel, :func:`predict_row` runs the L1 model on it and
 takes the larger of its cycles and the FP cycles (the roofline's L1 and FP limiters,
-:func:`warpspeed.roofline.limits.four_limiter`, on one SM), and :func:`strides_accuracy` gives the
+:func:`warpspeed.levels.four_limiter`, on one SM), and :func:`strides_accuracy` gives the
 mean absolute percentage error of the cycles over all rows.
 """
 
@@ -39,7 +39,7 @@ from warpspeed.kernel.description import Field, FlopCounts, Kernel, load_linear
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.addresses import block_cells, compile_kernel
 from warpspeed.memory.l1 import l1_cycles
-from warpspeed.roofline.limits import four_limiter
+from warpspeed.levels import four_limiter
 from warpspeed.units import GIGA
 from warpspeed.validation.percent import mape
 
@@ -177,7 +177,7 @@ def predict_row(row: StrideRow, device: Device) -> StridePrediction:
     """The model's cycles per load of 32 threads (:data:`BENCHMARK_THREADS_PER_LOAD`) for ``row``
     on ``device``: the larger
     of the L1 cycles and the cycles of the loop's FMAs (the L1 and FP limiters of
-    :func:`~warpspeed.roofline.limits.four_limiter` for the single SM the benchmark runs on)."""
+    :func:`~warpspeed.levels.four_limiter` for the single SM the benchmark runs on)."""
     kernel, block = benchmark_kernel(row)
     launch = make_launch(block, (1, 1, 1), kernel.domain)
     result = l1_cycles(compile_kernel(kernel), block_cells(launch), device)

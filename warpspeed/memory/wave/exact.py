@@ -59,10 +59,10 @@ Cost
     the 25-point stencil's paper space on 640 x 512 x 512 there are 18 701 classes (111 per
     configuration on average, up to 664) against 454 representative wave classes in
     :mod:`warpspeed.memory.wave.classes`, and the number grows with the domain (2 378 for
-    blocks of 1 x 64 x 16 threads on 2048^3). So this path is the default for single
-    predictions (``warpspeed predict``, within :data:`PREDICT_EXACT_BUDGET` evaluations) and an
-    option for ranking (``warpspeed rank --exact-waves``); ``benchmarks/README.md`` has the
-    measured times.
+    blocks of 1 x 64 x 16 threads on 2048^3). So this path is an option of single predictions
+    and rankings alike (``warpspeed predict --exact-waves``, ``warpspeed rank --exact-waves``; a
+    caller may bound it, :class:`warpspeed.predict.Predictor`'s ``exact_budget``);
+    ``benchmarks/README.md`` has the measured times.
 """
 
 from __future__ import annotations
@@ -81,15 +81,6 @@ from warpspeed.memory.wave.classes import WaveClass
 #: share a line (module docstring): the wave's staggered first row plus one row of headroom
 #: (the brute-force tests fail with no extra row).
 ROW_MARGIN_BOTTOM = 2
-
-#: Wave evaluations a single prediction spends on the exact average (``warpspeed predict``'s
-#: default): at about 1.3 ms each (two fields, box counts) at most about a third of a second,
-#: whatever the domain; a grid with more distinct waves gets the representative classes instead.
-#: 153 of the 25-point stencil's 168 paper configurations on 640 x 512 x 512 fit; the other 15
-#: are blocks 1 or 2 threads wide (332 to 664 distinct waves), and over the whole space the
-#: classes differ from the exact average by at most 0.22 % in lups/s
-#: (``benchmarks/bench_exact_waves.py``).
-PREDICT_EXACT_BUDGET = 256
 
 #: Block rows kept between the last row of a wave and the plane's last row, beyond the sharing
 #: rows: the wave's staggered last row, the translate of the wave by one row, and a partial

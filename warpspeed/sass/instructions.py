@@ -122,7 +122,7 @@ class InstructionStream:
     """The representative warp's instructions in program order.
 
     ``source``: ``"sass"`` (disassembled from the compiled kernel) or ``"derived"`` (from the
-    kernel description, :mod:`warpspeed.trace.derived`); ``guard_exit_instructions``: the
+    kernel description, :mod:`warpspeed.sass.derived`); ``guard_exit_instructions``: the
     instructions a warp whose threads all fail the guard issues (the prefix up to the exit).
     """
 

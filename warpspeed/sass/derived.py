@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.addresses import compile_kernel, merged_copies
-from warpspeed.trace.instructions import Instruction, InstructionStream
+from warpspeed.sass.instructions import Instruction, InstructionStream
 
 #: Opcodes by precision: add, multiply, fused multiply-add, reciprocal (CUDA Binary Utilities,
 #: Instruction Set Reference).
