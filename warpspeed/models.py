@@ -57,6 +57,9 @@ ROOFLINE_MODEL = ROOFLINE.name
 #: The time model whose ranking row is every study's base columns (:mod:`warpspeed.studies.models`):
 #: the paper's roofline, which a study always writes.
 STUDY_BASE_MODEL = ROOFLINE_MODEL
+#: The model the documentation compares the default with (the paper's roofline) and whose rate a
+#: prediction record's ``pred_*`` columns hold (:mod:`warpspeed.validation.measure`).
+BASELINE_MODEL = ROOFLINE_MODEL
 #: Time models whose ranking rows carry their own four limits (lups/s per limiter, in the roofline's
 #: names) and limiter; the others report a rate and what dominates their time.
 OWN_LIMITS: tuple[str, ...] = tuple(name for name, m in MODELS.items() if m.about.own_limits)
@@ -65,10 +68,10 @@ ENERGY_OBJECTIVE = ENERGY.name
 #: The ranking objectives: time, the power model's energy, and the energy-delay product.
 OBJECTIVES: tuple[str, ...] = ("time", ENERGY_OBJECTIVE, "edp")
 
-__all__ = ["DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "MODELS", "ModelEstimate",
-           "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "STUDY_BASE_MODEL", "TIME_MODELS", "TimeModel", "estimate_energy",
-           "estimate_time", "require_model", "require_objective", "roofline_estimate", "shared_trace", "time_estimate",
-           "time_model"]
+__all__ = ["BASELINE_MODEL", "DEFAULT_TIME_MODEL", "ENERGY", "ENERGY_OBJECTIVE", "EnergyEstimate", "MODELS",
+           "ModelEstimate", "OBJECTIVES", "OWN_LIMITS", "ROOFLINE_MODEL", "STUDY_BASE_MODEL", "TIME_MODELS",
+           "TimeModel", "estimate_energy", "estimate_time", "require_model", "require_objective", "roofline_estimate",
+           "shared_trace", "time_estimate", "time_model"]
 
 
 def time_model(name: str) -> TimeModel:

@@ -24,7 +24,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from warpspeed.files.stored import package_file
-from warpspeed.models import DEFAULT_TIME_MODEL, ROOFLINE_MODEL, TIME_MODELS
+from warpspeed.models import BASELINE_MODEL, DEFAULT_TIME_MODEL, TIME_MODELS
 
 #: Format of the figures file; a change makes an older file unreadable (no figures shown).
 FORMAT = "warpspeed-accuracy-figures-1"
@@ -142,13 +142,13 @@ def readme_blocks(doc: Mapping[str, Any]) -> dict[str, str]:
     blocks = {}
     real = doc.get("real_gpu")
     models = real["models"] if real else {}
-    if DEFAULT_TIME_MODEL in models and ROOFLINE_MODEL in models:
-        o, r = models[DEFAULT_TIME_MODEL], models[ROOFLINE_MODEL]
+    if DEFAULT_TIME_MODEL in models and BASELINE_MODEL in models:
+        o, r = models[DEFAULT_TIME_MODEL], models[BASELINE_MODEL]
         blocks["accuracy-lead"] = (
             f"measured on an NVIDIA {real['device']} on the paper's own workload it is within {o['mape_percent']:.1f} % "
             f"(MAPE) of the {real['points']} timed configurations, where the paper's four-limiter roofline is "
             f"{r['median_ratio']:.2f}x too fast at the median ({r['mape_percent']:.1f} % MAPE); the roofline stays "
-            f"available as `--model {ROOFLINE_MODEL}`.\n")
+            f"available as `--model {BASELINE_MODEL}`.\n")
     if models:
         lines = ["| model | MAPE | prediction / measurement, median | Spearman | best predicted runs at |",
                  "| --- | ---: | ---: | ---: | ---: |"]

@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from warpspeed.models import ROOFLINE_MODEL
+from warpspeed.models import BASELINE_MODEL
 from warpspeed.errors import WarpspeedError
 from warpspeed.kernel.catalog import measurement_generator
 from warpspeed.launch.space import Config
@@ -95,7 +95,7 @@ class _Pending:
 
 #: The time model of the ``pred_*`` columns (a prediction record's rate is the four-limiter
 #: roofline's); ``warpspeed accuracy`` names it.
-PREDICTION_MODEL = ROOFLINE_MODEL
+PREDICTION_MODEL = BASELINE_MODEL
 
 
 class _Predictions:
