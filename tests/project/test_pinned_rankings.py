@@ -27,7 +27,9 @@ at 97.3 % of the new). The roofline files of the H200 and the MI210 carried
 each row's ``model`` and ``explanation`` as the roofline's rows had them when they were written
 (``overlap`` and empty, a label left over from the default); since the roofline is an ordinary
 model its rows say ``roofline`` and its limiter, and only these two labels were changed in the
-files. Restructuring and speed work must reproduce them
+files. The overlap files of the A100 and the H200 gained the in-core time ``sm`` among each row's
+limits when the overlap model came to report the further levels it combines (rates unchanged). Restructuring
+and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 

@@ -65,8 +65,9 @@ class OverlapResult:
 
     Attributes:
         lups_per_s: lattice updates per second.
-        seconds_per_lup: the time components (:data:`COMPONENTS`) in seconds per lattice update
-            per device, before they are combined.
+        seconds_per_lup: the time components (:data:`COMPONENTS`, then the further levels a part
+            adds: the in-core time ``sm``, RDNA's graphics L1, a memory-side cache) in seconds per
+            lattice update per device, before they are combined.
         limiter: the largest component; ``l1`` is split into ``l1`` (data stage) and
             ``l1_requests`` (the miss stage's request rate) by which of the two is larger.
         l1: the first level's costs with misses.
@@ -223,6 +224,7 @@ def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float) ->
     body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], c.dispatch, *further.values())
     limiter = max(COMPONENTS, key=lambda k: t[k])
     level = max(further, key=further.__getitem__, default=None)
+    t.update(further)  # the further levels' times are components too (limits, seconds_per_glup)
     if level is not None and further[level] > max(t[limiter], c.dispatch):
         limiter = level
     elif c.dispatch > t[limiter]:
