@@ -75,12 +75,12 @@ def test_a_wrong_executor_is_a_type_error_naming_it(executor):
 def test_a_loaded_devices_tables_cannot_be_changed():
     device = ws.load_device("A100-SXM4-40GB")
     with pytest.raises(TypeError, match="cannot be changed"):
-        device.tables["interval"]["issue_rate"] = 0
+        device.tables["interval"]["mshrs"] = 1
     with pytest.raises(TypeError, match="cannot be changed"):
-        device.tables["interval"].update(issue_rate=0)
-    assert device.tables["interval"]["issue_rate"] > 0
-    changed = {**device.tables, "interval": {**device.tables["interval"], "issue_rate": 0}}
-    with pytest.raises(DeviceError, match="issue_rate is out of range"):
+        device.tables["interval"].update(mshrs=1)
+    assert device.tables["interval"]["mshrs"] == 0  # the A100's file: unlimited
+    changed = {**device.tables, "interval": {**device.tables["interval"], "mshrs": -1}}
+    with pytest.raises(DeviceError, match="mshrs is out of range"):
         dataclasses.replace(device, tables=changed)
 
 

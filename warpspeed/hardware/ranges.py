@@ -29,7 +29,7 @@ from typing import Any
 
 from warpspeed.errors import DeviceError
 from warpspeed.files.names import check_name
-from warpspeed.units import GIGA
+from warpspeed.units import GIGA, WARP_LANES
 
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
@@ -73,7 +73,7 @@ LEVEL_POWER_OF_TWO_FIELDS = ("banks", "bank_bytes", "line_bytes", "sector_bytes"
 WARP_SIZES = (32, 64)
 #: Threads per warp on NVIDIA GPUs: 32 on every architecture (NVIDIA, "CUDA C++ Programming
 #: Guide", section "Hardware Implementation: SIMT Architecture", 2024).
-NVIDIA_WARP_SIZE = 32
+NVIDIA_WARP_SIZE = WARP_LANES
 #: Vendors the model has families for.
 VENDORS = ("nvidia", "amd")
 
