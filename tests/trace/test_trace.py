@@ -144,7 +144,7 @@ def test_rank_traces_are_the_traces_of_the_ranked_predictions(tmp_path, model, o
                                        "--jobs", "1", "--model", model, "--objective", objective,
                                        "--traces", str(path), "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)["rows"]
+    rows = json.loads(result.stdout)["rows"]
     docs = [json.loads(line) for line in path.read_text().splitlines()]
     # 128 = 2^a 2^b 2^c, a + b + c = 7: C(9, 2) = 36 blocks, less z = 128 (above 64); three foldings
     assert len(docs) == len(rows) == 3 * 35
