@@ -332,8 +332,12 @@ def read_runs(path: str | Path) -> RunTable:
         cells = [rows[i][j] for j in range(width) for i in range(len(rows))]
         column = lambda j: cells[j * len(rows):(j + 1) * len(rows)]  # noqa: E731
     else:
-        flat = ",".join(data).split(",") if data else []
-        column = lambda j: flat[j::width]  # noqa: E731
+        wanted = {j: [] for j in (*columns, gflop_column) if j is not None}
+        for start in range(0, len(data), _CHUNK_LINES):  # in chunks: only the wanted cells stay
+            flat = ",".join(data[start:start + _CHUNK_LINES]).split(",")
+            for j, cells_j in wanted.items():
+                cells_j.extend(flat[j::width])
+        column = wanted.__getitem__
     try:  # numpy parses each distinct cell text once (a campaign repeats its settings)
         its = _converted(column(columns[0]), lambda texts: np.array([t.strip() for t in texts], dtype=str)
                          .astype(np.int64), np.int64)
@@ -365,6 +369,10 @@ def read_runs(path: str | Path) -> RunTable:
     if len(runs) < MIN_RUNS:
         raise WarpspeedError(f"{p}: too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
     return runs
+
+
+#: Lines split at a time by :func:`read_runs` (bounds the memory of the cells it does not read).
+_CHUNK_LINES = 1 << 16
 
 
 def _converted(cells: list[str], convert, dtype) -> np.ndarray:
@@ -523,9 +531,10 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     v_min, a, solution = best
     clock = voltage_floor(V_MIN_CANDIDATES, costs, v_min)
     e_fp32, e_dram, static, constant = (float(x) for x in solution.x)
-    errors = tuple(((a @ solution.x - watts) / watts).tolist())
-    worst = int(np.argmax(np.abs(errors)))
-    if not all(math.isfinite(e) for e in errors) or abs(errors[worst]) > MAX_FIT_ERROR:
+    relative = (a @ solution.x - watts) / watts
+    errors = tuple(relative.tolist())
+    worst = int(np.argmax(np.abs(relative)))
+    if not np.all(np.isfinite(relative)) or abs(errors[worst]) > MAX_FIT_ERROR:
         raise WarpspeedError(f"the fit does not follow the runs (largest error {100 * abs(errors[worst]):.1f} % at run "
                              f"{worst + 1}, its = {runs[worst].its}); allowed: at most {100 * MAX_FIT_ERROR:g} %: "
                              "runs of the gpu-roofline benchmark on this device, not throttled")
