@@ -357,6 +357,7 @@ class _Columns:
     def __init__(self, table: MeasurementColumns, index: np.ndarray) -> None:
         self.table, self.index = table, index
         self._labels: dict[int, str] = {}
+        self._all: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -378,6 +379,11 @@ class _Columns:
 
     def labels(self, positions: Sequence[int]) -> list[str]:
         """The labels of the selected rows at ``positions`` (computed once each)."""
+        if self._all is None and len(positions) > len(self.index) // 8:  # many: all at once, in a list
+            extents = [self.table.columns[f"{kind}_{d}"][self.index].tolist() for kind in ("block", "fold") for d in "xyz"]
+            self._all = list(map(config_label, *extents))
+        if self._all is not None:
+            return [self._all[i] for i in positions]
         missing = [i for i in positions if i not in self._labels]
         if missing:
             rows = self.index[missing]
@@ -412,9 +418,10 @@ def _columns_top(pairs: _Columns, values: np.ndarray, k: int) -> list[int]:
     threshold = np.partition(values, len(values) - k)[len(values) - k]
     above = np.flatnonzero(values > threshold).tolist()  # fewer than k
     ties = np.flatnonzero(values == threshold).tolist()
-    labels = dict(zip(ties, pairs.labels(ties)))
-    chosen = heapq.nsmallest(k - len(above), ties, key=labels.__getitem__)
-    return sorted(above, key=lambda i: (-values[i], pairs.label(i))) + sorted(chosen, key=labels.__getitem__)
+    tie_labels = pairs.labels(ties)
+    chosen = heapq.nsmallest(k - len(above), range(len(ties)), key=tie_labels.__getitem__)
+    return (sorted(above, key=lambda i: (-values[i], pairs.label(i)))
+            + [ties[j] for j in sorted(chosen, key=tie_labels.__getitem__)])
 
 
 def _columns_ranking(cols: _Columns, top_k: int, predicted: str = "pred_lups_per_s") -> RankingQuality | None:
@@ -459,13 +466,13 @@ _PHENOMENOLOGICAL_INPUTS = ("meas_l1_wavefronts_per_lup", "meas_l2_load_bytes_pe
                             *(c for c in CONFIG_COLUMNS if c.startswith("fold_")))
 
 
-def _row_codes(values: np.ndarray) -> np.ndarray:
-    """One integer per row of the 2-D float array ``values``, equal for rows of equal bits: each
-    column's distinct bit patterns numbered, the numbers combined (and renumbered whenever the
-    product of the counts would leave int64)."""
-    codes = np.zeros(len(values), dtype=np.int64)
+def _row_codes(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """One integer per row of the float ``columns`` (of one length), equal for rows of equal bits:
+    each column's distinct bit patterns numbered, the numbers combined (and renumbered whenever
+    the product of the counts would leave int64)."""
+    codes = np.zeros(len(columns[0]), dtype=np.int64)
     count = 1
-    for column in np.ascontiguousarray(values.T):
+    for column in columns:
         distinct, numbers = np.unique(column.view(np.int64), return_inverse=True)
         if count * len(distinct) >= 2**62:
             count_codes, codes = np.unique(codes, return_inverse=True)
@@ -479,11 +486,11 @@ def _columns_phenomenological(cols: _Columns, device: Device, top_k: int) -> Phe
     """:func:`phenomenological_accuracy` on columns: :func:`phenomenological_roofline` once per
     distinct combination of the values it reads (rows that share them share the roofline)."""
     present = [c for c in _PHENOMENOLOGICAL_INPUTS if c in cols.table.columns]
-    inputs = np.stack([cols.column(c) for c in present], axis=1)
+    inputs = [cols.column(c) for c in present]
     _, first, inverse = np.unique(_row_codes(inputs), return_index=True, return_inverse=True)
     rates, limiters = np.empty(len(first)), []
     for j, row in enumerate(first.tolist()):
-        roof = phenomenological_roofline(dict(zip(present, inputs[row].tolist())), device)
+        roof = phenomenological_roofline({c: float(values[row]) for c, values in zip(present, inputs)}, device)
         rates[j] = math.nan if roof is None else roof.lups_per_s
         limiters.append("" if roof is None else roof.limiter)
     rate = rates[inverse.ravel()]

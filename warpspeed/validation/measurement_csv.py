@@ -16,6 +16,7 @@ import csv
 import io
 import math
 import os
+from itertools import repeat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
@@ -254,7 +255,7 @@ def _columns_fast(p: Path, metadata: Mapping[str, str], body: Sequence[str]) -> 
     empties: dict[str, list] = {c: [] for c in names}
     for start in range(1, len(body), _CHUNK_ROWS):
         lines = body[start:start + _CHUNK_ROWS]
-        if any(line.count(",") != width - 1 for line in lines):
+        if set(map(str.count, lines, repeat(",", len(lines)))) != {width - 1}:
             return None
         text = ",".join(lines)
         cells = text.split(",")  # one split per chunk: the cells row after row
