@@ -152,9 +152,7 @@ def _check_runs_on(device: "Device", runs: Sequence[Run]) -> None:
     Its checks are ranges of one field each, so when the runs with the lowest and highest clock
     and watts and the highest GFLOP/s pass, every run passes: only those are checked, and every
     run in order when one of them fails."""
-    clock = np.fromiter((r.clock_mhz for r in runs), float, len(runs))
-    watts = np.fromiter((r.watts for r in runs), float, len(runs))
-    gflop = np.fromiter((np.nan if r.gflop_s is None else r.gflop_s for r in runs), float, len(runs))
+    _, clock, watts, gflop = _run_arrays(runs)
     extremes = {int(np.argmin(clock)), int(np.argmax(clock)), int(np.argmin(watts)), int(np.argmax(watts))}
     if not np.all(np.isnan(gflop)):
         extremes.add(int(np.nanargmax(gflop)))
@@ -222,6 +220,40 @@ class FitResult:
         return float(np.max(np.abs(self.errors)))
 
 
+class RunTable(Sequence[Run]):
+    """Runs as columns (numpy arrays in run order; ``gflop_s`` NaN where not measured), as
+    :func:`read_runs` reads them: a sequence of :class:`Run` (each made when asked for) whose
+    fit works on the arrays."""
+
+    def __init__(self, its: np.ndarray, clock_mhz: np.ndarray, watts: np.ndarray, gflop_s: np.ndarray) -> None:
+        self.its, self.clock_mhz, self.watts, self.gflop_s = its, clock_mhz, watts, gflop_s
+
+    def __len__(self) -> int:
+        return len(self.its)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        gflop = float(self.gflop_s[index])
+        return Run(int(self.its[index]), float(self.clock_mhz[index]), float(self.watts[index]),
+                   None if math.isnan(gflop) else gflop)
+
+    def __iter__(self):
+        for its, clock, watts, gflop in zip(self.its.tolist(), self.clock_mhz.tolist(), self.watts.tolist(),
+                                            self.gflop_s.tolist()):
+            yield Run(its, clock, watts, None if math.isnan(gflop) else gflop)
+
+
+def _run_arrays(runs: Sequence[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(its, clock MHz, watts, GFLOP/s or NaN) of ``runs`` as arrays."""
+    if isinstance(runs, RunTable):
+        return runs.its, runs.clock_mhz, runs.watts, runs.gflop_s
+    return (np.fromiter((r.its for r in runs), np.int64, len(runs)),
+            np.fromiter((r.clock_mhz for r in runs), float, len(runs)),
+            np.fromiter((r.watts for r in runs), float, len(runs)),
+            np.fromiter((np.nan if r.gflop_s is None else r.gflop_s for r in runs), float, len(runs)))
+
+
 def check_runs(runs: Sequence[Run]) -> None:
     """:func:`check_run` of every run; the first failure is a one-line error naming the run's
     number (1-based)."""
@@ -235,6 +267,17 @@ def first_bad_run(runs: Sequence[Run]) -> tuple[int, WarpspeedError] | None:
     passes. The checks run on arrays (a million runs in a fraction of a second); :func:`check_run`
     words the error of the run found."""
     if not runs:
+        return None
+    if isinstance(runs, RunTable):  # numbers already: the checks on the arrays
+        whole, clock, watts, gflop = runs.its, runs.clock_mhz, runs.watts, runs.gflop_s
+        with np.errstate(invalid="ignore"):
+            ok = ((whole >= 0) & (whole <= MAX_ITS) & np.isfinite(clock) & (clock > 0) & (clock <= MAX_RUN_CLOCK_MHZ)
+                  & np.isfinite(watts) & (watts > 0) & (np.isnan(gflop) | (np.isfinite(gflop) & (gflop > 0))))
+        for index in np.flatnonzero(~ok):
+            try:
+                check_run(runs[int(index)])
+            except WarpspeedError as exc:
+                return int(index), exc
         return None
     its = np.array([r.its if isinstance(r.its, int) and not isinstance(r.its, bool) else -1 for r in runs],
                    dtype=object)
@@ -258,52 +301,86 @@ def first_bad_run(runs: Sequence[Run]) -> tuple[int, WarpspeedError] | None:
     return None
 
 
-def read_runs(path: str | Path) -> list[Run]:
+def read_runs(path: str | Path) -> RunTable:
     """Runs from a measurement CSV (``#`` comment lines allowed; columns its, clock_mhz, watts and
     optionally gflop_s). The file is read once, the rows' numbers converted and checked as arrays,
     so a million runs take seconds."""
     p = Path(path)
     text = read_text(p, "runs file")
     numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.startswith("#")]
-    # without quotes a CSV row is its text split at the commas (several times faster than csv.reader)
-    reader = iter([line.split(",") for _, line in numbered] if '"' not in text else
-                  csv.reader([line for _, line in numbered]))
-    header = [c.strip() for c in next(reader, [])]
+    quoted = '"' in text
+    header = [c.strip() for c in (next(csv.reader([numbered[0][1]])) if quoted else numbered[0][1].split(","))] \
+        if numbered else []
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise WarpspeedError(f"{p}: missing column(s) {', '.join(missing)}; need {', '.join(REQUIRED_COLUMNS)}")
     columns = [header.index(c) for c in ("its", "clock_mhz", "watts")]
     gflop_column = header.index("gflop_s") if "gflop_s" in header else None
-    rows = list(reader)
     lines = [n for n, _ in numbered[1:]]
-    for row, n in zip(rows, lines):
-        if len(row) != len(header):
+    data = [line for _, line in numbered[1:]]
+    width = len(header)
+    if quoted:  # csv.reader: a row's cells, quotes removed
+        rows = list(csv.reader(data))
+        lengths = [len(row) for row in rows]
+    else:  # without quotes a row's cells are its text split at the commas
+        lengths = [line.count(",") + 1 for line in data]
+    for length, n in zip(lengths, lines):
+        if length != width:
             raise WarpspeedError(f"{p} line {n}: the row has another number of cells than the header; "
                                  "give one cell per column")
-    try:  # numpy parses the columns' text in one pass each
-        its = np.array([row[columns[0]].strip() for row in rows], dtype=str).astype(np.int64).tolist()
-        clock, watts = (np.array([row[c] for row in rows], dtype=str).astype(float).tolist() for c in columns[1:])
-        gflop = ([None] * len(rows) if gflop_column is None else
-                 [float(g) if g else None for g in (row[gflop_column].strip() for row in rows)])
+    if quoted:
+        cells = [rows[i][j] for j in range(width) for i in range(len(rows))]
+        column = lambda j: cells[j * len(rows):(j + 1) * len(rows)]  # noqa: E731
+    else:
+        wanted = {j: [] for j in (*columns, gflop_column) if j is not None}
+        for start in range(0, len(data), _CHUNK_LINES):  # in chunks: only the wanted cells stay
+            flat = ",".join(data[start:start + _CHUNK_LINES]).split(",")
+            for j, cells_j in wanted.items():
+                cells_j.extend(flat[j::width])
+        column = wanted.__getitem__
+    try:  # numpy parses each distinct cell text once (a campaign repeats its settings)
+        its = _converted(column(columns[0]), lambda texts: np.array([t.strip() for t in texts], dtype=str)
+                         .astype(np.int64), np.int64)
+        clock, watts = (_converted(column(c), lambda texts: np.array(texts, dtype=str).astype(float), float)
+                        for c in columns[1:])
+        gflop = (np.full(len(data), np.nan) if gflop_column is None else
+                 _converted(column(gflop_column), lambda texts: np.array(
+                     [float(t.strip()) if t.strip() else np.nan for t in texts], dtype=float), float))
     except (ValueError, OverflowError):
-        for row, n in zip(rows, lines):  # find the row and say what is wrong with it
+        for n, line in zip(lines, data):  # find the row and say what is wrong with it
+            row = next(csv.reader([line])) if quoted else line.split(",")
             try:
                 gflop_text = row[gflop_column].strip() if gflop_column is not None else ""
                 int(row[columns[0]]), float(row[columns[1]]), float(row[columns[2]])
                 float(gflop_text) if gflop_text else None
+                if not -2**63 <= int(row[columns[0]]) < 2**63:  # numpy's int64 overflows
+                    raise WarpspeedError(f"{p} line {n}: its is not an inner-loop length (got "
+                                         f"{row[columns[0]].strip()!r}); allowed: an integer from 0 to {MAX_ITS}")
             except ValueError:
                 raise WarpspeedError(f"{p} line {n}: its, clock_mhz, watts or gflop_s is not a number (got "
                                      f"{row[columns[0]]!r}, {row[columns[1]]!r}, {row[columns[2]]!r}, "
                                      f"{row[gflop_column] if gflop_column is not None else None!r}); "
                                      "its is an integer, the others decimal numbers") from None
         raise
-    runs = list(map(Run, its, clock, watts, gflop))
+    runs = RunTable(its, clock, watts, gflop)
     found = first_bad_run(runs)
     if found is not None:
         raise WarpspeedError(f"{p} line {lines[found[0]]}: {found[1]}")
     if len(runs) < MIN_RUNS:
         raise WarpspeedError(f"{p}: too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
     return runs
+
+
+#: Lines split at a time by :func:`read_runs` (bounds the memory of the cells it does not read).
+_CHUNK_LINES = 1 << 16
+
+
+def _converted(cells: list[str], convert, dtype) -> np.ndarray:
+    """``convert`` (texts -> array) applied to each distinct text of ``cells`` once, spread back
+    to the cells."""
+    distinct = list(dict.fromkeys(cells))
+    values = dict(zip(distinct, convert(distinct).tolist())) if distinct else {}
+    return np.array(list(map(values.__getitem__, cells)), dtype=dtype)
 
 
 def measured_lups_per_s(run: Run, flops_per_lup: float | None = None) -> float:
@@ -359,17 +436,15 @@ def run_columns(device: "Device", runs: Sequence[Run], measured_rate: bool = Tru
                 predicted: dict[int, tuple] | None = None) -> RunColumns:
     """:class:`RunColumns` of ``runs``: what depends on a run's inner-loop length is computed once
     per length (the benchmark kernel is built once per length, not once per run)."""
-    cache = predicted if predicted is not None else _predicted(device, (r.its for r in runs))
+    cache = predicted if predicted is not None else _predicted(device, _run_arrays(runs)[0].tolist())
     volta, ratios = volta_anchors(), core_ratios()
     its_values = sorted(cache)
     table = np.array([[sum(n * ratios[c] for c, n in act.core.items()), act.dram_sectors,
                        (volta.l2_sector_j * act.l2_sectors + volta.l1_sector_j * act.l1_sectors) / volta.dram_sector_j,
                        _static_share(act.category, act.active_lanes), roofline_benchmark(its).flops.flops]
                       for its in its_values for act, _, _ in (cache[its],)], dtype=float).reshape(len(its_values), 5)
-    its = np.fromiter((r.its for r in runs), np.int64, len(runs))
+    its, clock, _, gflop = _run_arrays(runs)
     row = np.searchsorted(np.array(its_values, dtype=np.int64), its) if len(its_values) else its
-    clock = np.fromiter((r.clock_mhz for r in runs), float, len(runs))
-    gflop = np.fromiter((np.nan if r.gflop_s is None else r.gflop_s for r in runs), float, len(runs))
     measured = ~np.isnan(gflop) if measured_rate else np.zeros(len(runs), dtype=bool)
     rate = np.empty(len(runs))
     if measured.any():  # measured_lups_per_s, on arrays: GFLOP/s over the benchmark's flops per update
@@ -443,7 +518,7 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
         raise WarpspeedError(f"too few runs (got {len(runs)}); the fit needs at least {MIN_RUNS}")
     check_runs(runs)
     _check_runs_on(device, runs)
-    watts = np.fromiter((r.watts for r in runs), float, len(runs))
+    watts = _run_arrays(runs)[2]
     columns = run_columns(device, runs)
     _require_determined(design_from(columns, V_MIN_CANDIDATES[0]), watts, runs)
     best, costs = None, []
@@ -456,9 +531,10 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
     v_min, a, solution = best
     clock = voltage_floor(V_MIN_CANDIDATES, costs, v_min)
     e_fp32, e_dram, static, constant = (float(x) for x in solution.x)
-    errors = tuple(((a @ solution.x - watts) / watts).tolist())
-    worst = int(np.argmax(np.abs(errors)))
-    if not all(math.isfinite(e) for e in errors) or abs(errors[worst]) > MAX_FIT_ERROR:
+    relative = (a @ solution.x - watts) / watts
+    errors = tuple(relative.tolist())
+    worst = int(np.argmax(np.abs(relative)))
+    if not np.all(np.isfinite(relative)) or abs(errors[worst]) > MAX_FIT_ERROR:
         raise WarpspeedError(f"the fit does not follow the runs (largest error {100 * abs(errors[worst]):.1f} % at run "
                              f"{worst + 1}, its = {runs[worst].its}); allowed: at most {100 * MAX_FIT_ERROR:g} %: "
                              "runs of the gpu-roofline benchmark on this device, not throttled")
@@ -481,7 +557,7 @@ def fit_family(device: "Device", runs: Sequence[Run], source: str) -> FitResult:
                        "mape": float(np.mean(np.abs(errors))), "max_error": float(np.max(np.abs(errors))),
                        "sector_bytes": SECTOR_BYTES},
     }
-    return FitResult(family, errors, tuple(runs))
+    return FitResult(family, errors, runs if isinstance(runs, RunTable) else tuple(runs))
 
 
 def _require_determined(a: np.ndarray, watts: np.ndarray, runs: Sequence[Run]) -> None:

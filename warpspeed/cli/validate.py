@@ -174,9 +174,9 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
     predicted ones (Ernst et al. 2023, section 5.8)."""
     from warpspeed.validation.accuracy import plot_accuracy, table_accuracy
     from warpspeed.validation.measure import PREDICTION_MODEL
-    from warpspeed.validation.measurement_csv import read_measurement_csv
+    from warpspeed.validation.measurement_csv import read_measurement_columns
 
-    table = read_measurement_csv(csv_path)
+    table = read_measurement_columns(csv_path)
     report = table_accuracy(table, top_k, device_name)
     if report.rows == 0:
         raise WarpspeedError(f"{csv_path!r} has no usable rows (every row has an error); allowed: rows of "
@@ -185,7 +185,7 @@ def accuracy(csv_path: str, plot_path: str | None, top_k: int, as_json: bool, de
         raise WarpspeedError(f"{csv_path!r} has no row with a measured and a predicted value; allowed: rows "
                              "with meas_* and pred_* values (as warpspeed measure writes them)")
     if plot_path:
-        plot_accuracy(table.rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
+        plot_accuracy(table.table().rows, plot_path, f"{table.kernel} on {table.metadata.get('gpu_name', table.device)}")
     model = table.metadata.get("prediction_model", PREDICTION_MODEL)
     version = table.metadata.get("warpspeed_version", "?")
     if as_json:

@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from warpspeed.errors import DeviceError
 from warpspeed.files.jsonsafe import json_safe
 from warpspeed.hardware.device import Device, load_device
@@ -48,7 +50,7 @@ from warpspeed.launch.space import CONFIG_COLUMNS
 from warpspeed.levels import LIMITERS, Roofline, four_limiter
 from warpspeed.plots import BLOCK_SHAPE_LEGEND, block_color, new_figure, save_figure
 from warpspeed.units import NANO
-from warpspeed.validation.measurement_csv import read_measurement_csv
+from warpspeed.validation.measurement_csv import MeasurementColumns, read_measurement_columns
 from warpspeed.validation.percent import AccuracyError, mape
 from warpspeed.validation.schema import COMPARED_METRICS, MeasurementTable
 
@@ -148,8 +150,13 @@ def _value(row: Mapping[str, Any], column: str) -> float:
 
 def row_label(row: Mapping[str, Any]) -> str:
     """``BXxBYxBZ`` plus `` fold FXxFYxFZ`` when folded (as :attr:`Config.label`)."""
-    block = f"{int(row['block_x'])}x{int(row['block_y'])}x{int(row['block_z'])}"
-    fx, fy, fz = int(row.get("fold_x", 1)), int(row.get("fold_y", 1)), int(row.get("fold_z", 1))
+    return config_label(int(row["block_x"]), int(row["block_y"]), int(row["block_z"]), int(row.get("fold_x", 1)),
+                        int(row.get("fold_y", 1)), int(row.get("fold_z", 1)))
+
+
+def config_label(bx: int, by: int, bz: int, fx: int, fy: int, fz: int) -> str:
+    """:func:`row_label` of a block and a folding."""
+    block = f"{bx}x{by}x{bz}"
     return block if fx == fy == fz == 1 else f"{block} fold {fx}x{fy}x{fz}"
 
 
@@ -309,9 +316,14 @@ def table_device(table: MeasurementTable, device: Device | str | None = None) ->
     Raises AccuracyError when the device cannot be loaded."""
     if not has_measured_volumes(table.rows):
         return None
+    return _load_table_device(table.device, device)
+
+
+def _load_table_device(table_device_name: str, device: Device | str | None) -> Device:
+    """``device`` (a Device, a built-in name or a file), else the table's ``device_model``."""
     if isinstance(device, Device):
         return device
-    name = device or table.device
+    name = device or table_device_name
     if not name:
         raise AccuracyError("the measurement file names no device_model; the phenomenological variant needs "
                             "the device the rows were measured on: pass --device NAME_OR_FILE")
@@ -322,16 +334,214 @@ def table_device(table: MeasurementTable, device: Device | str | None = None) ->
                             "pass --device NAME_OR_FILE") from None
 
 
-def table_accuracy(table: MeasurementTable, top_k: int = DEFAULT_TOP_K,
+def table_accuracy(table: MeasurementTable | MeasurementColumns, top_k: int = DEFAULT_TOP_K,
                    device: Device | str | None = None) -> AccuracyReport:
     """:func:`accuracy_report` of a measurement table, with the phenomenological variant on
-    ``device`` (default: the table's ``device_model``) when the table has measured volumes."""
+    ``device`` (default: the table's ``device_model``) when the table has measured volumes.
+    A :class:`~warpspeed.validation.measurement_csv.MeasurementColumns` is evaluated on its
+    columns (:func:`columns_accuracy`), with the same result."""
+    if isinstance(table, MeasurementColumns):
+        return columns_accuracy(table, top_k, device)
     return accuracy_report(table.rows, table.kernel, table.device, top_k, table_device(table, device))
 
 
 def load_accuracy(path: str | Path, top_k: int = DEFAULT_TOP_K, device: Device | str | None = None) -> AccuracyReport:
     """:func:`accuracy_report` of a measurement CSV file (:func:`table_accuracy`)."""
-    return table_accuracy(read_measurement_csv(path), top_k, device)
+    return table_accuracy(read_measurement_columns(path), top_k, device)
+
+
+class _Columns:
+    """The rows of a :class:`MeasurementColumns` selected by ``index``, read as float columns
+    (NaN for a column the file lacks), with row labels as :func:`row_label` writes them."""
+
+    def __init__(self, table: MeasurementColumns, index: np.ndarray) -> None:
+        self.table, self.index = table, index
+        self._labels: dict[int, str] = {}
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def column(self, name: str) -> np.ndarray:
+        values = self.table.columns.get(name)
+        if values is None or isinstance(values, tuple):
+            return np.full(len(self.index), math.nan)
+        return values[self.index].astype(np.float64)
+
+    def subset(self, keep: np.ndarray) -> "_Columns":
+        return _Columns(self.table, self.index[keep])
+
+    def configs(self) -> np.ndarray:
+        return np.stack([self.table.columns[c][self.index] for c in CONFIG_COLUMNS], axis=1)
+
+    def label(self, i: int) -> str:
+        return self.labels([i])[0]
+
+    def labels(self, positions: Sequence[int]) -> list[str]:
+        """The labels of the selected rows at ``positions`` (computed once each)."""
+        if self._all is None and len(positions) > len(self.index) // 8:  # many: all at once, in a list
+            extents = [self.table.columns[f"{kind}_{d}"][self.index].tolist() for kind in ("block", "fold") for d in "xyz"]
+            self._all = list(map(config_label, *extents))
+        if self._all is not None:
+            return [self._all[i] for i in positions]
+        missing = [i for i in positions if i not in self._labels]
+        if missing:
+            rows = self.index[missing]
+            extents = [self.table.columns[f"{kind}_{d}"][rows].tolist() for kind in ("block", "fold") for d in "xyz"]
+            self._labels.update(zip(missing, map(config_label, *extents)))
+        return [self._labels[i] for i in positions]
+
+
+def _column_pairs(cols: _Columns, measured: str, predicted: str) -> tuple[_Columns, np.ndarray, np.ndarray]:
+    """The rows where both values are finite and the measured one positive (as :func:`_pairs`),
+    with their predicted and measured values."""
+    m, p = cols.column(measured), cols.column(predicted)
+    with np.errstate(invalid="ignore"):
+        keep = np.isfinite(m) & np.isfinite(p) & (m > 0)
+    return cols.subset(keep), p[keep], m[keep]
+
+
+def _columns_metric(cols: _Columns, metric: str, label: str, unit: str, measured_col: str,
+                    predicted_col: str) -> MetricAccuracy:
+    """:func:`_column_accuracy` on columns (the same sums in the same order)."""
+    pairs, p, m = _column_pairs(cols, measured_col, predicted_col)
+    if len(pairs) == 0:
+        return MetricAccuracy(metric, label, unit, 0, math.nan, math.nan, "")
+    apes = 100.0 * np.abs(p - m) / m
+    worst = int(np.argmax(apes))  # the first of the largest
+    error = 100.0 * sum((np.abs(p - m) / m).tolist()) / len(m)  # as percent.mape sums
+    return MetricAccuracy(metric, label, unit, len(pairs), error, float(apes[worst]), pairs.label(worst))
+
+
+def _columns_top(pairs: _Columns, values: np.ndarray, k: int) -> list[int]:
+    """Indices of the k largest ``values`` (ties broken by label, as :func:`_top`)."""
+    threshold = np.partition(values, len(values) - k)[len(values) - k]
+    above = np.flatnonzero(values > threshold).tolist()  # fewer than k
+    ties = np.flatnonzero(values == threshold).tolist()
+    tie_labels = pairs.labels(ties)
+    chosen = heapq.nsmallest(k - len(above), range(len(ties)), key=tie_labels.__getitem__)
+    return (sorted(above, key=lambda i: (-values[i], pairs.label(i)))
+            + [ties[j] for j in sorted(chosen, key=tie_labels.__getitem__)])
+
+
+def _columns_ranking(cols: _Columns, top_k: int, predicted: str = "pred_lups_per_s") -> RankingQuality | None:
+    """:func:`ranking_quality` on columns."""
+    from scipy.stats import spearmanr
+
+    if top_k < 1:
+        raise AccuracyError(f"top_k must be >= 1, got {top_k}")
+    pairs, p, m = _column_pairs(cols, "meas_lups_per_s", predicted)
+    if len(pairs) < 2:
+        return None
+    configs = pairs.configs()
+    keys = np.zeros(len(pairs), dtype=np.int64)
+    for j in range(configs.shape[1]):  # entries 1..1024: 10 bits each
+        keys = (keys << 10) | (configs[:, j] - 1)
+    keys.sort()
+    if np.any(keys[1:] == keys[:-1]):
+        counts = Counter(pairs.label(i) for i in range(len(pairs)))
+        repeated = sorted(lab for lab, n in counts.items() if n > 1)
+        shown = ", ".join(repeated[:SHOWN_DUPLICATES]) + (f" and {len(repeated) - SHOWN_DUPLICATES} more"
+                                                          if len(repeated) > SHOWN_DUPLICATES else "")
+        raise AccuracyError(f"ranking needs one row per configuration; duplicate configuration(s): {shown}")
+    if np.all(p == p[0]) or np.all(m == m[0]):
+        rho = p_value = math.nan  # a constant ranking has no rank correlation
+    else:
+        result = spearmanr(p, m)
+        rho, p_value = float(result.statistic), float(result.pvalue)
+    best_pred = _columns_top(pairs, p, 1)[0]
+    best_meas = _columns_top(pairs, m, 1)[0]
+    k = min(top_k, len(pairs))
+    overlap = len({pairs.label(i) for i in _columns_top(pairs, p, k)} & {pairs.label(i) for i in _columns_top(pairs, m, k)})
+    return RankingQuality(n=len(pairs), spearman=rho, spearman_p_value=p_value, best_predicted=pairs.label(best_pred),
+                          best_measured=pairs.label(best_meas),
+                          best_predicted_relative=float(m[best_pred]) / float(m[best_meas]), top_k=k,
+                          top_k_overlap=overlap)
+
+
+#: The columns :func:`phenomenological_roofline` reads.
+_PHENOMENOLOGICAL_INPUTS = ("meas_l1_wavefronts_per_lup", "meas_l2_load_bytes_per_lup", "meas_l2_store_bytes_per_lup",
+                            "meas_dram_load_bytes_per_lup", "meas_dram_store_bytes_per_lup",
+                            "pred_dram_resident_threads", "pred_registers", "pred_fp_lups_per_s",
+                            *(c for c in CONFIG_COLUMNS if c.startswith("fold_")))
+
+
+def _row_codes(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """One integer per row of the float ``columns`` (of one length), equal for rows of equal bits:
+    each column's distinct bit patterns numbered, the numbers combined (and renumbered whenever
+    the product of the counts would leave int64)."""
+    codes = np.zeros(len(columns[0]), dtype=np.int64)
+    count = 1
+    for column in columns:
+        distinct, numbers = np.unique(column.view(np.int64), return_inverse=True)
+        if count * len(distinct) >= 2**62:
+            count_codes, codes = np.unique(codes, return_inverse=True)
+            count = len(count_codes)
+        codes = codes * len(distinct) + numbers.ravel()
+        count *= len(distinct)
+    return codes
+
+
+def _columns_phenomenological(cols: _Columns, device: Device, top_k: int) -> PhenomenologicalAccuracy | None:
+    """:func:`phenomenological_accuracy` on columns: :func:`phenomenological_roofline` once per
+    distinct combination of the values it reads (rows that share them share the roofline)."""
+    present = [c for c in _PHENOMENOLOGICAL_INPUTS if c in cols.table.columns]
+    inputs = [cols.column(c) for c in present]
+    _, first, inverse = np.unique(_row_codes(inputs), return_index=True, return_inverse=True)
+    rates, limiters = np.empty(len(first)), []
+    for j, row in enumerate(first.tolist()):
+        roof = phenomenological_roofline({c: float(values[row]) for c, values in zip(present, inputs)}, device)
+        rates[j] = math.nan if roof is None else roof.lups_per_s
+        limiters.append("" if roof is None else roof.limiter)
+    rate = rates[inverse.ravel()]
+    used = np.isfinite(rate)
+    if not used.any():
+        return None
+    groups = np.bincount(inverse.ravel()[used], minlength=len(first))
+    counts: dict[str, int] = {}
+    for j in np.flatnonzero(groups).tolist():  # in the order the rows first have each limiter
+        counts[limiters[j]] = counts.get(limiters[j], 0) + int(groups[j])
+    ordered = tuple(sorted(counts.items(), key=lambda kv: (LIMITERS.index(kv[0]) if kv[0] in LIMITERS
+                                                           else len(LIMITERS), kv[0])))
+    table = _with_column(cols.subset(used), PHENOMENOLOGICAL_COLUMN, rate[used])
+    performance = _columns_metric(table, "performance_phenomenological", PHENOMENOLOGICAL_LABEL, "lup/s",
+                                  "meas_lups_per_s", PHENOMENOLOGICAL_COLUMN)
+    return PhenomenologicalAccuracy(n=int(used.sum()), performance=performance, limiters=ordered,
+                                    ranking=_columns_ranking(table, top_k, PHENOMENOLOGICAL_COLUMN))
+
+
+def _with_column(cols: _Columns, name: str, values: np.ndarray) -> _Columns:
+    """``cols`` with a further float column (one value per selected row)."""
+    full = np.full(len(cols.table), math.nan)
+    full[cols.index] = values
+    table = replace(cols.table, columns={**cols.table.columns, name: full},
+                    names=(*cols.table.names, name))
+    return _Columns(table, cols.index)
+
+
+def columns_accuracy(table: MeasurementColumns, top_k: int = DEFAULT_TOP_K,
+                     device: Device | str | None = None) -> AccuracyReport:
+    """:func:`table_accuracy` of a measurement file read as columns (the same report, in
+    array operations: a million rows in seconds)."""
+    errors = table.columns.get("error")
+    ok = np.arange(len(table)) if errors is None else np.flatnonzero([not e for e in errors])
+    cols = _Columns(table, ok)
+    spec = _columns_device(table, device)
+    return AccuracyReport(kernel=table.kernel, device=table.device, rows=len(ok),
+                          metrics=tuple(_columns_metric(cols, name, METRIC_LABELS[name], unit, m, p)
+                                        for name, m, p, unit in COMPARED_METRICS),
+                          ranking=_columns_ranking(cols, top_k),
+                          phenomenological=None if spec is None else _columns_phenomenological(cols, spec, top_k))
+
+
+def _columns_device(table: MeasurementColumns, device: Device | str | None) -> Device | None:
+    """:func:`table_device` of a table read as columns."""
+    columns = ("meas_l1_wavefronts_per_lup", "meas_l2_load_bytes_per_lup", "meas_l2_store_bytes_per_lup",
+               "meas_dram_load_bytes_per_lup", "meas_dram_store_bytes_per_lup")
+    every = _Columns(table, np.arange(len(table)))
+    if not np.all([np.isfinite(every.column(c)) for c in columns], axis=0).any():
+        return None
+    return _load_table_device(table.device, device)
 
 
 def plot_accuracy(rows: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:

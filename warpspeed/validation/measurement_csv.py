@@ -16,9 +16,12 @@ import csv
 import io
 import math
 import os
+from itertools import repeat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
+
+import numpy as np
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.atomic import write_text_atomic
@@ -92,20 +95,16 @@ def _split(text: str, where: str = "the measurement file") -> tuple[dict[str, st
     """(metadata of the comment block, the non-empty table lines). A format-version line of
     another version than :data:`CSV_FORMAT` is refused (a file without one, written by hand, is read)."""
     metadata: dict[str, str] = {}
-    body = []
-    for line in text.splitlines():
-        if line.startswith("#") and line[1:].strip().split(" ", 1)[0] == FORMAT_WORD \
-                and " ".join(line[1:].split()) != CSV_FORMAT:
+    lines = text.splitlines()
+    for line in [line for line in lines if line.startswith("#")]:
+        if line[1:].strip().split(" ", 1)[0] == FORMAT_WORD and " ".join(line[1:].split()) != CSV_FORMAT:
             raise MeasurementError(f"{where} is of format {' '.join(line[1:].split())!r}, which this version "
                                    f"does not read; allowed: {CSV_FORMAT!r} (or no format line, for a table "
                                    "written by hand)")
-        if line.startswith("#"):
-            key, sep, value = line[1:].strip().partition(":")
-            if sep:
-                metadata[key.strip()] = value.strip()
-        elif line.strip():
-            body.append(line)
-    return metadata, body
+        key, sep, value = line[1:].strip().partition(":")
+        if sep:
+            metadata[key.strip()] = value.strip()
+    return metadata, [line for line in lines if not line.startswith("#") and line.strip()]
 
 
 #: Rate columns checked against the device's plausible range
@@ -183,11 +182,158 @@ def _config_value(column: str, value: float, where: str) -> int:
 
 def read_measurement_csv(path: str | Path) -> MeasurementTable:
     """Read a measurement CSV: metadata from the comment block, numbers as floats (empty: NaN)."""
+    return read_measurement_columns(path).table()
+
+
+@dataclass(frozen=True)
+class MeasurementColumns:
+    """A measurement file as columns: metadata, the header's column names in order, and per
+    column a numpy array (float64; the block and fold columns int64) or, for the text columns
+    (:data:`_TEXT_COLUMNS`), a tuple of the stripped cells. Values as :func:`read_measurement_csv`
+    gives them per row."""
+
+    metadata: Mapping[str, str]
+    names: tuple[str, ...]
+    columns: Mapping[str, Any]
+
+    def __len__(self) -> int:
+        return len(self.columns[self.names[0]])
+
+    @property
+    def kernel(self) -> str:
+        return str(self.metadata.get("kernel", ""))
+
+    @property
+    def device(self) -> str:
+        return str(self.metadata.get("device_model", ""))
+
+    def table(self) -> MeasurementTable:
+        """The rows as dicts (config columns int, text columns str, other columns float)."""
+        lists = [self.columns[c] if c in _TEXT_COLUMNS else self.columns[c].tolist() for c in self.names]
+        names = self.names
+        return MeasurementTable(metadata=self.metadata, rows=tuple(dict(zip(names, values)) for values in zip(*lists)))
+
+
+#: Rows parsed at a time by the column reader (bounds the memory of the split cells).
+_CHUNK_ROWS = 1 << 16
+
+
+def _float_column(cells: Sequence[str]) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """(values, empty cells or None when none is empty) of one column's cells; None when a cell
+    is not a number (the row reader then words the error). Each distinct cell text is converted
+    once (measurement columns repeat their values: blocks, folds, repeats, registers)."""
+    if cells and cells.count(cells[0]) == len(cells):  # a constant column
+        try:
+            value = float(cells[0]) if cells[0].strip() else math.nan
+        except ValueError:
+            return None
+        return np.full(len(cells), value), None if cells[0].strip() else np.ones(len(cells), dtype=bool)
+    distinct = dict.fromkeys(cells)
+    try:
+        values = {text: float(text) if text.strip() else math.nan for text in distinct}
+    except ValueError:
+        return None
+    numbers = np.array(list(map(values.__getitem__, cells)), dtype=np.float64)
+    blank = [text for text in distinct if not text.strip()]
+    if not blank:
+        return numbers, None
+    blank_set = set(blank)
+    return numbers, np.array([text in blank_set for text in cells], dtype=bool)
+
+
+def _columns_fast(p: Path, metadata: Mapping[str, str], body: Sequence[str]) -> MeasurementColumns | None:
+    """The columns of ``body`` parsed and checked as arrays; None when the table has quotes, a row
+    of another length or any cell the checks of :func:`_typed_row` refuse (the row reader then
+    reads it, raising the error of the first such row)."""
+    if any('"' in line for line in body):
+        return None
+    names = tuple(body[0].split(","))
+    if len(set(names)) != len(names) or any(c not in names for c in CONFIG_COLUMNS):
+        return None
+    width = len(names)
+    parts: dict[str, list] = {c: [] for c in names}
+    empties: dict[str, list] = {c: [] for c in names}
+    for start in range(1, len(body), _CHUNK_ROWS):
+        lines = body[start:start + _CHUNK_ROWS]
+        if set(map(str.count, lines, repeat(",", len(lines)))) != {width - 1}:
+            return None
+        text = ",".join(lines)
+        cells = text.split(",")  # one split per chunk: the cells row after row
+        padded = not text.isascii() or " " in text or "\t" in text  # else no cell has spaces to strip
+        for j, name in enumerate(names):
+            column = cells[j::width]
+            if name in _TEXT_COLUMNS:
+                parts[name].extend([c.strip() for c in column] if padded else column)
+                continue
+            parsed = _float_column(column)
+            if parsed is None:
+                return None
+            parts[name].append(parsed[0])
+            empties[name].append(np.zeros(len(column), dtype=bool) if parsed[1] is None else parsed[1])
+    if len(body) < 2:
+        return None
+    columns: dict[str, Any] = {}
+    for name in names:
+        if name in _TEXT_COLUMNS:
+            columns[name] = tuple(parts[name])
+            continue
+        values, empty = np.concatenate(parts[name]), np.concatenate(empties[name])
+        with np.errstate(invalid="ignore"):
+            bad = (~np.isfinite(values) & ~empty) if name not in _LIMIT_COLUMNS else \
+                (np.isnan(values) & ~empty) | (values == -math.inf)
+            if name in _POSITIVE_COLUMNS:
+                bad |= values <= 0
+            if name in _KNOWN_NUMBER_COLUMNS:
+                bad |= values < 0
+        if bad.any():
+            return None
+        columns[name] = values
+    for c in CONFIG_COLUMNS:
+        values = columns[c]
+        if not (np.all(values == np.floor(values)) and np.all((values >= 1) & (values <= MAX_CONFIG_ENTRY))):
+            return None
+        columns[c] = values.astype(np.int64)
+    rates = plausible_rates(metadata)
+    if rates is not None:
+        low, high = rates
+        for c in _RATE_COLUMNS:
+            if c in columns and np.any(~np.isnan(columns[c]) & ((columns[c] < low) | (columns[c] > high))):
+                return None
+    codes = np.sort((columns["fold_x"] - 1) << 20 | (columns["fold_y"] - 1) << 10 | (columns["fold_z"] - 1))
+    distinct = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]  # (np.unique hashes: slower)
+    try:
+        for code in distinct.tolist():
+            check_fold((1 + (code >> 20), 1 + (code >> 10 & 1023), 1 + (code & 1023)), "fold", MeasurementError)
+    except MeasurementError:
+        return None
+    return MeasurementColumns(metadata=metadata, names=names, columns=columns)
+
+
+def read_measurement_columns(path: str | Path) -> MeasurementColumns:
+    """Read a measurement CSV as columns (:class:`MeasurementColumns`): the cells are split and
+    converted per column with numpy and checked as arrays, so a million rows take seconds; a file
+    that the array checks refuse (or that quotes cells) is read row by row, which raises the same
+    one-line error as :func:`read_measurement_csv` always did, naming the first bad row."""
     p = Path(path)
     metadata, body = _split(read_text(p, "measurement file", MeasurementError), repr(str(p)))
     if not body:
         raise MeasurementError(f"{str(p)!r}: no header row; expected the columns of "
                                "warpspeed.validation.schema.CSV_COLUMNS")
+    fast = _columns_fast(p, metadata, body)
+    if fast is not None:
+        return fast
+    table = _read_rows(p, metadata, body)
+    names = tuple(table.rows[0])
+    columns: dict[str, Any] = {}
+    for c in names:
+        values = [row[c] for row in table.rows]
+        columns[c] = tuple(values) if c in _TEXT_COLUMNS else np.array(
+            values, dtype=np.int64 if c in CONFIG_COLUMNS else np.float64)
+    return MeasurementColumns(metadata=table.metadata, names=names, columns=columns)
+
+
+def _read_rows(p: Path, metadata: dict[str, str], body: list[str]) -> MeasurementTable:
+    """The rows of ``body`` read and checked one by one (the reference reader)."""
     reader = csv.DictReader(io.StringIO("\n".join(body)))
     missing = [c for c in CONFIG_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
