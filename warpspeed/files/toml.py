@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.stored import package_file
 from warpspeed.files.text import read_text
 
 if TYPE_CHECKING:
@@ -35,3 +36,23 @@ def table_number(table: Mapping, key: str, where: str, error: type[WarpspeedErro
     if not number or value < 0 or (positive and value == 0):
         raise error(f"{where}: {key} must be a number {'> 0' if positive else '>= 0'}, got {value!r}")
     return float(value)
+
+
+def read_based_on(package: str, name: str, known: list[str], *, what: str, kind: str, head: str,
+                  tables: tuple[str, ...], read_error: type[WarpspeedError], error: Callable[[str], Exception],
+                  _seen: tuple[str, ...] = ()) -> dict:
+    """The tables of the package file ``<name>.toml`` of ``package`` (``what``: the kind of file in
+    messages). A file whose ``[head]`` names ``based_on = "<other name>"`` holds only what differs:
+    its keys in ``tables`` replace those of the base file (merged table by table, the chain
+    followed), everything else is the base's. ``known``: the names with a file; a ``based_on``
+    outside them or a cycle raises ``error`` naming ``kind`` (a name's kind in messages)."""
+    data = read_toml(package_file(package, f"{name}.toml"), what, read_error)
+    base = data.get(head, {}).get("based_on")
+    if base is None:
+        return data
+    if base not in known or base in _seen or base == name:
+        raise error(f"{name}.toml: based_on must name another {kind}'s file without a cycle; "
+                    f"available: {', '.join(known)}")
+    merged = read_based_on(package, base, known, what=what, kind=kind, head=head, tables=tables,
+                           read_error=read_error, error=error, _seen=(*_seen, name))
+    return {t: {**merged.get(t, {}), **data.get(t, {})} for t in tables}

@@ -27,8 +27,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import DeviceError
-from warpspeed.files.stored import package_file, package_files
-from warpspeed.files.toml import read_toml
+from warpspeed.files.stored import package_files
+from warpspeed.files.toml import read_based_on
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
@@ -92,17 +92,10 @@ def families() -> list[str]:
     return [p.name[:-len(".toml")] for p in package_files(INSTRUCTIONS_PACKAGE, ".toml")]
 
 
-def _merged(family: str, known: list[str], seen: tuple[str, ...] = ()) -> dict[str, Any]:
-    data = read_toml(package_file(INSTRUCTIONS_PACKAGE, f"{family}.toml"), "instruction-facts file",
-                     InstructionFactsError)
-    base = data.get("instructions", {}).get("based_on")
-    if base is None:
-        return data
-    if base not in known or base in seen or base == family:
-        raise InstructionFactsError(f"{family}.toml: based_on must name another family's file without a cycle; "
-                                    f"available: {', '.join(known)}")
-    merged = _merged(base, known, (*seen, family))
-    return {t: {**merged.get(t, {}), **data.get(t, {})} for t in ("instructions", "units")}
+def _merged(family: str, known: list[str]) -> dict[str, Any]:
+    return read_based_on(INSTRUCTIONS_PACKAGE, family, known, what="instruction-facts file", kind="family",
+                         head="instructions", tables=("instructions", "units"), read_error=InstructionFactsError,
+                         error=InstructionFactsError)
 
 
 def _number(value: object, where: str) -> float:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from warpspeed.errors import DeviceError
-from warpspeed.files.stored import package_file, package_files
-from warpspeed.files.toml import read_toml
+from warpspeed.files.stored import package_files
+from warpspeed.files.toml import read_based_on
 
 #: The package of the architecture latency files.
 LATENCY_PACKAGE = "warpspeed.hardware.latencies"
@@ -69,8 +69,7 @@ def architectures() -> list[str]:
     return [p.name[:-len(".toml")] for p in package_files(LATENCY_PACKAGE, ".toml")]
 
 
-def architecture_data(architecture: str, error: Callable[[str], Exception] = LatencyFileError,
-                      _derived: tuple[str, ...] = ()) -> dict:
+def architecture_data(architecture: str, error: Callable[[str], Exception] = LatencyFileError) -> dict:
     """The tables of ``architecture``'s latency file. A file whose ``[latencies]`` names
     ``based_on = "<architecture>"`` holds only what differs: its ``units`` and ``memory`` keys
     replace those of the base file, everything else is the base's. ``error`` builds the exception
@@ -78,15 +77,9 @@ def architecture_data(architecture: str, error: Callable[[str], Exception] = Lat
     known = architectures()
     if architecture not in known:
         raise error(f"no latency file for architecture {architecture!r}; available: {', '.join(known)}")
-    data = read_toml(package_file(LATENCY_PACKAGE, f"{architecture}.toml"), "latency file", LatencyFileError)
-    base = data.get("latencies", {}).get("based_on")
-    if base is None:
-        return data
-    if base not in known or base in _derived or base == architecture:
-        raise error(f"{architecture}.toml: based_on must name another architecture's file without a cycle; "
-                    f"available: {', '.join(known)}")
-    merged = architecture_data(base, error, (*_derived, architecture))
-    return {table: {**merged.get(table, {}), **data.get(table, {})} for table in ("latencies", "units", "memory")}
+    return read_based_on(LATENCY_PACKAGE, architecture, known, what="latency file", kind="architecture",
+                         head="latencies", tables=("latencies", "units", "memory"), read_error=LatencyFileError,
+                         error=error)
 
 
 def architecture_latencies(architecture: str) -> MemoryLatencies | None:
