@@ -31,7 +31,7 @@ from warpspeed.files.text import read_text
 from warpspeed.kernel.limits import check_fold
 from warpspeed.launch.space import Config
 from warpspeed.validation.plan import DEFAULT_DTYPE, MeasurementError
-from warpspeed.validation.schema import CSV_COLUMNS, MeasurementTable
+from warpspeed.validation.schema import CSV_COLUMNS, CampaignMetadata, MeasurementTable
 
 #: Metadata that must agree between a file and the campaign that resumes it (a file written
 #: before ``dtype`` was recorded holds double kernels).
@@ -186,7 +186,7 @@ def read_measurement_csv(path: str | Path) -> MeasurementTable:
 
 
 @dataclass(frozen=True)
-class MeasurementColumns:
+class MeasurementColumns(CampaignMetadata):
     """A measurement file as columns: metadata, the header's column names in order, and per
     column a numpy array (float64; the block and fold columns int64) or, for the text columns
     (:data:`_TEXT_COLUMNS`), a tuple of the stripped cells. Values as :func:`read_measurement_csv`
@@ -198,14 +198,6 @@ class MeasurementColumns:
 
     def __len__(self) -> int:
         return len(self.columns[self.names[0]])
-
-    @property
-    def kernel(self) -> str:
-        return str(self.metadata.get("kernel", ""))
-
-    @property
-    def device(self) -> str:
-        return str(self.metadata.get("device_model", ""))
 
     def table(self) -> MeasurementTable:
         """The rows as dicts (config columns int, text columns str, other columns float)."""

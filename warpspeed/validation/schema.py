@@ -133,12 +133,11 @@ class Soak:
             raise MeasurementError(f"a soak needs >= 1 launch and positive seconds, got {self.launches}, {self.seconds}")
 
 
-@dataclass(frozen=True)
-class MeasurementTable:
-    """A measurement campaign: metadata (the CSV's comment block) and one dict per row."""
+class CampaignMetadata:
+    """The kernel and device of a measurement campaign, read from its ``metadata`` (the CSV's
+    comment block): the part :class:`MeasurementTable` and the column reader's table share."""
 
     metadata: Mapping[str, str]
-    rows: tuple[Mapping[str, Any], ...] = dc_field(default_factory=tuple)
 
     @property
     def kernel(self) -> str:
@@ -147,6 +146,14 @@ class MeasurementTable:
     @property
     def device(self) -> str:
         return str(self.metadata.get("device_model", ""))
+
+
+@dataclass(frozen=True)
+class MeasurementTable(CampaignMetadata):
+    """A measurement campaign: metadata (the CSV's comment block) and one dict per row."""
+
+    metadata: Mapping[str, str]
+    rows: tuple[Mapping[str, Any], ...] = dc_field(default_factory=tuple)
 
 
 def measured_columns(lups: int, timing: Timing | None, counters: Mapping[str, float] | None) -> dict[str, float]:
