@@ -223,9 +223,10 @@ def _plan(source: str, arch: str, nvcc: str | None, cache: Path | None) -> _Plan
     return _Plan(nvcc_path, target, detail, include, entry, key, shape_entry, shape_key, compiler)
 
 
-def _cached(plan: _Plan, by_shape: bool = False) -> int | None:
-    """The count stored for ``plan`` (``by_shape``: for the same code on any domain), None when
-    there is none (or it cannot be read)."""
+def _cached_entry(plan: _Plan, by_shape: bool = False) -> tuple[int, str | None] | None:
+    """The count stored for ``plan`` (``by_shape``: for the same code on any domain) and the key of
+    the source it was counted from (None where the entry does not say), None when there is none (or
+    it cannot be read)."""
     entry, key = (plan.shape_entry, plan.shape_key) if by_shape else (plan.entry, plan.key)
     if entry is None or key is None:
         return None
@@ -234,14 +235,28 @@ def _cached(plan: _Plan, by_shape: bool = False) -> int | None:
         return None
     value = payload.get("registers")
     valid = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_REGISTERS_PER_THREAD
-    return value if valid else None
+    if not valid:
+        return None
+    counted_from = payload.get("source_key")
+    return value, counted_from if isinstance(counted_from, str) else None
+
+
+def _cached(plan: _Plan, by_shape: bool = False) -> int | None:
+    """The count stored for ``plan`` (``by_shape``: for the same code on any domain), None when
+    there is none (or it cannot be read)."""
+    found = _cached_entry(plan, by_shape)
+    return None if found is None else found[0]
 
 
 def _store(plan: _Plan, registers: int) -> None:
-    """Keep ``registers`` for ``plan``; a cache that cannot be written costs a compile next time."""
-    for entry, key in ((plan.entry, plan.key), (plan.shape_entry, plan.shape_key)):
-        if entry is not None and key is not None:
-            write_entry(entry, REGISTER_FORMAT, key, {"registers": registers, "arch": plan.arch})
+    """Keep ``registers`` for ``plan``; a cache that cannot be written costs a compile next time.
+    The shape entry also keeps which source was counted, so that a count read back through the
+    shape for that very source says so."""
+    if plan.entry is not None and plan.key is not None:
+        write_entry(plan.entry, REGISTER_FORMAT, plan.key, {"registers": registers, "arch": plan.arch})
+    if plan.shape_entry is not None and plan.shape_key is not None:
+        write_entry(plan.shape_entry, REGISTER_FORMAT, plan.shape_key,
+                    {"registers": registers, "arch": plan.arch, "source_key": plan.key})
 
 
 def compile_register_counts(sources: Sequence[str], arch: str = DEFAULT_ARCH,
@@ -323,10 +338,13 @@ def _known(standalone: str, sm: str, plan: _Plan | str) -> RegisterCount | None:
             return RegisterCount(hit, "ptxas", plan.detail)
         if shipped_count(standalone, sm) is not None:
             return None  # this very source is shipped: the installed ptxas counts it once, as before
-        hit = _cached(plan, by_shape=True)
-        if hit is not None:
-            return RegisterCount(hit, "ptxas", f"{plan.detail}, of the same code on another domain (only the "
-                                              "constants differ; cached)")
+        by_shape = _cached_entry(plan, by_shape=True)
+        if by_shape is not None:
+            registers, counted_from = by_shape
+            if counted_from is not None and counted_from == plan.key:
+                return RegisterCount(registers, "ptxas", plan.detail)  # this very source was counted
+            return RegisterCount(registers, "ptxas", f"{plan.detail}, of the same code on another domain "
+                                                     "(only the constants differ; cached)")
         table = shipped_table()
         if table is None or table.compiler != plan.compiler:
             return None

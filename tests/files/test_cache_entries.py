@@ -203,3 +203,20 @@ def test_a_planted_fifo_or_link_is_a_miss_and_replaced(tmp_path):
         assert path.is_file() and not path.is_symlink()
         assert read_entry(path, FORMAT, KEY) == {"registers": 32}
     assert target.read_text() == "the user's notes"
+
+
+def test_each_register_entry_corrupted_alone_leaves_the_cold_ranking(cold_ranking, cold_entries):
+    """Each register count corrupted on its own, with every kernel entry corrupted (so the counts
+    are looked up again): a count then read back through another entry of the same source (the
+    count of its shape, i.e. the same code on any domain) is that source's own count, and the
+    ranking, details included, equals the cold one."""
+    cold, reference = cold_ranking
+    registers = sorted((cold / "registers").glob("*.json"))
+    if not registers:
+        pytest.skip("no register count was compiled (no nvcc)")
+    for corrupted in registers:
+        for p, content in cold_entries.items():
+            p.write_bytes(content)
+        for path in [corrupted, *(cold / "kernels").glob("*.json")]:
+            path.write_bytes(b"\x00")
+        assert _ranking() == reference, corrupted.name
