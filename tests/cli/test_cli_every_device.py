@@ -40,7 +40,7 @@ def test_predict_every_kernel(device):
         _check(result)
 
 
-@pytest.mark.parametrize("device", ["MI210", "A100-SXM4-40GB"])
+@pytest.mark.parametrize("device", ["MI210", "A100-SXM4-40GB", "A100-PCIe-40GB"])
 def test_rank_workload(device):
     """The defect this guards against: rank --kernel d3q19-srt --device MI210 ended in a traceback."""
     pytest.importorskip("pystencils")

@@ -24,7 +24,7 @@ def test_device_by_name_prefix_or_family(typed, name):
 
 
 @pytest.mark.parametrize("typed, candidates", [
-    ("H100", ["H100-PCIe-80GB", "H100-SXM5-80GB"]), ("A100", ["A100-SXM4-40GB", "A100-SXM4-80GB"]),
+    ("H100", ["H100-PCIe-80GB", "H100-SXM5-80GB"]), ("A100", ["A100-PCIe-40GB", "A100-SXM4-40GB", "A100-SXM4-80GB"]),
     ("hopper", ["H100-PCIe-80GB", "H100-SXM5-80GB", "H200"]),
 ])
 def test_ambiguous_device_lists_the_candidates(typed, candidates):

@@ -16,10 +16,10 @@ from warpspeed.hardware.device import OPTIONAL_FIELDS, Device, device_names, loa
 from warpspeed.errors import DeviceError
 
 REQUIRED = [
-    "A100-SXM4-40GB", "V100-PCIe-32GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H100-PCIe-80GB",
-    "H200", "L40S", "MI100", "MI210", "MI300X", "RX5500XT", "W6800", "RX6900XT", "A40", "L40",
+    "A100-SXM4-40GB", "A100-PCIe-40GB", "V100-PCIe-32GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
+    "H100-PCIe-80GB", "H200", "L40S", "MI100", "MI210", "MI300X", "RX5500XT", "W6800", "RX6900XT", "A40", "L40",
 ]
-NVIDIA = ["V100-PCIe-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
+NVIDIA = ["V100-PCIe-32GB", "A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
           "H100-PCIe-80GB", "H200", "L40S", "A40", "L40"]
 AMD = ["MI100", "MI210", "MI300X", "RX5500XT", "W6800", "RX6900XT"]
 MiB = 2**20
@@ -89,7 +89,7 @@ def test_every_value_carries_a_source_comment(name):
 
 def test_a100_fp64_peak_matches_whitepaper():
     # 108 SMs x 32 FP64 lanes x 2 flop x 1.41 GHz = 9.746 TFLOPS; A100 whitepaper: 9.7 TFLOPS.
-    for name in ("A100-SXM4-40GB", "A100-SXM4-80GB"):
+    for name in ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB"):
         assert _peak_tflops(load_device(name), load_device(name).fp64_lanes_per_sm) == \
             pytest.approx(9.7, rel=0.02)
 
@@ -148,7 +148,7 @@ def test_nvidia_l1_is_128_bytes_per_cycle(name):
     assert load_device(name).l1.bytes_per_cycle == 16 * 8
 
 
-@pytest.mark.parametrize("name", ["A100-SXM4-40GB", "A100-SXM4-80GB"])
+@pytest.mark.parametrize("name", ["A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB"])
 def test_ampere_split_l2_effective_is_half(name):
     # Ernst et al. 2023 sec. 3: the split L2 duplicates lines, the effective capacity is half the
     # nominal 40 MiB; the Ampere capacity curves are fitted against it.
@@ -419,3 +419,15 @@ def test_fp16_rate_is_required(tmp_path):
 def test_fp16_peaks_match_vendor_figures(name, tflops):
     dev = load_device(name)
     assert _peak_tflops(dev, dev.fp16_lanes_per_sm) == pytest.approx(tflops, rel=0.02)
+
+
+def test_a100_pcie_is_the_sxm4_chip_with_a_250_w_limit():
+    # NVIDIA A100 PCIe product brief (PB-10137-001) and A100 datasheet, 40GB PCIe column: 108 SMs,
+    # 1410 MHz boost, 40 GB HBM2 at 1555 GB/s, 250 W; the SXM4 module: the same, at 400 W.
+    pcie, sxm = load_device("A100-PCIe-40GB"), load_device("A100-SXM4-40GB")
+    assert (pcie.sms, pcie.clock_ghz, pcie.l2.bytes) == (108, 1.41, 40 * MiB)
+    assert (pcie.tables["power"]["power_limit_w"], sxm.tables["power"]["power_limit_w"]) == (250, 400)
+    # same HBM2 peak, so the same sustained figure: gpu-stream/a100_40.txt scale at full occupancy,
+    # 1381 GB/s = 88.8 % of 1555 GB/s
+    assert pcie.dram_bandwidth_gb_s == sxm.dram_bandwidth_gb_s == 1381.0
+    assert pcie.dram_bandwidth_gb_s / 1555 == pytest.approx(0.888, abs=0.001)

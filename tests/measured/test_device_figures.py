@@ -78,9 +78,10 @@ def test_sustained_dram_anchors(name, dram, l2):
 
 
 def test_sustained_is_below_the_vendor_peak():
-    # vendor datasheets: H200 4800, H100 SXM 3350, H100 PCIe 2000, A100 80 GB 2039, L40/L40S 864,
+    # vendor datasheets: H200 4800, H100 SXM 3350, H100 PCIe 2000, A100 80 GB 2039, A100 40 GB 1555, L40/L40S 864,
     # A40 696, MI100 1228.8, MI210 1638.4, MI300X 5300, RX 6900 XT / W6800 512, RX 5500 XT 224 GB/s
     peaks = {"H200": 4800, "H100-SXM5-80GB": 3350, "H100-PCIe-80GB": 2000, "A100-SXM4-80GB": 2039,
+             "A100-PCIe-40GB": 1555, "A100-SXM4-40GB": 1555,
              "L40": 864, "L40S": 864, "A40": 696, "MI100": 1228.8, "MI210": 1638.4, "MI300X": 5300,
              "RX6900XT": 512, "W6800": 512, "RX5500XT": 224}
     for name, peak in peaks.items():

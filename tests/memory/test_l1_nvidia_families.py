@@ -34,7 +34,8 @@ def _tag(lines: int) -> float:
 
 
 @pytest.mark.parametrize("name, family, lanes", [
-    ("A100-SXM4-40GB", "ampere-ga100", 32), ("A100-SXM4-80GB", "ampere-ga100", 32),
+    ("A100-SXM4-40GB", "ampere-ga100", 32), ("A100-PCIe-40GB", "ampere-ga100", 32),
+    ("A100-SXM4-80GB", "ampere-ga100", 32),
     ("H100-PCIe-80GB", "hopper-gh100", 32), ("H100-SXM5-80GB", "hopper-gh100", 32), ("H200", "hopper-gh100", 32),
     ("V100-PCIe-32GB", "volta-gv100", 32),
     ("A40", "ampere-ga102", 16), ("L40", "ada-ad102", 16), ("L40S", "ada-ad102", 16),

@@ -37,7 +37,7 @@ L2_LAYERS_FITTED_ON = "H200"
 POWER_SOAKS_ON = "H200"
 #: Built-in devices that take another part's stored DRAM and L2 measurements unchanged (same
 #: chip, memory system and clock; :data:`warpspeed.measured.device_figures.MEASURED_AS`).
-MEASURED_ON_ANOTHER_PART = {"L40S": "L40"}
+MEASURED_ON_ANOTHER_PART = {"L40S": "L40", "A100-PCIe-40GB": "A100-SXM4-40GB"}
 
 
 @dataclass(frozen=True)

@@ -60,9 +60,11 @@ from warpspeed.units import MIB
 
 #: Built-in device -> the stored part whose measurements it takes unchanged: the same part, or
 #: one with the same chip, memory system and clock (L40S: AD102 with 142 SMs and 864 GB/s GDDR6,
-#: as the L40; the stored V100 variant is not stated, SXM2 and PCIe share the memory system).
+#: as the L40; A100 PCIe 40 GB: GA100 with 108 SMs at 1.41 GHz and five HBM2 stacks at 1555 GB/s, as
+#: the A100 SXM4 40 GB, NVIDIA A100 PCIe product brief PB-10137-001; the stored A100 40 GB and V100
+#: variants are not stated, SXM and PCIe share the memory system).
 MEASURED_AS = {
-    "A100-SXM4-40GB": "a100-40gb", "A100-SXM4-80GB": "a100-80gb", "H100-PCIe-80GB": "h100-pcie",
+    "A100-SXM4-40GB": "a100-40gb", "A100-PCIe-40GB": "a100-40gb", "A100-SXM4-80GB": "a100-80gb", "H100-PCIe-80GB": "h100-pcie",
     "H200": "h200", "L40": "l40", "L40S": "l40", "A40": "a40", "V100-PCIe-32GB": "v100",
     "MI100": "mi100", "MI210": "mi210", "RX6900XT": "rx6900xt",
 }
@@ -86,7 +88,7 @@ DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "MI300X": "MI210", "W
 #: reference implementation of Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
 #: Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
 #: Computing, 2023) were fitted with oversubscription = volume / 20 MiB on the A100.
-KEEP_HALF_L2 = ("A100-SXM4-40GB", "A100-SXM4-80GB")
+KEEP_HALF_L2 = ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB")
 
 #: A part sustains less for many concurrent streams when its triad (three streams) lies more than this
 #: fraction below its sustained (two-stream) bandwidth: the AMD parts lose 3.5-8.1 %, NVIDIA's at most
@@ -188,7 +190,8 @@ def _plateau_rule(part: str, ref: str) -> Figure:
 
 
 def _l2_bandwidth(name: str) -> Figure | None:
-    same_l2 = {"A100-SXM4-40GB": "a100-80gb", "H100-SXM5-80GB": "h200"}  # same chip, L2 and clock
+    same_l2 = {"A100-SXM4-40GB": "a100-80gb", "A100-PCIe-40GB": "a100-80gb",  # same chip, L2 and clock
+               "H100-SXM5-80GB": "h200"}
     part = same_l2.get(name, MEASURED_AS.get(name))
     if part and _part(part).l2:
         step = _part(part).l2
