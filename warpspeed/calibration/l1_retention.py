@@ -30,8 +30,10 @@ oversubscription by that ratio, ``m_Volta(o) = m_A100(o / 1.164)``, which for th
 volume whose reuse lies beyond any L1) and ``b`` (:func:`stretched_slope`): one measured constant,
 no fit to kernel volumes. The bandwidth sweep of the same benchmarks (gpu-benches ``gpu-cache``,
 ``fits/data/public/gpu-cache/v100.csv``; the A100 80 GB's ``gpu-cache/a100_80.txt`` at the same
-commit) points the same way: where the V100's L1 bandwidth has fallen halfway to the L2's the buffer
-is 1.6 times the L1 it keeps, on the A100 1.2 times.
+commit) points the same way, more strongly: the hit share read off the bandwidth (the time per byte
+mixed between the L1 and L2 plateaus) falls through 1/2 at 1.64 times the L1 the V100 keeps and
+1.18 times the A100's (a ratio of 1.39; the bandwidth mix lets misses overlap hits, so the pointer
+chase, whose loads wait for each other, is the cleaner measure).
 """
 
 from __future__ import annotations
