@@ -272,7 +272,7 @@ def test_the_suite_measures_every_table_and_the_fit_gives_back_the_truths(tmp_pa
     for level, key in (("l1", "l1.latency_ns"), ("l2", "l2.latency_ns"), ("dram", "device.dram_latency_ns")):
         assert v(key) == pytest.approx(CYCLES[level] / (CLOCK_MHZ / 1e3), rel=0.002)
     assert v("device.launch_overhead_us") * 1e-6 == pytest.approx(OVERHEAD_S, rel=0.01)
-    assert (v("device.sms"), v("device.clock_ghz"), v("l2.bytes"), v("power.power_limit_w")) == (132, 1.98, L2_BYTES, 700.0)
+    assert (v("device.sms"), v("device.clock_ghz"), v("l2.bytes"), v("device.power_limit_w")) == (132, 1.98, L2_BYTES, 700.0)
     assert any("128.0 B per cycle" in n for n in figures.notes)  # 32 x 4 B per cycle at stride 1
     assert any("gpu-roofline.csv" in n for n in figures.notes)
 

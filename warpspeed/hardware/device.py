@@ -43,9 +43,12 @@ MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s",)
 #: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
 #: takes (:mod:`warpspeed.measured.launch_cost`).
 LAUNCH_FIELDS = ("launch_overhead_us", "launch_overhead_part")
+#: The board: its power limit and the clock the power family's energies hold at
+#: (:mod:`warpspeed.power`; a device with a ``[power]`` table needs both).
+BOARD_FIELDS = ("power_limit_w", "reference_clock_mhz")
 #: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth, no
-#: latency is reported and the launch cost is the median of the measured parts').
-OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS + MANY_STREAMS_FIELDS
+#: latency is reported, the launch cost is the median of the measured parts' and no power is predicted).
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS + MANY_STREAMS_FIELDS + BOARD_FIELDS
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,11 @@ class Device:
     #: sustained DRAM bandwidth of kernels with three or more concurrent streams [GB/s], where the
     #: part sustains less for them than ``dram_bandwidth_gb_s`` (AMD: gpu-stream's triad)
     dram_many_streams_gb_s: float | None = None
+    #: the board's power limit [W] (its datasheet's maximum power, or the enforced limit that
+    #: ``warpspeed calibrate`` reads), the limit :mod:`warpspeed.power` throttles the clock to
+    power_limit_w: float | None = None
+    #: the SM clock [MHz] at which the power family's energies hold (voltage scales relative to it)
+    reference_clock_mhz: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", frozen_table(self.tables))  # read by the models, never changed
@@ -289,6 +297,11 @@ def _parse_device(data: dict, origin: str) -> Device:
                     f"key(s) {', '.join(loose)} stand outside any table; put device keys under [device] and model "
                     f"constants under their model's table ({', '.join(f'[{t}]' for t in TABLE_SCHEMAS)})")
             raise DeviceError(f"{origin}: {what}")
+    for table, keys in data.items():  # a device fact in a model's table: the file's layout of an older release
+        misplaced = sorted(set(keys) & _KNOWN) if table not in ("device", "memory") and isinstance(keys, dict) else []
+        if misplaced:
+            raise DeviceError(f"{origin}: [{table}] {', '.join(misplaced)}: device facts, read from [device] only; "
+                              f"move {'them' if len(misplaced) > 1 else 'it'} to the [device] table")
     unknown = sorted(set(device) - _KNOWN)
     if unknown:
         moved = [k for k in unknown if k.startswith(("l1_", "l2_"))]

@@ -34,7 +34,7 @@ from warpspeed.units import GIGA, WARP_LANES
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
 #: 14.5-762 ns, curve sharpness 1.47-6.27 (at least 1 by the curve's definition,
-#: :mod:`warpspeed.hardware.dram_curve`).
+#: :mod:`warpspeed.hardware.dram_curve`), power limits 250-700 W, reference clocks 1410-2520 MHz.
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "clock_ghz": (0.1, 10.0),
     "dram_bandwidth_gb_s": (1.0, 1e6),
@@ -43,6 +43,8 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "dram_curve_sharpness": (1.0, 100.0),
     "dram_latency_ns": (0.1, 1e5),
     "launch_overhead_us": (0.01, 1e4),
+    "power_limit_w": (1.0, 1e4),
+    "reference_clock_mhz": (100.0, 1e4),
 }
 #: Ranges of the non-integer keys of a memory level (``[[memory]]``, :mod:`warpspeed.hardware.caches`),
 #: as :data:`FLOAT_RANGES`: bandwidths and idle latencies like DRAM's; the tag stage's wavefronts
@@ -267,8 +269,6 @@ TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
     },
     "power": {
         "family": TableKey("name"),
-        "power_limit_w": TableKey("number", 1.0, 1e4, "W"),  # built-in: 250 to 700
-        "reference_clock_mhz": TableKey("number", 100.0, 1e4, "MHz"),  # built-in: 1410 to 2520
         "constant_w": TableKey("number", 0.0, 1e4, "W"),  # built-in: 29.7
         "dram_sector_j": TableKey("number", 1e-13, 1e-6, "J per 32-byte sector"),  # built-in: 2.1e-9
     },
