@@ -111,10 +111,11 @@ def test_constants_per_device():
 @pytest.mark.parametrize("table, message", [
     ("overlap_exponent = -1", "overlap_exponent is out of range (got -1); allowed: a number from 1 to 100"),
     ("exponent = 3", "unknown key(s) exponent; allowed: overlap_exponent"),
-    ("latencies_from = \"H100-PCIe-80GB\"", "unknown key(s) latencies_from"),  # a device fact: [device]
+    ("latencies_from = \"H100-PCIe-80GB\"", "[overlap] latencies_from: a device fact, read from [device] only; move it "
+                                             "to the [device] table"),
 ])
 def test_bad_overlap_tables_are_one_line_errors(tmp_path, table, message):
-    """A value out of range or an unknown key is refused when the device loads."""
+    """A value out of range, an unknown key or a device fact is refused when the device loads."""
     text = (DEVICES / "V100-PCIe-32GB.toml").read_text() + f"\n[overlap]\n{table}\n"
     path = tmp_path / "d.toml"
     path.write_text(text)
