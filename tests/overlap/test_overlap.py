@@ -56,8 +56,8 @@ def test_copy_on_the_a100_by_hand(a100):
     ampere = tomllib.loads((DEVICES.parent / "latencies" / "ampere.toml").read_text())["memory"]
     drain = ampere["l1_latency_cycles"] + ampere["l2_latency_cycles"] + ampere["dram_latency_cycles"]
     assert drain == 37 + 224 + 290
-    assert r.l1.data_wavefronts_per_lup == pytest.approx(4 / 32)
-    assert r.l1.requests_per_lup == pytest.approx(4 / 32)
+    assert r.l1_data_wavefronts_per_lup == pytest.approx(4 / 32)
+    assert r.l1_requests_per_lup == pytest.approx(4 / 32)
     assert r.drain_cycles_per_lup == pytest.approx(drain / 2048)
     assert r.dram_sector_cost == 1.0
     l1 = (4 / 32 / MISS_REQUESTS_PER_CYCLE + drain / 2048) / (dev["sms"] * dev["clock_ghz"] * 1e9)
