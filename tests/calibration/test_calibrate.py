@@ -316,6 +316,20 @@ def test_a_failed_benchmark_is_recorded_and_its_figures_come_from_the_base(tmp_p
     assert dev.launch_overhead_us * 1e-6 == pytest.approx(OVERHEAD_S, rel=0.1)
 
 
+def test_the_board_figures_are_written_to_the_device_table(tmp_path):
+    """The queried power limit (700 W) and the measured clock as the power model's reference clock
+    (1.98 GHz = 1980 MHz) are [device] keys of the written file; [power] keeps only the family."""
+    folder, _, _ = _measured(tmp_path, FakeRunner())
+    result = write_device_file(folder, "H100-SXM5-80GB", tmp_path / "fake.toml")
+    text = (tmp_path / "fake.toml").read_text()
+    device_table = text[text.index("[device]"):text.index("[[memory]]")]
+    for key, value in (("power_limit_w", "700.0"), ("reference_clock_mhz", "1980.0")):
+        line = next(ln for ln in device_table.splitlines() if ln.startswith(f"{key} = "))
+        assert line.split("#")[0].split("=")[1].strip() == value and "measured: device-query.csv" in line
+    assert (result.device.power_limit_w, result.device.reference_clock_mhz) == (700.0, 1980.0)
+    assert set(result.device.tables["power"]) == {"family"}
+
+
 def test_the_budget_cuts_sweeps_short_and_keeps_what_was_measured(tmp_path):
     clock = FakeClock()
     runner = FakeRunner(clock=clock, seconds_per_call=1.0)
