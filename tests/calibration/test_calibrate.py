@@ -272,7 +272,7 @@ def test_the_suite_measures_every_table_and_the_fit_gives_back_the_truths(tmp_pa
     for level, key in (("l1", "l1.latency_ns"), ("l2", "l2.latency_ns"), ("dram", "device.dram_latency_ns")):
         assert v(key) == pytest.approx(CYCLES[level] / (CLOCK_MHZ / 1e3), rel=0.002)
     assert v("device.launch_overhead_us") * 1e-6 == pytest.approx(OVERHEAD_S, rel=0.01)
-    assert (v("device.sms"), v("device.clock_ghz"), v("l2.bytes"), v("power.power_limit_w")) == (132, 1.98, L2_BYTES, 700.0)
+    assert (v("device.sms"), v("device.clock_ghz"), v("l2.bytes"), v("device.power_limit_w")) == (132, 1.98, L2_BYTES, 700.0)
     assert any("128.0 B per cycle" in n for n in figures.notes)  # 32 x 4 B per cycle at stride 1
     assert any("gpu-roofline.csv" in n for n in figures.notes)
 
@@ -314,6 +314,20 @@ def test_a_failed_benchmark_is_recorded_and_its_figures_come_from_the_base(tmp_p
     assert any("measurement failed: RuntimeError: fake l2_read failure" in m.reason for m in result.figures.missing)
     # the launch fit then uses the base's L2 bandwidth: still a launch overhead, within 10 % of the truth
     assert dev.launch_overhead_us * 1e-6 == pytest.approx(OVERHEAD_S, rel=0.1)
+
+
+def test_the_board_figures_are_written_to_the_device_table(tmp_path):
+    """The queried power limit (700 W) and the measured clock as the power model's reference clock
+    (1.98 GHz = 1980 MHz) are [device] keys of the written file; [power] keeps only the family."""
+    folder, _, _ = _measured(tmp_path, FakeRunner())
+    result = write_device_file(folder, "H100-SXM5-80GB", tmp_path / "fake.toml")
+    text = (tmp_path / "fake.toml").read_text()
+    device_table = text[text.index("[device]"):text.index("[[memory]]")]
+    for key, value in (("power_limit_w", "700.0"), ("reference_clock_mhz", "1980.0")):
+        line = next(ln for ln in device_table.splitlines() if ln.startswith(f"{key} = "))
+        assert line.split("#")[0].split("=")[1].strip() == value and "measured: device-query.csv" in line
+    assert (result.device.power_limit_w, result.device.reference_clock_mhz) == (700.0, 1980.0)
+    assert set(result.device.tables["power"]) == {"family"}
 
 
 def test_the_budget_cuts_sweeps_short_and_keeps_what_was_measured(tmp_path):

@@ -39,6 +39,21 @@ def test_json_and_csv_follow_the_fields():
                                  "p_rate": float, "q_rate": float, "error": str}
 
 
+@dataclass(frozen=True)
+class _Converted:
+    seconds: float = recorded(key="milliseconds", value=lambda s: s * 1000)
+    total: float = recorded(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", 2 * self.seconds)
+
+
+def test_a_json_value_may_change_unit_and_a_field_be_filled_in_when_made():
+    """0.25 s is 250 ms; a field filled in by the record itself (not an argument) is recorded too."""
+    assert json_record(_Converted(0.25)) == {"milliseconds": 250.0, "total": 0.5}
+    assert csv_record(_Converted(0.25)) == {"milliseconds": 0.25, "total": 0.5}  # the value is JSON only
+
+
 def test_rank_row_record_is_the_documented_file_format():
     """The ranking CSV header and JSON keys as docs/README describe them (written out here)."""
     assert CONFIG_COLUMNS == ("block_x", "block_y", "block_z", "fold_x", "fold_y", "fold_z")

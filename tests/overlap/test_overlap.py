@@ -56,8 +56,8 @@ def test_copy_on_the_a100_by_hand(a100):
     ampere = tomllib.loads((DEVICES.parent / "latencies" / "ampere.toml").read_text())["memory"]
     drain = ampere["l1_latency_cycles"] + ampere["l2_latency_cycles"] + ampere["dram_latency_cycles"]
     assert drain == 37 + 224 + 290
-    assert r.l1.data_wavefronts_per_lup == pytest.approx(4 / 32)
-    assert r.l1.requests_per_lup == pytest.approx(4 / 32)
+    assert r.l1_data_wavefronts_per_lup == pytest.approx(4 / 32)
+    assert r.l1_requests_per_lup == pytest.approx(4 / 32)
     assert r.drain_cycles_per_lup == pytest.approx(drain / 2048)
     assert r.dram_sector_cost == 1.0
     l1 = (4 / 32 / MISS_REQUESTS_PER_CYCLE + drain / 2048) / (dev["sms"] * dev["clock_ghz"] * 1e9)
@@ -111,10 +111,11 @@ def test_constants_per_device():
 @pytest.mark.parametrize("table, message", [
     ("overlap_exponent = -1", "overlap_exponent is out of range (got -1); allowed: a number from 1 to 100"),
     ("exponent = 3", "unknown key(s) exponent; allowed: overlap_exponent"),
-    ("latencies_from = \"H100-PCIe-80GB\"", "unknown key(s) latencies_from"),  # a device fact: [device]
+    ("latencies_from = \"H100-PCIe-80GB\"", "[overlap] latencies_from: a device fact, read from [device] only; move it "
+                                             "to the [device] table"),
 ])
 def test_bad_overlap_tables_are_one_line_errors(tmp_path, table, message):
-    """A value out of range or an unknown key is refused when the device loads."""
+    """A value out of range, an unknown key or a device fact is refused when the device loads."""
     text = (DEVICES / "V100-PCIe-32GB.toml").read_text() + f"\n[overlap]\n{table}\n"
     path = tmp_path / "d.toml"
     path.write_text(text)

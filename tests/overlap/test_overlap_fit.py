@@ -4,30 +4,48 @@ and the kernels it was not fitted on (warpspeed.validation.kernel_transfer)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
 from warpspeed.calibration.overlap_fit import EXPONENTS, REQUEST_RATES, fit_overlap, leave_one_kernel_out, mape_percent
 from warpspeed.errors import WarpspeedError
-from warpspeed.overlap.combine import OverlapComponents, combine
+from warpspeed.overlap.combine import OverlapResult, combine
 
 
-def _components(wavefronts: float, requests: float, dram_s: float) -> OverlapComponents:
+def _components(wavefronts: float, requests: float, dram_s: float, exponent: float = 3.0,
+                rate: float = 0.7) -> OverlapResult:
     """A configuration whose L1 time is ``max(wavefronts, requests / rate)`` cycles at 1 Hz x 1 SM."""
-    return OverlapComponents(fp=0.0, l2=0.0, further=(), dram=dram_s, l1_wavefront_cycles=wavefronts, l1_requests_per_lup=requests,
-                             drain_cycles=0.0, requests_limited=True, dispatch=0.0, sm_hz=1.0, launch_overhead_s=0.0,
-                             lups=1, l1=None, l2_load_bytes_per_lup=0.0, l2_store_bytes_per_lup=0.0,
-                             dram_load_bytes_per_lup=0.0, dram_store_bytes_per_lup=0.0, dram_sector_cost=1.0,
-                             dram_bandwidth_gb_s=1.0)
+    return OverlapResult(fp=0.0, l2=0.0, further=(), dram=dram_s, l1_wavefront_cycles=wavefronts, l1_requests_per_lup=requests,
+                         drain_cycles_per_lup=0.0, requests_limited=True, dispatch_seconds_per_lup=0.0, sm_hz=1.0,
+                         launch_overhead_s=0.0, lups=1, l1_data_wavefronts_per_lup=wavefronts, l1_capacity_miss_rate=0.0,
+                         l2_load_bytes_per_lup=0.0, l2_store_bytes_per_lup=0.0, dram_load_bytes_per_lup=0.0,
+                         dram_store_bytes_per_lup=0.0, dram_sector_cost=1.0, dram_bandwidth_gb_s=1.0,
+                         overlap_exponent=exponent, miss_requests_per_cycle=rate)
 
 
 def test_combine_by_hand():
     """L1 3 cycles vs 4 / 0.5 = 8 request cycles: 8 s; DRAM 6 s; smooth max p = 2: 10 s."""
     seconds, t, l1_cycles, limiter = combine(_components(3.0, 4.0, 6.0), 2.0, 0.5)
     assert l1_cycles == 8.0 and t["l1"] == 8.0 and seconds == pytest.approx(10.0) and limiter == "l1_requests"
+    made = _components(3.0, 4.0, 6.0, 2.0, 0.5)  # the record combines its own constants when made
+    assert made.l1_cycles_per_lup == 8.0 and made.lups_per_s == pytest.approx(0.1) and made.limiter == "l1_requests"
 
 
-def _kernel(p: float, rate: float, n: int, seed: int) -> list[tuple[OverlapComponents, float]]:
+def test_the_details_are_the_fields_in_their_order():
+    """as_dict: every field under its name (the inputs of combine alone left out), the time
+    components as rates and per 10^9 lups, dispatch per 10^9 lups; L1 4 / 0.5 = 8 s, DRAM 6 s."""
+    d = _components(3.0, 4.0, 6.0, 2.0, 0.5).as_dict()
+    assert list(d) == ["lups_per_s", "limiter", "limits", "seconds_per_glup", "l1_data_wavefronts_per_lup",
+                       "l1_requests_per_lup", "l1_cycles_per_lup", "drain_cycles_per_lup", "l1_capacity_miss_rate",
+                       "l2_load_bytes_per_lup", "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
+                       "dram_store_bytes_per_lup", "overlap_exponent", "dram_sector_cost", "dispatch_seconds_per_glup",
+                       "launch_overhead_s", "dram_bandwidth_gb_s"]
+    assert d["limits"] == {"fp": math.inf, "l1": 1 / 8, "l2": math.inf, "dram": 1 / 6}
+    assert d["seconds_per_glup"] == {"fp": 0.0, "l1": 8e9, "l2": 0.0, "dram": 6e9}
+    assert d["l1_requests_per_lup"] == 4.0 and d["dispatch_seconds_per_glup"] == 0.0
+
+def _kernel(p: float, rate: float, n: int, seed: int) -> list[tuple[OverlapResult, float]]:
     """Configurations "measured" with known constants: the rate the model gives with them."""
     out = []
     for i in range(n):

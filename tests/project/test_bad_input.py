@@ -188,7 +188,11 @@ def test_command_line_bad_input(args, fragment, tmp_path, monkeypatch):
     ({"launch_overhead_part": '"../x"'}, "launch_overhead_part is not a name"),
     ({"power.family": '"../../evil"'}, "power family is not a name"),
     ({"power_limit_w": "inf"}, "power_limit_w"),
+    ({"power_limit_w": "1e300"}, "power_limit_w"),
+    ({"power_limit_w": "1e-300"}, "power_limit_w"),
     ({"reference_clock_mhz": "nan"}, "reference_clock_mhz"),
+    ({"reference_clock_mhz": "1e300"}, "reference_clock_mhz"),
+    ({"reference_clock_mhz": "1"}, "reference_clock_mhz"),
 ])
 @pytest.mark.parametrize("command", ["predict", "dvfs"])
 def test_device_file_values_out_of_range(tmp_path, replace, fragment, command):
@@ -769,10 +773,6 @@ BAD_TABLE_VALUES = [
     ("overlap", "miss_requests_per_cycle", "1e-300"),
     ("overlap", "l2_layer_bytes", "1e300"),  # device facts: the L2's [[memory]] table, [device]
     ("overlap", "latencies_from", '"MI210"'),
-    ("power", "power_limit_w", "1e300"),
-    ("power", "power_limit_w", "1e-300"),
-    ("power", "reference_clock_mhz", "1e300"),
-    ("power", "reference_clock_mhz", "1"),
     ("power", "constant_w", "-5"),
     ("power", "dram_sector_j", "1"),
     ("power", "family", "[1, 2]"),
@@ -794,10 +794,40 @@ def test_model_table_values_out_of_range(tmp_path, table, key, value, command):
 
 @pytest.mark.parametrize("table, key, value", [
     ("interval", "mshrs", "0"), ("interval", "mshrs", "64"), ("overlap", "overlap_exponent", "1"),
-    ("overlap", "overlap_exponent", "100"), ("power", "constant_w", "0"), ("power", "reference_clock_mhz", "100"),
+    ("overlap", "overlap_exponent", "100"), ("power", "constant_w", "0"),
 ])
 def test_model_table_range_ends_are_allowed(tmp_path, table, key, value):
     assert ws.load_device(table_file(tmp_path, table, key, value)).tables[table][key] == float(value)
+
+
+@pytest.mark.parametrize("key, value", [("reference_clock_mhz", "100"), ("power_limit_w", "1")])
+def test_board_range_ends_are_allowed(tmp_path, key, value):
+    assert getattr(ws.load_device(device_file(tmp_path, {key: value})), key) == float(value)
+
+
+def test_a_power_table_without_the_board_figures_is_an_error(tmp_path):
+    """A device with a [power] table but no [device] power_limit_w: predict and dvfs name the key."""
+    path = tmp_path / "dev.toml"
+    path.write_text("\n".join(line for line in A100_FILE.read_text().splitlines()
+                               if not line.startswith("power_limit_w = ")) + "\n")
+    assert ws.load_device(path).power_limit_w is None
+    assert_one_line_error(run(["dvfs", *SMALL, "--device", str(path)]), "no power_limit_w in [device]")
+
+
+@pytest.mark.parametrize("keys", [("power_limit_w",), ("power_limit_w", "reference_clock_mhz")])
+def test_board_figures_under_power_are_refused_with_where_they_go(tmp_path, keys):
+    """The layout of older releases (the power limit and reference clock in ``[power]``): one line
+    naming the keys and saying to move them to ``[device]``, from the CLI and the API."""
+    lines = A100_FILE.read_text().splitlines()
+    moved = [line for line in lines if line.startswith(tuple(f"{k} = " for k in keys))]
+    assert len(moved) == len(keys)
+    text = "\n".join(line for line in lines if line not in moved).replace("[power]\n", "[power]\n" + "\n".join(moved) + "\n")
+    path = tmp_path / "old.toml"
+    path.write_text(text + "\n")
+    with pytest.raises(DeviceError, match=re.escape(f"[power] {', '.join(keys)}: ")) as info:
+        ws.load_device(path)
+    assert "move" in str(info.value) and "[device]" in str(info.value) and "\n" not in str(info.value)
+    assert_one_line_error(run(["predict", *SMALL, "--device", str(path)]), "to the [device] table")
 
 
 # --------------------------------------------------------------------------- traces

@@ -12,8 +12,8 @@ Where a measured figure overrides a base number that others depend on, the depen
 measured latencies drop the base's ``latencies_from`` (every model then takes the measured ones,
 :attr:`warpspeed.hardware.device.Device.latencies`), a measured launch overhead
 (``launch_overhead_us``) replaces ``launch_overhead_part``, a
-measured clock becomes the ``[power]`` reference clock, and an effective L2 larger than a
-queried L2 size is capped at it.
+measured clock becomes the power model's reference clock (``[device]`` ``reference_clock_mhz``),
+and an effective L2 larger than a queried L2 size is capped at it.
 """
 
 from __future__ import annotations
@@ -125,10 +125,9 @@ def _apply(data: dict, figures: OwnFigures) -> dict[tuple[str, str], Measured]:
     if isinstance(device, dict) and all(figures.get(k) is not None for k in LATENCY_FIGURES):
         device.pop("latencies_from", None)
     clock = figures.get("device.clock_ghz")
-    power = data.get("power")
-    if clock is not None and isinstance(power, dict) and "reference_clock_mhz" in power:
-        put("power", "reference_clock_mhz", Measured("power.reference_clock_mhz", round(float(clock.value) * KILO, 1),
-                                                     clock.table, "the clock_ghz above"))
+    if clock is not None and isinstance(device, dict) and "reference_clock_mhz" in device:
+        put("device", "reference_clock_mhz", Measured("device.reference_clock_mhz", round(float(clock.value) * KILO, 1),
+                                                      clock.table, "the clock_ghz above"))
     l2_size = figures.get("l2.bytes")
     if l2_size is not None:
         index = next(i for i, m in enumerate(memory) if m.get("scope") == "device")

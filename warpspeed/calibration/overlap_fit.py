@@ -3,7 +3,7 @@
 The overlap model (:mod:`warpspeed.overlap`) has two constants that no document gives: the exponent
 ``p`` of the smooth maximum of the first-level and DRAM times and the L1 miss stage's request rate.
 Everything else it combines is computed once per configuration
-(:class:`~warpspeed.overlap.combine.OverlapComponents`), so a fit re-combines the stored components
+(:class:`~warpspeed.overlap.combine.OverlapResult`), so a fit re-combines the stored components
 for each candidate pair (:func:`~warpspeed.overlap.combine.combine`) without predicting again.
 
 The criterion is the mean over kernels of each kernel's mean absolute percentage error (MAPE) of
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.overlap.combine import OverlapComponents, combine
+from warpspeed.overlap.combine import OverlapResult, combine
 
 #: Candidate exponents of the smooth maximum (p -> infinity: the roofline's perfect overlap; 1: none).
 EXPONENTS = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0)
@@ -31,7 +31,7 @@ EXPONENTS = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0)
 REQUEST_RATES = (0.45, 0.5, 0.55, 0.62, 0.7, 0.8, 0.9)
 
 #: One kernel's configurations: the components and the measured rate (lattice updates per second).
-Samples = Sequence[tuple[OverlapComponents, float]]
+Samples = Sequence[tuple[OverlapResult, float]]
 
 
 def mape_percent(samples: Samples, exponent: float, requests_per_cycle: float) -> float:

@@ -70,7 +70,7 @@ QUERY_KEYS = {
     "shared_bytes_per_block": "device.shared_bytes_per_block", "registers_per_sm": "device.registers_per_sm",
     "max_threads_per_sm": "device.max_threads_per_sm", "max_threads_per_block": "device.max_threads_per_block",
     "max_blocks_per_sm": "device.max_blocks_per_sm", "warp_size": "device.warp_size",
-    "power_limit_w": "power.power_limit_w",
+    "power_limit_w": "device.power_limit_w",
 }
 #: Digits the device file keeps: bandwidths and latencies to 0.1, the curve exponent to 0.001
 #: (as the shipped files), a launch overhead to 0.0001 us.
@@ -145,9 +145,9 @@ def _query(table: RawTable, missing: list[NotMeasured]) -> list[Measured]:
     for column, key in QUERY_KEYS.items():
         v = usable(column)
         if v is not None:
-            value = round(v, 1) if key == "power.power_limit_w" else int(round(v))
+            value = round(v, 1) if key == "device.power_limit_w" else int(round(v))
             out.append(Measured(key, value, _file(table), f"{column} as reported by the CUDA runtime"
-                                if key != "power.power_limit_w" else "enforced power limit (nvidia-smi)"))
+                                if key != "device.power_limit_w" else "enforced power limit (nvidia-smi)"))
     mhz = usable("clock_max_mhz")
     if mhz is not None:
         out.append(Measured("device.clock_ghz", round(mhz / KILO, 3), _file(table),

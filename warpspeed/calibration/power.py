@@ -108,7 +108,7 @@ MAX_RUN_CLOCK_MHZ = FLOAT_RANGES["clock_ghz"][1] * KILO
 #: lowest clock the model accepts (:data:`warpspeed.hardware.clock.MIN_CLOCK_FRACTION`) to 25 %
 #: above it (a margin for boards factory-clocked above the reference part; no built-in run exceeds 1.0).
 RUN_CLOCK_HEADROOM = 1.25
-#: Plausible board power of a run, relative to the device's ``[power]`` ``power_limit_w``: at most
+#: Plausible board power of a run, relative to the device's ``[device]`` ``power_limit_w``: at most
 #: twice the limit (boards exceed it only in millisecond excursions, never in a sampled median),
 #: at least 1 % of it (a powered board never draws less).
 RUN_POWER_HEADROOM = 2.0
@@ -132,9 +132,8 @@ def check_run_on(device: "Device", run: Run) -> Run:
         raise WarpspeedError(f"clock_mhz {run.clock_mhz:g} is not a clock {device.name} runs at; allowed: "
                              f"{low:g} to {high:g} MHz ({MIN_CLOCK_FRACTION:g} to {RUN_CLOCK_HEADROOM:g} x its "
                              f"{device.clock_mhz:g} MHz)")
-    table = device.tables.get("power")
-    limit = table.get("power_limit_w") if isinstance(table, dict) else None
-    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+    limit = device.power_limit_w
+    if limit is not None:
         low, high = RUN_POWER_FLOOR * limit, RUN_POWER_HEADROOM * limit
         if not low <= run.watts <= high:
             raise WarpspeedError(f"watts {run.watts:g} is not a board power of {device.name}; allowed: {low:g} to "

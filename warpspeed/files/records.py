@@ -35,7 +35,8 @@ class FieldFormat:
     field's place. ``axes``: CSV only, a sequence value written as one column per axis
     (``<key>_<axis>``). ``names`` and ``pattern``: CSV only, a mapping value written as one column
     per name (``pattern.format(name)``; a missing name is an empty cell). ``cell``: CSV only, how
-    the value becomes a cell value. ``identity``: kept in the CSV row of a failed result.
+    the value becomes a cell value. ``value``: JSON only, how the value becomes the JSON value (a
+    change of unit; :func:`from_json` does not undo it). ``identity``: kept in the CSV row of a failed result.
     ``failure``: the field holding a result's error; when it is set, the CSV row holds only the
     ``identity`` fields and the error.
     """
@@ -49,6 +50,7 @@ class FieldFormat:
     names: tuple[str, ...] = ()
     pattern: str = "{}"
     cell: Callable[[Any], Any] | None = None
+    value: Callable[[Any], Any] | None = None
     identity: bool = False
     failure: bool = False
 
@@ -57,9 +59,9 @@ _PLAIN = FieldFormat()
 
 
 def recorded(*, default: Any = dataclasses.MISSING, default_factory: Any = dataclasses.MISSING,
-             compare: bool = True, repr: bool = True, **form: Any) -> Any:
+             compare: bool = True, repr: bool = True, init: bool = True, **form: Any) -> Any:
     """A dataclass field with its record format (the keyword arguments of :class:`FieldFormat`)."""
-    return dataclasses.field(default=default, default_factory=default_factory, compare=compare, repr=repr,
+    return dataclasses.field(default=default, default_factory=default_factory, compare=compare, repr=repr, init=init,
                              metadata={RECORD: FieldFormat(**form)})
 
 
@@ -89,7 +91,7 @@ def json_record(result: Any) -> dict[str, Any]:
         if form.flatten:
             out.update(json_record(value))
         else:
-            out[form.key or f.name] = _json_value(value)
+            out[form.key or f.name] = _json_value(value if form.value is None else form.value(value))
     return out
 
 

@@ -20,7 +20,7 @@ FITS_PACKAGE = "warpspeed.fits"
 DATA_FOLDER = "data"
 
 __all__ = ["DATA_FOLDER", "FITS_PACKAGE", "Traversable", "as_file", "fits_directory", "fits_file", "package_file",
-           "package_files", "stored_file"]
+           "package_files", "stored_file", "subpackage_files"]
 
 
 def package_file(package: str, *parts: str) -> Traversable:
@@ -32,6 +32,13 @@ def package_files(package: str, suffix: str) -> tuple[Traversable, ...]:
     """The data files of ``package`` whose names end in ``suffix``, sorted by name."""
     return tuple(sorted((p for p in resources.files(package).iterdir() if p.name.endswith(suffix)),
                         key=lambda p: p.name))
+
+
+def subpackage_files(package: str, name: str) -> tuple[tuple[str, Traversable], ...]:
+    """``(subpackage folder name, file)`` for every direct subpackage folder of ``package`` that
+    holds a data file called ``name``, sorted by folder name (the subpackages are not imported)."""
+    folders = sorted((p for p in resources.files(package).iterdir() if p.is_dir()), key=lambda p: p.name)
+    return tuple((p.name, p.joinpath(name)) for p in folders if p.joinpath(name).is_file())
 
 
 def fits_file(*parts: str) -> Traversable:

@@ -24,14 +24,14 @@ from warpspeed.files.stored import package_file, package_files
 from warpspeed.files.toml import read_toml
 from warpspeed.hardware.caches import CacheLevel, check_hierarchy, checked_changes, parse_memory, with_instances
 from warpspeed.hardware.memory_latency import MemoryLatencies, architecture_latencies
-from warpspeed.hardware.ranges import (TABLE_SCHEMAS, check_level, check_numbers, check_relations, check_tables,
-                                       plausible_lups_per_s)
+from warpspeed.hardware.model_tables import check_tables, table_schemas
+from warpspeed.hardware.ranges import check_level, check_numbers, check_relations, plausible_lups_per_s
 from warpspeed.units import KILO
 
 #: Fields that are text, not numbers.
 _TEXT_FIELDS = ("name", "vendor", "architecture", "source", "latencies_from", "launch_overhead_part")
 #: Fields that are not scalars: the memory levels and the models' tables (checked here, by
-#: :mod:`warpspeed.hardware.ranges`).
+#: :mod:`warpspeed.hardware.ranges` and :mod:`warpspeed.hardware.model_tables`).
 _TABLE_FIELDS = ("memory", "tables")
 #: Calibrated achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`): all or none.
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
@@ -43,9 +43,12 @@ MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s",)
 #: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
 #: takes (:mod:`warpspeed.measured.launch_cost`).
 LAUNCH_FIELDS = ("launch_overhead_us", "launch_overhead_part")
+#: The board: its power limit and the clock the power family's energies hold at
+#: (:mod:`warpspeed.power`; a device with a ``[power]`` table needs both).
+BOARD_FIELDS = ("power_limit_w", "reference_clock_mhz")
 #: Keys a device file may leave out (then the DRAM limiter uses the flat sustained bandwidth, no
-#: latency is reported and the launch cost is the median of the measured parts').
-OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS + MANY_STREAMS_FIELDS
+#: latency is reported, the launch cost is the median of the measured parts' and no power is predicted).
+OPTIONAL_FIELDS = DRAM_CURVE_FIELDS + LATENCY_FIELDS + LAUNCH_FIELDS + MANY_STREAMS_FIELDS + BOARD_FIELDS
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ class Device:
     memory: tuple[CacheLevel, ...] = field(repr=False)
     source: str = ""  # file the device was loaded from
     #: The file's other top-level tables (``[interval]``, ``[power]``, ``[overlap]``): parameters
-    #: of the models beyond the roofline, each read and checked by its model.
+    #: of the models beyond the roofline, each checked against the schema its model declares
+    #: (:mod:`warpspeed.hardware.model_tables`) and read by its model.
     tables: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     # achievable DRAM bandwidth against bytes in flight (smooth Little's-law curve, fitted to
     # streaming measurements): peak B [GB/s], effective latency L [ns], smoothness p (>= 1)
@@ -102,6 +106,11 @@ class Device:
     #: sustained DRAM bandwidth of kernels with three or more concurrent streams [GB/s], where the
     #: part sustains less for them than ``dram_bandwidth_gb_s`` (AMD: gpu-stream's triad)
     dram_many_streams_gb_s: float | None = None
+    #: the board's power limit [W] (its datasheet's maximum power, or the enforced limit that
+    #: ``warpspeed calibrate`` reads), the limit :mod:`warpspeed.power` throttles the clock to
+    power_limit_w: float | None = None
+    #: the SM clock [MHz] at which the power family's energies hold (voltage scales relative to it)
+    reference_clock_mhz: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", frozen_table(self.tables))  # read by the models, never changed
@@ -284,11 +293,18 @@ def _parse_device(data: dict, origin: str) -> Device:
     if "device" in data:
         loose = sorted(k for k, v in data.items() if k not in ("device", "memory") and not isinstance(v, dict))
         if loose:
-            tables = [k for k in loose if k in TABLE_SCHEMAS]
+            schemas = table_schemas()
+            tables = [k for k in loose if k in schemas]
             what = (f"{', '.join(tables)} must be a table ([{tables[0]}] with its keys), not a value" if tables else
                     f"key(s) {', '.join(loose)} stand outside any table; put device keys under [device] and model "
-                    f"constants under their model's table ({', '.join(f'[{t}]' for t in TABLE_SCHEMAS)})")
+                    f"constants under their model's table ({', '.join(f'[{t}]' for t in schemas)})")
             raise DeviceError(f"{origin}: {what}")
+    for table, keys in data.items():  # a device fact in a model's table: the file's layout of an older release
+        misplaced = sorted(set(keys) & _KNOWN) if table not in ("device", "memory") and isinstance(keys, dict) else []
+        if misplaced:
+            many = len(misplaced) > 1
+            raise DeviceError(f"{origin}: [{table}] {', '.join(misplaced)}: {'device facts' if many else 'a device fact'}, "
+                              f"read from [device] only; move {'them' if many else 'it'} to the [device] table")
     unknown = sorted(set(device) - _KNOWN)
     if unknown:
         moved = [k for k in unknown if k.startswith(("l1_", "l2_"))]

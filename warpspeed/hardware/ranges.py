@@ -24,7 +24,6 @@ a prediction of 13 GW. The rules:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from warpspeed.errors import DeviceError
@@ -34,7 +33,7 @@ from warpspeed.units import GIGA, WARP_LANES
 #: Ranges of the non-integer quantities (inclusive, in the unit of the key). Built-in devices:
 #: clocks 1.38-2.52 GHz, bandwidths 199-18 090 GB/s, curve latencies 288-920 ns, idle latencies
 #: 14.5-762 ns, curve sharpness 1.47-6.27 (at least 1 by the curve's definition,
-#: :mod:`warpspeed.hardware.dram_curve`).
+#: :mod:`warpspeed.hardware.dram_curve`), power limits 250-700 W, reference clocks 1410-2520 MHz.
 FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "clock_ghz": (0.1, 10.0),
     "dram_bandwidth_gb_s": (1.0, 1e6),
@@ -43,6 +42,8 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "dram_curve_sharpness": (1.0, 100.0),
     "dram_latency_ns": (0.1, 1e5),
     "launch_overhead_us": (0.01, 1e4),
+    "power_limit_w": (1.0, 1e4),
+    "reference_clock_mhz": (100.0, 1e4),
 }
 #: Ranges of the non-integer keys of a memory level (``[[memory]]``, :mod:`warpspeed.hardware.caches`),
 #: as :data:`FLOAT_RANGES`: bandwidths and idle latencies like DRAM's; the tag stage's wavefronts
@@ -193,130 +194,6 @@ def check_level(level: Any, device_name: str) -> None:
         raise fail("column_bytes", column, "a divisor of line_bytes and a multiple of bank_bytes")
     if level.store_granule_bytes is not None and level.line_bytes % level.store_granule_bytes:
         raise fail("store_granule_bytes", level.store_granule_bytes, "a divisor of line_bytes")
-
-
-# --------------------------------------------------------------------------- the models' tables
-#
-# The tables ``[overlap]``, ``[interval]`` and ``[power]`` of a device file are checked when the
-# device is built, like ``[[memory]]``: every key known, of its type (a number, a whole number, a
-# name) and inside its range, so that a zero lane count, a latency of 10^300 cycles or an array
-# where a number belongs is a one-line error naming the table and the key, never a
-# ZeroDivisionError or an overflow inside a model. The ranges are wide, as above: every built-in
-# value lies inside with at least a factor of three to spare (built-in values in the comments).
-
-
-@dataclass(frozen=True)
-class TableKey:
-    """What one key of a model table may hold: ``kind`` ``"number"`` (finite, ``low`` to ``high``
-    inclusive, in ``unit``), ``"whole"`` (an integer in that range), ``"name"`` (a name, see
-    :mod:`warpspeed.files.names`), ``"text"`` (one line of at most :data:`MAX_TEXT` characters) or
-    ``"texts"`` (a list of such lines). ``zero``: 0 is also allowed (a documented special value)."""
-
-    kind: str
-    low: float = 0.0
-    high: float = 0.0
-    unit: str = ""
-    zero: bool = False
-
-    def allowed(self) -> str:
-        if self.kind == "name":
-            return "a name (letters, digits, '.', '-', '_')"
-        if self.kind in ("text", "texts"):
-            return f"{'a list of ' if self.kind == 'texts' else ''}one-line text of at most {MAX_TEXT} characters"
-        what = "a whole number" if self.kind == "whole" else "a number"
-        unit = f" {self.unit}" if self.unit else ""
-        return f"{what} from {self.low:g} to {self.high:g}{unit}" + (" (or 0)" if self.zero else "")
-
-
-#: Latencies of functional units and shared memory, cycles (built-in: 4 to 23).
-_UNIT_LATENCY = TableKey("number", 1.0, 1e4, "cycles")
-#: Tensor-core multiply-adds per clock and tensor core (built-in: 16 to 1024).
-_TENSOR_RATE = TableKey("number", 1.0, 1e5, "per clock and tensor core")
-
-#: Longest text of a ``"text"`` key (a record, never read as a number or a path).
-MAX_TEXT = 1000
-#: Most lines of a ``"texts"`` key.
-MAX_TEXTS = 1000
-
-#: The model tables and their keys (:class:`TableKey`); ``[calibration]`` is the record that
-#: ``warpspeed calibrate`` writes (what was measured, on which GPU, from which base), read by no model.
-TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
-    "calibration": {
-        "base": TableKey("text"), "gpu": TableKey("text"), "tables": TableKey("text"),
-        "measured": TableKey("texts"), "not_measured": TableKey("texts"),
-    },
-    "overlap": {
-        # p of the smooth maximum: 1 is no overlap by definition (warpspeed.overlap.params; default 3)
-        "overlap_exponent": TableKey("number", 1.0, 100.0),
-        # L1 -> L2 line requests per cycle and SM (default 0.7)
-        "miss_requests_per_cycle": TableKey("number", 0.01, 64.0, "per cycle and SM"),
-        # DRAM sector transfers of a partly covered sector (NVIDIA defaults 1 and 2; 1 turns it off)
-        "partial_sector_load_cost": TableKey("number", 1.0, 8.0, "sector transfers"),
-        "partial_sector_store_cost": TableKey("number", 1.0, 8.0, "sector transfers"),
-    },
-    "interval": {
-        "issue_rate": TableKey("number", 0.01, 16.0, "warp instructions per cycle and sub-core"),  # built-in: 1
-        "int_lanes_per_sm": TableKey("number", 1.0, 4096.0, "lanes"),  # built-in: 64
-        "sfu_lanes_per_sm": TableKey("number", 1.0, 4096.0, "lanes"),  # built-in: 16
-        "int_latency": _UNIT_LATENCY, "fp32_latency": _UNIT_LATENCY, "fp64_latency": _UNIT_LATENCY,
-        "sfu_latency": _UNIT_LATENCY, "shared_load_latency": _UNIT_LATENCY, "shared_store_latency": _UNIT_LATENCY,
-        # outstanding misses per SM; 0: unlimited (built-in: 0)
-        "mshrs": TableKey("number", 1.0, 65536.0, "misses per SM", zero=True),
-        "tensor_cores_per_sm": TableKey("whole", 0.0, 64.0, "tensor cores"),  # built-in: 4
-        **{f"tensor_fma_per_clock_{t}": _TENSOR_RATE for t in ("f16", "tf32", "f64", "i8", "i4", "fp8", "b1", "bf16")},
-    },
-    "power": {
-        "family": TableKey("name"),
-        "power_limit_w": TableKey("number", 1.0, 1e4, "W"),  # built-in: 250 to 700
-        "reference_clock_mhz": TableKey("number", 100.0, 1e4, "MHz"),  # built-in: 1410 to 2520
-        "constant_w": TableKey("number", 0.0, 1e4, "W"),  # built-in: 29.7
-        "dram_sector_j": TableKey("number", 1e-13, 1e-6, "J per 32-byte sector"),  # built-in: 2.1e-9
-    },
-}
-
-
-def check_table(device_name: str, table_name: str, table: Any) -> None:
-    """One model table of a device file against :data:`TABLE_SCHEMAS` (a one-line
-    :class:`~warpspeed.errors.DeviceError` naming the table and the key); tables without a schema
-    are left to the code that reads them."""
-    schema = TABLE_SCHEMAS.get(table_name)
-    if schema is None:
-        return
-    where = f"device {device_name!r} [{table_name}]"
-    if not isinstance(table, dict):
-        raise DeviceError(f"{where} is not a table (got {type(table).__name__}); write it as one [{table_name}] table")
-    unknown = sorted(set(table) - set(schema))
-    if unknown:
-        raise DeviceError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(schema)}")
-    for key, value in table.items():
-        spec = schema[key]
-        if spec.kind == "name":
-            check_name(value, f"device {device_name!r}: {table_name} {key}", DeviceError)
-            continue
-        if spec.kind in ("text", "texts"):
-            lines = value if spec.kind == "texts" and isinstance(value, list) else [value]
-            if (spec.kind == "texts" and not isinstance(value, list)) or len(lines) > MAX_TEXTS or not all(
-                    isinstance(v, str) and len(v) <= MAX_TEXT and "\n" not in v for v in lines):
-                raise DeviceError(f"{where}: {key} is not valid (got {type(value).__name__}); allowed: {spec.allowed()}")
-            continue
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if spec.kind == "whole":
-            number = number and isinstance(value, int)
-        inside = number and math.isfinite(value) and (spec.low <= value <= spec.high or (spec.zero and value == 0))
-        if not inside:
-            shown = value if number or isinstance(value, str) else type(value).__name__
-            raise DeviceError(f"{where}: {key} is out of range (got {shown!r}); allowed: {spec.allowed()}")
-
-
-def check_tables(device: Any) -> None:
-    """Every model table of ``device`` (the :class:`~warpspeed.hardware.device.Device` being built);
-    a table no model reads (a misspelt ``[overlpa]``) is refused rather than silently ignored."""
-    unknown = sorted(set(device.tables) - set(TABLE_SCHEMAS))
-    if unknown:
-        raise DeviceError(f"device {device.name!r}: unknown table(s) {', '.join(f'[{t}]' for t in unknown)}; allowed: "
-                          f"[device], [[memory]], {', '.join(f'[{t}]' for t in TABLE_SCHEMAS)}")
-    for name, table in device.tables.items():
-        check_table(device.name, name, table)
 
 
 # --------------------------------------------------------------------------- measured and stored rates

@@ -3,7 +3,8 @@
 The issue rate, the integer and SFU lanes and the pipeline latencies are the device's instruction
 facts (:func:`warpspeed.hardware.instruction_facts.instruction_facts`: one table per SM family,
 which the pipeline model and the in-core time read too, every number with its source); a device
-file's ``[interval]`` table may override any of them with its own measurement
+file's ``[interval]`` table (its keys and their ranges: ``device_table.toml`` beside this module,
+checked when the device is loaded) may override any of them with its own measurement
 (:data:`FACT_KEYS`). MSHRs and tensor-core throughput come from the table (every number there
 carries its source). The launch cost (the per-launch overhead ``kll_k`` and
 the block dispatch time per SM) is the device's (:func:`warpspeed.measured.launch_cost.launch_cost`:
@@ -21,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.errors import WarpspeedError
-from warpspeed.files.toml import table_number
 from warpspeed.hardware.instruction_facts import InstructionFacts, instruction_facts
 from warpspeed.measured.launch_cost import launch_cost
 from warpspeed.units import GIGA
@@ -78,10 +78,6 @@ class IntervalParams:
         return self.mshrs <= 0
 
 
-def _number(table: Mapping, key: str, device: str) -> float:
-    return table_number(table, key, f"device {device!r} [interval]", IntervalParameterError)
-
-
 def _launch_cost(device: "Device") -> tuple[float, float]:
     """``(kll_k, block dispatch)`` in cycles at ``device``'s clock: its measured per-launch overhead
     or that of the measured part it names (a device that names none has no interval launch cost:
@@ -122,15 +118,16 @@ def interval_params(device: "Device") -> IntervalParams:
         facts = instruction_facts(device)
     except WarpspeedError as exc:
         raise IntervalParameterError(str(exc)) from None
-    n = {k: _number(table, k, device.name) for k in REQUIRED_KEYS}
-    n.update({k: _number(table, k, device.name) if k in table else _fact(facts, k, device.name) for k in FACT_KEYS})
+    # the table's keys and ranges were checked when the device was loaded (device_table.toml beside this module)
+    n = {k: float(table[k]) for k in REQUIRED_KEYS}
+    n.update({k: float(table[k]) if k in table else _fact(facts, k, device.name) for k in FACT_KEYS})
     try:
         latencies = device.latencies
     except WarpspeedError as exc:
         raise IntervalParameterError(str(exc)) from None
     l1, l2, dram = latencies.l1, latencies.l2, latencies.dram
     kll_k, dispatch = _launch_cost(device)
-    tensor = {k[len(TENSOR_PREFIX):]: _number(table, k, device.name) for k in table if k.startswith(TENSOR_PREFIX)}
+    tensor = {k[len(TENSOR_PREFIX):]: float(table[k]) for k in table if k.startswith(TENSOR_PREFIX)}
     return IntervalParams(
         device=device.name, clock_ghz=device.clock_ghz, sms=device.sms, sub_cores=device.register_partitions,
         warp_size=device.warp_size, issue_rate=n["issue_rate"],

@@ -92,7 +92,7 @@ def _cell(value: object) -> str:
 
 #: Longest reason a ``.failed`` record keeps, in characters: a reason is one line of a device
 #: file's ``[calibration] not_measured`` list (at most 1000 characters each,
-#: :data:`warpspeed.hardware.ranges.MAX_TEXT`) after its benchmark's name and a few words.
+#: :data:`warpspeed.hardware.model_tables.MAX_TEXT`) after its benchmark's name and a few words.
 MAX_REASON_CHARS = 500
 
 

@@ -36,18 +36,19 @@ t_further) with
 * ``t_dispatch`` the block dispatch time per lup.
 
 Every volume and the first level's costs with misses are the prediction's
-(:class:`~warpspeed.predict.Predictor` computes each level's demand once); :func:`overlap_components`
-turns them into time components; :func:`combine` turns those into a time for given constants (:mod:`warpspeed.calibration.overlap_fit` refits the two fitted ones that way).
+(:class:`~warpspeed.predict.Predictor` computes each level's demand once); :func:`overlap_model`
+turns them into time components, one :class:`OverlapResult`; :func:`combine` turns those into a
+time for given constants (:mod:`warpspeed.calibration.overlap_fit` refits the two fitted ones that way).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from warpspeed.memory.l1_misses import L1MissCosts
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.records import json_record, recorded
 from warpspeed.overlap.params import OverlapParams
 from warpspeed.levels import LIMITERS
 from warpspeed.units import GIGA
@@ -59,76 +60,6 @@ if TYPE_CHECKING:
 COMPONENTS = LIMITERS
 
 
-@dataclass(frozen=True)
-class OverlapResult:
-    """The overlap model's verdict on one configuration.
-
-    Attributes:
-        lups_per_s: lattice updates per second.
-        seconds_per_lup: the time components (:data:`COMPONENTS`, then the further levels a part
-            adds: the in-core time ``sm``, RDNA's graphics L1, a memory-side cache) in seconds per
-            lattice update per device, before they are combined.
-        limiter: the largest component; ``l1`` is split into ``l1`` (data stage) and
-            ``l1_requests`` (the miss stage's request rate) by which of the two is larger.
-        l1: the first level's costs with misses.
-        l1_cycles_per_lup: first-level cycles per lup and SM: the larger of the wavefronts and the
-            requests at the miss stage's rate.
-        drain_cycles_per_lup: the unhidden wave-end latency per lup and SM (cycles).
-        l2_load_bytes_per_lup, l2_store_bytes_per_lup, dram_load_bytes_per_lup,
-        dram_store_bytes_per_lup: the volumes the times were computed with (bytes per lup).
-        overlap_exponent: p of the smooth maximum of t_L1 and t_DRAM.
-        dram_sector_cost: DRAM sector transfers per byte of the volume (partly covered sectors).
-        dispatch_seconds_per_lup: the block scheduler's time per lup.
-        launch_overhead_s: seconds per launch before the first block (added to the launch's time).
-        dram_bandwidth_gb_s: the DRAM bandwidth of the launch.
-    """
-
-    lups_per_s: float
-    seconds_per_lup: Mapping[str, float]
-    limiter: str
-    l1: L1MissCosts
-    l1_cycles_per_lup: float
-    drain_cycles_per_lup: float
-    l2_load_bytes_per_lup: float
-    l2_store_bytes_per_lup: float
-    dram_load_bytes_per_lup: float
-    dram_store_bytes_per_lup: float
-    overlap_exponent: float
-    dram_sector_cost: float = 1.0
-    dispatch_seconds_per_lup: float = 0.0
-    launch_overhead_s: float = 0.0
-    dram_bandwidth_gb_s: float = 0.0
-
-    @property
-    def limits(self) -> dict[str, float]:
-        """Each component alone as a rate (lups/s; infinite for a component without work), in the
-        roofline's limiter names."""
-        return {k: 1.0 / v if v > 0 else math.inf for k, v in self.seconds_per_lup.items()}
-
-    def as_dict(self) -> dict:
-        """JSON-ready details (``predict --json``'s ``overlap``)."""
-        return {
-            "lups_per_s": self.lups_per_s,
-            "limiter": self.limiter,
-            "limits": self.limits,
-            "seconds_per_glup": {k: v * GIGA for k, v in self.seconds_per_lup.items()},
-            "l1_data_wavefronts_per_lup": self.l1.data_wavefronts_per_lup,
-            "l1_requests_per_lup": self.l1.requests_per_lup,
-            "l1_cycles_per_lup": self.l1_cycles_per_lup,
-            "drain_cycles_per_lup": self.drain_cycles_per_lup,
-            "l1_capacity_miss_rate": self.l1.capacity_miss_rate,
-            "l2_load_bytes_per_lup": self.l2_load_bytes_per_lup,
-            "l2_store_bytes_per_lup": self.l2_store_bytes_per_lup,
-            "dram_load_bytes_per_lup": self.dram_load_bytes_per_lup,
-            "dram_store_bytes_per_lup": self.dram_store_bytes_per_lup,
-            "overlap_exponent": self.overlap_exponent,
-            "dram_sector_cost": self.dram_sector_cost,
-            "dispatch_seconds_per_glup": self.dispatch_seconds_per_lup * GIGA,
-            "launch_overhead_s": self.launch_overhead_s,
-            "dram_bandwidth_gb_s": self.dram_bandwidth_gb_s,
-        }
-
-
 def smooth_max(a: float, b: float, p: float) -> float:
     """``(a^p + b^p)^(1/p)`` for non-negative ``a``, ``b`` (computed scaled, so no overflow)."""
     top = max(a, b)
@@ -137,50 +68,139 @@ def smooth_max(a: float, b: float, p: float) -> float:
     return top * ((a / top) ** p + (b / top) ** p) ** (1.0 / p)
 
 
+def _limits(seconds_per_lup: Mapping[str, float]) -> dict[str, float]:
+    """Each component alone as a rate (lups/s; infinite for a component without work)."""
+    return {k: 1.0 / v if v > 0 else math.inf for k, v in seconds_per_lup.items()}
+
+
+def _per_glup(seconds_per_lup: Mapping[str, float]) -> dict[str, float]:
+    """Each component's seconds per 10^9 lattice updates."""
+    return {k: _glup(v) for k, v in seconds_per_lup.items()}
+
+
+def _glup(seconds_per_lup: float) -> float:
+    """Seconds per 10^9 lattice updates."""
+    return seconds_per_lup * GIGA
+
+
+def _combined(**form: Any) -> Any:
+    """A field :func:`combine` fills in when the record is made (not an argument of :class:`OverlapResult`)."""
+    return recorded(init=False, **form)
+
+
+def _input() -> Any:
+    """An input of :func:`combine` alone, left out of the record's JSON."""
+    return recorded(json=False)
+
+
 @dataclass(frozen=True)
-class OverlapComponents:
-    """What the overlap model combines, computed once per configuration (seconds per lattice update
-    per device unless said otherwise); :func:`combine` turns them into a time for any exponent and
-    request rate (the fit of those two constants re-combines without recomputing them).
+class OverlapResult:
+    """The overlap model's verdict on one configuration: what it combines, computed once per
+    configuration from the prediction (:func:`overlap_model`), and the combination for its
+    constants (the fields marked combined, filled in by :func:`combine` when the record is made;
+    the fit of the two fitted constants re-combines a record's inputs for other constants without
+    predicting again). Times in seconds per lattice update per device, cycles per lattice update
+    and SM. Its JSON (``predict --json``'s ``overlap``, :func:`warpspeed.files.records.json_record`)
+    is derived from the fields, in their order; the inputs of :func:`combine` alone are left out.
 
     Attributes:
+        lups_per_s: lattice updates per second (combined).
+        limiter: the largest component (combined); ``l1`` is split into ``l1`` (data stage) and
+            ``l1_requests`` (the miss stage's request rate) by which of the two is larger.
+        limits: each component alone as a rate (combined; lups/s, infinite for a component
+            without work), in the roofline's limiter names.
+        seconds_per_lup: the time components (combined; :data:`COMPONENTS`, then the further levels
+            a part adds: the in-core time ``sm``, RDNA's graphics L1, a memory-side cache), before
+            they are combined; recorded per 10^9 lups (``seconds_per_glup``).
+        l1_data_wavefronts_per_lup, l1_requests_per_lup, l1_capacity_miss_rate: the first level's
+            data-stage wavefronts with one per missing line, its L1 -> L2 requests, and the
+            probability used for its capacity misses (:class:`~warpspeed.memory.l1_misses.L1MissCosts`).
+        l1_cycles_per_lup: first-level cycles (combined): the larger of the wavefronts and the
+            requests at the miss stage's rate.
+        drain_cycles_per_lup: the unhidden wave-end latency.
+        l2_load_bytes_per_lup, l2_store_bytes_per_lup, dram_load_bytes_per_lup,
+        dram_store_bytes_per_lup: the volumes the times were computed with (bytes per lup).
+        overlap_exponent: p of the smooth maximum of t_L1 and t_DRAM.
+        dram_sector_cost: DRAM sector transfers per byte of the volume (partly covered sectors).
+        dispatch_seconds_per_lup: the block scheduler's time (one block per ``block_dispatch_s``
+            and SM); recorded per 10^9 lups (``dispatch_seconds_per_glup``).
+        launch_overhead_s: seconds per launch before the first block (added to the launch's time).
+        dram_bandwidth_gb_s: the DRAM bandwidth of the launch (the knee of its resident blocks).
+        miss_requests_per_cycle: the miss stage's L1 -> L2 requests per cycle and SM.
         fp, l2: the FP and L2 levels' times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`).
-        further: the roofline's times of the levels a part adds (RDNA's graphics L1, a memory-side
-            cache), by level.
-        dram: the DRAM time with the partial-sector cost, at the launch's DRAM bandwidth with the
-            knee of its resident blocks.
-        l1_wavefront_cycles, l1_requests_per_lup, drain_cycles: first-level cycles per lup and SM
-            (data and tag wavefronts with misses), L2 requests per lup and SM, unhidden wave-end
-            cycles per lup and SM.
+        further: the times of the levels a part adds, by level.
+        dram: the DRAM time with the partial-sector cost, at :attr:`dram_bandwidth_gb_s`.
+        l1_wavefront_cycles: first-level cycles of the data and tag wavefronts with misses.
         requests_limited: whether the miss stage's request rate applies (NVIDIA L1TEX).
-        dispatch: the block scheduler's time per lup (one block per ``block_dispatch_s`` and SM).
         sm_hz: SMs x clock (cycles per second of the device).
-        launch_overhead_s, lups: seconds per launch before the first block runs; lups per launch.
+        lups: lattice updates per launch.
     """
 
-    fp: float
-    l2: float
-    further: tuple[tuple[str, float], ...]
-    dram: float
-    l1_wavefront_cycles: float
+    lups_per_s: float = _combined()
+    limiter: str = _combined()
+    limits: Mapping[str, float] = _combined()
+    seconds_per_lup: Mapping[str, float] = _combined(key="seconds_per_glup", value=_per_glup)
+    l1_data_wavefronts_per_lup: float
     l1_requests_per_lup: float
-    drain_cycles: float
-    requests_limited: bool
-    dispatch: float
-    sm_hz: float
-    launch_overhead_s: float
-    lups: int
-    l1: L1MissCosts
+    l1_cycles_per_lup: float = _combined()
+    drain_cycles_per_lup: float
+    l1_capacity_miss_rate: float
     l2_load_bytes_per_lup: float
     l2_store_bytes_per_lup: float
     dram_load_bytes_per_lup: float
     dram_store_bytes_per_lup: float
+    overlap_exponent: float
     dram_sector_cost: float
+    dispatch_seconds_per_lup: float = recorded(key="dispatch_seconds_per_glup", value=_glup)
+    launch_overhead_s: float
     dram_bandwidth_gb_s: float
+    miss_requests_per_cycle: float = _input()
+    fp: float = _input()
+    l2: float = _input()
+    further: tuple[tuple[str, float], ...] = _input()
+    dram: float = _input()
+    l1_wavefront_cycles: float = _input()
+    requests_limited: bool = _input()
+    sm_hz: float = _input()
+    lups: int = _input()
+
+    def __post_init__(self) -> None:
+        seconds, t, l1_cycles, limiter = combine(self, self.overlap_exponent, self.miss_requests_per_cycle)
+        combined = {"lups_per_s": 1.0 / seconds if seconds > 0 else math.inf, "limiter": limiter,
+                    "limits": _limits(t), "seconds_per_lup": t, "l1_cycles_per_lup": l1_cycles}
+        for name, value in combined.items():
+            object.__setattr__(self, name, value)
+
+    def as_dict(self) -> dict:
+        """JSON-ready details (``predict --json``'s ``overlap``): :func:`~warpspeed.files.records.json_record`."""
+        return json_record(self)
 
 
-def overlap_components(prediction: "Prediction", params: OverlapParams) -> OverlapComponents:
-    """The components of ``prediction``'s configuration with ``params`` (module docstring)."""
+def combine(c: OverlapResult, exponent: float, requests_per_cycle: float) -> tuple[float, dict[str, float], float, str]:
+    """Seconds per lattice update of one launch (launch overhead included), the time components
+    (:data:`COMPONENTS`, seconds per lup), the first-level cycles per lup and SM, and the limiter:
+    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch, t_further levels)`` plus the launch
+    overhead per lup, from the inputs of ``c`` (its combined fields are not read)."""
+    requests = c.l1_requests_per_lup / requests_per_cycle if c.requests_limited else 0.0
+    l1_cycles = max(c.l1_wavefront_cycles, requests)
+    t = dict(zip(COMPONENTS, (c.fp, (l1_cycles + c.drain_cycles_per_lup) / c.sm_hz, c.l2, c.dram)))
+    further = dict(c.further)
+    dispatch = c.dispatch_seconds_per_lup
+    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], dispatch, *further.values())
+    limiter = max(COMPONENTS, key=lambda k: t[k])
+    level = max(further, key=further.__getitem__, default=None)
+    t.update(further)  # the further levels' times are components too (limits, seconds_per_glup)
+    if level is not None and further[level] > max(t[limiter], dispatch):
+        limiter = level
+    elif dispatch > t[limiter]:
+        limiter = "dispatch"
+    elif limiter == "l1" and requests > c.l1_wavefront_cycles:
+        limiter = "l1_requests"
+    return body + c.launch_overhead_s / c.lups, t, l1_cycles, limiter
+
+
+def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
+    """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
     device, info = prediction.device, prediction.launch
     costs = prediction.l1_misses
     if costs is None:
@@ -190,58 +210,23 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
     coverage = prediction.dram_sectors
     sectors = (coverage.factor(params.partial_sector_load_cost, params.partial_sector_store_cost)
                if coverage is not None else 1.0)
-    l2_load = prediction.l2_load_bytes_per_lup
 
     occ = info.occupancy
     lups_per_block = info.launch.threads_per_block * info.launch.cells_per_thread
     lups_per_wave = occ.blocks_per_sm * lups_per_block
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
-    sm_hz = device.sms * device.clock_ghz * GIGA
     levels = {lv.key: lv.seconds_per_lup for lv in prediction.levels if lv.lups_per_s is not None}
     dram_gb_s = prediction.dram_bandwidth.resident_blocks_gb_s
-    return OverlapComponents(
-        fp=levels["fp"], l2=levels["l2"],
-        further=tuple((k, v) for k, v in levels.items() if k not in LIMITERS),
-        dram=(dram_load + dram_store) * sectors / (dram_gb_s * GIGA),
-        l1_wavefront_cycles=costs.cycles_per_lup, l1_requests_per_lup=costs.requests_per_lup,
-        drain_cycles=drain, requests_limited=costs.requests_limited,
-        dispatch=params.block_dispatch_s / (lups_per_block * device.sms) if lups_per_block > 0 else 0.0,
-        sm_hz=sm_hz, launch_overhead_s=params.launch_overhead_s, lups=math.prod(info.launch.domain), l1=costs,
-        l2_load_bytes_per_lup=l2_load, l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
-        dram_load_bytes_per_lup=dram_load, dram_store_bytes_per_lup=dram_store, dram_sector_cost=sectors,
-        dram_bandwidth_gb_s=dram_gb_s)
-
-
-def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float) -> tuple[float, dict[str, float], float, str]:
-    """Seconds per lattice update of one launch (launch overhead included), the time components
-    (:data:`COMPONENTS`, seconds per lup), the first-level cycles per lup and SM, and the limiter:
-    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch, t_further levels)`` plus the launch
-    overhead per lup."""
-    requests = c.l1_requests_per_lup / requests_per_cycle if c.requests_limited else 0.0
-    l1_cycles = max(c.l1_wavefront_cycles, requests)
-    t = dict(zip(COMPONENTS, (c.fp, (l1_cycles + c.drain_cycles) / c.sm_hz, c.l2, c.dram)))
-    further = dict(c.further)
-    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], c.dispatch, *further.values())
-    limiter = max(COMPONENTS, key=lambda k: t[k])
-    level = max(further, key=further.__getitem__, default=None)
-    t.update(further)  # the further levels' times are components too (limits, seconds_per_glup)
-    if level is not None and further[level] > max(t[limiter], c.dispatch):
-        limiter = level
-    elif c.dispatch > t[limiter]:
-        limiter = "dispatch"
-    elif limiter == "l1" and requests > c.l1_wavefront_cycles:
-        limiter = "l1_requests"
-    return body + c.launch_overhead_s / c.lups, t, l1_cycles, limiter
-
-
-def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
-    """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
-    c = overlap_components(prediction, params)
-    seconds, t, l1_cycles, limiter = combine(c, params.overlap_exponent, params.miss_requests_per_cycle)
     return OverlapResult(
-        lups_per_s=1.0 / seconds if seconds > 0 else math.inf, seconds_per_lup=t, limiter=limiter, l1=c.l1,
-        l1_cycles_per_lup=l1_cycles, drain_cycles_per_lup=c.drain_cycles, l2_load_bytes_per_lup=c.l2_load_bytes_per_lup,
-        l2_store_bytes_per_lup=c.l2_store_bytes_per_lup, dram_load_bytes_per_lup=c.dram_load_bytes_per_lup,
-        dram_store_bytes_per_lup=c.dram_store_bytes_per_lup, overlap_exponent=params.overlap_exponent,
-        dram_sector_cost=c.dram_sector_cost, dispatch_seconds_per_lup=c.dispatch,
-        launch_overhead_s=c.launch_overhead_s, dram_bandwidth_gb_s=c.dram_bandwidth_gb_s)
+        l1_data_wavefronts_per_lup=costs.data_wavefronts_per_lup, l1_requests_per_lup=costs.requests_per_lup,
+        drain_cycles_per_lup=drain, l1_capacity_miss_rate=costs.capacity_miss_rate,
+        l2_load_bytes_per_lup=prediction.l2_load_bytes_per_lup, l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
+        dram_load_bytes_per_lup=dram_load, dram_store_bytes_per_lup=dram_store,
+        overlap_exponent=params.overlap_exponent, dram_sector_cost=sectors,
+        dispatch_seconds_per_lup=params.block_dispatch_s / (lups_per_block * device.sms) if lups_per_block > 0 else 0.0,
+        launch_overhead_s=params.launch_overhead_s, dram_bandwidth_gb_s=dram_gb_s,
+        miss_requests_per_cycle=params.miss_requests_per_cycle,
+        fp=levels["fp"], l2=levels["l2"], further=tuple((k, v) for k, v in levels.items() if k not in LIMITERS),
+        dram=(dram_load + dram_store) * sectors / (dram_gb_s * GIGA),
+        l1_wavefront_cycles=costs.cycles_per_lup, requests_limited=costs.requests_limited,
+        sm_hz=device.sms * device.clock_ghz * GIGA, lups=math.prod(info.launch.domain))

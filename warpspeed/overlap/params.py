@@ -1,7 +1,7 @@
 """Constants of the overlap model, with what each was taken or fitted from.
 
-A device file may override any of them in an ``[overlap]`` table; every other NVIDIA device takes
-the defaults below. Documented constants come from vendor documentation or published
+A device file may override any of them in an ``[overlap]`` table (its keys and their ranges:
+``device_table.toml`` beside this module); every other NVIDIA device takes the defaults below. Documented constants come from vendor documentation or published
 microbenchmarks; fitted ones say what they were fitted on: six kernels timed on an NVIDIA H200
 (``fits/data/H200/``: the 25-point star stencil in double and float, the 7-point star, the 2D
 5-point star, the 27-point box and a 19-array shifted copy), with each kernel's error when it is
@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from warpspeed.errors import DeviceError
-from warpspeed.files.toml import table_number
 from warpspeed.measured.launch_cost import launch_cost
 
 if TYPE_CHECKING:
@@ -79,22 +77,14 @@ class OverlapParams:
     fitted: tuple[str, ...] = ()
 
 
-#: The keys an ``[overlap]`` table may give.
-KEYS = ("overlap_exponent", "miss_requests_per_cycle", "partial_sector_load_cost", "partial_sector_store_cost")
-
-
 def overlap_params(device: "Device") -> OverlapParams:
-    """The overlap model's constants of ``device``: its ``[overlap]`` table (:data:`KEYS`) over
-    the defaults; a one-line :class:`DeviceError` for an unknown key or a value that is not a
-    positive number."""
+    """The overlap model's constants of ``device``: its ``[overlap]`` table over the defaults (the
+    table's keys and ranges are declared in ``device_table.toml`` of this package and checked when
+    the device is loaded, :mod:`warpspeed.hardware.model_tables`)."""
     table = device.tables.get(TABLE) or {}
-    where = f"device {device.name!r} [{TABLE}]"
-    unknown = sorted(set(table) - set(KEYS))
-    if unknown:
-        raise DeviceError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(KEYS)}")
 
     def number(key: str) -> float | None:
-        return table_number(table, key, where, DeviceError, positive=True) if key in table else None
+        return float(table[key]) if key in table else None
 
     defaults = [("overlap exponent", "overlap_exponent")]
     defaults += [("miss-stage request rate", "miss_requests_per_cycle")] if device.vendor == "nvidia" else []

@@ -3,7 +3,7 @@
 :data:`~warpspeed.power.energy_model.ENERGY` is what ``warpspeed predict --json`` (``power``),
 ``rank --objective energy|edp`` and ``warpspeed dvfs`` call: the configuration's trace
 (:mod:`warpspeed.trace`) gives the activity, a time model the rate, the device's ``[power]``
-table and family file the energies (:mod:`warpspeed.power.params`).
+table and family file the energies, its ``[device]`` power limit and reference clock the board (:mod:`warpspeed.power.params`).
 
 The names below are imported on first use (PEP 562), so that a module of this package (the
 parameter files the calibration reports) loads without the model.

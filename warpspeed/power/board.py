@@ -215,7 +215,7 @@ def board_power(act: Activity, params: PowerParams, rate: float, limits: Mapping
     if floor.watts > params.power_limit_w:
         raise WarpspeedError(f"{params.device}: the kernel draws {floor.watts:.3g} W even at the lowest clock, "
                              f"{low:g} MHz, above the board's power limit of {params.power_limit_w:g} W "
-                             "([power] power_limit_w); allowed: a power limit the board can run the kernel at")
+                             "([device] power_limit_w); allowed: a power limit the board can run the kernel at")
     for _ in range(BISECTION_STEPS):
         mid = 0.5 * (low + high)
         if power_at(act, params, rate_at_clock(rate, limits, mid, base_mhz), mid).watts > params.power_limit_w:

@@ -1,7 +1,8 @@
 """Power-model parameters: the device's ``[power]`` table, its family's energy file and the priors.
 
-A device file's ``[power]`` table names the family file (``family``), the board power limit and
-the reference clock at which the family's energies hold; it may set the board's constant power
+A device file's ``[power]`` table names the family file (``family``); the board power limit and
+the reference clock at which the family's energies hold are device facts (``[device]``
+``power_limit_w`` and ``reference_clock_mhz``). The table may set the board's constant power
 (``constant_w``) and DRAM sector energy (``dram_sector_j``) where the family's do not fit the
 board (another board limit, another memory technology). A family file
 (``warpspeed/power/families/<family>.toml``) holds, each with its provenance:
@@ -167,10 +168,20 @@ def category_ratios() -> dict[str, tuple[float, float]]:
     return {c: (first / base_first, add / base_add if base_add else 0.0) for c, (first, add) in values.items()}
 
 
+def _board(device: "Device", key: str) -> float:
+    """The device's ``[device]`` ``key`` (its power limit or reference clock, checked when the device
+    was loaded), which the power model needs: else a one-line error."""
+    value = getattr(device, key)
+    if value is None:
+        raise PowerParameterError(f"device {device.name!r} has a [power] table but no {key} in [device]; the power "
+                                  "model needs the board's power limit (W) and reference clock (MHz) there")
+    return float(value)
+
+
 def params_from(device: "Device", table: Mapping, family: Mapping, family_name: str) -> PowerParams:
-    """Combine a device's ``[power]`` table and a family document."""
+    """Combine a device's ``[power]`` table, its board figures (``[device]`` ``power_limit_w`` and
+    ``reference_clock_mhz``) and a family document."""
     where = f"power family {family_name!r}"
-    dev_where = f"device {device.name!r} [power]"
     dyn, static, clock = family.get("dynamic", {}), family.get("static", {}), family.get("clock", {})
     model = static.get("model", "linear")
     if model not in STATIC_MODELS:
@@ -179,13 +190,13 @@ def params_from(device: "Device", table: Mapping, family: Mapping, family_name: 
     fixed = {k: _number(static, k, where, positive=(k == "reference_sms")) for k in STATIC_KEYS}
     scale = device.sms / fixed["reference_sms"]  # chip-wide static of this device's SMs
     first, add = fixed["first_lane_w"] * scale, fixed["add_lane_w"] * scale
-    constant = _number(table, "constant_w", dev_where) if "constant_w" in table else fixed["constant_w"]
+    # the table's keys and ranges were checked when the device was loaded (device_table.toml beside this module)
+    constant = float(table["constant_w"]) if "constant_w" in table else fixed["constant_w"]
     if "dram_sector_j" in table:
-        energies["dram_sector_j"] = _number(table, "dram_sector_j", dev_where)
+        energies["dram_sector_j"] = float(table["dram_sector_j"])
     return PowerParams(
         device=device.name, family=family_name, sms=device.sms,
-        reference_clock_mhz=_number(table, "reference_clock_mhz", dev_where, True),
-        power_limit_w=_number(table, "power_limit_w", dev_where, True),
+        reference_clock_mhz=_board(device, "reference_clock_mhz"), power_limit_w=_board(device, "power_limit_w"),
         core_j={c: r * energies["fp32_lane_j"] for c, r in core_ratios().items()},
         dram_sector_j=energies["dram_sector_j"], l2_sector_j=energies["l2_sector_j"],
         l1_sector_j=energies["l1_sector_j"],

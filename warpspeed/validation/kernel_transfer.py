@@ -151,7 +151,7 @@ class KernelTransfer:
 
 def _samples(ks: KernelSet, device, params) -> list[tuple[Config, object, float]]:
     from warpspeed.kernel.catalog import resolve
-    from warpspeed.overlap.combine import overlap_components
+    from warpspeed.overlap.combine import overlap_model
     from warpspeed.predict import Predictor
 
     domain, rates = measured_rates(ks)
@@ -162,7 +162,7 @@ def _samples(ks: KernelSet, device, params) -> list[tuple[Config, object, float]
         if fold not in predictors:
             predictors[fold] = Predictor(resolve(ks.kernel, domain, fold=fold, device=device, dtype=ks.dtype).kernel,
                                          device)
-        out.append((config, overlap_components(predictors[fold].predict(block, fold), params), rates[config]))
+        out.append((config, overlap_model(predictors[fold].predict(block, fold), params), rates[config]))
     return out
 
 
