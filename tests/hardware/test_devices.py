@@ -426,7 +426,7 @@ def test_a100_pcie_is_the_sxm4_chip_with_a_250_w_limit():
     # 1410 MHz boost, 40 GB HBM2 at 1555 GB/s, 250 W; the SXM4 module: the same, at 400 W.
     pcie, sxm = load_device("A100-PCIe-40GB"), load_device("A100-SXM4-40GB")
     assert (pcie.sms, pcie.clock_ghz, pcie.l2.bytes) == (108, 1.41, 40 * MiB)
-    assert (pcie.tables["power"]["power_limit_w"], sxm.tables["power"]["power_limit_w"]) == (250, 400)
+    assert (pcie.power_limit_w, sxm.power_limit_w) == (250, 400)
     # same HBM2 peak, so the same sustained figure: gpu-stream/a100_40.txt scale at full occupancy,
     # 1381 GB/s = 88.8 % of 1555 GB/s
     assert pcie.dram_bandwidth_gb_s == sxm.dram_bandwidth_gb_s == 1381.0
