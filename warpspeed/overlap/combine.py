@@ -24,13 +24,19 @@ evidence in Nsight Compute profiles, timings or a microbenchmark that isolates i
    :attr:`~warpspeed.memory.dram_bandwidth.DramBandwidth.resident_blocks_gb_s`).
 7. **Blocks are dispatched at a limited rate and launches cost a fixed time** (the stored launch fit).
 
-Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch,
-t_further) with
+8. **The SM's pipes and the memory side overlap imperfectly**: the in-core time ``t_SM``
+   (:mod:`warpspeed.incore`) joins the memory time ``t_mem = smooth max(t_L1, t_DRAM)`` in a second
+   smooth maximum, ``(t_mem^r + t_SM^r)^(1/r)``
+   (:data:`~warpspeed.overlap.params.CORE_OVERLAP_EXPONENT`, fitted on gpu-roofline runs of three
+   parts, ``docs/incore.md``).
+
+Time per launch = launch overhead + lups x max(smooth max_r(smooth max_p(t_L1, t_DRAM), t_SM),
+t_L2, t_FP, t_dispatch, t_further) with
 
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
-* ``t_FP``, ``t_L2`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a memory-side
-  cache) the prediction's level times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`:
+* ``t_FP``, ``t_L2``, ``t_SM`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a
+  memory-side cache) the prediction's level times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`:
   each level's demand over its bandwidth);
 * ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
 * ``t_dispatch`` the block dispatch time per lup.
@@ -48,7 +54,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from warpspeed.memory.l1_misses import L1MissCosts
 from warpspeed.errors import WarpspeedError
-from warpspeed.overlap.params import OverlapParams
+from warpspeed.overlap.params import CORE_OVERLAP_EXPONENT, OverlapParams
 from warpspeed.levels import LIMITERS
 from warpspeed.units import GIGA
 
@@ -57,6 +63,8 @@ if TYPE_CHECKING:
 
 #: The components of the time, in report order: the roofline's limiter names.
 COMPONENTS = LIMITERS
+#: The in-core time's key among the further levels (:func:`warpspeed.levels.level_demands`).
+CORE = "sm"
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,7 @@ class OverlapResult:
         l2_load_bytes_per_lup, l2_store_bytes_per_lup, dram_load_bytes_per_lup,
         dram_store_bytes_per_lup: the volumes the times were computed with (bytes per lup).
         overlap_exponent: p of the smooth maximum of t_L1 and t_DRAM.
+        core_exponent: r of the smooth maximum of that memory time and the in-core time.
         dram_sector_cost: DRAM sector transfers per byte of the volume (partly covered sectors).
         dispatch_seconds_per_lup: the block scheduler's time per lup.
         launch_overhead_s: seconds per launch before the first block (added to the launch's time).
@@ -98,6 +107,7 @@ class OverlapResult:
     dispatch_seconds_per_lup: float = 0.0
     launch_overhead_s: float = 0.0
     dram_bandwidth_gb_s: float = 0.0
+    core_exponent: float = CORE_OVERLAP_EXPONENT
 
     @property
     def limits(self) -> dict[str, float]:
@@ -122,6 +132,7 @@ class OverlapResult:
             "dram_load_bytes_per_lup": self.dram_load_bytes_per_lup,
             "dram_store_bytes_per_lup": self.dram_store_bytes_per_lup,
             "overlap_exponent": self.overlap_exponent,
+            "core_exponent": self.core_exponent,
             "dram_sector_cost": self.dram_sector_cost,
             "dispatch_seconds_per_glup": self.dispatch_seconds_per_lup * GIGA,
             "launch_overhead_s": self.launch_overhead_s,
@@ -212,16 +223,20 @@ def overlap_components(prediction: "Prediction", params: OverlapParams) -> Overl
         dram_bandwidth_gb_s=dram_gb_s)
 
 
-def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float) -> tuple[float, dict[str, float], float, str]:
+def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float,
+            core_exponent: float = CORE_OVERLAP_EXPONENT) -> tuple[float, dict[str, float], float, str]:
     """Seconds per lattice update of one launch (launch overhead included), the time components
     (:data:`COMPONENTS`, seconds per lup), the first-level cycles per lup and SM, and the limiter:
-    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch, t_further levels)`` plus the launch
-    overhead per lup."""
+    ``max(smooth max_r(smooth max_p(t_L1, t_DRAM), t_SM), t_L2, t_FP, t_dispatch, t_further levels)``
+    plus the launch overhead per lup (``p``: ``exponent``, ``r``: ``core_exponent``; ``t_SM`` the
+    in-core time, 0 for a part without one)."""
     requests = c.l1_requests_per_lup / requests_per_cycle if c.requests_limited else 0.0
     l1_cycles = max(c.l1_wavefront_cycles, requests)
     t = dict(zip(COMPONENTS, (c.fp, (l1_cycles + c.drain_cycles) / c.sm_hz, c.l2, c.dram)))
     further = dict(c.further)
-    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], c.dispatch, *further.values())
+    others = [v for k, v in further.items() if k != CORE]
+    memory = smooth_max(smooth_max(t["l1"], t["dram"], exponent), further.get(CORE, 0.0), core_exponent)
+    body = max(memory, t["l2"], t["fp"], c.dispatch, *others)
     limiter = max(COMPONENTS, key=lambda k: t[k])
     level = max(further, key=further.__getitem__, default=None)
     t.update(further)  # the further levels' times are components too (limits, seconds_per_glup)
@@ -237,11 +252,13 @@ def combine(c: OverlapComponents, exponent: float, requests_per_cycle: float) ->
 def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapResult:
     """The overlap model of ``prediction``'s configuration with ``params`` (module docstring)."""
     c = overlap_components(prediction, params)
-    seconds, t, l1_cycles, limiter = combine(c, params.overlap_exponent, params.miss_requests_per_cycle)
+    seconds, t, l1_cycles, limiter = combine(c, params.overlap_exponent, params.miss_requests_per_cycle,
+                                             params.core_exponent)
     return OverlapResult(
         lups_per_s=1.0 / seconds if seconds > 0 else math.inf, seconds_per_lup=t, limiter=limiter, l1=c.l1,
         l1_cycles_per_lup=l1_cycles, drain_cycles_per_lup=c.drain_cycles, l2_load_bytes_per_lup=c.l2_load_bytes_per_lup,
         l2_store_bytes_per_lup=c.l2_store_bytes_per_lup, dram_load_bytes_per_lup=c.dram_load_bytes_per_lup,
         dram_store_bytes_per_lup=c.dram_store_bytes_per_lup, overlap_exponent=params.overlap_exponent,
         dram_sector_cost=c.dram_sector_cost, dispatch_seconds_per_lup=c.dispatch,
-        launch_overhead_s=c.launch_overhead_s, dram_bandwidth_gb_s=c.dram_bandwidth_gb_s)
+        launch_overhead_s=c.launch_overhead_s, dram_bandwidth_gb_s=c.dram_bandwidth_gb_s,
+        core_exponent=params.core_exponent)
