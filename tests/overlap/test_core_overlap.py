@@ -88,3 +88,23 @@ def test_the_shipped_exponent_is_the_fit_on_the_stored_runs():
     fit = fit_stored()
     assert fit.exponent == CORE_OVERLAP_EXPONENT
     assert all(p.left_out_percent < p.max_percent for p in fit.parts)
+
+
+def test_the_first_level_and_the_fp_pipes_overlap_on_the_a100(a100):
+    """gpu-strides on the A100: where the loop's FMAs need a quarter or more of a load's cycles
+    (float and double rows of one wavefront per half or whole warp), the measured cycles are the
+    larger of the measured L1 counters and the FP cycles, not their sum (which is 25 % too slow)."""
+    from warpspeed.validation.strides import predict_row, read_strides_csv
+    from tests.paths import ROOT
+
+    rows = read_strides_csv(ROOT / "fits" / "data" / "public" / "gpu-strides" / "a100.csv")
+    checked = 0
+    for row in rows:
+        fp = predict_row(row, a100).fp_cycles
+        l1 = max(row.data_pipe_wavefronts, row.tag_wavefronts)
+        if fp < 0.2 * row.cycles:
+            continue
+        checked += 1
+        assert max(l1, fp) == pytest.approx(row.cycles, rel=0.03)
+        assert (l1 + fp) / row.cycles > 1.2
+    assert checked >= 9
