@@ -248,6 +248,8 @@ TABLE_SCHEMAS: dict[str, dict[str, TableKey]] = {
     "overlap": {
         # p of the smooth maximum: 1 is no overlap by definition (warpspeed.overlap.params; default 3)
         "overlap_exponent": TableKey("number", 1.0, 100.0),
+        # r of the smooth maximum of the memory and in-core times (warpspeed.overlap.params; default 6.75)
+        "core_exponent": TableKey("number", 1.0, 100.0),
         # L1 -> L2 line requests per cycle and SM (default 0.7)
         "miss_requests_per_cycle": TableKey("number", 0.01, 64.0, "per cycle and SM"),
         # DRAM sector transfers of a partly covered sector (NVIDIA defaults 1 and 2; 1 turns it off)

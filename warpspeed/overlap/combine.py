@@ -6,7 +6,8 @@ FP units, the L1, the L2 and DRAM all work in parallel without getting in each o
 on an NVIDIA H200 (the paper's 168 configurations of the 25-point star stencil), the kernels the
 roofline calls DRAM-bound reach only 1.7-2.2 TB/s of DRAM bandwidth while the L1 is busy 72-86 %
 of the cycles: the roofline is 1.33x too fast at the median. Seven mechanisms, each with its
-evidence in Nsight Compute profiles, timings or a microbenchmark that isolates it (``docs/overlap.md``):
+evidence in Nsight Compute profiles, timings or a microbenchmark that isolates it, and an eighth
+for the SM's own time (``docs/overlap.md``):
 
 1. **L1 misses cost data-stage wavefronts** (:mod:`warpspeed.memory.l1_misses`): one more
    wavefront per missing cache line.
