@@ -39,6 +39,17 @@ def test_four_byte_elements_use_full_warps(a100):
     assert _cycles(k, a100, (32, 1, 1)).cycles_per_lup == pytest.approx(1 / 32)
 
 
+@pytest.mark.parametrize("shift", [1, 4, 7, 16, 31])
+def test_a_row_that_starts_inside_a_line_and_spans_two_costs_one_cycle(a100, shift):
+    """32 consecutive floats starting ``4 shift`` bytes into a 128 B line touch two lines: 32
+    distinct banks (one data-pipe wavefront) and two tags (one tag-stage wavefront). Measured on the
+    A100 (gpu-strides, float stride 1, where 7 of a thread's 8 loads start 16-112 B into a line):
+    1.02 cycles, 1.00 data-pipe and 1.00 tag wavefronts per warp load -- one cycle, not two."""
+    k = Kernel("shifted", (Field("A", 4, (1 << 20,)),), (load_linear("A", f"x + {shift}"),), (4096, 1, 1),
+               dtype="float32")
+    assert _cycles(k, a100, (32, 1, 1)).cycles_per_lup * 32 == pytest.approx(1.02, rel=0.02)
+
+
 def test_far_rows_in_different_banks_share_a_wavefront(a100):
     # Row pitch 1032 doubles = 8256 B = 2064 four-byte words, 2064 % 32 = 16: the two rows of 8
     # doubles in a half warp use banks 0-15 and 16-31, so one wavefront serves both although

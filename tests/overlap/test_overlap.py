@@ -16,7 +16,7 @@ from warpspeed.kernel.description import X
 from warpspeed.models import estimate_time
 from warpspeed.overlap import overlap_model, overlap_params
 from warpspeed.overlap.combine import smooth_max
-from warpspeed.overlap.params import MISS_REQUESTS_PER_CYCLE, OVERLAP_EXPONENT
+from warpspeed.overlap.params import CORE_OVERLAP_EXPONENT, MISS_REQUESTS_PER_CYCLE, OVERLAP_EXPONENT
 from warpspeed.predict import Predictor
 from tests.paths import ROOT
 
@@ -110,6 +110,7 @@ def test_constants_per_device():
 
 @pytest.mark.parametrize("table, message", [
     ("overlap_exponent = -1", "overlap_exponent is out of range (got -1); allowed: a number from 1 to 100"),
+    ("core_exponent = 0.5", "core_exponent is out of range (got 0.5); allowed: a number from 1 to 100"),
     ("exponent = 3", "unknown key(s) exponent; allowed: overlap_exponent"),
     ("latencies_from = \"H100-PCIe-80GB\"", "[overlap] latencies_from: a device fact, read from [device] only; move it "
                                              "to the [device] table"),
@@ -122,6 +123,14 @@ def test_bad_overlap_tables_are_one_line_errors(tmp_path, table, message):
     with pytest.raises(DeviceError) as err:
         overlap_params(load_device_file(path))
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_device_file_may_give_the_core_exponent(tmp_path):
+    text = (DEVICES / "V100-PCIe-32GB.toml").read_text() + "\n[overlap]\ncore_exponent = 2.5\n"
+    path = tmp_path / "d.toml"
+    path.write_text(text)
+    assert overlap_params(load_device_file(path)).core_exponent == 2.5
+    assert overlap_params(load_device("V100-PCIe-32GB")).core_exponent == CORE_OVERLAP_EXPONENT
 
 
 def test_every_builtin_device_has_the_constants():

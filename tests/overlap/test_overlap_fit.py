@@ -11,6 +11,7 @@ import pytest
 from warpspeed.calibration.overlap_fit import EXPONENTS, REQUEST_RATES, fit_overlap, leave_one_kernel_out, mape_percent
 from warpspeed.errors import WarpspeedError
 from warpspeed.overlap.combine import OverlapResult, combine
+from warpspeed.overlap.params import CORE_OVERLAP_EXPONENT
 
 
 def _components(wavefronts: float, requests: float, dram_s: float, exponent: float = 3.0,
@@ -21,7 +22,7 @@ def _components(wavefronts: float, requests: float, dram_s: float, exponent: flo
                          launch_overhead_s=0.0, lups=1, l1_data_wavefronts_per_lup=wavefronts, l1_capacity_miss_rate=0.0,
                          l2_load_bytes_per_lup=0.0, l2_store_bytes_per_lup=0.0, dram_load_bytes_per_lup=0.0,
                          dram_store_bytes_per_lup=0.0, dram_sector_cost=1.0, dram_bandwidth_gb_s=1.0,
-                         overlap_exponent=exponent, miss_requests_per_cycle=rate)
+                         overlap_exponent=exponent, core_exponent=CORE_OVERLAP_EXPONENT, miss_requests_per_cycle=rate)
 
 
 def test_combine_by_hand():
@@ -39,11 +40,12 @@ def test_the_details_are_the_fields_in_their_order():
     assert list(d) == ["lups_per_s", "limiter", "limits", "seconds_per_glup", "l1_data_wavefronts_per_lup",
                        "l1_requests_per_lup", "l1_cycles_per_lup", "drain_cycles_per_lup", "l1_capacity_miss_rate",
                        "l2_load_bytes_per_lup", "l2_store_bytes_per_lup", "dram_load_bytes_per_lup",
-                       "dram_store_bytes_per_lup", "overlap_exponent", "dram_sector_cost", "dispatch_seconds_per_glup",
-                       "launch_overhead_s", "dram_bandwidth_gb_s"]
+                       "dram_store_bytes_per_lup", "overlap_exponent", "core_exponent", "dram_sector_cost",
+                       "dispatch_seconds_per_glup", "launch_overhead_s", "dram_bandwidth_gb_s"]
     assert d["limits"] == {"fp": math.inf, "l1": 1 / 8, "l2": math.inf, "dram": 1 / 6}
     assert d["seconds_per_glup"] == {"fp": 0.0, "l1": 8e9, "l2": 0.0, "dram": 6e9}
     assert d["l1_requests_per_lup"] == 4.0 and d["dispatch_seconds_per_glup"] == 0.0
+
 
 def _kernel(p: float, rate: float, n: int, seed: int) -> list[tuple[OverlapResult, float]]:
     """Configurations "measured" with known constants: the rate the model gives with them."""

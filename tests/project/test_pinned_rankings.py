@@ -28,7 +28,9 @@ each row's ``model`` and ``explanation`` as the roofline's rows had them when th
 (``overlap`` and empty, a label left over from the default); since the roofline is an ordinary
 model its rows say ``roofline`` and its limiter, and only these two labels were changed in the
 files. The overlap files of the A100 and the H200 gained the in-core time ``sm`` among each row's
-limits when the overlap model came to report the further levels it combines (rates unchanged). Restructuring
+limits when the overlap model came to report the further levels it combines (rates unchanged), and
+were regenerated when the in-core time came to join the memory time by a smooth maximum (exponent
+6.75; rates 0.9999-1.0x on both, same order and best). Restructuring
 and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """

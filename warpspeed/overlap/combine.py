@@ -6,7 +6,8 @@ FP units, the L1, the L2 and DRAM all work in parallel without getting in each o
 on an NVIDIA H200 (the paper's 168 configurations of the 25-point star stencil), the kernels the
 roofline calls DRAM-bound reach only 1.7-2.2 TB/s of DRAM bandwidth while the L1 is busy 72-86 %
 of the cycles: the roofline is 1.33x too fast at the median. Seven mechanisms, each with its
-evidence in Nsight Compute profiles, timings or a microbenchmark that isolates it (``docs/overlap.md``):
+evidence in Nsight Compute profiles, timings or a microbenchmark that isolates it, and an eighth
+for the SM's own time (``docs/overlap.md``):
 
 1. **L1 misses cost data-stage wavefronts** (:mod:`warpspeed.memory.l1_misses`): one more
    wavefront per missing cache line.
@@ -23,14 +24,19 @@ evidence in Nsight Compute profiles, timings or a microbenchmark that isolates i
    resident blocks per SM (the prediction's
    :attr:`~warpspeed.memory.dram_bandwidth.DramBandwidth.resident_blocks_gb_s`).
 7. **Blocks are dispatched at a limited rate and launches cost a fixed time** (the stored launch fit).
+8. **The SM's pipes and the memory side overlap imperfectly**: the in-core time ``t_SM``
+   (:mod:`warpspeed.incore`) joins the memory time ``t_mem = smooth max(t_L1, t_DRAM)`` in a second
+   smooth maximum, ``(t_mem^r + t_SM^r)^(1/r)``
+   (:data:`~warpspeed.overlap.params.CORE_OVERLAP_EXPONENT`, fitted on gpu-roofline runs of three
+   parts, ``docs/incore.md``).
 
-Time per launch = launch overhead + lups x max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch,
-t_further) with
+Time per launch = launch overhead + lups x max(smooth max_r(smooth max_p(t_L1, t_DRAM), t_SM),
+t_L2, t_FP, t_dispatch, t_further) with
 
 * ``t_L1 = (max(data-stage and tag wavefronts, L2 requests / rate) + drain / lups per wave of
   an SM) / (SMs x clock)``;
-* ``t_FP``, ``t_L2`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a memory-side
-  cache) the prediction's level times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`:
+* ``t_FP``, ``t_L2``, ``t_SM`` and ``t_further`` (the levels a part adds: RDNA's graphics L1, a
+  memory-side cache) the prediction's level times (:attr:`~warpspeed.levels.LevelDemand.seconds_per_lup`:
   each level's demand over its bandwidth);
 * ``t_DRAM = DRAM bytes x sector cost / the launch's DRAM bandwidth``;
 * ``t_dispatch`` the block dispatch time per lup.
@@ -49,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.records import json_record, recorded
-from warpspeed.overlap.params import OverlapParams
+from warpspeed.overlap.params import CORE_OVERLAP_EXPONENT, OverlapParams
 from warpspeed.levels import LIMITERS
 from warpspeed.units import GIGA
 
@@ -58,6 +64,8 @@ if TYPE_CHECKING:
 
 #: The components of the time, in report order: the roofline's limiter names.
 COMPONENTS = LIMITERS
+#: The in-core time's key among the further levels (:func:`warpspeed.levels.level_demands`).
+CORE = "sm"
 
 
 def smooth_max(a: float, b: float, p: float) -> float:
@@ -121,6 +129,7 @@ class OverlapResult:
         l2_load_bytes_per_lup, l2_store_bytes_per_lup, dram_load_bytes_per_lup,
         dram_store_bytes_per_lup: the volumes the times were computed with (bytes per lup).
         overlap_exponent: p of the smooth maximum of t_L1 and t_DRAM.
+        core_exponent: r of the smooth maximum of that memory time and the in-core time.
         dram_sector_cost: DRAM sector transfers per byte of the volume (partly covered sectors).
         dispatch_seconds_per_lup: the block scheduler's time (one block per ``block_dispatch_s``
             and SM); recorded per 10^9 lups (``dispatch_seconds_per_glup``).
@@ -150,6 +159,7 @@ class OverlapResult:
     dram_load_bytes_per_lup: float
     dram_store_bytes_per_lup: float
     overlap_exponent: float
+    core_exponent: float
     dram_sector_cost: float
     dispatch_seconds_per_lup: float = recorded(key="dispatch_seconds_per_glup", value=_glup)
     launch_overhead_s: float
@@ -165,7 +175,8 @@ class OverlapResult:
     lups: int = _input()
 
     def __post_init__(self) -> None:
-        seconds, t, l1_cycles, limiter = combine(self, self.overlap_exponent, self.miss_requests_per_cycle)
+        seconds, t, l1_cycles, limiter = combine(self, self.overlap_exponent, self.miss_requests_per_cycle,
+                                                 self.core_exponent)
         combined = {"lups_per_s": 1.0 / seconds if seconds > 0 else math.inf, "limiter": limiter,
                     "limits": _limits(t), "seconds_per_lup": t, "l1_cycles_per_lup": l1_cycles}
         for name, value in combined.items():
@@ -176,17 +187,21 @@ class OverlapResult:
         return json_record(self)
 
 
-def combine(c: OverlapResult, exponent: float, requests_per_cycle: float) -> tuple[float, dict[str, float], float, str]:
+def combine(c: OverlapResult, exponent: float, requests_per_cycle: float,
+            core_exponent: float = CORE_OVERLAP_EXPONENT) -> tuple[float, dict[str, float], float, str]:
     """Seconds per lattice update of one launch (launch overhead included), the time components
     (:data:`COMPONENTS`, seconds per lup), the first-level cycles per lup and SM, and the limiter:
-    ``max(smooth max(t_L1, t_DRAM), t_L2, t_FP, t_dispatch, t_further levels)`` plus the launch
-    overhead per lup, from the inputs of ``c`` (its combined fields are not read)."""
+    ``max(smooth max_r(smooth max_p(t_L1, t_DRAM), t_SM), t_L2, t_FP, t_dispatch, t_further levels)``
+    plus the launch overhead per lup (``p``: ``exponent``, ``r``: ``core_exponent``; ``t_SM`` the
+    in-core time, 0 for a part without one), from the inputs of ``c`` (its combined fields are not read)."""
     requests = c.l1_requests_per_lup / requests_per_cycle if c.requests_limited else 0.0
     l1_cycles = max(c.l1_wavefront_cycles, requests)
     t = dict(zip(COMPONENTS, (c.fp, (l1_cycles + c.drain_cycles_per_lup) / c.sm_hz, c.l2, c.dram)))
     further = dict(c.further)
     dispatch = c.dispatch_seconds_per_lup
-    body = max(smooth_max(t["l1"], t["dram"], exponent), t["l2"], t["fp"], dispatch, *further.values())
+    others = [v for k, v in further.items() if k != CORE]
+    memory = smooth_max(smooth_max(t["l1"], t["dram"], exponent), further.get(CORE, 0.0), core_exponent)
+    body = max(memory, t["l2"], t["fp"], dispatch, *others)
     limiter = max(COMPONENTS, key=lambda k: t[k])
     level = max(further, key=further.__getitem__, default=None)
     t.update(further)  # the further levels' times are components too (limits, seconds_per_glup)
@@ -222,7 +237,7 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
         drain_cycles_per_lup=drain, l1_capacity_miss_rate=costs.capacity_miss_rate,
         l2_load_bytes_per_lup=prediction.l2_load_bytes_per_lup, l2_store_bytes_per_lup=prediction.l2_store_bytes_per_lup,
         dram_load_bytes_per_lup=dram_load, dram_store_bytes_per_lup=dram_store,
-        overlap_exponent=params.overlap_exponent, dram_sector_cost=sectors,
+        overlap_exponent=params.overlap_exponent, core_exponent=params.core_exponent, dram_sector_cost=sectors,
         dispatch_seconds_per_lup=params.block_dispatch_s / (lups_per_block * device.sms) if lups_per_block > 0 else 0.0,
         launch_overhead_s=params.launch_overhead_s, dram_bandwidth_gb_s=dram_gb_s,
         miss_requests_per_cycle=params.miss_requests_per_cycle,

@@ -38,6 +38,16 @@ OVERLAP_EXPONENT = 3.0
 #: Kernel Profiling Guide, L1TEX miss stage; metric ``l1tex__m_l1tex2xbar_req``), its rate is not.
 MISS_REQUESTS_PER_CYCLE = 0.7
 
+#: Exponent r of the smooth maximum that combines the memory time (the smooth maximum of the
+#: first level and DRAM) with the SM's in-core time (:mod:`warpspeed.incore`),
+#: ``(t_memory^r + t_SM^r)^(1/r)``: the SM's pipes and the memory side overlap imperfectly where
+#: their times are close. Fitted by :mod:`warpspeed.calibration.core_overlap_fit` on gpu-benches'
+#: gpu-roofline runs of three parts (A100-SXM4-40GB, A40, L40: 179 loop lengths, each at the run's
+#: measured SM clock, so the A40's and L40's power cap does not enter): the least mean of the three
+#: parts' MAPEs. With each part left out the exponent is 6.0-7.25 and every left-out part's MAPE
+#: drops (A100 4.8 -> 4.4 %, A40 1.6 -> 1.5 %, L40 3.3 -> 2.4 %; ``docs/incore.md``).
+CORE_OVERLAP_EXPONENT = 6.75
+
 #: DRAM sector transfers of a sector that a block row covers only in part (:mod:`warpspeed.memory.sectors`):
 #: a load reads it for this block alone (1), a store reads, merges and writes it back for this
 #: block (2: HBM with ECC writes whole sectors, so a partial write is a read-modify-write). Not fitted:
@@ -54,6 +64,7 @@ class OverlapParams:
 
     Attributes:
         overlap_exponent: p of the smooth maximum of the first-level and DRAM times.
+        core_exponent: r of the smooth maximum of that memory time and the in-core time.
         miss_requests_per_cycle: L1 -> L2 line requests per cycle and SM.
         drain_cycles: cycles of one wave of blocks that no other block overlaps: the memory
             latency of its last loads (the device's DRAM load-to-use latency,
@@ -75,6 +86,7 @@ class OverlapParams:
     block_dispatch_s: float = 0.0
     launch_overhead_s: float = 0.0
     fitted: tuple[str, ...] = ()
+    core_exponent: float = CORE_OVERLAP_EXPONENT
 
 
 def overlap_params(device: "Device") -> OverlapParams:
@@ -100,4 +112,5 @@ def overlap_params(device: "Device") -> OverlapParams:
         block_dispatch_s=launch.block_dispatch_s if nvidia else 0.0,
         launch_overhead_s=launch.overhead_s if nvidia else 0.0,
         fitted=tuple(fitted),
+        core_exponent=number("core_exponent") or CORE_OVERLAP_EXPONENT,
     )

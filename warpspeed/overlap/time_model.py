@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 #: The part whose timed stencil configurations fitted the overlap model's exponent and miss-stage
 #: request rate (``fits/data/H200/``; :mod:`warpspeed.overlap.params`).
 FITTED_ON = "H200"
+#: The parts whose gpu-roofline runs fitted the exponent that joins the in-core time to the memory
+#: time (:data:`warpspeed.overlap.params.CORE_OVERLAP_EXPONENT`).
+CORE_FITTED_ON = ("A100-SXM4-40GB", "A40", "L40")
 
 
 class OverlapModel(TimeModelBase):
@@ -52,8 +55,10 @@ class OverlapModel(TimeModelBase):
 
     def provenance(self, device: "Device") -> Sequence[Component]:
         """The overlap model's fitted constants: the exponent and (NVIDIA) the request rate on six
-        kernels timed on the H200."""
-        return (Component("overlap constants", FITTED_ON, "six kernels' timings", device.name == FITTED_ON),)
+        kernels timed on the H200; the in-core exponent on the gpu-roofline runs of three parts."""
+        return (Component("overlap constants", FITTED_ON, "six kernels' timings", device.name == FITTED_ON),
+                Component("in-core overlap exponent", ", ".join(CORE_FITTED_ON), "gpu-roofline runs",
+                          device.name in CORE_FITTED_ON))
 
 
 #: The overlap time model (the default, :data:`warpspeed.models.DEFAULT_TIME_MODEL`).

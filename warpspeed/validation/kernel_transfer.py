@@ -245,8 +245,8 @@ def kernel_transfer() -> KernelTransfer:
     by_name = {lo.kernel: lo for lo in left}
     kernels = []
     for name, s in samples.items():
-        points = tuple((config, 1.0 / combine(c, params.overlap_exponent, params.miss_requests_per_cycle)[0], m)
-                       for config, c, m in s)
+        points = tuple((config, 1.0 / combine(c, params.overlap_exponent, params.miss_requests_per_cycle,
+                                              params.core_exponent)[0], m) for config, c, m in s)
         lo = by_name[name]
         kernels.append(KernelAccuracy(name, points, lo.in_sample_percent, lo.left_out_percent, lo.left_out_exponent,
                                       lo.left_out_requests_per_cycle))
