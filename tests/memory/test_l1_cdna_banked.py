@@ -178,3 +178,61 @@ def test_double_rows_within_their_bounds_and_contiguous_exact():
     assert len(dataset.points) == 72 and dataset.within_bounds
     contiguous = [p for p in dataset.points if p.label in ("double, stride 1", "double, stride 0")]
     assert len(contiguous) == 2 and all(abs(p.predicted / p.measured - 1) < 0.02 for p in contiguous)
+
+
+# the MI210's rule for 8-byte elements: 4 tag banks by 64 B line (bank = line index mod 4)
+TAGGED = dataclasses.replace(RULE, tag_banks=4)
+
+
+@pytest.mark.parametrize("stride, offset, clocks", [
+    # 200 B apart: lines floor(3.125 i) = 0,3,6,9 | 12,15,18,21 | 25,28,31,34 | 37,40,43,46 -> every quad
+    # one line per tag bank: the address unit's 4 clocks (MI210 stride 25: 8.1 cycles per 32 lanes)
+    (25, 0, 4.0),
+    # 80 B apart from byte 32: lines 0,1,3,4 | 5,6,8,9 | 10,11,13,14 | 15,16,18,19 -> two lines in one
+    # bank per quad: 8 clocks (from byte 0: lines 0,1,2,3 ... one clock a quad, 4; the loop's 8 loads
+    # alternate the two: 6 on average, 12 cycles per 32 lanes; measured 12.1)
+    (10, 32, 8.0),
+    (10, 0, 4.0),
+    # 248 B apart: lines floor(3.875 i) = 0,3,7,11 | 15,19,23,27 | 31,34,38,42 | 46,50,54,58 -> banks
+    # 0,3,3,3 | 3,3,3,3 | 3,2,2,2 | 2,2,2,2: 3 + 4 + 3 + 4 = 14 clocks
+    (31, 0, 14.0),
+    # 264 B apart: lines floor(4.125 i), 4 apart within a quad, all in one bank: 16 clocks (stride 33:
+    # measured 32.2 cycles per 32 lanes = 16 per quarter-wave)
+    (33, 0, 16.0),
+])
+def test_wide_elements_four_tag_banks_by_hand(stride, offset, clocks):
+    addr = np.array([offset + 8 * stride * np.arange(16)], dtype=np.int64)
+    on = np.ones_like(addr, dtype=bool)
+    assert TAGGED.cycles(addr, on, 8)[0] == pytest.approx(clocks)
+    assert RULE.cycles(addr, on, 8)[0] == pytest.approx(4.0)  # without tag banks: the address unit's 4 clocks
+
+
+def test_tag_banks_leave_narrow_elements_and_runs_alone():
+    """4-byte lanes keep the column rule (the float rows cost the same with or without tag banks); a
+    contiguous run of doubles is coalesced before the tag banks see a lane."""
+    for stride in (31, 33, 62):
+        addr = np.array([4 * stride * np.arange(16)], dtype=np.int64)
+        on = np.ones_like(addr, dtype=bool)
+        assert TAGGED.cycles(addr, on, 4)[0] == RULE.cycles(addr, on, 4)[0]
+    run = np.array([8 * np.arange(16)], dtype=np.int64)
+    assert TAGGED.cycles(run, np.ones_like(run, dtype=bool), 8)[0] == pytest.approx(4.0)
+
+
+def test_only_the_mi210_declares_tag_banks_and_they_are_a_power_of_two():
+    from warpspeed.hardware.ranges import check_level
+
+    assert first_level(load_device("MI210")).stages.tag_banks == 4
+    assert first_level(load_device("MI100")).stages.tag_banks is None
+    with pytest.raises(DeviceError, match="tag_banks"):
+        check_level(dataclasses.replace(load_device("MI210").l1, tag_banks=3), "MI210")
+
+
+@pytest.mark.parametrize("kind, arg", [("stride", s) for s in range(10, 35)] + [("block", 1), ("block", 2)])
+def test_double_rows_of_the_tag_banks_within_2_percent(kind, arg):
+    """The double rows the tag banks explain: strides 10-34 (12.1 to 32.2 cycles per 32 lanes, against the
+    8.0 of the address unit alone) and the 1- and 2-wide blocks (24.2, 12.1)."""
+    from warpspeed.validation.public_cdna import cdna_double_strides_datasets
+    dataset, = cdna_double_strides_datasets()
+    label = f"double, stride {arg}" if kind == "stride" else f"double, block {arg} x {1024 // arg}, pitch 4098"
+    point, = [p for p in dataset.points if p.label == label]
+    assert abs(point.predicted / point.measured - 1) < 0.02

@@ -68,7 +68,7 @@ MAX_COUNT = 2**24
 POWER_OF_TWO_FIELDS = ("register_alloc_unit", "shared_alloc_unit_bytes")
 #: Keys of a memory level that are powers of two.
 LEVEL_POWER_OF_TWO_FIELDS = ("banks", "bank_bytes", "line_bytes", "sector_bytes", "store_granule_bytes",
-                             "wide_bytes_per_cycle", "column_bytes")
+                             "wide_bytes_per_cycle", "column_bytes", "tag_banks")
 #: Threads per warp or wavefront (module docstring).
 WARP_SIZES = (32, 64)
 #: Threads per warp on NVIDIA GPUs: 32 on every architecture (NVIDIA, "CUDA C++ Programming
@@ -149,7 +149,7 @@ def check_level(level: Any, device_name: str) -> None:
     for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
                 "effective_bytes", "layer_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
                 "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles", "unified_bytes",
-                "reserved_shared_bytes"):
+                "reserved_shared_bytes", "tag_banks"):
         value = getattr(level, key)
         if value is None:
             continue

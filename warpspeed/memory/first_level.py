@@ -204,8 +204,9 @@ class CdnaVectorL1(FirstLevel):
 class CdnaBankedL1(FirstLevel):
     """CDNA's vector L1 as a banked memory (``family = "cdna-vl1d-banked"``): per wave64
     instruction the clocks of :class:`~warpspeed.memory.l1_stages.BankedVectorL1` with the level's
-    line, ``column_bytes``, ``bank_bytes``, coalesced width (``banks x bank_bytes``) and
-    ``request_cycles``; the tag stage is part of that rule (reported as zero)."""
+    line, ``column_bytes``, ``bank_bytes``, coalesced width (``banks x bank_bytes``),
+    ``request_cycles`` and ``tag_banks`` (optional); the tag stage is part of that rule (reported
+    as zero)."""
 
     @property
     def stages(self) -> BankedVectorL1:
@@ -216,7 +217,7 @@ class CdnaBankedL1(FirstLevel):
             raise DeviceError(f"{self.where}: family {CDNA_BANKED_FAMILY!r} needs {' and '.join(missing)}")
         return BankedVectorL1(line_bytes=level.line_bytes, column_bytes=int(level.column_bytes),
                               bank_bytes=int(level.bank_bytes), coalesced_bytes_per_cycle=level.bytes_per_cycle,
-                              request_cycles=float(level.request_cycles))
+                              request_cycles=float(level.request_cycles), tag_banks=level.tag_banks)
 
     def instruction_costs(self, addr: np.ndarray, lanes: np.ndarray, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
         """The banked rule's clocks per warp instruction, and a zero tag stage."""
