@@ -53,6 +53,7 @@ LEVEL_FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "tag_overhead_wavefronts": (0.0, 4.0),
     "tag_wavefronts_per_line": (0.01, 1.0),
     "request_cycles": (0.01, 4.0),
+    "capacity_miss_fraction": (0.01, 1.0),
 }
 #: Keys in bytes; at most :data:`MAX_BYTES` each.
 BYTE_FIELDS = ("shared_bytes_per_sm", "shared_bytes_per_block", "shared_alloc_unit_bytes")
@@ -149,7 +150,7 @@ def check_level(level: Any, device_name: str) -> None:
     for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
                 "effective_bytes", "layer_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
                 "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles", "unified_bytes",
-                "reserved_shared_bytes", "tag_banks"):
+                "reserved_shared_bytes", "tag_banks", "capacity_miss_fraction"):
         value = getattr(level, key)
         if value is None:
             continue
