@@ -75,7 +75,11 @@ CDNA's vector L1 (``family = "cdna-vl1d-banked"`` in the MI100, MI210 and MI300X
 a banked memory by :class:`~warpspeed.memory.l1_stages.BankedVectorL1`: per quarter-wave of 16 lanes,
 runs of at least 4 lanes reading consecutive elements stream at 64 B per clock; the other lanes pass 4
 per clock and serialise on 4 B dword banks within 16 B columns (a bank reading another dword, a column
-reading another line) and on 0.44 clocks per distinct 16 B chunk. The widths are read off, and the
+reading another line) and on 0.44 clocks per distinct 16 B chunk; wide (8-byte) lanes pass 4 per
+clock, in 8-byte banks and, on the MI210, 4 tag banks by line (``tag_banks``). Where the block's
+load lines exceed the level's ``bytes``, each instruction costs at least the level's refill floor
+(:meth:`~warpspeed.memory.first_level.FirstLevel.refill_cycles_per_line` per distinct line,
+:func:`with_refill`; MI210 ``capacity_miss_fraction``). The widths are read off, and the
 0.44 fitted to, the MI210's gpu-strides float rows (``fits/data/public/gpu-strides/mi210-float.csv``;
 MAPE 3.5 %, in-sample); the file's double rows are held out. The documented-rates stages
 (:class:`~warpspeed.memory.l1_stages.VectorL1Stages`, ``family = "cdna-vl1d"``) remain for device
