@@ -30,8 +30,10 @@ model its rows say ``roofline`` and its limiter, and only these two labels were 
 files. The overlap files of the A100 and the H200 gained the in-core time ``sm`` among each row's
 limits when the overlap model came to report the further levels it combines (rates unchanged), and
 were regenerated when the in-core time came to join the memory time by a smooth maximum (exponent
-6.75; rates 0.9999-1.0x on both, same order and best). Restructuring
-and speed work must reproduce them
+6.75; rates 0.9999-1.0x on both, same order and best). The MI210's two were regenerated when the
+CDNA vector L1 came to count its tag banks for 8-byte lanes and to refill the lines of a block that
+overflows the 16 KiB L1 (first-level cycles +0-9.3 % on 42 configurations; roofline rates
+unchanged, overlap rates 0.988-1.0x, same best). Restructuring and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 

@@ -22,7 +22,8 @@ and is reported as not modelled). By scope:
   :mod:`warpspeed.memory.capacity.carveout` derives the L1 a launch keeps; and its pipeline: the first-level
   ``family`` and, where a part's loads were measured, ``tag_overhead_wavefronts``,
   ``tag_wavefronts_per_line`` and ``wide_bytes_per_cycle``, and for the banked CDNA vector L1
-  ``column_bytes`` and ``request_cycles`` (:mod:`warpspeed.memory.first_level`);
+  ``column_bytes``, ``request_cycles`` and optionally ``tag_banks`` and ``capacity_miss_fraction``
+  (:mod:`warpspeed.memory.first_level`);
 * ``device``: ``effective_bytes`` (the capacity usable for reuse, half the nominal on split-L2
   parts) and ``bandwidth_gb_s`` (sustained L2 -> L1 at full occupancy, required); optionally
   ``layer_bytes``, the capacity the layer conditions and the DRAM capacity misses see where it was
@@ -64,7 +65,7 @@ SCOPE_REQUIRED: Mapping[str, tuple[str, ...]] = {
 SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
     "cu": ("latency_ns", "store_granule_bytes", "unified_bytes", "shared_carveouts_kib", "reserved_shared_bytes",
            "family", "tag_overhead_wavefronts", "tag_wavefronts_per_line",
-           "wide_bytes_per_cycle", "column_bytes", "request_cycles"),
+           "wide_bytes_per_cycle", "column_bytes", "request_cycles", "tag_banks", "capacity_miss_fraction"),
     "shader_array": ("bandwidth_gb_s", "latency_ns", "dispatch"),
     "device": ("latency_ns", "layer_bytes"),
     "memory_side": ("bandwidth_gb_s", "latency_ns"),
@@ -72,7 +73,7 @@ SCOPE_OPTIONAL: Mapping[str, tuple[str, ...]] = {
 #: Integer keys (the others but the text keys are numbers).
 INTEGER_KEYS = ("bytes", "line_bytes", "sector_bytes", "instances", "effective_bytes", "layer_bytes", "banks",
                 "bank_bytes", "unified_bytes", "reserved_shared_bytes",
-                "store_granule_bytes", "wide_bytes_per_cycle", "column_bytes")
+                "store_granule_bytes", "wide_bytes_per_cycle", "column_bytes", "tag_banks")
 #: Text keys.
 TEXT_KEYS = ("name", "scope", "write", "dispatch", "family")
 #: Number keys that may be zero (a fitted tag overhead).
@@ -108,6 +109,8 @@ class CacheLevel:
     wide_bytes_per_cycle: int | None = None
     column_bytes: int | None = None
     request_cycles: float | None = None
+    tag_banks: int | None = None
+    capacity_miss_fraction: float | None = None
     unified_bytes: int | None = None
     shared_carveouts_kib: tuple[int, ...] | None = None
     reserved_shared_bytes: int | None = None

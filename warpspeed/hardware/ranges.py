@@ -54,6 +54,7 @@ LEVEL_FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "tag_overhead_wavefronts": (0.0, 4.0),
     "tag_wavefronts_per_line": (0.01, 1.0),
     "request_cycles": (0.01, 4.0),
+    "capacity_miss_fraction": (0.01, 1.0),
 }
 #: Keys in bytes; at most :data:`MAX_BYTES` each.
 BYTE_FIELDS = ("shared_bytes_per_sm", "shared_bytes_per_block", "shared_alloc_unit_bytes")
@@ -69,7 +70,7 @@ MAX_COUNT = 2**24
 POWER_OF_TWO_FIELDS = ("register_alloc_unit", "shared_alloc_unit_bytes")
 #: Keys of a memory level that are powers of two.
 LEVEL_POWER_OF_TWO_FIELDS = ("banks", "bank_bytes", "line_bytes", "sector_bytes", "store_granule_bytes",
-                             "wide_bytes_per_cycle", "column_bytes")
+                             "wide_bytes_per_cycle", "column_bytes", "tag_banks")
 #: Threads per warp or wavefront (module docstring).
 WARP_SIZES = (32, 64)
 #: Threads per warp on NVIDIA GPUs: 32 on every architecture (NVIDIA, "CUDA C++ Programming
@@ -150,7 +151,7 @@ def check_level(level: Any, device_name: str) -> None:
     for key in ("bytes", "line_bytes", "sector_bytes", "instances", "bandwidth_gb_s", "latency_ns",
                 "effective_bytes", "layer_bytes", "banks", "bank_bytes", "store_granule_bytes", "tag_overhead_wavefronts",
                 "tag_wavefronts_per_line", "wide_bytes_per_cycle", "column_bytes", "request_cycles", "unified_bytes",
-                "reserved_shared_bytes"):
+                "reserved_shared_bytes", "tag_banks", "capacity_miss_fraction"):
         value = getattr(level, key)
         if value is None:
             continue

@@ -103,6 +103,12 @@ class FirstLevel:
         lines = distinct_lines(ends, np.repeat(v, 2, axis=1))
         return data, stage.wavefronts(lines, v.sum(axis=1)).reshape(n, -1)
 
+    def refill_cycles_per_line(self, footprint_bytes: float) -> float:
+        """Cycles each distinct line of an instruction costs at least when the block's loads span
+        ``footprint_bytes`` (bytes of their distinct lines): 0 where the level has no such floor
+        (:class:`CdnaBankedL1` with ``capacity_miss_fraction``)."""
+        return 0.0
+
     def miss_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
                    capacity_miss_rate: float, bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Data-stage wavefronts and L2 requests of warp instructions (rows of ``addr``, one warp
@@ -204,8 +210,9 @@ class CdnaVectorL1(FirstLevel):
 class CdnaBankedL1(FirstLevel):
     """CDNA's vector L1 as a banked memory (``family = "cdna-vl1d-banked"``): per wave64
     instruction the clocks of :class:`~warpspeed.memory.l1_stages.BankedVectorL1` with the level's
-    line, ``column_bytes``, ``bank_bytes``, coalesced width (``banks x bank_bytes``) and
-    ``request_cycles``; the tag stage is part of that rule (reported as zero)."""
+    line, ``column_bytes``, ``bank_bytes``, coalesced width (``banks x bank_bytes``),
+    ``request_cycles`` and ``tag_banks`` (optional); the tag stage is part of that rule (reported
+    as zero)."""
 
     @property
     def stages(self) -> BankedVectorL1:
@@ -216,7 +223,18 @@ class CdnaBankedL1(FirstLevel):
             raise DeviceError(f"{self.where}: family {CDNA_BANKED_FAMILY!r} needs {' and '.join(missing)}")
         return BankedVectorL1(line_bytes=level.line_bytes, column_bytes=int(level.column_bytes),
                               bank_bytes=int(level.bank_bytes), coalesced_bytes_per_cycle=level.bytes_per_cycle,
-                              request_cycles=float(level.request_cycles))
+                              request_cycles=float(level.request_cycles), tag_banks=level.tag_banks)
+
+    def refill_cycles_per_line(self, footprint_bytes: float) -> float:
+        """The vL1D's refill floor (``docs/amd.md``, "CDNA: lines beyond the vector L1"): where the
+        block's load lines exceed the level's ``bytes`` (an LRU cache cycling through more lines than
+        it holds), a fraction ``capacity_miss_fraction`` of every instruction's lines is refilled,
+        one line per ``line_bytes / (banks x bank_bytes)`` clocks (the vL1D's 64 B per clock and
+        CU); 0 without ``capacity_miss_fraction`` or when the lines fit."""
+        level = self.level
+        if level.capacity_miss_fraction is None or footprint_bytes <= level.bytes:
+            return 0.0
+        return float(level.capacity_miss_fraction) * level.line_bytes / level.bytes_per_cycle
 
     def instruction_costs(self, addr: np.ndarray, lanes: np.ndarray, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
         """The banked rule's clocks per warp instruction, and a zero tag stage."""

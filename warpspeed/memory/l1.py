@@ -75,7 +75,11 @@ CDNA's vector L1 (``family = "cdna-vl1d-banked"`` in the MI100, MI210 and MI300X
 a banked memory by :class:`~warpspeed.memory.l1_stages.BankedVectorL1`: per quarter-wave of 16 lanes,
 runs of at least 4 lanes reading consecutive elements stream at 64 B per clock; the other lanes pass 4
 per clock and serialise on 4 B dword banks within 16 B columns (a bank reading another dword, a column
-reading another line) and on 0.44 clocks per distinct 16 B chunk. The widths are read off, and the
+reading another line) and on 0.44 clocks per distinct 16 B chunk; wide (8-byte) lanes pass 4 per
+clock, in 8-byte banks and, on the MI210, 4 tag banks by line (``tag_banks``). Where the block's
+load lines exceed the level's ``bytes``, each instruction costs at least the level's refill floor
+(:meth:`~warpspeed.memory.first_level.FirstLevel.refill_cycles_per_line` per distinct line,
+:func:`with_refill`; MI210 ``capacity_miss_fraction``). The widths are read off, and the
 0.44 fitted to, the MI210's gpu-strides float rows (``fits/data/public/gpu-strides/mi210-float.csv``;
 MAPE 3.5 %, in-sample); the file's double rows are held out. The documented-rates stages
 (:class:`~warpspeed.memory.l1_stages.VectorL1Stages`, ``family = "cdna-vl1d"``) remain for device
@@ -95,6 +99,7 @@ class per kind of first level); this module sums them over a block.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,6 +107,8 @@ import numpy as np
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses, instruction_lanes
 from warpspeed.memory.first_level import FirstLevel, first_level
+from warpspeed.memory.footprint import block_footprint
+from warpspeed.memory.l1_stages import distinct_lines, pad_last
 from warpspeed.memory.warps import WarpRows
 
 
@@ -140,33 +147,60 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
     """
     first = first_level(device)
     if warps is not None:
-        bank, tag = representative_costs(first, warps)
+        bank, tag = representative_costs(first, warps, compiled)
         return hit_cycles(compiled, warps, cells.lups, bank, tag)
     addr = block_addresses(compiled, cells) if addresses is None else addresses
     lanes = instruction_lanes(compiled, cells) if lanes is None else lanes
+    refill = 0.0
+    if first.refill_cycles_per_line(math.inf) > 0:
+        footprint = block_footprint(compiled, cells, device, addresses=addr, lanes=lanes)
+        refill = first.refill_cycles_per_line(footprint.l1_alloc_bytes_per_block)
+    line, warp = device.l1.line_bytes, device.warp_size
     per_access = np.zeros(len(compiled.accesses))
     data_total = tag_total = 0.0
     for elem in sorted({a.field.element_bytes for a in compiled.accesses}):
         idx = [i for i, a in enumerate(compiled.accesses) if a.field.element_bytes == elem]
         flat = addr[idx].reshape(-1, addr.shape[-1])  # (accesses * folds, threads)
-        data, tag = first.instruction_costs(flat, lanes[idx].reshape(flat.shape), elem)
+        on = lanes[idx].reshape(flat.shape)
+        data, tag = first.instruction_costs(flat, on, elem)
+        if refill:
+            a, v = pad_last(flat, warp).reshape(-1, warp), pad_last(on, warp).reshape(-1, warp)
+            ends = np.concatenate([a // line, (a + elem - 1) // line], axis=1)
+            lines = distinct_lines(ends, np.concatenate([v, v], axis=1)).reshape(data.shape)
+            data = with_refill(data, lines, refill)
         per_access[idx] = np.maximum(data, tag).reshape(len(idx), -1).sum(axis=1) / cells.lups
         data_total += float(data.sum()) / cells.lups
         tag_total += float(tag.sum()) / cells.lups
     return _summed(compiled, per_access, data_total, tag_total)
 
 
-def representative_costs(first: FirstLevel, warps: WarpRows) -> tuple[np.ndarray, np.ndarray]:
+def representative_costs(first: FirstLevel, warps: WarpRows,
+                         compiled: CompiledKernel | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Data-pipe and tag-stage wavefronts of every representative warp instruction of ``warps``
-    (two float arrays over its rows), each costed once by the first level's rule; the instructions
-    that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers."""
+    (two float arrays over its rows), each costed once by the first level's rule, with the level's
+    refill floor where ``compiled`` (the kernel whose instructions ``warps`` groups) is given; the
+    instructions that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers."""
     bank = np.zeros(warps.addresses.shape[0])
     tag = np.zeros(warps.addresses.shape[0])
     for elem in sorted(set(warps.element_bytes.tolist())):
         rows = np.flatnonzero(warps.element_bytes == elem)
         data_r, tag_r = first.instruction_costs(warps.addresses[rows], warps.lanes[rows], int(elem))
         bank[rows], tag[rows] = data_r[:, 0], tag_r[:, 0]
+    if compiled is not None and first.refill_cycles_per_line(math.inf) > 0:
+        line = first.level.line_bytes
+        footprint = sum(warps.union_granules([i for i, a in enumerate(compiled.accesses)
+                                              if a.field.name == name and not a.access.is_store], (line,))[0]
+                        for name in compiled.field_names) * line
+        refill = first.refill_cycles_per_line(footprint)
+        if refill:
+            bank = with_refill(bank, warps.distinct_granules(line).astype(float), refill)
     return bank, tag
+
+
+def with_refill(cost: np.ndarray, lines: np.ndarray, refill_cycles_per_line: float) -> np.ndarray:
+    """Instruction costs with the first level's refill floor: at least ``refill_cycles_per_line``
+    per distinct line of the instruction (:meth:`~warpspeed.memory.first_level.FirstLevel.refill_cycles_per_line`)."""
+    return np.maximum(cost, refill_cycles_per_line * lines)
 
 
 def hit_cycles(compiled: CompiledKernel, warps: WarpRows, lups: int, bank: np.ndarray, tag: np.ndarray) -> L1Cycles:

@@ -153,7 +153,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     representative's cost."""
     p = min(1.0, max(0.0, float(capacity_miss_rate)))
     level = first_level(device)
-    bank_rep, tag_rep = representative_costs(level, warps)
+    bank_rep, tag_rep = representative_costs(level, warps, compiled)
     hits = hit_cycles(compiled, warps, lups, bank_rep, tag_rep)
     sector = device.l1.sector_bytes
     n_acc, rows = warps.inverse.shape

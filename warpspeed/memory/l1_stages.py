@@ -258,6 +258,15 @@ class BankedVectorL1:
     double rows (gpu-benches gpu-strides/mi210.txt): contiguous and stride-0 doubles 8.1 cycles per
     32 lanes (the address unit's 4 lanes per clock), strides 2, 4 and 8 elements (16, 32, 64 B
     apart) 8.1, 16.1 and 32.2 (4, 2 and 1 distinct 8 B banks of a 64 B line).
+
+    **Tag banks for wide elements** (``tag_banks`` set, e.g. 4): the tag RAM is ``tag_banks`` banks
+    interleaved by line (bank = line index mod ``tag_banks``), each looking up one line per clock.
+    Each clock of the address unit (a quad of ``lanes_per_cycle`` consecutive lanes of a group,
+    among the lanes outside coalesced runs) costs the largest number of distinct lines its lanes
+    need from one tag bank; the other lanes cost the larger of these tag clocks and the bank clocks.
+    Read off the same double rows (no constant fitted; :func:`quad_tag_clocks` and ``docs/amd.md``):
+    strides 10-34 and the 1- and 2-wide blocks, e.g. stride 10 (80 B apart) 12.1 cycles, stride 11
+    16.1, stride 25 8.1, stride 31 28.2, stride 33 32.2.
     """
 
     line_bytes: int
@@ -269,6 +278,7 @@ class BankedVectorL1:
     lanes_per_cycle: int = BANKED_LANES_PER_CYCLE
     min_run_lanes: int = BANKED_MIN_RUN_LANES
     narrow_lanes_per_cycle: int = TA_LANES_PER_CYCLE
+    tag_banks: int | None = None
 
     def cycles(self, addr: np.ndarray, valid: np.ndarray, element_bytes: int) -> np.ndarray:
         """Cycles of each row of ``addr`` (int64 byte addresses ``(rows, lanes)``) with active
@@ -281,6 +291,9 @@ class BankedVectorL1:
         rest = v & ~coalesced
         banks = (self._wide_bank_clocks(a, rest, element_bytes) if element_bytes > self.bank_bytes
                  else self._bank_clocks(a, rest, element_bytes))
+        if element_bytes > self.bank_bytes and self.tag_banks is not None:
+            tags = quad_tag_clocks(a, rest, element_bytes, self.line_bytes, self.tag_banks, self.lanes_per_cycle)
+            banks = np.maximum(banks, tags)
         dword = self.bank_bytes
         words = max(1, -(-element_bytes // dword))
         chunks = (a // dword)[..., None] + np.arange(words)
@@ -371,3 +384,22 @@ class BankedVectorL1:
                 column_line[r, column[on, j]] = line[on, j]
             taken += on
         return clocks.astype(float)
+
+
+def quad_tag_clocks(a: np.ndarray, valid: np.ndarray, element_bytes: int, line_bytes: int, tag_banks: int,
+                    quad: int) -> np.ndarray:
+    """Tag clocks of each row of ``a`` (int64 byte addresses ``(groups, lanes)``, ``lanes`` a
+    multiple of ``quad``) over its lanes ``valid``: per quad of ``quad`` consecutive lanes the
+    largest number of distinct ``line_bytes`` lines (both lines of an element that straddles two)
+    that fall into one of ``tag_banks`` banks (line index mod ``tag_banks``), summed over the
+    quads; a quad with no valid lane costs nothing. Returns a float array ``(groups,)``."""
+    groups, lanes = a.shape
+    q = a.reshape(-1, quad)
+    v = valid.reshape(-1, quad)
+    ends = np.concatenate([q // line_bytes, (q + element_bytes - 1) // line_bytes], axis=1)
+    ends_valid = np.concatenate([v, v], axis=1)
+    w, distinct = _distinct_per_row(ends, ends_valid)
+    rows = np.arange(w.shape[0])[:, None]
+    key = rows * tag_banks + np.where(distinct, w % tag_banks, 0)
+    counts = np.bincount(key[distinct], minlength=w.shape[0] * tag_banks).reshape(-1, tag_banks)
+    return counts.max(axis=1).reshape(groups, lanes // quad).sum(axis=1).astype(float)
