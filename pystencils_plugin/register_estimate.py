@@ -16,7 +16,10 @@ counts show it):
   once, into one accumulator per folded cell, so its loads can be issued late; ptxas keeps as many
   in flight as the registers of full occupancy allow and no more (:func:`register_budget`: 32 on an
   A100 or H100, 40 on an L40, 64 on Turing, the target CUDA 13 compiles sm_70 for): the 25-point
-  stencil has 58 registers on sm_75 and 32 on sm_80, the 7-point one 20 and 22;
+  stencil has 58 registers on sm_75 and 32 on sm_80, the 7-point one 20 and 22. Its count follows
+  the loads more than their bytes (the 25-point stencil: 58 in double, 54 in float on sm_75), so
+  sums of every element size are one kind, compared by loads (the nearest of the same element
+  size first);
 * a *copy* (no temporaries, a store per two loads or fewer: the 19-array copy) holds each loaded
   value until its store, one value (``element_bytes / 4`` registers) per load in flight; ptxas
   trims it to the budget too (56 registers on sm_75, 32 on sm_80), unless it needs many more: the
@@ -27,13 +30,15 @@ counts show it):
   (density and velocity from all of them), its count grows by about 3 registers per double loaded
   (68 for 19 loads, 156 for 54) and is never trimmed.
 
-The estimate (:func:`estimate_from_table`) first finds what the kernel would take untrimmed: among
-the shipped kernels of the same kind (element size; a store per two loads or more; temporaries;
-two temporaries per load or more), the two whose load registers (``loads x element_bytes / 4``)
-are nearest, interpolated linearly (never with a negative slope); where all of them have one
-load count, the largest of their counts (as the shape table takes the largest of disagreeing
-counts), moved for a copy by one value per load. Then it trims sums and copies to the budget.
-Beyond the budget's device facts nothing is fitted: the table is the model.
+The estimate (:func:`estimate_from_table`) first finds what the kernel would take untrimmed. For a
+sum or an update: among the shipped kernels of the same kind (element size, except for sums; a
+store per two loads or more; temporaries; two temporaries per load or more), the two nearest by
+:attr:`CodeFeatures.size` (loads for a sum, load registers ``loads x element_bytes / 4`` else),
+interpolated linearly (never with a negative slope); where all of them have one size, the largest
+of their counts (as the shape table takes the largest of disagreeing counts). For a copy: the count
+of the nearest shipped copy that was not trimmed (above its budget), moved by one register per
+load register. Then it trims sums and copies to the budget. Beyond the device facts of the budget
+nothing is fitted: the table is the model.
 
 Judged by leaving each of the 26 kernels out of the table in turn and estimating it from the other
 25 (``benchmarks/register_estimate.py``; the table is in ``docs/registers.md``).
@@ -90,10 +95,16 @@ class CodeFeatures:
 
     @property
     def kind(self) -> tuple[int, bool, bool, bool]:
-        """What the code is apart from how much it loads (kernels of one kind are compared)."""
+        """What the code is apart from how much it loads (kernels of one kind are compared); sums
+        of every element size are one kind (their counts follow the loads, not their bytes)."""
         loads = max(self.loads, 1)
-        return (self.element_bytes, self.stores_per_load, self.temporaries > 0,
+        return (0 if self.is_sum else self.element_bytes, self.stores_per_load, self.temporaries > 0,
                 self.temporaries >= MANY_TEMPORARIES_PER_LOAD * loads)
+
+    @property
+    def size(self) -> float:
+        """What kernels of one kind are interpolated by: the loads of a sum, else :attr:`load_registers`."""
+        return float(self.loads) if self.is_sum else self.load_registers
 
     @property
     def stores_per_load(self) -> bool:
@@ -215,9 +226,9 @@ def estimate_from_table(features: CodeFeatures, arch: str, samples: Iterable[Sam
     same = [s for s in samples if s.features.kind == features.kind and arch in s.registers]
     if not same:
         return None
-    untrimmed, how = _untrimmed(features, arch, same)
     target = compile_target(arch, same)
     budget = register_budget(target)
+    untrimmed, how = _untrimmed(features, arch, same, budget)
     if untrimmed <= budget or not (features.is_sum or features.is_copy):
         return untrimmed, how
     if features.is_sum:
@@ -229,26 +240,29 @@ def estimate_from_table(features: CodeFeatures, arch: str, samples: Iterable[Sam
     return budget, f"{how}, trimmed to the {budget} registers of full occupancy on {target} (a copy)"
 
 
-def _untrimmed(features: CodeFeatures, arch: str, same: list[Sample]) -> tuple[int, str]:
-    """The count interpolated from the two nearest ``same``-kind samples by load registers (the
-    module docstring), and how it was found."""
-    x = features.load_registers
-    same = sorted(same, key=lambda s: (abs(s.features.load_registers - x), -s.registers[arch], s.shape))
+def _untrimmed(features: CodeFeatures, arch: str, same: list[Sample], budget: int) -> tuple[int, str]:
+    """The count the kernel would take untrimmed, from the ``same``-kind samples (the module
+    docstring), and how it was found. A copy extrapolates from the nearest sample above the
+    ``budget`` (one that was not trimmed) where there is one."""
+    x = features.size
+    if features.is_copy:
+        untrimmed = [s for s in same if s.registers[arch] > budget] or same
+        a = min(untrimmed, key=lambda s: (abs(s.features.size - x), -s.registers[arch], s.shape))
+        value = a.registers[arch] + (x - a.features.size)  # one register per load register
+        return max(1, int(math.floor(value + 0.5))), (
+            f"the count of the nearest shipped copy ({len(same)} of them), moved by one register per load register")
+    same = sorted(same, key=lambda s: (abs(s.features.size - x), s.features.element_bytes != features.element_bytes,
+                                       -s.registers[arch], s.shape))
     a = same[0]
-    others = [s for s in same[1:] if s.features.load_registers != a.features.load_registers]
-    xa = a.features.load_registers
-    if others:
-        b = others[0]
-        slope = max(0.0, (b.registers[arch] - a.registers[arch]) / (b.features.load_registers - xa))
-        how = f"interpolated from the two nearest shipped kernels of the same kind ({len(same)} of them) by load registers"
-    elif features.is_copy:
-        slope = 1.0  # one register per load register: each loaded value held until its store
-        how = (f"the count of the nearest shipped kernel of the same kind ({len(same)} of them), "
-               "moved by one register per load register")
-    else:
-        slope = 0.0
-        how = f"the count of the nearest shipped kernel of the same kind ({len(same)} of them)"
-    return max(1, int(math.floor(a.registers[arch] + slope * (x - xa) + 0.5))), how
+    others = [s for s in same[1:] if s.features.size != a.features.size]
+    if not others:
+        return a.registers[arch], f"the count of the nearest shipped kernel of the same kind ({len(same)} of them)"
+    b = others[0]
+    xa = a.features.size
+    slope = max(0.0, (b.registers[arch] - a.registers[arch]) / (b.features.size - xa))
+    value = a.registers[arch] + slope * (x - xa)
+    return max(1, int(math.floor(value + 0.5))), (
+        f"interpolated from the two nearest shipped kernels of the same kind ({len(same)} of them)")
 
 
 def samples_without(samples: Sequence[Sample], shape: str) -> list[Sample]:

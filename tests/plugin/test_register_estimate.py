@@ -25,14 +25,17 @@ def _sample(name, loads, stores, temporaries, regs, element_bytes=8):
 def test_interpolation_by_hand():
     table = [_sample("a", 5, 1, 0, 17), _sample("b", 12, 2, 0, 32), _sample("c", 25, 1, 0, 32),
              _sample("lbm", 19, 19, 14, 68)]
-    # 7 loads: 14 load registers; nearest a (10: 17) and b (24: 32): 17 + 15/14 x 4 = 21.29 -> 21
+    # a sum (no temporaries, a store per 7 loads) is interpolated by loads: nearest a (5: 17) and
+    # b (12: 32): 17 + 15 / 7 x 2 = 21.29 -> 21, below the A100's budget of 32
     assert estimate_from_table(STENCIL, "sm_80", table)[0] == 21
-    # beyond the last: b (24) and c (50) have slope 0 -> 32
+    # beyond the last: b (12 loads) and c (25) have slope 0 -> 32
     assert estimate_from_table(CodeFeatures(40, 1, 0, 8), "sm_80", table)[0] == 32
     # an LBM update (a store per load, temporaries) is compared with LBM updates only: one -> its count
     assert estimate_from_table(CodeFeatures(27, 27, 14, 8), "sm_80", table)[0] == 68
-    # float code has no sample of its kind here; another architecture has no count
-    assert estimate_from_table(CodeFeatures(7, 1, 0, 4), "sm_80", table) is None
+    # a float sum is compared with the sums of every element size (same loads: same count); a float
+    # update has no sample of its kind here; another architecture has no count
+    assert estimate_from_table(CodeFeatures(7, 1, 0, 4), "sm_80", table)[0] == 21
+    assert estimate_from_table(CodeFeatures(19, 19, 14, 4), "sm_80", table) is None
     assert estimate_from_table(STENCIL, "sm_90", table) is None
 
 
@@ -54,9 +57,9 @@ def test_a_sum_is_trimmed_to_the_budget():
     table = [_sample("a", 5, 1, 0, 17), _sample("b", 25, 1, 0, 58)]
     table = [Sample(s.shape, s.features, {"sm_80": s.registers["sm_80"], "sm_89": s.registers["sm_80"]})
              for s in table]
-    # 12 loads: 24 load registers, 17 + 41 / 40 x 14 = 31.35 -> 31, below every budget
+    # by loads: 12 loads: 17 + 41 / 20 x 7 = 31.35 -> 31, below every budget
     assert estimate_from_table(CodeFeatures(12, 1, 0, 8), "sm_80", table)[0] == 31
-    # 20 loads: 40 load registers, 17 + 41 / 40 x 30 = 47.75 -> 48: trimmed to 32 (A100), 40 (L40)
+    # 20 loads: 17 + 41 / 20 x 15 = 47.75 -> 48: trimmed to 32 (A100), 40 (L40)
     assert estimate_from_table(CodeFeatures(20, 1, 0, 8), "sm_80", table)[0] == 32
     assert estimate_from_table(CodeFeatures(20, 1, 0, 8), "sm_89", table)[0] == 40
     # an update with temporaries is never trimmed
@@ -68,7 +71,8 @@ def test_a_copy_by_hand():
     # a folded 19-array copy: 38 doubles loaded and stored, 94 registers on sm_80 and 64 on sm_89
     # (both above their budgets of 32 and 40: the least such count, 64, bounds what is trimmed)
     fold = Sample("fold", CodeFeatures(38, 38, 0, 8), {"sm_80": 94, "sm_89": 64})
-    # the unfolded copy (19 loads) holds 19 doubles fewer: 94 - 2 x 19 = 56 < 64 -> trimmed to 32
+    # the unfolded copy (19 loads) holds 19 doubles fewer than the fold, untrimmed above the budget:
+    # 94 - 2 x 19 = 56 < 64 -> trimmed to 32
     assert estimate_from_table(CodeFeatures(19, 19, 0, 8), "sm_80", [fold])[0] == 32
     # on sm_89: 64 - 38 = 26, within the budget of 40: kept
     assert estimate_from_table(CodeFeatures(19, 19, 0, 8), "sm_89", [fold])[0] == 26
