@@ -8,17 +8,37 @@ with each kernel the features of its code that this estimate reads (:func:`code_
 * ``temporaries``: values pystencils names in the kernel body (its common subexpressions);
 * ``element_bytes``: 8 for double, 4 for float.
 
-What decides the count is how many values the compiler keeps live at once. Two kinds of kernels
-behave differently (the shipped counts show it): a stencil (few stores per load) streams its loads
-into one sum, and its count grows slowly with the loads (17 registers for 5 loads, 32-40 for 25-42);
-a lattice Boltzmann update (a store per load) needs every loaded value at once, and its count grows
-by about 3 registers per double loaded (68 for 19 loads, 156 for 54). Kernels with many
-temporaries per load (the Allen-Cahn update) are a third kind. So the estimate is a nearest-neighbour
-interpolation (:func:`estimate_from_table`): among the shipped kernels of the same kind (element
-size; a store per two loads or more; temporaries; two temporaries per load or more), it takes the
-two whose load registers (``loads x element_bytes / 4``) are nearest and interpolates linearly
-between them (never with a negative slope), or takes the only one there is. Nothing is fitted
-beyond that: the table is the model.
+What decides the count is how many values the compiler keeps live at once, and how far ptxas
+trims them to let a full SM's threads reside. Three kinds of kernels behave differently (the shipped
+counts show it):
+
+* a *sum* (no temporaries, two loads or more per store: the stencils) consumes each loaded value
+  once, into one accumulator per folded cell, so its loads can be issued late; ptxas keeps as many
+  in flight as the registers of full occupancy allow and no more (:func:`register_budget`: 32 on an
+  A100 or H100, 40 on an L40, 64 on Turing, the target CUDA 13 compiles sm_70 for): the 25-point
+  stencil has 58 registers on sm_75 and 32 on sm_80, the 7-point one 20 and 22. Its count follows
+  the loads more than their bytes (the 25-point stencil: 58 in double, 54 in float on sm_75), so
+  sums of every element size are one kind, compared by loads (the nearest of the same element
+  size first);
+* a *copy* (no temporaries, a store per two loads or fewer: the 19-array copy) holds each loaded
+  value until its store, one value (``element_bytes / 4`` registers) per load in flight; ptxas
+  trims it to the budget too (56 registers on sm_75, 32 on sm_80), unless it needs many more: the
+  folded copy (94-95 on sm_75 and sm_80) is left as it is. The line between them is learned from
+  the table: a copy is trimmed when its estimate is below the least count a copy has there above
+  its architecture's budget;
+* an *update* with temporaries (lattice Boltzmann, Allen-Cahn) needs its loaded values at once
+  (density and velocity from all of them), its count grows by about 3 registers per double loaded
+  (68 for 19 loads, 156 for 54) and is never trimmed.
+
+The estimate (:func:`estimate_from_table`) first finds what the kernel would take untrimmed. For a
+sum or an update: among the shipped kernels of the same kind (element size, except for sums; a
+store per two loads or more; temporaries; two temporaries per load or more), the two nearest by
+:attr:`CodeFeatures.size` (loads for a sum, load registers ``loads x element_bytes / 4`` else),
+interpolated linearly (never with a negative slope); where all of them have one size, the largest
+of their counts (as the shape table takes the largest of disagreeing counts). For a copy: the count
+of the nearest shipped copy that was not trimmed (above its budget), moved by one register per
+load register. Then it trims sums and copies to the budget. Beyond the device facts of the budget
+nothing is fitted: the table is the model.
 
 Judged by leaving each of the 26 kernels out of the table in turn and estimating it from the other
 25 (``benchmarks/register_estimate.py``; the table is in ``docs/registers.md``).
@@ -28,8 +48,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from warpspeed.hardware.device import Device
 
 #: A distinct subscripted field access (``_data_src[ctr_0 + 1LL]``), and one on a left-hand side.
 _ACCESS = re.compile(r"(_data_\w+\[[^\]]*\])")
@@ -47,6 +71,12 @@ REGISTER_BYTES = 4
 #: long expressions.
 LBM_LOADS_PER_STORE = 2
 MANY_TEMPORARIES_PER_LOAD = 2
+#: Compile targets with no device of their own in the database, as the device of their generation
+#: with the resident threads (and warps) per SM of the target: CUDA 13 compiles sm_70 for sm_75,
+#: whose SM holds 1024 threads, 32 warps, with the same 64 Ki registers allocated in units of 256
+#: per warp (CUDA C++ Programming Guide, "Compute Capabilities", Table "Technical Specifications per
+#: Compute Capability", column 7.5; CUDA Toolkit cuda_occupancy.h, cudaOccRegAllocationGranularity).
+TARGET_AS_DEVICE = {"sm_75": ("V100-PCIe-32GB", 1024)}
 
 
 @dataclass(frozen=True)
@@ -65,10 +95,31 @@ class CodeFeatures:
 
     @property
     def kind(self) -> tuple[int, bool, bool, bool]:
-        """What the code is apart from how much it loads (kernels of one kind are compared)."""
+        """What the code is apart from how much it loads (kernels of one kind are compared); sums
+        of every element size are one kind (their counts follow the loads, not their bytes)."""
         loads = max(self.loads, 1)
-        return (self.element_bytes, LBM_LOADS_PER_STORE * self.stores >= loads, self.temporaries > 0,
+        return (0 if self.is_sum else self.element_bytes, self.stores_per_load, self.temporaries > 0,
                 self.temporaries >= MANY_TEMPORARIES_PER_LOAD * loads)
+
+    @property
+    def size(self) -> float:
+        """What kernels of one kind are interpolated by: the loads of a sum, else :attr:`load_registers`."""
+        return float(self.loads) if self.is_sum else self.load_registers
+
+    @property
+    def stores_per_load(self) -> bool:
+        """A store per two loads or fewer (lattice Boltzmann updates, copies)."""
+        return LBM_LOADS_PER_STORE * self.stores >= max(self.loads, 1)
+
+    @property
+    def is_sum(self) -> bool:
+        """No temporaries, two loads or more per store: each loaded value goes once into a sum."""
+        return self.temporaries == 0 and not self.stores_per_load
+
+    @property
+    def is_copy(self) -> bool:
+        """No temporaries, a store per two loads or fewer: each loaded value is held until its store."""
+        return self.temporaries == 0 and self.stores_per_load
 
     def as_dict(self) -> dict[str, int]:
         return {"loads": self.loads, "stores": self.stores, "temporaries": self.temporaries,
@@ -101,31 +152,117 @@ def code_features(source: str, element_bytes: int | None = None) -> CodeFeatures
 
 @dataclass(frozen=True)
 class Sample:
-    """One shipped kernel: its shape digest, features and ptxas' count per architecture."""
+    """One shipped kernel: its shape digest, features, ptxas' count per architecture and, where
+    ptxas compiled for another architecture (sm_70 for sm_75 on CUDA 13), that target."""
 
     shape: str
     features: CodeFeatures
     registers: Mapping[str, int]
+    targets: Mapping[str, str] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=None)
+def register_budget(target: str) -> int:
+    """Registers per thread at which an SM of the compile ``target`` (``sm_80``) still holds its
+    most threads: the largest count whose resident 256-thread blocks fill the SM (the occupancy
+    rules of :func:`warpspeed.launch.geometry.occupancy`: 32 on sm_80 and sm_90, 40 on sm_89,
+    64 on sm_75); :data:`MAX_BUDGET` (no trimming) for a target with no device in the database."""
+    device = _target_device(target)
+    if device is None:
+        return MAX_BUDGET
+    full = device.max_threads_per_sm // BUDGET_THREADS
+    for registers in range(device.max_registers_per_thread, 0, -1):
+        if _blocks(device, BUDGET_THREADS, registers) >= full:
+            return registers
+    return 0
+
+
+#: The budget of a target with no device in the database: the most registers a thread may have
+#: (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"), so nothing is trimmed.
+MAX_BUDGET = 255
+#: Threads per block at which :func:`register_budget` counts resident threads (a divisor of every
+#: NVIDIA SM's resident threads, 1024 to 2048).
+BUDGET_THREADS = 256
+
+
+def _target_device(target: str) -> "Device | None":
+    """The device whose SM is the compile target's: the judging device (:data:`JUDGING_DEVICES`),
+    :data:`TARGET_AS_DEVICE`, else the first NVIDIA device of the database of that architecture;
+    None when there is none."""
+    from warpspeed.hardware.device import all_devices, load_device
+    from warpspeed.sass.toolchain import cuda_arch
+
+    if target in TARGET_AS_DEVICE:
+        name, threads = TARGET_AS_DEVICE[target]
+        device = load_device(name)
+        return replace(device, max_threads_per_sm=threads, max_warps_per_sm=threads // device.warp_size)
+    if target in JUDGING_DEVICES:
+        return load_device(JUDGING_DEVICES[target])
+    return next((d for d in all_devices() if d.vendor.lower() == "nvidia" and cuda_arch(d.architecture) == target), None)
+
+
+def _blocks(device: "Device", threads: int, registers: int) -> int:
+    """Resident blocks of ``threads`` per SM of ``device`` with ``registers`` per thread (0 where none fits)."""
+    from warpspeed.errors import WarpspeedError
+    from warpspeed.launch.geometry import make_launch, occupancy
+
+    try:
+        launch = make_launch((threads, 1, 1), (1, 1, 1), (threads, 1, 1))
+        return occupancy(launch, device, max(1, min(registers, device.max_registers_per_thread))).blocks_per_sm
+    except WarpspeedError:
+        return 0
+
+
+def compile_target(arch: str, samples: Iterable[Sample]) -> str:
+    """The architecture ptxas compiled the ``samples``' counts of ``arch`` for (``arch`` itself
+    unless a sample says otherwise)."""
+    return next((s.targets[arch] for s in samples if arch in s.targets), arch)
 
 
 def estimate_from_table(features: CodeFeatures, arch: str, samples: Iterable[Sample]) -> tuple[int, str] | None:
-    """``(registers, detail)`` interpolated from the ``samples`` of the same kind that have a count
-    for ``arch`` (module docstring); None when there is none of that kind."""
+    """``(registers, detail)`` learned from the ``samples`` of the same kind that have a count for
+    ``arch`` (module docstring): interpolated, then trimmed to :func:`register_budget` for a sum
+    or a copy; None when there is no sample of that kind."""
     same = [s for s in samples if s.features.kind == features.kind and arch in s.registers]
     if not same:
         return None
-    x = features.load_registers
-    same.sort(key=lambda s: (abs(s.features.load_registers - x), s.registers[arch], s.shape))
+    target = compile_target(arch, same)
+    budget = register_budget(target)
+    untrimmed, how = _untrimmed(features, arch, same, budget)
+    if untrimmed <= budget or not (features.is_sum or features.is_copy):
+        return untrimmed, how
+    if features.is_sum:
+        return budget, f"{how}, trimmed to the {budget} registers of full occupancy on {target} (a sum)"
+    above = [s.registers[a] for s in same for a in s.registers
+             if s.registers[a] > register_budget(compile_target(a, same))]
+    if above and untrimmed >= min(above):
+        return untrimmed, f"{how}; a copy as large as one the table holds above the budget, not trimmed"
+    return budget, f"{how}, trimmed to the {budget} registers of full occupancy on {target} (a copy)"
+
+
+def _untrimmed(features: CodeFeatures, arch: str, same: list[Sample], budget: int) -> tuple[int, str]:
+    """The count the kernel would take untrimmed, from the ``same``-kind samples (the module
+    docstring), and how it was found. A copy extrapolates from the nearest sample above the
+    ``budget`` (one that was not trimmed) where there is one."""
+    x = features.size
+    if features.is_copy:
+        untrimmed = [s for s in same if s.registers[arch] > budget] or same
+        a = min(untrimmed, key=lambda s: (abs(s.features.size - x), -s.registers[arch], s.shape))
+        value = a.registers[arch] + (x - a.features.size)  # one register per load register
+        return max(1, int(math.floor(value + 0.5))), (
+            f"the count of the nearest shipped copy ({len(same)} of them), moved by one register per load register")
+    same = sorted(same, key=lambda s: (abs(s.features.size - x), s.features.element_bytes != features.element_bytes,
+                                       -s.registers[arch], s.shape))
     a = same[0]
-    others = [s for s in same[1:] if s.features.load_registers != a.features.load_registers]
+    others = [s for s in same[1:] if s.features.size != a.features.size]
     if not others:
         return a.registers[arch], f"the count of the nearest shipped kernel of the same kind ({len(same)} of them)"
     b = others[0]
-    xa, xb = a.features.load_registers, b.features.load_registers
-    slope = max(0.0, (b.registers[arch] - a.registers[arch]) / (xb - xa))
+    xa = a.features.size
+    slope = max(0.0, (b.registers[arch] - a.registers[arch]) / (b.features.size - xa))
     value = a.registers[arch] + slope * (x - xa)
-    return int(math.floor(value + 0.5)), (f"interpolated from the two nearest shipped kernels of the same kind "
-                                          f"({len(same)} of them) by load registers")
+    return max(1, int(math.floor(value + 0.5))), (
+        f"interpolated from the two nearest shipped kernels of the same kind ({len(same)} of them)")
 
 
 def samples_without(samples: Sequence[Sample], shape: str) -> list[Sample]:
@@ -145,19 +282,10 @@ CLOSE_REGISTERS = 4
 def resident_blocks(arch: str, registers: int) -> tuple[int, ...]:
     """Resident blocks per SM at each of :data:`JUDGING_THREADS` on the architecture's judging
     device with ``registers`` per thread (0 where the block does not fit)."""
-    from warpspeed.errors import WarpspeedError
     from warpspeed.hardware.device import load_device
-    from warpspeed.launch.geometry import make_launch, occupancy
 
     device = load_device(JUDGING_DEVICES[arch])
-    out = []
-    for threads in JUDGING_THREADS:
-        try:
-            launch = make_launch((threads, 1, 1), (1, 1, 1), (threads, 1, 1))
-            out.append(occupancy(launch, device, max(1, min(registers, device.max_registers_per_thread))).blocks_per_sm)
-        except WarpspeedError:
-            out.append(0)
-    return tuple(out)
+    return tuple(_blocks(device, threads, registers) for threads in JUDGING_THREADS)
 
 
 @dataclass(frozen=True)

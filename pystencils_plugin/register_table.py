@@ -62,13 +62,15 @@ class ShippedTable:
     shapes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     features: Mapping[str, CodeFeatures] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)  # shape -> "workload dtype fold x", for reports
+    #: shape -> architecture -> the ``-arch`` its count was compiled for, where another
+    shape_targets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def samples(self) -> tuple[Sample, ...]:
         """One :class:`~pystencils_plugin.register_estimate.Sample` per shape with features: what
         the estimate without a compiler learns from."""
-        return tuple(Sample(shape, f, self.shapes[shape]) for shape, f in sorted(self.features.items())
-                     if shape in self.shapes)
+        return tuple(Sample(shape, f, self.shapes[shape], self.shape_targets.get(shape, {}))
+                     for shape, f in sorted(self.features.items()) if shape in self.shapes)
 
     def lookup(self, source: str, arch: str) -> tuple[int, str] | None:
         """``(registers, detail)`` of the standalone CUDA ``source`` for ``arch`` (``sm_80``), or None."""
@@ -117,6 +119,7 @@ def parse_table(text: str) -> ShippedTable | None:
     shapes: dict[str, dict[str, int]] = {}
     features: dict[str, CodeFeatures] = {}
     labels: dict[str, str] = {}
+    shape_targets: dict[str, dict[str, str]] = {}
     for entry in doc["kernels"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("digest"), str):
             continue
@@ -139,11 +142,13 @@ def parse_table(text: str) -> ShippedTable | None:
                     by_arch[arch] = max(n, by_arch.get(arch, 0))
         compiled_for = entry.get("compiled_for")
         if isinstance(compiled_for, dict):
-            targets.setdefault(entry["digest"], {}).update(
-                {str(a): t for a, t in compiled_for.items() if isinstance(t, str)})
+            found_targets = {str(a): t for a, t in compiled_for.items() if isinstance(t, str)}
+            targets.setdefault(entry["digest"], {}).update(found_targets)
+            if isinstance(entry.get("shape"), str):
+                shape_targets.setdefault(entry["shape"], {}).update(found_targets)
     return ShippedTable(compiler=str(doc.get("compiler", "unknown nvcc")), counts=counts, targets=targets,
                         digest=hashlib.sha256(text.encode()).hexdigest(), shapes=shapes,
-                        features=features, labels=labels)
+                        features=features, labels=labels, shape_targets=shape_targets)
 
 
 @lru_cache(maxsize=1)
