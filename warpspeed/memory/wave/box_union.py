@@ -112,10 +112,24 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
     return BoxGrid(masks=masks, weights=weights)
 
 
+#: Up to this extent an axis's prefix sum adds whole slices, one after the other (one vector
+#: addition per index: on the compressed grids' few boundaries per axis about four times faster
+#: than ``np.cumsum`` along a strided axis); longer axes use ``np.cumsum``. The sums are the same.
+SLICE_PREFIX_EXTENT = 64
+
+
 def _prefix_sums(diff: np.ndarray, dims: int) -> np.ndarray:
-    """Prefix sums along every spatial axis (1 .. dims) of ``diff``, in place."""
+    """Prefix sums along every spatial axis (1 .. dims) of ``diff``, in place (each element the
+    same sequence of additions as ``np.cumsum``)."""
     for d in range(dims):
-        np.cumsum(diff, axis=d + 1, out=diff)
+        axis = d + 1
+        n = diff.shape[axis]
+        if n > SLICE_PREFIX_EXTENT:
+            np.cumsum(diff, axis=axis, out=diff)
+            continue
+        lead = (slice(None),) * axis
+        for i in range(1, n):
+            diff[(*lead, i)] += diff[(*lead, i - 1)]
     return diff
 
 
