@@ -56,6 +56,7 @@ import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
+from warpspeed.memory.distinct import distinct_first, distinct_first_counts
 from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1 import L1Cycles, hit_cycles, representative_costs
 from warpspeed.memory.warps import WarpRows, address_period, warp_rows
@@ -129,10 +130,10 @@ def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.n
     """The distinct (representative, miss mask) pairs of instructions: the index of each pair's
     first instruction and how many instructions it stands for."""
     if masks is None:
-        _, kind, weight = np.unique(reps, return_index=True, return_counts=True)
+        kind, weight = distinct_first_counts(reps)
     elif int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30:
         key = reps.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + masks.astype(np.int64)
-        _, kind, weight = np.unique(key, return_index=True, return_counts=True)
+        kind, weight = distinct_first_counts(key)
     else:  # wave64 masks need all 64 bits: unique rows
         pairs = np.stack([reps.astype(np.uint64), masks], axis=1)
         _, kind, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
@@ -177,7 +178,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
     keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * len(fields) + field_id[acc][instr]
     # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
-    _, first = np.unique(keys, return_index=True)  # stable: the earliest pair of each key
+    first = distinct_first(keys)  # the earliest pair of each key
     missed = np.zeros(total, dtype=bool)
     missed[first] = True
     # which sectors of each load instruction miss, as a bit mask over its representative's sectors

@@ -30,6 +30,7 @@ import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses
+from warpspeed.memory.distinct import distinct_first_inverse, distinct_inverse
 
 #: Multipliers of the row hash that finds equal instructions (odd 63-bit constants from a fixed
 #: seed; equal hashes are verified lane by lane, so a collision costs time, never a wrong count).
@@ -59,8 +60,7 @@ def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, inverse)``: the index of the first row of each distinct row of ``keys`` and, per
     row, the number of its distinct row."""
     hashed = keys @ _hash_weights(keys.shape[1])  # int64 arithmetic wraps around: a hash, verified below
-    _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    first, inverse = distinct_first_inverse(hashed)
     if not np.array_equal(keys, keys[first[inverse]]):  # a collision: compare the rows themselves
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -279,7 +279,7 @@ def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarr
     residue = np.where(none, 0, start % period)
     shift = np.where(none, 0, start - residue)
     codes = pattern[plan.combo_of] * period + residue
-    distinct, inverse = np.unique(codes.reshape(-1), return_inverse=True)
+    distinct, inverse = distinct_inverse(codes.reshape(-1))
     rel = keys.reshape(-1, warp_size + 1)[first][distinct // period]  # each group's lanes relative to its lowest
     issuing = rel[:, :warp_size] >= 0
     addresses = np.where(issuing, rel[:, :warp_size] + (distinct % period)[:, None], 0)

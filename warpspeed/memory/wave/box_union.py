@@ -23,6 +23,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from warpspeed.memory.distinct import distinct_inverse
+
 #: Largest compressed grid (cells) evaluated here; larger problems are left to ISL. 2^22 cells
 #: of float64 coverage take 32 MiB per set.
 MAX_GRID_CELLS = 1 << 22
@@ -179,7 +181,7 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     span = int(high.max()) - base + 1
     segment = np.arange(dims)[None, :] * n_groups + group_of[:, None]  # (boxes, dims): dimension and group
     keys = np.concatenate(((segment * span + (low - base)).reshape(-1), (segment * span + (high - base)).reshape(-1)))
-    distinct, inverse = np.unique(keys, return_inverse=True)
+    distinct, inverse = distinct_inverse(keys)
     seg = distinct // span
     bounds = np.bincount(seg, minlength=dims * n_groups)  # boundaries per (dimension, group)
     first = np.concatenate(([0], np.cumsum(bounds)[:-1]))
