@@ -159,7 +159,12 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
 def representative_costs(first: FirstLevel, warps: WarpRows) -> tuple[np.ndarray, np.ndarray]:
     """Data-pipe and tag-stage wavefronts of every representative warp instruction of ``warps``
     (two float arrays over its rows), each costed once by the first level's rule; the instructions
-    that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers."""
+    that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers. Kept with the
+    representatives per device (:meth:`~warpspeed.memory.warps.WarpRows.derived_value`): read-only."""
+    return warps.derived_value(("first-level costs", first.device), lambda: _representative_costs(first, warps))
+
+
+def _representative_costs(first: FirstLevel, warps: WarpRows) -> tuple[np.ndarray, np.ndarray]:
     bank = np.zeros(warps.addresses.shape[0])
     tag = np.zeros(warps.addresses.shape[0])
     for elem in sorted(set(warps.element_bytes.tolist())):

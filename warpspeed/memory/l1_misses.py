@@ -163,7 +163,8 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     fields = {name: k for k, name in enumerate(dict.fromkeys(a.field.name for a in compiled.accesses))}
     field_id = np.array([fields[a.field.name] for a in compiled.accesses], dtype=np.int64)
     is_load = np.array([not a.access.is_store for a in compiled.accesses])
-    sectors, ptr, rank = _sector_ranks(warps.addresses, warps.lanes, sector)
+    sectors, ptr, rank = warps.derived_value(
+        ("sector ranks", sector), lambda: _sector_ranks(warps.addresses, warps.lanes, sector))
     per_rep = np.diff(ptr)
 
     # load instructions in program order: warp-major, then fold copy, then access
