@@ -51,6 +51,7 @@ the roofline's first-level cost: nothing is known about their miss path's wavefr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -121,6 +122,19 @@ def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
     return ordered[first], ptr, rank
 
 
+@lru_cache(maxsize=64)
+def _program_order(loads: tuple[int, ...], folds: int, warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The load instructions in program order, warp-major, then fold copy, then access: each one's
+    access (of ``loads``) and column (``copy * warps + warp``) in the ``(accesses, folds x warps)``
+    arrays of :class:`~warpspeed.memory.warps.WarpRows` (read-only; a pure function of its
+    arguments, kept for the few shapes of a ranking)."""
+    acc, copy, wp = np.meshgrid(np.array(loads, dtype=np.int64), np.arange(folds), np.arange(warps), indexing="ij")
+    acc, copy, wp = (x.transpose(2, 1, 0).ravel() for x in (acc, copy, wp))  # (warp, copy, access) order
+    col = copy * warps + wp
+    acc.flags.writeable = col.flags.writeable = False
+    return acc, col
+
+
 #: Bits of a packed (representative, miss mask) key left for the mask: masks below 2**33 (every warp
 #: of 32 lanes) pack into one int64 with representatives below 2**30.
 _PACKED_MASK_BITS = 33
@@ -167,10 +181,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
         ("sector ranks", sector), lambda: _sector_ranks(warps.addresses, warps.lanes, sector))
     per_rep = np.diff(ptr)
 
-    # load instructions in program order: warp-major, then fold copy, then access
-    acc, copy, wp = np.meshgrid(np.flatnonzero(is_load), np.arange(folds), np.arange(n_warps), indexing="ij")
-    acc, copy, wp = (x.transpose(2, 1, 0).ravel() for x in (acc, copy, wp))  # (warp, copy, access) order
-    col = copy * n_warps + wp
+    acc, col = _program_order(tuple(np.flatnonzero(is_load).tolist()), folds, n_warps)
     rep = warps.inverse[acc, col]
     shift = warps.shift[acc, col] // sector
     counts = per_rep[rep]
