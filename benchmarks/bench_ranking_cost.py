@@ -11,10 +11,17 @@ fresh set of shared wave models, as ``warpspeed rank`` does.
 Each figure is measured in a fresh interpreter on a source tree (this checkout, or ``--source
 DIR``; ``--before DIR`` measures a second tree the same way, e.g. ``git archive <commit> | tar -x
 -C DIR``), the runs of the two trees alternating. Wall time (``time.perf_counter``), median of
-``--repeat`` rankings per interpreter and of ``--runs`` interpreters. The stage figures wrap the
+``--repeat`` rankings per interpreter and of ``--runs`` interpreters; and the process's CPU time
+(``time.process_time``), the least of all rankings, which other jobs on a shared machine inflate
+less than the wall time. The stage figures wrap the
 predictor's stages by name where the tree has them (a stage the tree lacks reads 0).
 
-Run: python benchmarks/bench_ranking_cost.py [--before DIR] [--runs 3] [--repeat 3]
+``--domains 128 2048`` measures the same rankings on cubic domains of those edges instead of the
+kernel's own (each domain's configuration space: a block at most twice as wide as the domain), and
+prints the cost of each domain's whole ranking and per configuration, and their ratios to the
+first domain's (flat in the domain: the ratio stays near 1).
+
+Run: python benchmarks/bench_ranking_cost.py [--before DIR] [--runs 3] [--repeat 3] [--domains 128 2048]
 """
 
 from __future__ import annotations
@@ -44,8 +51,9 @@ from warpspeed.launch.space import PAPER_FOLDINGS, configuration_space, default_
 import warpspeed.rank as wr
 import warpspeed.predict as P
 DEVICE, MODEL, REPEAT, STAGES = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
+DOMAIN = None if sys.argv[5] == "-" else (int(sys.argv[5]),) * 3
 dev = load_device(DEVICE)
-kernels = {f: resolve("star3d-r4", None, fold=f, device=dev).kernel for f in PAPER_FOLDINGS}
+kernels = {f: resolve("star3d-r4", DOMAIN, fold=f, device=dev).kernel for f in PAPER_FOLDINGS}
 def blocks(k):
     return [c.block for c in configuration_space(k, default_threads(k, dev), [(1, 1, 1)], MAX_BLOCK_Z)]
 stage = {}
@@ -84,20 +92,24 @@ scoring = wr.Scoring(MODEL)
 n = sum(len(blocks(k)) for k in kernels.values())
 wr.rank_per_fold(kernels, dev, blocks, executor=None, scoring=scoring)
 stage.clear()
-times = []
+times, cpu = [], []
 for _ in range(REPEAT):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     wr.rank_per_fold(kernels, dev, blocks, executor=None, scoring=scoring)
     times.append(time.perf_counter() - t)
+    cpu.append(time.process_time() - c)
 print(json.dumps({"configurations": n, "ms_per_config": statistics.median(times) / n * 1e3,
+                  "ranking_s": statistics.median(times), "cpu_ms_per_config": min(cpu) / n * 1e3,
                   "stages_ms": {k: v / REPEAT / n * 1e3 for k, v in stage.items()}}))
 """
 
 
-def measure(source: str, device: str, model: str, repeat: int) -> dict:
-    """One fresh interpreter on ``source``: its JSON figures."""
+def measure(source: str, device: str, model: str, repeat: int, edge: int | None = None) -> dict:
+    """One fresh interpreter on ``source``: its JSON figures (``edge``: a cubic domain of that edge
+    instead of the kernel's own)."""
     env = {**os.environ, "PYTHONPATH": source + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-c", SNIPPET, device, model, str(repeat), ",".join(STAGES)],
+    done = subprocess.run([sys.executable, "-c", SNIPPET, device, model, str(repeat), ",".join(STAGES),
+                           "-" if edge is None else str(edge)],
                           cwd=source, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -108,9 +120,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before", default=None, help="a second source tree measured the same way")
     parser.add_argument("--runs", type=int, default=3, help="fresh interpreters per figure (median)")
     parser.add_argument("--repeat", type=int, default=3, help="timed rankings per interpreter (median)")
+    parser.add_argument("--domains", type=int, nargs="+", default=None, metavar="EDGE",
+                        help="cubic domain edges to compare (e.g. 128 2048) instead of the kernel's domain")
     args = parser.parse_args(argv)
     trees = {"after": args.source} | ({"before": args.before} if args.before else {})
     print(f"load average at the start: {os.getloadavg()[0]:.2f}")
+    if args.domains:
+        domain_scaling(trees, args.domains, args.runs, args.repeat)
+        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+        return
     for device in DEVICES:
         for model in MODELS:
             runs: dict[str, list[dict]] = {name: [] for name in trees}
@@ -119,13 +137,41 @@ def main(argv: list[str] | None = None) -> None:
                     runs[name].append(measure(source, device, model, args.repeat))
             for name, figures in runs.items():
                 ms = statistics.median(f["ms_per_config"] for f in figures)
+                cpu = min(f["cpu_ms_per_config"] for f in figures)
                 stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in figures)
                           for k in sorted({k for f in figures for k in f["stages_ms"]})}
                 ordered = sorted(stages.items(), key=lambda kv: -kv[1])
                 detail = ", ".join(f"{k} {v:.2f}" for k, v in ordered if v > 0.005)
-                print(f"{device:15s} {model:9s} {name:6s} {ms:6.2f} ms/config ({figures[0]['configurations']} "
+                print(f"{device:15s} {model:9s} {name:6s} {ms:6.2f} ms/config, CPU {cpu:5.2f} ({figures[0]['configurations']} "
                       f"configurations; {detail})")
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+
+
+def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: int) -> None:
+    """Each tree's ranking on cubic domains of ``edges``: seconds per ranking and ms per
+    configuration (medians over ``runs`` interpreters), and both as ratios to the first edge's."""
+    for device in DEVICES:
+        for model in MODELS:
+            figures: dict[tuple[str, int], list[dict]] = {(name, e): [] for name in trees for e in edges}
+            for _ in range(runs):
+                for name, source in trees.items():
+                    for edge in edges:
+                        figures[name, edge].append(measure(source, device, model, repeat, edge))
+            for name in trees:
+                base_s = base_ms = base_cpu = None
+                for edge in edges:
+                    s = statistics.median(f["ranking_s"] for f in figures[name, edge])
+                    ms = statistics.median(f["ms_per_config"] for f in figures[name, edge])
+                    n = figures[name, edge][0]["configurations"]
+                    cpu = min(f["cpu_ms_per_config"] for f in figures[name, edge]) * n / 1e3  # s per ranking
+                    base_s, base_ms, base_cpu = (s, ms, cpu) if base_s is None else (base_s, base_ms, base_cpu)
+                    stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in figures[name, edge])
+                              for k in ("wave volumes", "first_level_demand", "block_footprint")}
+                    detail = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
+                    print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3: {s:6.3f} s per ranking "
+                          f"({figures[name, edge][0]['configurations']} configurations, {ms:5.2f} ms/config; "
+                          f"{detail}); ratio {s / base_s:.2f} per ranking, {ms / base_ms:.2f} per configuration; CPU "
+                          f"{cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}")
 
 
 if __name__ == "__main__":

@@ -57,8 +57,15 @@ from warpspeed.memory.sectors import SectorCoverage, dram_sectors
 from warpspeed.levels import level_demands, two_limiter
 from warpspeed.memory.wave import WaveModel
 from warpspeed.memory.warps import WarpPlan, address_period, block_warp_rows, warp_plan
+from warpspeed.memo import BoundedMemo
 from warpspeed.models import DEFAULT_TIME_MODEL, time_model
 from warpspeed.prediction import Estimator, Prediction
+
+#: Distinct sets of representative warp instructions a :class:`Predictor` keeps the derived values
+#: of (:attr:`warpspeed.memory.warps.WarpRows.derived`; least recently used out): the 56 blocks of
+#: 1024 threads of one folding of a 3-D stencil have 11-15.
+REPRESENTATIVES_MEMO_SIZE = 256
+
 
 class SharedModels:
     """What the predictors of one ranking share: one wave model (with its memo of wave volumes) per
@@ -128,6 +135,8 @@ class Predictor:
         self._plans: dict[tuple, tuple[np.ndarray, WarpPlan]] = {}
         #: the kernel's DRAM sector coverages by (field, kind, row cells)
         self._sectors: dict[tuple[str, str, int], SectorCoverage] = {}
+        #: what the blocks' representative warp instructions share (WarpRows.derived), by representatives
+        self._representatives: BoundedMemo[dict] = BoundedMemo(REPRESENTATIVES_MEMO_SIZE)
 
     def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
         if offsets not in self._plans:
@@ -140,7 +149,8 @@ class Predictor:
         info = analyze_launch(kernel, device, block, fold)
         cells = block_cells(info.launch)
         owner, plan = self._plan(cells.offsets)
-        warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan)
+        warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan,
+                                self._representatives)
         fp = block_footprint(self.compiled, cells, device, warps=warps)
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block,

@@ -87,12 +87,14 @@ class InstructionFacts:
         return self.units[name]
 
 
-def families() -> list[str]:
-    """SM families with an instruction-facts file."""
-    return [p.name[:-len(".toml")] for p in package_files(INSTRUCTIONS_PACKAGE, ".toml")]
+@lru_cache(maxsize=1)
+def families() -> tuple[str, ...]:
+    """SM families with an instruction-facts file (the package's files, listed once: every
+    prediction asks for its device's family)."""
+    return tuple(p.name[:-len(".toml")] for p in package_files(INSTRUCTIONS_PACKAGE, ".toml"))
 
 
-def _merged(family: str, known: list[str]) -> dict[str, Any]:
+def _merged(family: str, known: tuple[str, ...]) -> dict[str, Any]:
     return read_based_on(INSTRUCTIONS_PACKAGE, family, known, what="instruction-facts file", kind="family",
                          head="instructions", tables=("instructions", "units"), read_error=InstructionFactsError,
                          error=InstructionFactsError)

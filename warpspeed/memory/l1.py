@@ -179,7 +179,17 @@ def representative_costs(first: FirstLevel, warps: WarpRows,
     """Data-pipe and tag-stage wavefronts of every representative warp instruction of ``warps``
     (two float arrays over its rows), each costed once by the first level's rule, with the level's
     refill floor where ``compiled`` (the kernel whose instructions ``warps`` groups) is given; the
-    instructions that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers."""
+    instructions that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers. Kept with
+    the representatives per device and refill key
+    (:meth:`~warpspeed.memory.warps.WarpRows.derived_value`): read-only."""
+    refills = compiled is not None and first.refill_cycles_per_line(math.inf) > 0
+    key = (("first-level costs", first.device, tuple((a.field.name, a.access.is_store) for a in compiled.accesses))
+           if refills and compiled is not None else ("first-level costs", first.device))
+    return warps.derived_value(key, lambda: _representative_costs(first, warps, compiled if refills else None))
+
+
+def _representative_costs(first: FirstLevel, warps: WarpRows,
+                          compiled: CompiledKernel | None) -> tuple[np.ndarray, np.ndarray]:
     bank = np.zeros(warps.addresses.shape[0])
     tag = np.zeros(warps.addresses.shape[0])
     for elem in sorted(set(warps.element_bytes.tolist())):

@@ -51,11 +51,13 @@ the roofline's first-level cost: nothing is known about their miss path's wavefr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
+from warpspeed.memory.distinct import distinct_first, distinct_first_counts
 from warpspeed.memory.first_level import first_level
 from warpspeed.memory.l1 import L1Cycles, hit_cycles, representative_costs
 from warpspeed.memory.warps import WarpRows, address_period, warp_rows
@@ -120,6 +122,19 @@ def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
     return ordered[first], ptr, rank
 
 
+@lru_cache(maxsize=64)
+def _program_order(loads: tuple[int, ...], folds: int, warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The load instructions in program order, warp-major, then fold copy, then access: each one's
+    access (of ``loads``) and column (``copy * warps + warp``) in the ``(accesses, folds x warps)``
+    arrays of :class:`~warpspeed.memory.warps.WarpRows` (read-only; a pure function of its
+    arguments, kept for the few shapes of a ranking)."""
+    acc, copy, wp = np.meshgrid(np.array(loads, dtype=np.int64), np.arange(folds), np.arange(warps), indexing="ij")
+    acc, copy, wp = (x.transpose(2, 1, 0).ravel() for x in (acc, copy, wp))  # (warp, copy, access) order
+    col = copy * warps + wp
+    acc.flags.writeable = col.flags.writeable = False
+    return acc, col
+
+
 #: Bits of a packed (representative, miss mask) key left for the mask: masks below 2**33 (every warp
 #: of 32 lanes) pack into one int64 with representatives below 2**30.
 _PACKED_MASK_BITS = 33
@@ -129,10 +144,10 @@ def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.n
     """The distinct (representative, miss mask) pairs of instructions: the index of each pair's
     first instruction and how many instructions it stands for."""
     if masks is None:
-        _, kind, weight = np.unique(reps, return_index=True, return_counts=True)
+        kind, weight = distinct_first_counts(reps)
     elif int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30:
         key = reps.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + masks.astype(np.int64)
-        _, kind, weight = np.unique(key, return_index=True, return_counts=True)
+        kind, weight = distinct_first_counts(key)
     else:  # wave64 masks need all 64 bits: unique rows
         pairs = np.stack([reps.astype(np.uint64), masks], axis=1)
         _, kind, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
@@ -162,13 +177,11 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     fields = {name: k for k, name in enumerate(dict.fromkeys(a.field.name for a in compiled.accesses))}
     field_id = np.array([fields[a.field.name] for a in compiled.accesses], dtype=np.int64)
     is_load = np.array([not a.access.is_store for a in compiled.accesses])
-    sectors, ptr, rank = _sector_ranks(warps.addresses, warps.lanes, sector)
+    sectors, ptr, rank = warps.derived_value(
+        ("sector ranks", sector), lambda: _sector_ranks(warps.addresses, warps.lanes, sector))
     per_rep = np.diff(ptr)
 
-    # load instructions in program order: warp-major, then fold copy, then access
-    acc, copy, wp = np.meshgrid(np.flatnonzero(is_load), np.arange(folds), np.arange(n_warps), indexing="ij")
-    acc, copy, wp = (x.transpose(2, 1, 0).ravel() for x in (acc, copy, wp))  # (warp, copy, access) order
-    col = copy * n_warps + wp
+    acc, col = _program_order(tuple(np.flatnonzero(is_load).tolist()), folds, n_warps)
     rep = warps.inverse[acc, col]
     shift = warps.shift[acc, col] // sector
     counts = per_rep[rep]
@@ -177,7 +190,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
     keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * len(fields) + field_id[acc][instr]
     # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
-    _, first = np.unique(keys, return_index=True)  # stable: the earliest pair of each key
+    first = distinct_first(keys)  # the earliest pair of each key
     missed = np.zeros(total, dtype=bool)
     missed[first] = True
     # which sectors of each load instruction miss, as a bit mask over its representative's sectors

@@ -37,7 +37,7 @@ from warpspeed.kernel.expressions import X, Y, Z
 from warpspeed.units import SECTOR_BYTES
 
 if TYPE_CHECKING:
-    from warpspeed.kernel.description import Kernel
+    from warpspeed.kernel.description import Access, Field, Kernel
     from warpspeed.memory.dram import DramVolumes
 
 #: Blocks along x are placed this many block widths away from the domain's origin, so that the
@@ -46,14 +46,18 @@ if TYPE_CHECKING:
 _ORIGIN_BLOCKS = 64
 
 
-def _row_addresses(kernel: "Kernel", field: str, kind: str) -> tuple[tuple[int, int], ...]:
-    """Per access of ``field`` of ``kind``: (byte address at x = y = z = 0, bytes per x step)."""
-    f = kernel.field(field)
-    accesses = kernel.stores if kind == "store" else kernel.loads
+def _accesses(kernel: "Kernel", field: str, kind: str) -> tuple["Access", ...]:
+    """The accesses of ``field`` of ``kind`` ("load" or "store") in kernel order."""
+    return tuple(a for a in (kernel.stores if kind == "store" else kernel.loads) if a.field == field)
+
+
+@lru_cache(maxsize=1024)
+def _row_addresses(f: "Field", accesses: tuple["Access", ...]) -> tuple[tuple[int, int], ...]:
+    """Per access of the field ``f`` (``accesses``): (byte address at x = y = z = 0, bytes per x
+    step). A pure function of the field and its accesses (shared by the kernels of a code
+    generator's foldings, which differ in registers only)."""
     out = []
     for a in accesses:
-        if a.field != field:
-            continue
         expr = sympy.expand(byte_address(f, a).subs({Y: 0, Z: 0}))
         base = expr.subs(X, 0)
         step = expr.subs(X, 1) - base
@@ -86,8 +90,8 @@ NO_COVERAGE = SectorCoverage(0, 0, 0)
 
 
 @lru_cache(maxsize=4096)
-def _coverage(kernel: "Kernel", field: str, kind: str, row_cells: int, element_bytes: int) -> SectorCoverage:
-    rows = _row_addresses(kernel, field, kind)
+def _coverage(f: "Field", accesses: tuple["Access", ...], row_cells: int, element_bytes: int) -> SectorCoverage:
+    rows = _row_addresses(f, accesses)
     if not rows or row_cells < 1:
         return NO_COVERAGE
     block_bytes = row_cells * element_bytes
@@ -110,7 +114,8 @@ def _coverage(kernel: "Kernel", field: str, kind: str, row_cells: int, element_b
 def sector_coverage(kernel: "Kernel", field: str, kind: str, row_cells: int) -> SectorCoverage:
     """The sectors ``field``'s ``kind`` accesses ("load" or "store") touch in a block row of
     ``row_cells`` cells (threads in x times the fold in x; module docstring)."""
-    return _coverage(kernel, field, kind, int(row_cells), kernel.field(field).element_bytes)
+    f = kernel.field(field)
+    return _coverage(f, _accesses(kernel, field, kind), int(row_cells), f.element_bytes)
 
 
 def sector_cost(kernel: "Kernel", field: str, kind: str, row_cells: int, partial_cost: float) -> float:

@@ -21,15 +21,19 @@ on the number of instructions, not on the addresses' span, so it does not grow w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from math import lcm
-from typing import Sequence
+from typing import Callable, Hashable, Sequence, TypeVar
 
 import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses
+from warpspeed.memory.distinct import distinct_first_inverse, distinct_inverse
+from warpspeed.memo import BoundedMemo
+
+T = TypeVar("T")
 
 #: Multipliers of the row hash that finds equal instructions (odd 63-bit constants from a fixed
 #: seed; equal hashes are verified lane by lane, so a collision costs time, never a wrong count).
@@ -59,8 +63,7 @@ def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, inverse)``: the index of the first row of each distinct row of ``keys`` and, per
     row, the number of its distinct row."""
     hashed = keys @ _hash_weights(keys.shape[1])  # int64 arithmetic wraps around: a hash, verified below
-    _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    first, inverse = distinct_first_inverse(hashed)
     if not np.array_equal(keys, keys[first[inverse]]):  # a collision: compare the rows themselves
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -81,6 +84,9 @@ class WarpRows:
         shift: ``(accesses, rows)`` int64: the bytes each instruction was moved down by (a multiple
             of the period).
         folds: fold copies per access.
+        derived: what is computed from the representatives alone (their granule runs, their
+            first-level costs; :meth:`derived_value`), shared by the ``WarpRows`` of blocks whose
+            representatives are equal (:func:`block_warp_rows` with ``shared``).
     """
 
     addresses: np.ndarray
@@ -89,6 +95,19 @@ class WarpRows:
     inverse: np.ndarray
     shift: np.ndarray
     folds: int
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def derived_value(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value ``compute()`` of the representatives (a pure function of ``addresses``,
+        ``lanes`` and ``element_bytes`` and of what ``key`` names), computed once per distinct
+        ``key`` and kept in :attr:`derived`; numpy results are made read-only."""
+        if key not in self.derived:
+            value = compute()
+            for item in value if isinstance(value, tuple) else (value,):
+                if isinstance(item, np.ndarray):
+                    item.flags.writeable = False
+            self.derived[key] = value
+        return self.derived[key]
 
     def gather(self, values: np.ndarray, accesses: Sequence[int]) -> np.ndarray:
         """Per-representative ``values`` for every instruction of ``accesses``, shaped
@@ -104,8 +123,10 @@ class WarpRows:
 
     def distinct_granules(self, granule: int) -> np.ndarray:
         """Distinct ``granule``-byte granules per representative, ``(distinct,)`` int64."""
-        first, last, owner = self._runs(granule)
-        return np.bincount(owner, weights=last - first + 1, minlength=self.addresses.shape[0]).astype(np.int64)
+        def count() -> np.ndarray:
+            first, last, owner = self._runs(granule)
+            return np.bincount(owner, weights=last - first + 1, minlength=self.addresses.shape[0]).astype(np.int64)
+        return self.derived_value(("distinct granules", granule), count)
 
     def union_granules(self, accesses: Sequence[int], granules: Sequence[int]) -> tuple[int, ...]:
         """Distinct granules of all instructions of ``accesses`` together, for each size in
@@ -142,22 +163,22 @@ class WarpRows:
         return tuple(result)
 
     def _runs(self, granule: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        cache = self.__dict__.setdefault("_run_cache", {})
-        if granule not in cache:
-            a, lanes = self.addresses, self.lanes
-            ends = np.concatenate((a // granule, (a + self.element_bytes[:, None] - 1) // granule), axis=1)
-            sentinel = np.iinfo(np.int64).max
-            g = np.where(np.concatenate((lanes, lanes), axis=1), ends, sentinel)
-            g.sort(axis=1)
-            present = g != sentinel
-            nxt = np.concatenate((g[:, 1:], np.full((g.shape[0], 1), sentinel)), axis=1)
-            prv = np.concatenate((np.full((g.shape[0], 1), sentinel), g[:, :-1]), axis=1)
-            # duplicates sit together: a run starts at a first occurrence that does not follow the
-            # previous granule and ends at a last occurrence that the next granule does not follow
-            starts = present & (prv != g) & ((prv == sentinel) | (prv + 1 != g))
-            stops = present & (nxt != g) & ((nxt == sentinel) | (g + 1 != nxt))
-            cache[granule] = (g[starts], g[stops], np.nonzero(starts)[0])
-        return cache[granule]
+        return self.derived_value(("granule runs", granule), lambda: self._compute_runs(granule))
+
+    def _compute_runs(self, granule: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        a, lanes = self.addresses, self.lanes
+        ends = np.concatenate((a // granule, (a + self.element_bytes[:, None] - 1) // granule), axis=1)
+        sentinel = np.iinfo(np.int64).max
+        g = np.where(np.concatenate((lanes, lanes), axis=1), ends, sentinel)
+        g.sort(axis=1)
+        present = g != sentinel
+        nxt = np.concatenate((g[:, 1:], np.full((g.shape[0], 1), sentinel)), axis=1)
+        prv = np.concatenate((np.full((g.shape[0], 1), sentinel), g[:, :-1]), axis=1)
+        # duplicates sit together: a run starts at a first occurrence that does not follow the
+        # previous granule and ends at a last occurrence that the next granule does not follow
+        starts = present & (prv != g) & ((prv == sentinel) | (prv + 1 != g))
+        stops = present & (nxt != g) & ((nxt == sentinel) | (g + 1 != nxt))
+        return g[starts], g[stops], np.nonzero(starts)[0]
 
 
 def warp_rows(addresses: np.ndarray, lanes: np.ndarray, element_bytes: Sequence[int], warp_size: int,
@@ -245,7 +266,8 @@ def warp_plan(compiled: CompiledKernel, owner: np.ndarray) -> WarpPlan:
 
 
 def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarray, warp_size: int,
-                    period: int, plan: WarpPlan | None = None) -> WarpRows:
+                    period: int, plan: WarpPlan | None = None,
+                    shared: BoundedMemo[dict] | None = None) -> WarpRows:
     """:func:`warp_rows` of the block ``cells`` of ``compiled``, without evaluating every access.
 
     Accesses with affine addresses of the same element size and the same coefficients of x, y, z
@@ -254,7 +276,10 @@ def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarr
     addresses are evaluated; an instruction's group is then its lane pattern relative to its lowest
     address (found once per fold copy and set of issuing lanes) and its lowest address modulo the
     period. ``owner``: :func:`~warpspeed.memory.addresses.merged_copies` of ``cells.offsets``;
-    ``plan``: :func:`warp_plan` of both, if at hand.
+    ``plan``: :func:`warp_plan` of both, if at hand. ``shared``: a memo of
+    :attr:`WarpRows.derived` by representatives, so that blocks whose representatives are equal
+    (many blocks of a ranking: the lanes of a warp see the same pattern) compute what depends on
+    them alone once.
     """
     plan = warp_plan(compiled, owner) if plan is None else plan
     n_acc, folds = plan.combo_of.shape
@@ -279,10 +304,13 @@ def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarr
     residue = np.where(none, 0, start % period)
     shift = np.where(none, 0, start - residue)
     codes = pattern[plan.combo_of] * period + residue
-    distinct, inverse = np.unique(codes.reshape(-1), return_inverse=True)
+    distinct, inverse = distinct_inverse(codes.reshape(-1))
     rel = keys.reshape(-1, warp_size + 1)[first][distinct // period]  # each group's lanes relative to its lowest
     issuing = rel[:, :warp_size] >= 0
     addresses = np.where(issuing, rel[:, :warp_size] + (distinct % period)[:, None], 0)
-    return WarpRows(addresses=addresses, lanes=issuing, element_bytes=rel[:, warp_size].copy(),
+    element_bytes = rel[:, warp_size].copy()
+    derived = {} if shared is None else shared.get(
+        (addresses.shape, addresses.tobytes(), issuing.tobytes(), element_bytes.tobytes()), dict)
+    return WarpRows(addresses=addresses, lanes=issuing, element_bytes=element_bytes,
                     inverse=inverse.reshape(n_acc, folds * warps), shift=shift.reshape(n_acc, folds * warps),
-                    folds=folds)
+                    folds=folds, derived=derived)

@@ -95,10 +95,10 @@ def box_counts_many(requests: Sequence[CountRequest]) -> list[FieldLineCounts | 
     of waves (larger domains) costs about as much as one with fewer. The integers are those of
     :func:`box_field_counts`; a request whose grid would be too large gets None."""
     results: list[FieldLineCounts | None] = [None] * len(requests)
-    by_field: dict[int, list[int]] = {}  # one batch per field: its grids have similar shapes
+    by_targets: dict[int, list[int]] = {}  # one batch per number of target coordinates
     for i, request in enumerate(requests):
-        by_field.setdefault(id(request[0]), []).append(i)
-    for members in by_field.values():
+        by_targets.setdefault(request[0].loads.targets, []).append(i)
+    for members in by_targets.values():
         counted = _count_together([requests[i] for i in members])
         if counted is None:
             counted = [box_field_counts(*requests[i]) for i in members]

@@ -23,6 +23,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from warpspeed.memory.distinct import distinct_inverse
+
 #: Largest compressed grid (cells) evaluated here; larger problems are left to ISL. 2^22 cells
 #: of float64 coverage take 32 MiB per set.
 MAX_GRID_CELLS = 1 << 22
@@ -112,10 +114,24 @@ def build_grid(sets: Mapping[str, np.ndarray], max_cells: int = MAX_GRID_CELLS) 
     return BoxGrid(masks=masks, weights=weights)
 
 
+#: Up to this extent an axis's prefix sum adds whole slices, one after the other (one vector
+#: addition per index: on the compressed grids' few boundaries per axis about four times faster
+#: than ``np.cumsum`` along a strided axis); longer axes use ``np.cumsum``. The sums are the same.
+SLICE_PREFIX_EXTENT = 64
+
+
 def _prefix_sums(diff: np.ndarray, dims: int) -> np.ndarray:
-    """Prefix sums along every spatial axis (1 .. dims) of ``diff``, in place."""
+    """Prefix sums along every spatial axis (1 .. dims) of ``diff``, in place (each element the
+    same sequence of additions as ``np.cumsum``)."""
     for d in range(dims):
-        np.cumsum(diff, axis=d + 1, out=diff)
+        axis = d + 1
+        n = diff.shape[axis]
+        if n > SLICE_PREFIX_EXTENT:
+            np.cumsum(diff, axis=axis, out=diff)
+            continue
+        lead = (slice(None),) * axis
+        for i in range(1, n):
+            diff[(*lead, i)] += diff[(*lead, i - 1)]
     return diff
 
 
@@ -165,7 +181,7 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     span = int(high.max()) - base + 1
     segment = np.arange(dims)[None, :] * n_groups + group_of[:, None]  # (boxes, dims): dimension and group
     keys = np.concatenate(((segment * span + (low - base)).reshape(-1), (segment * span + (high - base)).reshape(-1)))
-    distinct, inverse = np.unique(keys, return_inverse=True)
+    distinct, inverse = distinct_inverse(keys)
     seg = distinct // span
     bounds = np.bincount(seg, minlength=dims * n_groups)  # boundaries per (dimension, group)
     first = np.concatenate(([0], np.cumsum(bounds)[:-1]))

@@ -111,15 +111,14 @@ def linear_range_boxes(first: int, last: int, grid: tuple[int, int, int]) -> lis
 def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
     """The valid cells of block boxes: block ``b`` covers cells ``[b*C, (b+1)*C)`` with
     ``C = blockDim * fold``, clipped to ``0 <= cell < domain`` (inclusive bounds)."""
-    extent = launch.cells_per_block
+    (cx, cy, cz), (nx, ny, nz) = launch.cells_per_block, launch.domain
     result: list[Box] = []
-    for box in block_boxes:
-        cells = tuple(
-            (lo * c, min((hi + 1) * c, n) - 1)
-            for (lo, hi), c, n in zip(box, extent, launch.domain)
-        )
-        if all(lo <= hi for lo, hi in cells):
-            result.append(cells)  # type: ignore[arg-type]
+    for (x0, x1), (y0, y1), (z0, z1) in block_boxes:
+        lx, hx = x0 * cx, min((x1 + 1) * cx, nx) - 1
+        ly, hy = y0 * cy, min((y1 + 1) * cy, ny) - 1
+        lz, hz = z0 * cz, min((z1 + 1) * cz, nz) - 1
+        if lx <= hx and ly <= hy and lz <= hz:
+            result.append(((lx, hx), (ly, hy), (lz, hz)))
     return result
 
 
