@@ -20,8 +20,8 @@ from typing import Iterable, Sequence
 
 Row = dict[str, str]
 
-#: Rows inserted per transaction while the index is built.
-INSERT_BATCH = 10_000
+#: Rows inserted per transaction while the index is built (~1 kB each as key and JSON text).
+INSERT_BATCH = 1000
 #: SQLite page cache of the index, KiB (SQLite's own default is 2000 KiB; a little more keeps the
 #: B-tree's upper levels of a 10^7-row index in memory).
 CACHE_KIB = 8192
