@@ -2,12 +2,16 @@
 
 * **Journal.** Rows are appended to a CSV *journal* as they finish, one complete line per row,
   flushed after every row (``fsync`` only at the end: a flush survives a crash or kill of the
-  process, not of the operating system). For ``format = "csv"`` the journal *is* the output
-  file; for ``"parquet"`` it is ``<output>.journal.csv`` beside it, because a Parquet file is
-  unreadable until its footer is written and would not survive a hard kill mid-study.
-* **Resume.** :func:`existing_rows` returns the rows already in the journal (or, when there is
-  no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
-  before appending.
+  process, not of the operating system). The journal is ``<output>.journal.csv`` beside the
+  output, for CSV and Parquet alike.
+* **Output.** :class:`OutputWriter` writes the output row by row in the order given (the
+  study's), to a temporary file renamed into place only when the study completes: the output is
+  whole or absent (a Parquet file is unreadable until its footer is written; a CSV file cut
+  mid-study would pass for a finished one).
+* **Resume.** :func:`prepare_journal` keeps the journal of an interrupted run (a last line cut
+  off by a hard kill is discarded before appending) or, when there is none, copies an output
+  already there into a new one; :func:`index_journal` then stores its rows in an on-disk
+  :class:`~warpspeed.studies.index.RowIndex`, one at a time.
 * **Ownership.** A study writes only to a file that does not exist (or is empty) or that is a
   study's own output: a CSV file whose first line is the whole header of a warpspeed study (the
   columns ``key,kernel,device,domain_x,...`` of one of its model sets, ending in a newline,
@@ -18,14 +22,14 @@
   Rows stored under another model set are never mixed with new ones: when the stored columns
   include every column now asked for (models removed), successful rows keep their values (the
   other columns dropped); otherwise (models added), and for error rows, the rows are discarded
-  and recomputed. The journal is rewritten (atomically) under the new header first.
+  and recomputed. The journal is rewritten (atomically, streamed) under the new header first.
 * **Files.** Every whole file (the journal's header, a rewritten journal, the final output) is
   written by the one writer (:mod:`warpspeed.files.atomic`: an exclusive temporary file with an
   unpredictable name, renamed into place). An output that is a symbolic link is followed, as
-  ``cp`` does: the journal is appended to, and the final file replaces, the file it points to.
-* **Order.** :func:`finalize` rewrites the output atomically
-  in the study's enumeration order, so the final file does not depend on the executor or on
-  interruptions.
+  ``cp`` does: the final file replaces the file it points to.
+
+No function here holds all of a study's rows: they are read, copied and written one at a time
+(Parquet in batches of :data:`PARQUET_BATCH_ROWS`).
 
 Rows are dicts of strings (cells as :func:`warpspeed.files.rows.cell` writes them), so a row
 read back from a journal is written again unchanged.
