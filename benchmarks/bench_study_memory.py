@@ -16,6 +16,7 @@ so with real predictions rows/s is the predictor's and the memory is the same.
 
     python benchmarks/bench_study_memory.py                 # 10^3, 10^4, 10^5, 10^6
     python benchmarks/bench_study_memory.py --sizes 1000 100000
+    python benchmarks/bench_study_memory.py --sizes 10000000 --fresh-only   # 10^7: about 20 min, 4 GB of disk
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def one(rows: int) -> dict[str, float]:
-    """Run the study of about ``rows`` configurations fresh, then interrupted and resumed."""
+def one(rows: int, resume: bool = True) -> dict[str, float]:
+    """Run the study of about ``rows`` configurations fresh, then (``resume``) interrupted and resumed."""
     from warpspeed.studies.study import run_study
 
     _cheap_model()
@@ -75,6 +76,8 @@ def one(rows: int) -> dict[str, float]:
         result = run_study(spec, resume=False)
         out.update(rows=result.rows, fresh_s=time.perf_counter() - start, fresh_mib=_peak_mib(),
                    output_mb=spec.output.stat().st_size / 1e6)
+        if not resume:
+            return out
 
         def stop(done: int, total: int) -> None:
             if done >= total // 2:
@@ -93,20 +96,23 @@ def one(rows: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
+    parser.add_argument("--fresh-only", action="store_true", help="skip the interrupted and resumed run")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one)))
+        print(json.dumps(one(args.one, resume=not args.fresh_only)))
         return
     print(f"{'rows':>9} {'fresh s':>8} {'rows/s':>8} {'peak MiB':>9} {'resumed':>9} {'s':>7} {'rows/s':>8} "
           f"{'peak MiB':>9} {'CSV MB':>8}")
     for size in args.sizes:
-        done = subprocess.run([sys.executable, __file__, "--one", str(size)], check=True, capture_output=True,
-                              text=True)
+        flags = ["--fresh-only"] if args.fresh_only else []
+        done = subprocess.run([sys.executable, __file__, "--one", str(size), *flags], check=True,
+                              capture_output=True, text=True)
         r = json.loads(done.stdout.splitlines()[-1])
+        resumed = (f"{r['resumed']:>9.0f} {r['resumed_s']:>7.1f} {r['rows'] / r['resumed_s']:>8.0f} "
+                   f"{r['resumed_mib']:>9.1f}" if "resumed" in r else f"{'-':>9} {'-':>7} {'-':>8} {'-':>9}")
         print(f"{r['rows']:>9.0f} {r['fresh_s']:>8.1f} {r['rows'] / r['fresh_s']:>8.0f} {r['fresh_mib']:>9.1f} "
-              f"{r['resumed']:>9.0f} {r['resumed_s']:>7.1f} {r['rows'] / r['resumed_s']:>8.0f} "
-              f"{r['resumed_mib']:>9.1f} {r['output_mb']:>8.1f}", flush=True)
+              f"{resumed} {r['output_mb']:>8.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ study's order, so each configuration's stored row must be found by key. :class:`
 keeps them in an SQLite database (Python's standard :mod:`sqlite3`) in a temporary file beside
 the output, created exclusively with an unpredictable name (:func:`tempfile.mkstemp`) and
 removed by :meth:`RowIndex.close` whatever happens. SQLite's page cache is bounded
-(:data:`CACHE_KIB`), so a study of 10^7 stored rows is resumed in the memory of a few thousand.
+(:data:`CACHE_KIB`), so resuming takes memory independent of the number of rows stored.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ Row = dict[str, str]
 
 #: Rows inserted per transaction while the index is built (~1 kB each as key and JSON text).
 INSERT_BATCH = 1000
-#: SQLite page cache of the index, KiB (SQLite's own default is 2000 KiB; a little more keeps the
-#: B-tree's upper levels of a 10^7-row index in memory).
-CACHE_KIB = 8192
+#: SQLite page cache of the index, KiB (about SQLite's own default of 2000 KiB): the most of the
+#: index held in memory. A cache of 8192 KiB resumed 10^5 rows 30 % faster at 6 MiB more peak
+#: memory (benchmarks/bench_study_memory.py); a real prediction (6-230 ms a row) outweighs both.
+CACHE_KIB = 2048
 
 
 class RowIndex:
