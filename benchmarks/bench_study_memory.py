@@ -8,7 +8,7 @@ through the on-disk index). Printed per size: rows, seconds, rows/s, and the pro
 after each run.
 
 The model is made cheap so that 10^6 rows take minutes, not days: every configuration reuses one
-real roofline prediction (copy, A100-SXM4-40GB, block 256x1x1; the default models' row is still
+real roofline prediction (copy on 1024^3 cells, A100-SXM4-40GB, block 256x1x1; the default models' row is still
 computed from it by :func:`warpspeed.studies.models.model_record`, and the key, block and fold
 columns are each row's own). What is measured is the study's own machinery: enumeration,
 journal, output, resume index. A real prediction costs 6-230 ms a row (benchmarks/README.md),
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-#: Blocks of 32 to 1024 threads with z <= 64 on a 2048^3 domain: (a, b, c) with a + b + c = 5..10,
+#: Blocks of 32 to 1024 threads with z <= 64 on a domain of at least 1024^3 cells: (a, b, c) with a + b + c = 5..10,
 #: c <= 6: 21 + 28 + 35 + 42 + 49 + 56 = 231.
 BLOCKS_PER_DOMAIN = 231
 FOLDINGS = [[1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 1]]
@@ -39,10 +39,11 @@ DEFAULT_SIZES = (10**3, 10**4, 10**5, 10**6)
 
 
 def _study(directory: Path, rows: int):
-    """A study of about ``rows`` configurations: copy on one device, ``rows / 924`` domains."""
+    """A study of about ``rows`` configurations: copy on one device, ``rows / 924`` domains of
+    (1024 + i) x 1024 x 1024 cells (10^7 rows: 10 822 domains, the largest 1.3e10 cells)."""
     from warpspeed.studies.spec import study_from_dict
 
-    domains = [[2048 - i, 2048, 2048] for i in range(max(1, round(rows / CONFIGS_PER_DOMAIN)))]
+    domains = [[1024 + i, 1024, 1024] for i in range(max(1, round(rows / CONFIGS_PER_DOMAIN)))]
     return study_from_dict({"kernels": ["copy"], "devices": ["A100-SXM4-40GB"], "domains": domains,
                             "threads": [32, 64, 128, 256, 512, 1024], "max_block_z": 64, "foldings": FOLDINGS,
                             "output": "study.csv"}, directory)
@@ -56,7 +57,7 @@ def _cheap_model() -> None:
     from warpspeed.studies.predictors import FoldingPredictors
 
     device = load_device("A100-SXM4-40GB")
-    prediction = Predictor(resolve_kernel("copy", (2048, 2048, 2048), device=device), device).predict((256, 1, 1))
+    prediction = Predictor(resolve_kernel("copy", (1024, 1024, 1024), device=device), device).predict((256, 1, 1))
     FoldingPredictors.predict = lambda self, config: prediction  # type: ignore[method-assign]
 
 
@@ -106,8 +107,9 @@ def main() -> None:
           f"{'peak MiB':>9} {'CSV MB':>8}")
     for size in args.sizes:
         flags = ["--fresh-only"] if args.fresh_only else []
-        done = subprocess.run([sys.executable, __file__, "--one", str(size), *flags], check=True,
-                              capture_output=True, text=True)
+        done = subprocess.run([sys.executable, __file__, "--one", str(size), *flags], capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"{size} rows failed:\n{done.stderr}")
         r = json.loads(done.stdout.splitlines()[-1])
         resumed = (f"{r['resumed']:>9.0f} {r['resumed_s']:>7.1f} {r['rows'] / r['resumed_s']:>8.0f} "
                    f"{r['resumed_mib']:>9.1f}" if "resumed" in r else f"{'-':>9} {'-':>7} {'-':>8} {'-':>9}")
