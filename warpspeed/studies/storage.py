@@ -42,15 +42,14 @@ import io
 import os
 import re
 from pathlib import Path
-from dataclasses import dataclass
 from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.atomic import atomic_output
 from warpspeed.files.records import csv_types
 from warpspeed.files.rows import cell, record_cells, write_rows
-from warpspeed.studies.index import RowIndex
 from warpspeed.rank import RankRow
+from warpspeed.studies.index import RowIndex
 from warpspeed.studies.models import DEFAULT_MODELS, MODEL_FLOAT_COLUMNS, known_headers, study_columns
 from warpspeed.studies.spec import StudySpec
 
