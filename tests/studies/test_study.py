@@ -111,13 +111,15 @@ def test_failed_rows_carry_their_error(reference):
         assert float(r["lups_per_s"]) == min(limits.values()) == limits[r["limiter"]]
 
 
-def test_interrupt_leaves_valid_partial_file_and_resume_completes(tmp_path, reference, monkeypatch):
+def test_interrupt_leaves_no_output_a_whole_journal_and_resume_completes(tmp_path, reference, monkeypatch):
     spec = _spec(tmp_path, "study.csv")
     with pytest.raises(KeyboardInterrupt):
         run_study(spec, progress=_StopAfter(INTERRUPT_AFTER))
-    text = spec.output.read_text()
+    assert not spec.output.exists()  # the output is whole or absent
+    assert sorted(p.name for p in tmp_path.iterdir()) == [spec.journal_path.name]  # no temporary left
+    text = spec.journal_path.read_text()
     assert text.endswith("\n")
-    partial = _rows(spec.output)
+    partial = _rows(spec.journal_path)
     assert len(partial) == INTERRUPT_AFTER
     assert all(None not in r and len(r) == len(COLUMNS) for r in partial)
     assert [r["key"] for r in partial] == _expected_keys()[:INTERRUPT_AFTER]  # serial: study order
@@ -138,6 +140,7 @@ def test_interrupt_leaves_valid_partial_file_and_resume_completes(tmp_path, refe
     assert len(calls) == sum(1 for r in _rows(reference) if r["key"] not in finished_keys)
     assert finished_ok  # the interrupted part did include predictable rows
     assert spec.output.read_text() == reference.read_text()
+    assert not spec.journal_path.exists()
     # A second resume has nothing left to do.
     again = run_study(spec)
     assert again.computed == 0 and again.resumed == again.rows
@@ -149,21 +152,26 @@ def test_interrupted_process_pool_resumes_serially(tmp_path, reference):
     spec = _spec(tmp_path, "pool.csv")
     with process_pool(2) as pool, pytest.raises(KeyboardInterrupt):
         run_study(spec, executor=pool, progress=_StopAfter(INTERRUPT_AFTER), chunk_size=5)
-    partial = _rows(spec.output)
+    assert not spec.output.exists()
+    partial = _rows(spec.journal_path)
     assert len(partial) == INTERRUPT_AFTER
     assert set(r["key"] for r in partial) <= set(_expected_keys())
     run_study(spec)
     assert spec.output.read_text() == reference.read_text()
 
 
-def test_hard_kill_mid_line_is_discarded(tmp_path, reference):
+@pytest.mark.parametrize("where", ["journal", "output"])
+def test_hard_kill_mid_line_is_discarded(tmp_path, reference, where):
+    """A journal cut by a hard kill, or a partial CSV output as earlier versions left one."""
     spec = _spec(tmp_path, "killed.csv")
     lines = reference.read_text().splitlines(keepends=True)
     keep = len(lines) - 5  # the header and all rows but the last 5 (cheap error rows)
-    spec.output.write_text("".join(lines[:keep]) + lines[keep][:25])  # ... and a cut line
+    cut = "".join(lines[:keep]) + lines[keep][:25]  # ... and a cut line
+    (spec.journal_path if where == "journal" else spec.output).write_text(cut)
     result = run_study(spec)
     assert result.resumed == keep - 1 and result.computed == 5
     assert spec.output.read_text() == reference.read_text()
+    assert not spec.journal_path.exists()
 
 
 def test_no_resume_recomputes_and_stale_rows_are_dropped(tmp_path, reference):
@@ -194,8 +202,8 @@ def test_parquet_output(tmp_path, reference):
     assert spec.format == "parquet"
     with pytest.raises(KeyboardInterrupt):
         run_study(spec, progress=_StopAfter(INTERRUPT_AFTER))
-    assert len(pd.read_parquet(spec.output)) == INTERRUPT_AFTER  # a valid partial Parquet file
-    assert spec.journal_path.exists()
+    assert not spec.output.exists()  # whole or absent
+    assert len(_rows(spec.journal_path)) == INTERRUPT_AFTER
     run_study(spec)
     assert not spec.journal_path.exists()
     got = pd.read_parquet(spec.output)

@@ -209,7 +209,8 @@ def test_interrupted_model_change_never_mixes_columns(tmp_path, roofline):
 
     with pytest.raises(KeyboardInterrupt):
         run_study(spec, progress=stop)
-    rows = _rows(spec.output)
+    assert spec.output.read_text() == roofline.read_text()  # the old output stays until replaced whole
+    rows = _rows(spec.journal_path)
     assert len(rows) == 3 and list(rows[0]) == list(study_columns(["roofline", "energy"]))
     assert run_study(spec).resumed == 3
 

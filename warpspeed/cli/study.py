@@ -17,7 +17,7 @@ import sys
 from concurrent.futures import Executor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import click
 from rich.console import Console
@@ -31,7 +31,7 @@ from warpspeed.files.output import check_output_path
 from warpspeed.models import ENERGY_OBJECTIVE, TIME_MODELS
 from warpspeed.studies.models import MODEL_COLUMNS, best_rows
 from warpspeed.studies.spec import PARQUET_SUFFIXES, StudySpec, format_for, load_study, require_not_study_file
-from warpspeed.studies.storage import stored_rows
+from warpspeed.studies.storage import iter_stored_rows
 from warpspeed.studies.study import DEFAULT_IN_FLIGHT_PER_CPU, check_study, run_study
 from warpspeed.units import GIGA
 
@@ -113,7 +113,7 @@ def _best_columns(models: Sequence[str]) -> list[tuple[Column, Any]]:
     return columns
 
 
-def render_best(spec: StudySpec, rows: Sequence[Mapping[str, str]]) -> None:
+def render_best(spec: StudySpec, rows: Iterable[Mapping[str, str]]) -> None:
     """Print the best row of every (kernel, device, domain) by the study's objective."""
     assert spec.objective is not None
     best = best_rows(rows, spec.objective)
@@ -133,13 +133,15 @@ def render_best(spec: StudySpec, rows: Sequence[Mapping[str, str]]) -> None:
 @click.option("--jobs", type=JOBS, default=None, help="Local worker processes (default and 1: serial).")
 @click.option("--dask", "dask_address", default=None, metavar="SCHEDULER_ADDRESS",
               help="Run on a Dask cluster, e.g. tcp://host:8786.")
-@click.option("--no-resume", is_flag=True, help="Start over: delete the existing output instead of resuming.")
+@click.option("--no-resume", is_flag=True,
+              help="Start over: ignore the journal and output of an earlier run instead of resuming.")
 @click.option("--output", "--out", "output", default=None, type=OutputFile("study output"),
               help="Write here instead of the study file's output (format from the suffix: .csv, .parquet or .pq).")
 def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume: bool, output: str | None) -> None:
     """Run a study (kernels x devices x domains x configurations) described by STUDY_FILE (TOML).
 
-    Rows stream to the output as they finish; rerunning resumes and skips finished rows.
+    Rows stream to the output in study order (memory independent of the study's size); the output
+    appears whole when the study completes. Rerunning an interrupted study resumes from its journal.
     """
     spec = load_study(study_file)
     if output is not None:
@@ -162,8 +164,7 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
         result = run_study(spec, executor=executor, progress=bar, resume=not no_resume, max_in_flight=in_flight)
     except KeyboardInterrupt:
         bar.close()
-        journal = f" (journal {spec.journal_path})" if spec.format == "parquet" else ""
-        click.secho(f"interrupted: finished rows are in {spec.output}{journal}; "
+        click.secho(f"interrupted: no output written; finished rows are in the journal {spec.journal_path}; "
                     "run the same command again to resume.", fg="yellow", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
@@ -183,7 +184,7 @@ def study(study_file: str, jobs: int | None, dask_address: str | None, no_resume
         click.secho(f"{result.failed} configuration(s) could not be predicted: see the 'error' column.",
                     fg="yellow")
     if spec.objective is not None:
-        render_best(spec, stored_rows(spec))
+        render_best(spec, iter_stored_rows(spec))
 
 
 COMMANDS = [study]

@@ -32,6 +32,10 @@ class TooLarge(OSError):
     """The file holds more bytes than the reader's limit (raised by :func:`read_bounded_bytes`)."""
 
 
+#: Bytes read per step by :func:`read_bounded_bytes`.
+READ_STEP = 1 << 20
+
+
 def read_bounded_bytes(path: str | Path, max_bytes: int) -> bytes:
     """The bytes of the regular file ``path`` (links followed), at most ``max_bytes`` of them.
 
@@ -44,7 +48,15 @@ def read_bounded_bytes(path: str | Path, max_bytes: int) -> bytes:
         if not stat.S_ISREG(mode):
             kind = "a named pipe" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "a device"
             raise NotRegularFile(f"it is {kind}, not a regular file")
-        data = handle.read(max_bytes + 1)
+        blocks = []
+        left = max_bytes + 1  # read in steps: one read of max_bytes + 1 would reserve that much memory
+        while left > 0:
+            block = handle.read(min(left, READ_STEP))
+            if not block:
+                break
+            blocks.append(block)
+            left -= len(block)
+    data = b"".join(blocks)
     if len(data) > max_bytes:
         raise TooLarge(f"it holds more than {max_bytes} bytes")
     return data

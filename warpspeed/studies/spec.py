@@ -37,7 +37,7 @@ Triple = tuple[int, int, int]
 #: Output formats; the default is taken from the output file's suffix.
 FORMATS: tuple[str, ...] = ("csv", "parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq")
-#: Suffix of the CSV journal kept beside a Parquet output while the study runs.
+#: Suffix of the CSV journal kept beside the output while the study runs.
 JOURNAL_SUFFIX = ".journal.csv"
 #: Most threads per block a study may list: 64 times CUDA's and HIP's 1024, so a space of blocks no
 #: GPU can launch (error rows) stays small.
@@ -183,9 +183,8 @@ class StudySpec:
 
     @property
     def journal_path(self) -> Path:
-        """Where rows are appended while the study runs (the output itself for CSV)."""
-        if self.format == "csv":
-            return self.output
+        """Where rows are appended as they finish while the study runs (``<output>.journal.csv``,
+        beside the output, which is written whole when the study completes)."""
         return self.output.with_name(self.output.name + JOURNAL_SUFFIX)
 
 

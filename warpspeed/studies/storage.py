@@ -2,12 +2,16 @@
 
 * **Journal.** Rows are appended to a CSV *journal* as they finish, one complete line per row,
   flushed after every row (``fsync`` only at the end: a flush survives a crash or kill of the
-  process, not of the operating system). For ``format = "csv"`` the journal *is* the output
-  file; for ``"parquet"`` it is ``<output>.journal.csv`` beside it, because a Parquet file is
-  unreadable until its footer is written and would not survive a hard kill mid-study.
-* **Resume.** :func:`existing_rows` returns the rows already in the journal (or, when there is
-  no journal, in a finished Parquet output); a last line cut off by a hard kill is discarded
-  before appending.
+  process, not of the operating system). The journal is ``<output>.journal.csv`` beside the
+  output, for CSV and Parquet alike.
+* **Output.** :class:`OutputWriter` writes the output row by row in the order given (the
+  study's), to a temporary file renamed into place only when the study completes: the output is
+  whole or absent (a Parquet file is unreadable until its footer is written; a CSV file cut
+  mid-study would pass for a finished one).
+* **Resume.** :func:`prepare_journal` keeps the journal of an interrupted run (a last line cut
+  off by a hard kill is discarded before appending) or, when there is none, copies an output
+  already there into a new one; :func:`index_journal` then stores its rows in an on-disk
+  :class:`~warpspeed.studies.index.RowIndex`, one at a time.
 * **Ownership.** A study writes only to a file that does not exist (or is empty) or that is a
   study's own output: a CSV file whose first line is the whole header of a warpspeed study (the
   columns ``key,kernel,device,domain_x,...`` of one of its model sets, ending in a newline,
@@ -18,14 +22,14 @@
   Rows stored under another model set are never mixed with new ones: when the stored columns
   include every column now asked for (models removed), successful rows keep their values (the
   other columns dropped); otherwise (models added), and for error rows, the rows are discarded
-  and recomputed. The journal is rewritten (atomically) under the new header first.
+  and recomputed. The journal is rewritten (atomically, streamed) under the new header first.
 * **Files.** Every whole file (the journal's header, a rewritten journal, the final output) is
   written by the one writer (:mod:`warpspeed.files.atomic`: an exclusive temporary file with an
   unpredictable name, renamed into place). An output that is a symbolic link is followed, as
-  ``cp`` does: the journal is appended to, and the final file replaces, the file it points to.
-* **Order.** :func:`finalize` rewrites the output atomically
-  in the study's enumeration order, so the final file does not depend on the executor or on
-  interruptions.
+  ``cp`` does: the final file replaces the file it points to.
+
+No function here holds all of a study's rows: they are read, copied and written one at a time
+(Parquet in batches of :data:`PARQUET_BATCH_ROWS`).
 
 Rows are dicts of strings (cells as :func:`warpspeed.files.rows.cell` writes them), so a row
 read back from a journal is written again unchanged.
@@ -38,17 +42,16 @@ import io
 import os
 import re
 from pathlib import Path
-from dataclasses import dataclass
-from functools import partial
-from typing import IO, Any, Callable, Iterable, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.atomic import atomic_output
 from warpspeed.files.records import csv_types
 from warpspeed.files.rows import cell, record_cells, write_rows
 from warpspeed.rank import RankRow
+from warpspeed.studies.index import RowIndex
 from warpspeed.studies.models import DEFAULT_MODELS, MODEL_FLOAT_COLUMNS, known_headers, study_columns
-from warpspeed.studies.spec import StudyPoint, StudySpec
+from warpspeed.studies.spec import StudySpec
 
 #: Output columns of a roofline study: the row key and what identifies it, then a ranking row
 #: (:data:`warpspeed.rank.RANK_COLUMNS`: rates in lup/s, volumes in bytes per lup, L1 in
@@ -61,8 +64,11 @@ _FLOAT_COLUMNS = frozenset(c for c, t in _RANK_TYPES.items() if t is float) | MO
 #: Every study header: columns -> the models that give them.
 _HEADERS = known_headers()
 _HEADER_LINES = tuple((",".join(columns) + "\n").encode() for columns in _HEADERS)
-#: Bytes read per step when searching a journal backwards for its last newline.
+#: Bytes read per step when searching a journal backwards for its last newline, and copied per step.
 _TAIL_STEP = 1 << 16
+#: Rows per Parquet row group written, and per batch read back: ~1.5 kB each as Python strings,
+#: so a batch holds about 25 MB.
+PARQUET_BATCH_ROWS = 16_384
 
 Row = dict[str, str]
 
@@ -134,18 +140,30 @@ def _truncate_partial_line(path: Path) -> None:
         fh.truncate(0)
 
 
-def _read_journal(path: Path) -> tuple[tuple[str, ...], list[Row]]:
-    """The columns and rows of a journal (CSV with a study header); a row that is not a study
-    row (:func:`check_row`) is refused with its line."""
+def _csv_header(path: Path) -> tuple[str, ...]:
+    """The header of a study CSV file (journal or output); ``()`` for an empty file; a file whose
+    first line is not a study header is refused."""
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            header = tuple(next(csv.reader(fh), ()))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise _not_csv(path, exc) from None
+    if header and header not in _HEADERS:
+        raise _foreign(path)
+    return header
+
+
+def _csv_rows(path: Path) -> Iterator[Row]:
+    """The rows of a study CSV file, one at a time; a row that is not a study row
+    (:func:`check_row`) is refused with its line."""
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
             header = tuple(next(reader, ()))
             if not header:
-                return (), []
+                return
             if header not in _HEADERS:
                 raise _foreign(path)
-            rows = []
             rates: dict[str, tuple[float, float] | None] = {}
             for values in reader:
                 if len(values) != len(header):
@@ -154,11 +172,14 @@ def _read_journal(path: Path) -> tuple[tuple[str, ...], list[Row]]:
                 problem = check_row(row, rates)
                 if problem:
                     raise _corrupt(path, reader.line_num, problem)
-                rows.append(row)
-            return header, rows
+                yield row
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise WarpspeedError(f"{str(path)!r} is not a study file (not CSV text: {exc}); run without resume "
-                             "(--no-resume) or choose another output") from None
+        raise _not_csv(path, exc) from None
+
+
+def _not_csv(path: Path, exc: Exception) -> WarpspeedError:
+    return WarpspeedError(f"{str(path)!r} is not a study file (not CSV text: {exc}); run without resume "
+                          "(--no-resume) or choose another output")
 
 
 def _corrupt(path: Path, line: int, problem: str) -> WarpspeedError:
@@ -239,61 +260,45 @@ def parquet_module() -> Any:
     return pq
 
 
-def _read_parquet_rows(path: Path) -> tuple[tuple[str, ...], list[Row]]:
-    """Rows of a finished Parquet output, as journal strings (floats round-trip through repr)."""
+def _parquet_columns(path: Path) -> tuple[str, ...]:
     pq = parquet_module()
     try:
-        table = pq.read_table(path)
+        columns = tuple(pq.read_schema(path).names)
     except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for files that are not Parquet
-        raise WarpspeedError(f"{str(path)!r} is not a readable Parquet file ({exc}); "
-                             "run without resume (--no-resume) or choose another output") from None
-    columns = tuple(table.column_names)
+        raise _not_parquet(path, exc) from None
     if columns not in _HEADERS:
         raise _foreign(path)
-    rows = [{c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
-             for c in columns} for record in table.to_pylist()]
-    rates: dict[str, tuple[float, float] | None] = {}
-    for i, row in enumerate(rows, 1):
-        problem = check_row(row, rates)
-        if problem:
-            raise WarpspeedError(f"{str(path)!r} row {i} is not a study row ({problem}); run without resume "
-                                 "(--no-resume) or choose another output")
-    return columns, rows
+    return columns
 
 
-def _write_csv(columns: Sequence[str], handle: IO[bytes], rows: Sequence[Row]) -> None:
-    text = io.TextIOWrapper(handle, encoding="utf-8", newline="", write_through=True)
-    write_rows(text, columns, rows)
-    text.flush()
-    text.detach()
+def _not_parquet(path: Path, exc: Exception) -> WarpspeedError:
+    return WarpspeedError(f"{str(path)!r} is not a readable Parquet file ({exc}); "
+                          "run without resume (--no-resume) or choose another output")
 
 
-def _write_parquet(columns: Sequence[str], handle: IO[bytes], rows: Sequence[Row]) -> None:
-    import pyarrow as pa
-
+def _parquet_rows(path: Path) -> Iterator[Row]:
+    """Rows of a finished Parquet output, as journal strings (floats round-trip through repr), read
+    :data:`PARQUET_BATCH_ROWS` at a time."""
+    columns = _parquet_columns(path)
     pq = parquet_module()
-    types = {c: pa.int64() if c in _INT_COLUMNS else pa.float64() if c in _FLOAT_COLUMNS else pa.string()
-             for c in columns}
-    schema = pa.schema([(c, types[c]) for c in columns])
-
-    def convert(c: str, v: str) -> Any:
-        if v == "":
-            return None
-        if c in _INT_COLUMNS:
-            return int(v)
-        if c in _FLOAT_COLUMNS:
-            return float(v)
-        return v
-
-    arrays = {c: pa.array([convert(c, r[c]) for r in rows], type=types[c]) for c in columns}
-    pq.write_table(pa.table(arrays, schema=schema), handle)
-
-
-def _atomic(path: Path, writer: Callable[[IO[bytes], Sequence[Row]], None], rows: Sequence[Row]) -> None:
-    """Write ``rows`` to ``path`` whole or not at all with the one writer
-    (:mod:`warpspeed.files.atomic`: a temporary file with an unpredictable name, links followed)."""
-    with atomic_output(path, "wb") as handle:
-        writer(handle, rows)
+    rates: dict[str, tuple[float, float] | None] = {}
+    number = 0
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(columns))
+        for batch in batches:
+            for record in batch.to_pylist():
+                number += 1
+                row = {c: cell(float(record[c]) if c in _FLOAT_COLUMNS and record[c] is not None else record[c])
+                       for c in columns}
+                problem = check_row(row, rates)
+                if problem:
+                    raise WarpspeedError(f"{str(path)!r} row {number} is not a study row ({problem}); run without "
+                                         "resume (--no-resume) or choose another output")
+                yield row
+    except WarpspeedError:
+        raise
+    except Exception as exc:  # a file cut or corrupted after its footer was read
+        raise _not_parquet(path, exc) from None
 
 
 class Journal:
@@ -304,7 +309,8 @@ class Journal:
         self.columns = tuple(columns)
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.stat().st_size == 0:  # the header whole, or no journal at all
-            _atomic(path, partial(_write_csv, self.columns), ())
+            with atomic_output(path, "w", newline="") as fh:
+                write_rows(fh, self.columns, ())
         self._fh = path.open("a", newline="", encoding="utf-8")
         self._writer = csv.writer(self._fh, lineterminator="\n")
 
@@ -319,69 +325,193 @@ class Journal:
             self._fh.close()
 
 
-@dataclass(frozen=True)
-class Stored:
-    """Rows found in a study's output, in the study's columns, and the keys of rows stored under
-    another model set that cannot be reused (to be recomputed)."""
+def _copy_whole_lines(source: Path, target: Path) -> None:
+    """Write ``source`` up to its last newline to ``target`` (a line cut by a hard kill is left
+    out), whole or not at all, :data:`_TAIL_STEP` bytes at a time."""
+    with source.open("rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:  # the end of the last whole line
+            begin = max(0, end - _TAIL_STEP)
+            fh.seek(begin)
+            newline = fh.read(end - begin).rfind(b"\n")
+            if newline >= 0:
+                end = begin + newline + 1
+                break
+            end = begin
+        fh.seek(0)
+        with atomic_output(target, "wb") as out:
+            left = end
+            while left > 0:
+                block = fh.read(min(_TAIL_STEP, left))
+                out.write(block)
+                left -= len(block)
 
-    rows: list[Row]
-    discarded: tuple[str, ...] = ()
+
+def _remove(path: Path) -> None:
+    """Delete ``path``; a symbolic link is followed, as every output: the file it points to is emptied."""
+    if path.is_symlink():
+        with atomic_output(path, "wb"):
+            pass
+    elif path.exists():
+        path.unlink()
 
 
-def _adopt(columns: Sequence[str], rows: list[Row], wanted: Sequence[str]) -> Stored:
-    """Rows stored with ``columns`` as rows with ``wanted`` columns (see the module docstring)."""
-    if tuple(columns) == tuple(wanted):
-        return Stored(rows)
-    reusable = set(wanted) <= set(columns)
-    kept = [{c: r[c] for c in wanted} for r in rows if reusable and not r["error"]]
-    kept_keys = {r["key"] for r in kept}
-    return Stored(kept, tuple(r["key"] for r in rows if r["key"] not in kept_keys))
+def prepare_journal(spec: StudySpec, resume: bool) -> None:
+    """Make the journal hold every row the study can resume from (``resume=False``: delete it).
 
-
-def existing_rows(spec: StudySpec, resume: bool) -> Stored:
-    """Rows already finished (and prepare the journal for appending); ``resume=False`` deletes them."""
+    A journal from an interrupted run is kept (a last line cut by a hard kill cut off). Without a
+    journal, a study output already there (a finished study, now resumed, perhaps with a grown
+    study file; or a partial CSV output of an earlier version) is copied into a new journal, so
+    that the old output stays as it is until the new one replaces it whole."""
     journal = spec.journal_path
+    parquet = spec.format == "parquet"
     require_own_output(journal)
-    if spec.format == "parquet":
-        require_own_output(spec.output, parquet=True)
+    require_own_output(spec.output, parquet=parquet)
     if not resume:
-        for p in {journal, spec.output}:
-            if p.is_symlink():  # followed, as every output: the file it points to starts afresh
-                _atomic(p, lambda handle, rows: None, ())
-            elif p.exists():
-                p.unlink()
-        return Stored([])
+        _remove(journal)
+        return
     if journal.exists():
         _truncate_partial_line(journal)
-        if journal.stat().st_size == 0:
-            return Stored([])
-        columns, rows = _read_journal(journal)
-    elif spec.format == "parquet" and spec.output.exists():
-        columns, rows = _read_parquet_rows(spec.output)
-    else:
-        return Stored([])
-    stored = _adopt(columns, rows, spec.columns) if columns else Stored([])
-    if columns != spec.columns or not journal.exists():
-        journal.parent.mkdir(parents=True, exist_ok=True)
-        _atomic(journal, partial(_write_csv, spec.columns), stored.rows)
-    return stored
-
-
-def finalize(spec: StudySpec, points: Iterable[StudyPoint], done: Mapping[str, Row], complete: bool) -> None:
-    """Write the output in study order (complete) or, for Parquet, a partial output (interrupted)."""
-    ordered = [done[p.key] for p in points if p.key in done]
-    if spec.format == "csv":
-        if complete:
-            _atomic(spec.output, partial(_write_csv, spec.columns), ordered)
         return
-    _atomic(spec.output, partial(_write_parquet, spec.columns), ordered)
-    if complete:
-        spec.journal_path.unlink()
+    if not spec.output.exists() or spec.output.stat().st_size == 0:
+        return
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    if not parquet:
+        _copy_whole_lines(spec.output, journal)
+        return
+    columns = _parquet_columns(spec.output)
+    with atomic_output(journal, "w", newline="") as fh:
+        write_rows(fh, columns, _parquet_rows(spec.output))
+
+
+def index_journal(spec: StudySpec, index: RowIndex) -> None:
+    """Store the journal's rows in ``index`` (:func:`prepare_journal` first).
+
+    Rows stored under another model set are never mixed with new ones: when the stored columns
+    include every column now asked for (models removed), successful rows keep their values with
+    the other columns dropped; otherwise (models added), and for error rows, they are discarded
+    (to be recomputed). The journal is then rewritten (atomically) under the new header first."""
+    journal = spec.journal_path
+    if not journal.exists():
+        return
+    columns = _csv_header(journal)
+    if not columns:
+        return
+    if columns == spec.columns:
+        for row in _csv_rows(journal):
+            index.add(row)
+        return
+    reusable = set(spec.columns) <= set(columns)
+    with atomic_output(journal, "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(spec.columns)
+        for row in _csv_rows(journal):
+            if reusable and not row["error"]:
+                kept = {c: row[c] for c in spec.columns}
+                writer.writerow(record_cells(spec.columns, kept))
+                index.add(kept)
+            else:
+                index.discard(row["key"])
+
+
+class OutputWriter:
+    """The study's output written row by row, in the order given, whole or not at all: rows go to
+    a temporary file beside the output (:func:`warpspeed.files.atomic.atomic_output`) that
+    replaces it when the ``with`` block ends normally and is removed when it does not. CSV rows are
+    written as they come; Parquet rows in row groups of :data:`PARQUET_BATCH_ROWS`."""
+
+    def __init__(self, spec: StudySpec) -> None:
+        self._spec = spec
+        self._columns = spec.columns
+        self._parquet = spec.format == "parquet"
+        self._context: Any = None
+        self._write: Callable[[Row], None] = lambda row: None
+        self._batch: list[Row] = []
+        self._parquet_writer: Any = None
+
+    def __enter__(self) -> "OutputWriter":
+        self._spec.output.parent.mkdir(parents=True, exist_ok=True)
+        self._context = atomic_output(self._spec.output, "wb")
+        handle = self._context.__enter__()
+        try:
+            if self._parquet:
+                self._open_parquet(handle)
+            else:
+                self._text = io.TextIOWrapper(handle, encoding="utf-8", newline="", write_through=False)
+                writer = csv.writer(self._text, lineterminator="\n")
+                writer.writerow(self._columns)
+                columns = self._columns
+                self._write = lambda row: writer.writerow(record_cells(columns, row))
+        except BaseException as exc:
+            self._context.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    def _open_parquet(self, handle: IO[bytes]) -> None:
+        import pyarrow as pa
+
+        pq = parquet_module()
+        types = {c: pa.int64() if c in _INT_COLUMNS else pa.float64() if c in _FLOAT_COLUMNS else pa.string()
+                 for c in self._columns}
+        self._types = types
+        self._schema = pa.schema([(c, types[c]) for c in self._columns])
+        self._parquet_writer = pq.ParquetWriter(handle, self._schema)
+        self._write = self._append_parquet
+
+    def _append_parquet(self, row: Row) -> None:
+        self._batch.append(row)
+        if len(self._batch) >= PARQUET_BATCH_ROWS:
+            self._flush_parquet()
+
+    def _flush_parquet(self) -> None:
+        import pyarrow as pa
+
+        if not self._batch:
+            return
+        arrays = {c: pa.array([_typed(c, r[c]) for r in self._batch], type=self._types[c]) for c in self._columns}
+        self._parquet_writer.write_table(pa.table(arrays, schema=self._schema))
+        self._batch.clear()
+
+    def write(self, row: Row) -> None:
+        """Append ``row`` (a stored row: cells as strings)."""
+        self._write(row)
+
+    def __exit__(self, kind: Any, exc: Any, trace: Any) -> bool:
+        try:
+            if self._parquet:
+                if kind is None:
+                    self._flush_parquet()
+                self._parquet_writer.close()  # on failure too: the temporary is removed below
+            else:
+                self._text.flush()
+                self._text.detach()
+        except BaseException as failure:
+            if kind is None:
+                self._context.__exit__(type(failure), failure, failure.__traceback__)
+                raise
+        return bool(self._context.__exit__(kind, exc, trace))
+
+
+def _typed(column: str, value: str) -> Any:
+    """A stored cell as Parquet takes it: None for an empty cell, else an int, a float or the text."""
+    if value == "":
+        return None
+    if column in _INT_COLUMNS:
+        return int(value)
+    if column in _FLOAT_COLUMNS:
+        return float(value)
+    return value
+
+
+def iter_stored_rows(spec: StudySpec) -> Iterator[Row]:
+    """The rows of a study's finished output (CSV or Parquet), as strings, one at a time; a file
+    that is not a study output of this version is refused."""
+    if spec.format == "csv":
+        return _csv_rows(spec.output)
+    return _parquet_rows(spec.output)
 
 
 def stored_rows(spec: StudySpec) -> list[Row]:
-    """The rows of a study's finished output (CSV or Parquet), as strings; a file that is not a
-    study output of this version is refused."""
-    if spec.format == "csv":
-        return _read_journal(spec.output)[1]
-    return _read_parquet_rows(spec.output)[1]
+    """:func:`iter_stored_rows` as a list."""
+    return list(iter_stored_rows(spec))

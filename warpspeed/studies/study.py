@@ -5,12 +5,20 @@ The study is described by a :class:`~warpspeed.studies.spec.StudySpec` (a TOML f
 
 * **Kernels.** Every configuration is predicted with the kernel generated for its folding
   (:class:`~warpspeed.studies.predictors.FoldingPredictors`), as every command resolves names.
+* **Streaming.** Rows are written to the output in study order as the study walks its
+  configurations (:meth:`~warpspeed.studies.spec.StudySpec.iter_points`), never collected: the
+  memory a study needs does not depend on its number of configurations. The output is written to
+  a temporary file beside it and renamed into place when the study completes, so it is whole or
+  absent (an older output stays as it was until then). Every row computed is also appended to the
+  journal (``<output>.journal.csv``) as it finishes, in completion order; the journal is deleted
+  when the output is in place.
 * **Interrupt.** ``KeyboardInterrupt`` (Ctrl-C, or raised by the progress callback) stops the
-  study after the last complete row, cancels work not yet started and re-raises. The CSV output
-  is then a valid partial file (complete rows, in completion order); for Parquet a valid partial
-  Parquet file is written from the journal and the journal is kept for resuming.
-* **Resume.** With ``resume=True`` the rows already stored are skipped: nothing finished is
-  recomputed. Rows of keys the study no longer contains (the TOML changed between runs) are
+  study after the last complete row, cancels work not yet started and re-raises; so does any
+  other exception. The temporary output is removed, no output is written, and the journal keeps
+  every finished row for resuming.
+* **Resume.** With ``resume=True`` the rows already stored (in the journal; without one, in an
+  output already there) are skipped: nothing finished is recomputed. They are looked up by key
+  in an on-disk index (:class:`~warpspeed.studies.index.RowIndex`), not held in memory. Rows of keys the study no longer contains (the TOML changed between runs) are
   dropped from the final file and counted in :attr:`StudyResult.dropped`.
 * **Models.** Each row carries the columns of the study's ``models``
   (:mod:`warpspeed.studies.models`), all computed from the row's one prediction. Rows stored
@@ -28,12 +36,14 @@ Execution: ``executor=None`` runs serially in this process, one configuration at
 ``concurrent.futures.Executor`` (a pool from :func:`warpspeed.rank.process_pool`, or Dask's
 ``distributed.Client(...).get_executor()``) runs chunks of at most ``chunk_size``
 configurations of one (kernel, device, domain), each chunk building its own kernels and
-predictors. Only one process may write a study's output at a time.
+predictors; at most ``max_in_flight`` chunks, counted from the oldest one not yet written, are
+submitted or held at a time, which bounds the rows waiting for an earlier chunk. Only one process may write a study's output at a time.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,18 +54,15 @@ from warpspeed.files.records import csv_record
 from warpspeed.files.rows import cell, error_text
 from warpspeed.studies.models import DEFAULT_MODELS, model_record, require_parameters, study_columns
 from warpspeed.studies.spec import StudyPoint, StudySpec
-from warpspeed.studies.storage import Journal, Row, existing_rows, finalize, parquet_module
+from warpspeed.files.atomic import output_target
+from warpspeed.studies.index import RowIndex, count_stored
+from warpspeed.studies.storage import Journal, OutputWriter, Row, index_journal, parquet_module, prepare_journal
 
 #: Configurations per executor task. A prediction takes ~6-230 ms (median per space) and building
 #: a kernel plus its Predictor 5-30 ms for built-in kernels, ~1 s for a pystencils extraction
 #: (2-core reference machine, benchmarks/README.md); 16 configurations amortise that set-up and
 #: each chunk's transfer while keeping progress and interrupts responsive.
 DEFAULT_CHUNK_SIZE = 16
-#: Most configurations of one study. The configurations are generated one at a time, but the rows
-#: are kept until the output is written in study order: about 1.5 kB each (a row of the default
-#: models as Python strings, measured with tracemalloc), so this bound keeps a study under about
-#: 1 GB of memory; at 6-230 ms per prediction it is also hours to days of work on one core.
-MAX_STUDY_CONFIGURATIONS = 500_000
 #: Chunks submitted per CPU by default: enough to keep every worker busy while results stream back.
 DEFAULT_IN_FLIGHT_PER_CPU = 4
 
@@ -161,74 +168,54 @@ def _chunks(points: Iterable[StudyPoint], size: int) -> Iterator[list[StudyPoint
 # --------------------------------------------------------------------------- running
 
 
-def _serial(pending: Iterable[StudyPoint], models: Sequence[str]) -> Iterator[Row]:
+Finished = Callable[[Row], None]
+
+
+def _serial(pending: Iterable[StudyPoint], models: Sequence[str], finished: Finished) -> Iterator[Row]:
     group: _GroupPredictor | None = None
     group_id: tuple | None = None
     for p in pending:
         if p.group != group_id:
             group, group_id = _GroupPredictor(*p.group, models=models), p.group
         assert group is not None
-        yield group.row(p)
+        row = group.row(p)
+        finished(row)
+        yield row
 
 
 def _parallel(pending: Iterable[StudyPoint], executor: Executor, chunk_size: int,
-              max_in_flight: int, models: Sequence[str]) -> Iterator[Row]:
-    """Rows in completion order; at most ``max_in_flight`` chunks submitted at a time."""
+              max_in_flight: int, models: Sequence[str], finished: Finished) -> Iterator[Row]:
+    """Rows in the order of ``pending``; ``finished(row)`` is called for each as its chunk completes
+    (completion order). At most ``max_in_flight`` chunks are submitted or held at a time, counted
+    from the oldest chunk not yet yielded, so the rows waiting for an earlier, slower chunk are at
+    most ``max_in_flight x chunk_size``."""
     chunks = _chunks(pending, chunk_size)
-    in_flight: set[Future] = set()
+    window: deque[Future] = deque()  # submitted, in study order
+    reported: set[Future] = set()  # finished, their rows passed to ``finished``
     try:
         while True:
-            while len(in_flight) < max_in_flight and (chunk := next(chunks, None)) is not None:
-                in_flight.add(executor.submit(predict_points, chunk, models))
-            if not in_flight:
+            while len(window) < max_in_flight and (chunk := next(chunks, None)) is not None:
+                window.append(executor.submit(predict_points, chunk, models))
+            if not window:
                 return
-            finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-            failures = [fut for fut in finished if fut.exception() is not None]
-            for fut in finished:
-                if fut.exception() is None:
-                    yield from fut.result()  # keep what succeeded before re-raising a failure
-            if failures:
-                failures[0].result()
+            if window[0] not in reported:
+                done, _ = wait([f for f in window if f not in reported], return_when=FIRST_COMPLETED)
+                ordered = [f for f in window if f in done]
+                failures = [f for f in ordered if f.exception() is not None]
+                for fut in ordered:
+                    if fut.exception() is None:  # keep what succeeded before re-raising a failure
+                        for row in fut.result():
+                            finished(row)
+                        reported.add(fut)
+                if failures:
+                    failures[0].result()
+            while window and window[0] in reported:
+                fut = window.popleft()
+                reported.discard(fut)
+                yield from fut.result()
     finally:
-        for fut in in_flight:
+        for fut in window:
             fut.cancel()
-
-
-def _stream(rows: Iterator[Row], journal: Journal, done: dict[str, Row], finished: int, total: int,
-            progress: Progress | None) -> int:
-    """Append ``rows`` to the journal as they come; returns how many were computed."""
-    computed = 0
-    for row in rows:
-        journal.append(row)
-        done[row["key"]] = row
-        computed += 1
-        if progress:
-            progress(finished + computed, total)
-    return computed
-
-
-@dataclass(frozen=True)
-class _Resumed:
-    """The rows already stored (by key), how many of them the study still wants, how many not,
-    and how many it wants but were stored under another model set and must be recomputed."""
-
-    done: dict[str, Row]
-    resumed: int
-    dropped: int
-    refreshed: int = 0
-
-
-def _resume(spec: StudySpec, resume: bool) -> _Resumed:
-    stored = existing_rows(spec, resume)
-    if not stored.rows and not stored.discarded:
-        return _Resumed({}, 0, 0, 0)
-    wanted = {p.key for p in spec.iter_points()}
-    done: dict[str, Row] = {}
-    for row in stored.rows:
-        done.setdefault(row["key"], row)
-    dropped = sum(1 for k in done if k not in wanted)
-    refreshed = len(set(stored.discarded) & wanted)
-    return _Resumed(done, len(done) - dropped, dropped, refreshed)
 
 
 def _check_names(spec: StudySpec) -> None:
@@ -268,22 +255,38 @@ def _check_parameters(spec: StudySpec) -> None:
 
 
 def _rows(pending: Iterable[StudyPoint], executor: Executor | None, chunk_size: int,
-          max_in_flight: int | None, models: Sequence[str] = DEFAULT_MODELS) -> Iterator[Row]:
+          max_in_flight: int | None, models: Sequence[str], finished: Finished) -> Iterator[Row]:
+    """Rows of ``pending`` in its order, computed serially or on ``executor``."""
     if executor is None:
-        return _serial(pending, models)
+        return _serial(pending, models, finished)
     return _parallel(pending, executor, chunk_size,
-                     max_in_flight or DEFAULT_IN_FLIGHT_PER_CPU * (os.cpu_count() or 1), models)
+                     max_in_flight or DEFAULT_IN_FLIGHT_PER_CPU * (os.cpu_count() or 1), models, finished)
+
+
+class _Counter:
+    """Rows computed in this run: each appended to the journal, then reported to ``progress``."""
+
+    def __init__(self, journal: Journal, start: int, total: int, progress: Progress | None) -> None:
+        self.computed = 0
+        self._journal, self._start, self._total, self._progress = journal, start, total, progress
+
+    def __call__(self, row: Row) -> None:
+        self._journal.append(row)
+        self.computed += 1
+        if self._progress:
+            self._progress(self._start + self.computed, self._total)
 
 
 def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progress | None = None,
               resume: bool = True, chunk_size: int = DEFAULT_CHUNK_SIZE,
               max_in_flight: int | None = None) -> StudyResult:
-    """Run ``spec``, streaming rows to its output as they finish (see the module docstring).
+    """Run ``spec``, streaming rows to its output in study order (see the module docstring).
 
     ``executor``: ``None`` (serial) or any ``concurrent.futures.Executor``; the caller owns it.
-    ``progress(done, total)`` is called once at the start and after every row written, with
-    ``done`` counting rows finished including resumed ones. ``resume=False`` deletes an existing
-    output first. ``max_in_flight``: chunks submitted at a time (default:
+    ``progress(done, total)`` is called once at the start and after every row computed, with
+    ``done`` counting rows finished including resumed ones. ``resume=False`` ignores (and deletes)
+    the journal of an earlier run and any output already there, which is replaced when the study
+    completes. ``max_in_flight``: chunks submitted or held at a time (default:
     :data:`DEFAULT_IN_FLIGHT_PER_CPU` x this machine's CPU count; pass about that many per worker
     thread of a larger cluster), which bounds the memory held by pending work and results.
     """
@@ -292,26 +295,34 @@ def run_study(spec: StudySpec, executor: Executor | None = None, progress: Progr
     if spec.format == "parquet":
         parquet_module()
     total = check_study(spec)
-    state = _resume(spec, resume)
-    done = state.done
-    if progress:
-        progress(state.resumed, total)
-    journal = Journal(spec.journal_path, spec.columns)
-    rows = _rows((p for p in spec.iter_points() if p.key not in done), executor, chunk_size, max_in_flight,
-                 spec.models)
-    try:
-        computed = _stream(rows, journal, done, state.resumed, total, progress)
-    except BaseException:
-        rows.close()  # type: ignore[attr-defined]  # a generator: cancels chunks not yet started
-        journal.close()
-        if spec.format == "parquet":
-            finalize(spec, spec.iter_points(), done, complete=False)
-        raise
-    journal.close()
-    finalize(spec, spec.iter_points(), done, complete=True)
-    failed = sum(1 for p in spec.iter_points() if done[p.key]["error"])
-    return StudyResult(output=spec.output, rows=total, computed=computed, resumed=state.resumed,
-                       failed=failed, dropped=state.dropped, refreshed=state.refreshed)
+    prepare_journal(spec, resume)
+    spec.output.parent.mkdir(parents=True, exist_ok=True)
+    with RowIndex(output_target(spec.output).parent, spec.columns) as stored:
+        index_journal(spec, stored)
+        resumed, dropped, refreshed = count_stored(stored, (p.key for p in spec.iter_points()))
+        if progress:
+            progress(resumed, total)
+        journal = Journal(spec.journal_path, spec.columns)
+        counter = _Counter(journal, resumed, total, progress)
+        rows = _rows((p for p in spec.iter_points() if p.key not in stored), executor, chunk_size, max_in_flight,
+                     spec.models, counter)
+        failed = 0
+        try:
+            with OutputWriter(spec) as output:
+                for point in spec.iter_points():
+                    row = stored.get(point.key)
+                    if row is None:
+                        row = next(rows)
+                        if row["key"] != point.key:  # pragma: no cover - the two walks share one order
+                            raise AssertionError(f"study row {row['key']!r} arrived for {point.key!r}")
+                    output.write(row)
+                    failed += bool(row["error"])
+        finally:
+            rows.close()  # type: ignore[attr-defined]  # a generator: cancels chunks not yet started
+            journal.close()
+    spec.journal_path.unlink()
+    return StudyResult(output=spec.output, rows=total, computed=counter.computed, resumed=resumed,
+                       failed=failed, dropped=dropped, refreshed=refreshed)
 
 
 def check_study(spec: StudySpec) -> int:
@@ -325,15 +336,11 @@ def check_study(spec: StudySpec) -> int:
 
 def check_size(spec: StudySpec) -> int:
     """The number of configurations of ``spec`` (:meth:`~warpspeed.studies.spec.StudySpec.count_points`,
-    counted before any is built), or a one-line error when there are none or more than
-    :data:`MAX_STUDY_CONFIGURATIONS`."""
+    counted before any is built), or a one-line error when there are none. There is no upper
+    bound: rows stream to the output, in memory independent of their number."""
     total = spec.count_points()
     if not total:
         raise WarpspeedError("study: no configuration fits its domains (every block is more than twice as wide as "
                              "a domain, or extends along an axis of extent 1); allowed: thread counts and max_block_z "
                              "that give blocks the domains can use")
-    if total > MAX_STUDY_CONFIGURATIONS:
-        raise WarpspeedError(f"study: {total} configurations is more than one study holds; allowed: at most "
-                             f"{MAX_STUDY_CONFIGURATIONS} (split it into several study files, e.g. one per kernel "
-                             "or device, or list fewer domains, thread counts or foldings)")
     return total
