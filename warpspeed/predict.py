@@ -38,7 +38,7 @@ import numpy as np
 
 from warpspeed.errors import DeviceError, KernelError
 
-from warpspeed.incore.limit import configuration_core_time
+from warpspeed.incore.limit import configuration_core_time, load_latency
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
 from warpspeed.memory.capacity import CapacityCurves, curves_for_device
 from warpspeed.memory.capacity.carveout import l1_reuse_capacity
@@ -184,7 +184,8 @@ class Predictor:
                                         info.occupancy.blocks_per_sm, streams)
         sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0], self._sectors)
         l2_served = sum(l2_requests.values()) + fp.l2_store_bytes_per_lup
-        core = configuration_core_time(kernel, device, info, self.compiled, owner)  # docs/incore.md
+        core = configuration_core_time(kernel, device, info, self.compiled, owner,  # docs/incore.md
+                                       load_latency(device, l2_load, dram.load_bytes_per_lup))
         levels = level_demands(device, kernel.dtype, fp_instr, l1.cycles_per_lup, l2_load, fp.l2_store_bytes_per_lup,
                                sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,
                                l2_served, dram_l2, dram, dram_bw.achievable_gb_s, sectors,

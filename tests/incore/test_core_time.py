@@ -5,9 +5,11 @@ import math
 
 import pytest
 
+from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.device import load_device
 from warpspeed.hardware.instruction_facts import load_family
 from warpspeed.incore.core_time import core_cycles, core_time
+from warpspeed.incore.limit import load_latency
 from warpspeed.incore.mix import InstructionMix, description_mix
 from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, Y, load, store
 
@@ -50,19 +52,44 @@ def test_latency_littles_law_and_folding_ilp():
     are two chains, halving the time per update."""
     h200 = load_device("H200")
     l1 = h200.latencies.l1
-    one = core_cycles(_mix(fp=100.0, fp_chain=100.0), h200, load_family("hopper"), warps_per_sm=8)
-    two = core_cycles(_mix(fp=100.0, fp_chain=100.0, cells_per_thread=2), h200, load_family("hopper"), warps_per_sm=8)
-    assert one.terms["latency"] == pytest.approx((400 + l1) / (32 * 8))
+    one = core_cycles(_mix(fp=100.0, fp_chain=100.0, loads=1.0), h200, load_family("hopper"), warps_per_sm=8)
+    two = core_cycles(_mix(fp=100.0, fp_chain=100.0, loads=1.0, cells_per_thread=2), h200, load_family("hopper"),
+                      warps_per_sm=8)
+    assert one.terms["latency"] == pytest.approx(400 / (32 * 8))
+    assert one.load_wait == pytest.approx(l1 / (32 * 8))
+    assert one.limiter == "latency" and one.cycles_per_lup == pytest.approx((400 + l1) / (32 * 8))
     assert two.terms["latency"] == pytest.approx(one.terms["latency"] / 2)
+    assert two.load_wait == pytest.approx(one.load_wait / 2)
+
+
+def test_load_wait_adds_to_the_binding_term():
+    """128 FFMA per update on the A100 (64 FP32 lanes per SM): 2 FP-pipe cycles. Loads served from a
+    level 1024 cycles away, 64 resident warps: 1024 / (32 x 64) = 0.5 cycles of waiting per update
+    beside them, 2.5 in all; without loads nothing is waited for."""
+    a100 = load_device("A100-SXM4-40GB")
+    t = core_cycles(_mix(fp=128.0, loads=2.0), a100, load_family("ampere"), 64, load_latency=1024.0)
+    assert t.limiter == "fp" and t.load_wait == pytest.approx(0.5) and t.cycles_per_lup == pytest.approx(2.5)
+    assert core_cycles(_mix(fp=128.0), a100, load_family("ampere"), 64, load_latency=1024.0).cycles_per_lup == 2.0
+    with pytest.raises(WarpspeedError, match="load_latency"):
+        core_cycles(_mix(fp=128.0, loads=2.0), a100, load_family("ampere"), 64, load_latency=-1.0)
+
+
+def test_load_latency_is_the_farthest_serving_level():
+    """The H200's pointer-chase latencies (the H100 PCIe's at 1.98 GHz): L1 19.5 ns, L2 151.3 ns, DRAM
+    374.5 ns (gpu-benches gpu-latency/h100_pcie.txt) are 38.6, 299.6 and 741.5 cycles."""
+    h200 = load_device("H200")
+    assert load_latency(h200, 8.0, 4.0) == pytest.approx(374.5 * 1.98, rel=1e-3)
+    assert load_latency(h200, 8.0, 0.0) == pytest.approx(151.3 * 1.98, rel=1e-3)
+    assert load_latency(h200, 0.0, 0.0) == pytest.approx(19.5 * 1.98, rel=1e-3)
 
 
 def test_register_reads_bind_ffma_on_32_lane_partitions_only():
-    """FFMA-only code: on the H200 (32 FP32 lanes per partition) three reads per FFMA at the fitted 1.89
-    reads per cycle give 1.89/3 = 63 % of the FP32 peak; on the A100 (16 lanes) the lanes bind (100 %)."""
+    """FFMA-only code: on the H200 (32 FP32 lanes per partition) three reads per FFMA at the fitted 1.95
+    reads per cycle give 1.95/3 = 65 % of the FP32 peak; on the A100 (16 lanes) the lanes bind (100 %)."""
     mix = _mix(fp=1280.0, operand_reads=3 * 1280.0)
     h = core_cycles(mix, load_device("H200"), load_family("hopper"), 64)
     assert h.limiter == "register_reads"
-    assert h.terms["fp"] / h.cycles_per_lup == pytest.approx(1.89 / 3)
+    assert h.terms["fp"] / h.cycles_per_lup == pytest.approx(1.95 / 3)
     a = core_cycles(mix, load_device("A100-SXM4-40GB"), load_family("ampere"), 64)
     assert a.limiter == "fp" and a.cycles_per_lup == pytest.approx(1280 / 64)
 

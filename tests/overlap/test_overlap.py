@@ -71,7 +71,10 @@ def test_copy_on_the_a100_by_hand(a100):
     l2 = 16 / (l2_table["bandwidth_gb_s"] * 1e9)
     dispatch = launch["block_dispatch_ns"] * 1e-9 / (256 * dev["sms"])
     overhead = launch["parts"][dev["launch_overhead_part"]]["overhead_us"] * 1e-6 / N
-    body = max((l1 ** OVERLAP_EXPONENT + dram ** OVERLAP_EXPONENT) ** (1 / OVERLAP_EXPONENT), l2, dispatch)
+    memory = (l1 ** OVERLAP_EXPONENT + dram ** OVERLAP_EXPONENT) ** (1 / OVERLAP_EXPONENT)
+    sm = (9 / 128 + drain / 2048) / (dev["sms"] * dev["clock_ghz"] * 1e9)
+    body = max((memory ** CORE_OVERLAP_EXPONENT + sm ** CORE_OVERLAP_EXPONENT) ** (1 / CORE_OVERLAP_EXPONENT), l2,
+               dispatch)
     assert r.lups_per_s == pytest.approx(1 / (body + overhead), rel=1e-9)
     assert r.limiter == "dram" and r.dram_load_bytes_per_lup == pytest.approx(8) and r.l2_load_bytes_per_lup == 8
     e = estimate_time("overlap", p)

@@ -16,21 +16,28 @@ per second):
   that the data pipe serves in one wavefront still needs two cycles of 16 load/store units);
 * ``register_reads``: ``operand reads / (w S register_reads_per_cycle)``;
 * ``latency``: a thread's F cells are F independent chains of ``fp_chain`` dependent FP
-  instructions of latency ``lambda`` (the facts' ``completion``) behind a first-level hit
-  (the device's L1 latency); the ``W`` warps resident per SM overlap them, so an SM completes at
-  most ``w W F`` updates per ``fp_chain lambda + L1`` cycles (Little's law):
-  ``(fp_chain lambda + L1) / (w W F)``.
+  instructions of latency ``lambda`` (the facts' ``completion``); the ``W`` warps resident per SM
+  overlap them, so an SM completes at most ``w W F`` updates per ``fp_chain lambda`` cycles
+  (Little's law): ``fp_chain lambda / (w W F)``.
 
 The in-core time is the largest term (the pipes and the issue overlap; the one that binds is the
-``limiter``). Instruction fetch is not modelled (no published fetch bandwidth of the instruction
+``limiter``) plus the **load wait** ``L / (w W F)``: a thread first waits for its loads, the
+load-to-use latency ``L`` of the farthest level that serves them (``load_latency``: the first
+level, the L2 or DRAM, :attr:`~warpspeed.hardware.memory_latency.MemoryLatencies`), then runs its
+share of the SM's work; the resident threads start and finish their iterations together, so the SM
+waits with them and per ``w W F`` updates it spends ``L`` cycles beside its busy time (Little's law
+over a thread's iteration, ``L`` + its share of the busy time). Measured on gpu-roofline
+(``docs/incore.md``): the A100's FP-bound plateau is ``L_DRAM / 2048`` slower than its FP pipes. Instruction fetch is not modelled (no published fetch bandwidth of the instruction
 caches); ``docs/incore.md`` says what that leaves out.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
+from warpspeed.errors import WarpspeedError
 from warpspeed.hardware.instruction_facts import InstructionFacts, family_of, load_family
 from warpspeed.incore.mix import InstructionMix
 
@@ -45,16 +52,18 @@ TERMS = ("issue", "fp", "int", "sfu", "fp_int_shared", "lsu", "register_reads", 
 
 @dataclass(frozen=True)
 class CoreTime:
-    """SM cycles per lattice update of each in-core term (0 where it does not apply) and the
-    largest, ``cycles_per_lup``, with the term that binds, ``limiter``; ``family`` names the
-    instruction facts used."""
+    """SM cycles per lattice update of each in-core term (0 where it does not apply), the wait for
+    the loads, ``load_wait``, and the in-core time ``cycles_per_lup`` (the largest term plus the
+    wait), with the term that binds, ``limiter``; ``family`` names the instruction facts used."""
 
     terms: Mapping[str, float]
     family: str
+    #: cycles per update the SM waits for the loads, ``L / (w W F)`` (module docstring)
+    load_wait: float = 0.0
 
     @property
     def cycles_per_lup(self) -> float:
-        return max(self.terms.values(), default=0.0)
+        return max(self.terms.values(), default=0.0) + self.load_wait
 
     @property
     def limiter(self) -> str:
@@ -65,8 +74,13 @@ def _over(count: float, capacity: float | None) -> float:
     return count / capacity if capacity and count > 0 else 0.0
 
 
-def core_cycles(mix: InstructionMix, device: "Device", facts: InstructionFacts, warps_per_sm: float) -> CoreTime:
-    """The in-core terms of ``mix`` on ``device`` with ``warps_per_sm`` resident warps (module docstring)."""
+def core_cycles(mix: InstructionMix, device: "Device", facts: InstructionFacts, warps_per_sm: float,
+                load_latency: float | None = None) -> CoreTime:
+    """The in-core terms of ``mix`` on ``device`` with ``warps_per_sm`` resident warps and the
+    load-to-use latency ``load_latency`` [SM cycles] of the level that serves the loads (``None``:
+    the device's L1 latency; module docstring)."""
+    if load_latency is not None and not (load_latency >= 0 and math.isfinite(load_latency)):
+        raise WarpspeedError(f"load_latency must be a finite number of cycles >= 0, got {load_latency}")
     w = device.warp_size
     slots = device.register_partitions * w
     fp_unit = facts.units.get(FP_UNIT.get(mix.precision, "fp64"))
@@ -75,7 +89,9 @@ def core_cycles(mix: InstructionMix, device: "Device", facts: InstructionFacts, 
     fp32_lanes = device.fp_lanes_per_sm("float32")
     fp32 = mix.fp if mix.precision == "float32" else 0.0
     lambda_fp = fp_unit.completion if fp_unit else 0.0
-    chain = mix.fp_chain * lambda_fp + device.latencies.l1
+    chain = mix.fp_chain * lambda_fp
+    wait = device.latencies.l1 if load_latency is None else load_latency
+    threads = w * warps_per_sm * mix.cells_per_thread
     terms = {
         "issue": _over(mix.total, slots * facts.issue_per_scheduler if facts.issue_per_scheduler else None),
         "fp": _over(mix.fp, fp_lanes),
@@ -85,15 +101,16 @@ def core_cycles(mix: InstructionMix, device: "Device", facts: InstructionFacts, 
         "lsu": _over(mix.memory, facts.lsu_lanes_per_sm),
         "register_reads": _over(mix.operand_reads,
                                 slots * facts.register_reads_per_cycle if facts.register_reads_per_cycle else None),
-        "latency": _over(chain, w * warps_per_sm * mix.cells_per_thread) if mix.fp_chain > 0 else 0.0,
+        "latency": _over(chain, threads) if mix.fp_chain > 0 else 0.0,
     }
-    return CoreTime(terms, facts.family)
+    return CoreTime(terms, facts.family, _over(wait, threads) if mix.loads > 0 else 0.0)
 
 
-def core_time(mix: InstructionMix, device: "Device", warps_per_sm: float) -> CoreTime | None:
+def core_time(mix: InstructionMix, device: "Device", warps_per_sm: float,
+              load_latency: float | None = None) -> CoreTime | None:
     """:func:`core_cycles` with the device's instruction facts; ``None`` for a device whose SM family
     has none (AMD parts: no in-core component)."""
     family = family_of(device)
     if family is None:
         return None
-    return core_cycles(mix, device, load_family(family), warps_per_sm)
+    return core_cycles(mix, device, load_family(family), warps_per_sm, load_latency)

@@ -25,11 +25,24 @@ def resident_warps(info: "LaunchInfo", sms: int) -> float:
     return min(float(occ.blocks_per_sm), info.wave.blocks / sms) * occ.warps_per_block
 
 
+def load_latency(device: "Device", l2_load_bytes_per_lup: float, dram_load_bytes_per_lup: float) -> float:
+    """Load-to-use latency [SM cycles] of the farthest level that serves the loads (a thread waits for
+    its slowest load): DRAM's where any load bytes come from DRAM, else the L2's where any come
+    from the L2, else the first level's (the device's pointer-chase latencies)."""
+    lat = device.latencies
+    if dram_load_bytes_per_lup > 0:
+        return lat.dram_total
+    if l2_load_bytes_per_lup > 0:
+        return lat.l1 + lat.l2
+    return lat.l1
+
+
 def configuration_core_time(kernel: "Kernel", device: "Device", info: "LaunchInfo", compiled: "CompiledKernel",
-                            owner: np.ndarray) -> CoreTime | None:
+                            owner: np.ndarray, latency: float | None = None) -> CoreTime | None:
     """The in-core terms of ``kernel`` launched as ``info`` (``owner``: the fold copies' merged loads,
-    :func:`~warpspeed.memory.addresses.merged_copies`); ``None`` where the device has no
+    :func:`~warpspeed.memory.addresses.merged_copies`; ``latency``: the loads' latency in SM cycles,
+    :func:`load_latency`, ``None`` for the first level's); ``None`` where the device has no
     instruction facts."""
     load_rows = np.array([not a.access.is_store for a in compiled.accesses], dtype=bool)
     mix = description_mix(kernel, info.launch.cells_per_thread, thread_loads(load_rows, owner))
-    return core_time(mix, device, resident_warps(info, device.sms))
+    return core_time(mix, device, resident_warps(info, device.sms), latency)

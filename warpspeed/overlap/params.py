@@ -44,9 +44,10 @@ MISS_REQUESTS_PER_CYCLE = 0.7
 #: their times are close. Fitted by :mod:`warpspeed.calibration.core_overlap_fit` on gpu-benches'
 #: gpu-roofline runs of three parts (A100-SXM4-40GB, A40, L40: 179 loop lengths, each at the run's
 #: measured SM clock, so the A40's and L40's power cap does not enter): the least mean of the three
-#: parts' MAPEs. With each part left out the exponent is 6.0-7.25 and every left-out part's MAPE
-#: drops (A100 4.8 -> 4.4 %, A40 1.6 -> 1.5 %, L40 3.3 -> 2.4 %; ``docs/incore.md``).
-CORE_OVERLAP_EXPONENT = 6.75
+#: parts' MAPEs, at the top of the grid (2-10): with the in-core time's load wait the data are
+#: close to the plain maximum. With each part left out the exponent is 9.25-10 (A100 0.9 %, A40
+#: 2.1 %, L40 2.5 % left out; ``docs/incore.md``).
+CORE_OVERLAP_EXPONENT = 10.0
 
 #: DRAM sector transfers of a sector that a block row covers only in part (:mod:`warpspeed.memory.sectors`):
 #: a load reads it for this block alone (1), a store reads, merges and writes it back for this
