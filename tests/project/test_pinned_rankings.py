@@ -33,7 +33,11 @@ were regenerated when the in-core time came to join the memory time by a smooth 
 6.75; rates 0.9999-1.0x on both, same order and best). The MI210's two were regenerated when the
 CDNA vector L1 came to count its tag banks for 8-byte lanes and to refill the lines of a block that
 overflows the 16 KiB L1 (first-level cycles +0-9.3 % on 42 configurations; roofline rates
-unchanged, overlap rates 0.988-1.0x, same best). Restructuring and speed work must reproduce them
+unchanged, overlap rates 0.988-1.0x, same best). The A100's and the H200's four were regenerated
+when the in-core time came to include the wait for the loads (the serving level's load-to-use latency
+over the resident threads) and the in-core exponent was refitted (10): each row's ``sm`` limit
+0.69-0.85x, overlap rates 1.0-1.0001x, roofline rates unchanged, same order and best. Restructuring
+and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """
 
