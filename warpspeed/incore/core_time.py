@@ -27,8 +27,9 @@ level, the L2 or DRAM, :attr:`~warpspeed.hardware.memory_latency.MemoryLatencies
 share of the SM's work; the resident threads start and finish their iterations together, so the SM
 waits with them and per ``w W F`` updates it spends ``L`` cycles beside its busy time (Little's law
 over a thread's iteration, ``L`` + its share of the busy time). Measured on gpu-roofline
-(``docs/incore.md``): the A100's FP-bound plateau is ``L_DRAM / 2048`` slower than its FP pipes. Instruction fetch is not modelled (no published fetch bandwidth of the instruction
-caches); ``docs/incore.md`` says what that leaves out.
+(``docs/incore.md``): the A100's FP-bound plateau is ``L_DRAM / 2048`` slower than its FP pipes.
+Instruction fetch is not modelled (no published fetch bandwidth of the instruction caches);
+``docs/incore.md`` says what that leaves out.
 """
 
 from __future__ import annotations

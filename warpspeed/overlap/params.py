@@ -1,8 +1,8 @@
 """Constants of the overlap model, with what each was taken or fitted from.
 
 A device file may override any of them in an ``[overlap]`` table (its keys and their ranges:
-``device_table.toml`` beside this module); every other NVIDIA device takes the defaults below. Documented constants come from vendor documentation or published
-microbenchmarks; fitted ones say what they were fitted on: six kernels timed on an NVIDIA H200
+``device_table.toml`` beside this module); every other NVIDIA device takes the defaults below.
+Documented constants come from vendor documentation or published microbenchmarks; fitted ones say what they were fitted on: six kernels timed on an NVIDIA H200
 (``fits/data/H200/``: the 25-point star stencil in double and float, the 7-point star, the 2D
 5-point star, the 27-point box and a 19-array shifted copy), with each kernel's error when it is
 left out of the fit reported by ``warpspeed validate`` (:mod:`warpspeed.validation.kernel_transfer`).
