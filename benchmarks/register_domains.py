@@ -26,6 +26,7 @@ from pystencils_plugin.register_shape import shape_digest
 from pystencils_plugin.register_table import shipped_table
 from pystencils_plugin.registers import compile_register_counts, find_nvcc, standalone_cuda_source
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import write_text_atomic
 
 #: Workloads and the domains sampled for each (none of them shipped).
 DOMAINS_3D = ((300, 200, 100), (1000, 60, 37), (64, 64, 64), (2048, 1024, 64), (130, 4100, 257),
@@ -77,9 +78,7 @@ def main() -> int:
           f"({len(within4)} within 4 registers); {len(sources)} kernels on {len(archs)} architectures, "
           f"{len(rows) - len(compared)} without a shipped shape or a ptxas count")
     if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=1)
-            handle.write("\n")
+        write_text_atomic(args.json_path, json.dumps(rows, indent=1) + "\n")
     return 0
 
 

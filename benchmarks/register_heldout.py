@@ -30,6 +30,7 @@ from pystencils_plugin.register_estimate import (CLOSE_REGISTERS, code_features,
 from pystencils_plugin.register_table import shipped_table
 from pystencils_plugin.registers import compile_register_counts, find_nvcc, standalone_cuda_source
 from warpspeed.errors import WarpspeedError
+from warpspeed.files.atomic import write_text_atomic
 
 #: Domains of the held-out kernels (the workloads' own defaults).
 DOMAIN_3D = (256, 256, 256)
@@ -102,9 +103,7 @@ def main() -> int:
     print(f"{n} pairs: within {CLOSE_REGISTERS} registers {close} ({100 * close / n:.1f} %), same occupancy "
           f"{same} ({100 * same / n:.1f} %), both {both} ({100 * both / n:.1f} %)")
     if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as f:
-            json.dump({"compiler_table": table.compiler, "rows": rows}, f, indent=1)
-            f.write("\n")
+        write_text_atomic(args.json_path, json.dumps({"compiler_table": table.compiler, "rows": rows}, indent=1) + "\n")
         print(f"wrote {args.json_path}", file=sys.stderr)
     return 0
 
