@@ -166,15 +166,13 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
         return np.zeros((n_groups, n_sets), dtype=bool), np.zeros((n_groups,), dtype=np.int64)
     arrays = [a.reshape(-1, dims, 2) for a in arrays]
     counts = np.array([a.shape[0] for a in arrays], dtype=np.int64).reshape(n_groups, n_sets)
-    used = np.flatnonzero(counts.sum(axis=0))  # sets empty in every group take no layer
-    layer = np.full(n_sets, -1, dtype=np.int64)
-    layer[used] = np.arange(used.size)
+    used = np.flatnonzero(counts.reshape(-1))  # (group, set) pairs with boxes; empty ones take no layer
     layers = used.size
     boxes = np.concatenate(arrays)
     n = boxes.shape[0]
-    owner = np.repeat((np.arange(n_groups)[:, None] * layers + layer[None, :]).reshape(-1),
-                      counts.reshape(-1))  # group * layers + layer of each box
-    group_of = owner // layers
+    flat_counts = counts.reshape(-1)
+    owner = np.repeat(np.arange(layers, dtype=np.int64), flat_counts[used])  # the layer of each box
+    group_of = np.repeat(used // n_sets, flat_counts[used])
     # every dimension's boundaries of every group, compressed together: one sort
     low, high = boxes[:, :, 0], boxes[:, :, 1] + 1  # (boxes, dims), half-open
     base = min(int(low.min()), 0)
@@ -204,7 +202,8 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     per_group = np.ones(n_groups, dtype=np.int64)
     for w in widths:
         per_group *= np.maximum((w > 0).sum(axis=1), 1)
-    if int(per_group.max()) > max_cells or n_groups * layers * int(np.prod([s + 1 for s in shape])) > joint_cells:
+    sets_used = int(np.count_nonzero(counts.sum(axis=0)))  # the limit counts every group's layer of a used set
+    if int(per_group.max()) > max_cells or n_groups * sets_used * int(np.prod([s + 1 for s in shape])) > joint_cells:
         return None
     weights = widths[0].reshape(n_groups, shape[0], *([1] * (dims - 1)))
     for d in range(1, dims):
@@ -216,8 +215,8 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     corner = (np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) * strides).sum(axis=2)
     flat_index = (owner[:, None] * size + corner).reshape(-1)
     diff = np.bincount(flat_index, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
-                       minlength=n_groups * layers * size).reshape(n_groups * layers, *extent)
+                       minlength=layers * size).reshape(layers, *extent)
     computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
-    covered = np.zeros((n_groups, n_sets, *shape), dtype=bool)
-    covered[:, used] = computed.reshape(n_groups, layers, *shape)
-    return covered, weights
+    covered = np.zeros((n_groups * n_sets, *shape), dtype=bool)
+    covered[used] = computed
+    return covered.reshape(n_groups, n_sets, *shape), weights
