@@ -208,15 +208,17 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     weights = widths[0].reshape(n_groups, shape[0], *([1] * (dims - 1)))
     for d in range(1, dims):
         weights = weights * widths[d].reshape(n_groups, *([1] * d), shape[d], *([1] * (dims - 1 - d)))
-    extent = tuple(s + 1 for s in shape)
-    size = int(np.prod(extent))
-    strides = np.array([int(np.prod(extent[d + 1:])) for d in range(dims)], dtype=np.int64)
+    # the difference array has the grid's own shape: a corner on an upper edge of the common grid
+    # (index == shape) changes no cell of it (prefix sums run upwards), so it is left out
+    size = int(np.prod(shape))
+    strides = np.array([int(np.prod(shape[d + 1:])) for d in range(dims)], dtype=np.int64)
     pick, signs = _corners(dims)
-    corner = (np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :]) * strides).sum(axis=2)
-    flat_index = (owner[:, None] * size + corner).reshape(-1)
-    diff = np.bincount(flat_index, weights=np.broadcast_to(signs, corner.shape).reshape(-1),
-                       minlength=layers * size).reshape(layers, *extent)
-    computed = _prefix_sums(diff, dims)[(slice(None), *(slice(0, s) for s in shape))] > 0.5
+    coords = np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :])  # (boxes, corners, dims)
+    inside = (coords < np.array(shape, dtype=np.int64)).all(axis=2)
+    flat_index = (owner[:, None] * size + (coords * strides).sum(axis=2))[inside]
+    diff = np.bincount(flat_index, weights=np.broadcast_to(signs, inside.shape)[inside],
+                       minlength=layers * size).reshape(layers, *shape)
+    computed = _prefix_sums(diff, dims) > 0.5
     covered = np.zeros((n_groups * n_sets, *shape), dtype=bool)
     covered[used] = computed
     return covered.reshape(n_groups, n_sets, *shape), weights
