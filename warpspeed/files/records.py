@@ -70,12 +70,17 @@ def field_format(f: dataclasses.Field) -> FieldFormat:
     return f.metadata.get(RECORD, _PLAIN)
 
 
+_SCALARS = frozenset({float, int, str, bool, type(None)})
+
+
 def _json_value(value: Any) -> Any:
+    if type(value) in _SCALARS:  # the common case, checked first: a plain number or text is itself
+        return value
     if is_dataclass(value) and not isinstance(value, type):
         return json_record(value)
     if isinstance(value, (tuple, list)):
         return [_json_value(v) for v in value]
-    if isinstance(value, Mapping):
+    if isinstance(value, collections.abc.Mapping):
         return {k: _json_value(v) for k, v in value.items()}
     return value
 
