@@ -70,12 +70,17 @@ def field_format(f: dataclasses.Field) -> FieldFormat:
     return f.metadata.get(RECORD, _PLAIN)
 
 
+_SCALARS = frozenset({float, int, str, bool, type(None)})
+
+
 def _json_value(value: Any) -> Any:
+    if type(value) in _SCALARS:  # the common case, checked first: a plain number or text is itself
+        return value
     if is_dataclass(value) and not isinstance(value, type):
         return json_record(value)
     if isinstance(value, (tuple, list)):
         return [_json_value(v) for v in value]
-    if isinstance(value, Mapping):
+    if isinstance(value, collections.abc.Mapping):
         return {k: _json_value(v) for k, v in value.items()}
     return value
 
@@ -83,8 +88,7 @@ def _json_value(value: Any) -> Any:
 def json_record(result: Any) -> dict[str, Any]:
     """The JSON object of a dataclass instance: one key per recorded field, in field order."""
     out: dict[str, Any] = {}
-    for f in fields(result):
-        form = field_format(f)
+    for f, form in _formats(type(result)):
         if not form.json or (form.json_if is not None and not form.json_if(result)):
             continue
         value = getattr(result, f.name)
@@ -126,6 +130,12 @@ def _from_json_value(hint: Any, value: Any) -> Any:
     if origin in (dict, collections.abc.Mapping):
         return {k: _from_json_value(args[1], v) for k, v in value.items()}
     return value
+
+
+@lru_cache(maxsize=None)
+def _formats(cls: type) -> tuple[tuple[dataclasses.Field, FieldFormat], ...]:
+    """Each field of dataclass ``cls`` with its :class:`FieldFormat`, in field order (read once per class)."""
+    return tuple((f, field_format(f)) for f in fields(cls))
 
 
 @lru_cache(maxsize=None)

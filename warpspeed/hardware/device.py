@@ -202,10 +202,10 @@ class Device:
         """The device-wide L2."""
         return next(level for level in self.memory if level.scope == "device")
 
-    @property
+    @cached_property
     def levels(self) -> tuple[CacheLevel, ...]:
         """The memory levels from the SIMDs outwards, with their instances (one first level per
-        SM / CU, one L2)."""
+        SM / CU, one L2); built once per device."""
         return with_instances(self.memory, self.sms)
 
     def with_level(self, scope: str, /, **changes: Any) -> "Device":

@@ -136,6 +136,30 @@ class CompiledKernel:
         return tuple(f.name for f in self.kernel.fields)
 
     @cached_property
+    def field_accesses(self) -> tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]:
+        """``(field name, load indices, store indices)`` for every field of the kernel, in field
+        order: the accesses of each field split by direction, found once per kernel."""
+        out = []
+        for name in self.field_names:
+            idx = [i for i, a in enumerate(self.accesses) if a.field.name == name]
+            out.append((name, tuple(i for i in idx if not self.accesses[i].access.is_store),
+                        tuple(i for i in idx if self.accesses[i].access.is_store)))
+        return tuple(out)
+
+    @cached_property
+    def load_mask(self) -> tuple[np.ndarray, tuple[int, ...]]:
+        """``(is_load, loads)``: True for every load access ``(n,)`` bool, and the loads' indices."""
+        is_load = np.array([not a.access.is_store for a in self.accesses], dtype=bool)
+        return is_load, tuple(np.flatnonzero(is_load).tolist())
+
+    @cached_property
+    def field_ids(self) -> tuple[np.ndarray, int]:
+        """``(field_id, fields)``: each access's field as an index in order of first access
+        ``(n,)`` int64, and the number of fields accessed."""
+        fields = {name: k for k, name in enumerate(dict.fromkeys(a.field.name for a in self.accesses))}
+        return np.array([fields[a.field.name] for a in self.accesses], dtype=np.int64), len(fields)
+
+    @cached_property
     def affine(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(index, linear, constant)``: the accesses with affine addresses, their coefficients of
         x, y, z ``(n, 3)`` and constants ``(n,)`` (bytes), for :func:`block_addresses`."""

@@ -173,10 +173,8 @@ def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Devi
     lups = cells.lups
     sector, line, store_granule = device.l1.sector_bytes, device.l1.line_bytes, device.l1.store_granule
     result: dict[str, FieldFootprint] = {}
-    for name in compiled.field_names:
-        idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == name]
-        load_idx = [i for i in idx if not compiled.accesses[i].access.is_store]
-        store_idx = [i for i in idx if compiled.accesses[i].access.is_store]
+    for name, loads, stores_at in compiled.field_accesses:
+        load_idx, store_idx = list(loads), list(stores_at)  # lists: index arrays, not tuples of axes
         l1_load = stores = 0
         if load_idx:
             l1_load = int(warps.distinct_granules(sector)[warps.inverse[load_idx]].sum())

@@ -174,21 +174,20 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     n_acc, rows = warps.inverse.shape
     folds = warps.folds
     n_warps = rows // folds
-    fields = {name: k for k, name in enumerate(dict.fromkeys(a.field.name for a in compiled.accesses))}
-    field_id = np.array([fields[a.field.name] for a in compiled.accesses], dtype=np.int64)
-    is_load = np.array([not a.access.is_store for a in compiled.accesses])
+    field_id, n_fields = compiled.field_ids
+    is_load, loads = compiled.load_mask
     sectors, ptr, rank = warps.derived_value(
         ("sector ranks", sector), lambda: _sector_ranks(warps.addresses, warps.lanes, sector))
     per_rep = np.diff(ptr)
 
-    acc, col = _program_order(tuple(np.flatnonzero(is_load).tolist()), folds, n_warps)
+    acc, col = _program_order(loads, folds, n_warps)
     rep = warps.inverse[acc, col]
     shift = warps.shift[acc, col] // sector
     counts = per_rep[rep]
     total = int(counts.sum())
     instr = np.repeat(np.arange(rep.size), counts)  # the instruction of each (instruction, sector) pair
     position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
-    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * len(fields) + field_id[acc][instr]
+    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * n_fields + field_id[acc][instr]
     # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
     first = distinct_first(keys)  # the earliest pair of each key
     missed = np.zeros(total, dtype=bool)

@@ -136,9 +136,11 @@ class WarpRows:
             return (0,) * len(granules)
         unit = granules[0]
         first, last, owner = self._runs(unit)
-        index = self.inverse[list(accesses)].reshape(-1)
-        shift = self.shift[list(accesses)].reshape(-1) // unit
-        per_rep = np.bincount(owner, minlength=self.addresses.shape[0])
+        rows = list(accesses)
+        index = self.inverse[rows].reshape(-1)
+        shift = self.shift[rows].reshape(-1) // unit
+        per_rep = self.derived_value(("runs per representative", unit),
+                                     lambda: np.bincount(owner, minlength=self.addresses.shape[0]))
         if per_rep.size and per_rep.min() == per_rep.max() == 1:  # one run per representative
             starts, ends = first[index] + shift, last[index] + shift
         else:
