@@ -157,10 +157,10 @@ class Predictor:
                                    l1_reuse_capacity(device.l1, info.occupancy.blocks_per_sm))
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         if self.l1_misses:
-            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1)
+            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1, fp.l1_alloc_bytes_per_block)
             l1, misses = first.hits, first.misses
         else:
-            l1, misses = l1_cycles(self.compiled, cells, device, warps=warps), None
+            l1, misses = l1_cycles(self.compiled, cells, device, warps=warps, load_bytes=fp.l1_alloc_bytes_per_block), None
         l2_per_field = {
             name: l2_load_bytes_per_lup(f.l2_load_bytes_per_lup, f.l1_load_bytes_per_lup, m_l1)
             for name, f in fp.per_field.items()

@@ -136,18 +136,19 @@ class L1Cycles:
 
 def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
               addresses: np.ndarray | None = None, lanes: np.ndarray | None = None,
-              warps: WarpRows | None = None) -> L1Cycles:
+              warps: WarpRows | None = None, load_bytes: float | None = None) -> L1Cycles:
     """L1 cycles per lup of the block ``cells`` (see the module docstring).
 
     ``addresses`` may pass precomputed :func:`~warpspeed.memory.addresses.block_addresses`,
     ``lanes`` :func:`~warpspeed.memory.addresses.instruction_lanes` and ``warps`` the block's
     instructions grouped by :func:`warpspeed.memory.warps.warp_rows` (then only one instruction of
-    each group is costed, :func:`representative_costs`; the result is the same). Accesses with the
-    same element size are counted in one vectorized batch.
+    each group is costed, :func:`representative_costs`; the result is the same) and ``load_bytes``
+    the block's load allocation where the caller has it (:func:`refill_load_bytes`). Accesses with
+    the same element size are counted in one vectorized batch.
     """
     first = first_level(device)
     if warps is not None:
-        bank, tag = representative_costs(first, warps, compiled)
+        bank, tag = representative_costs(first, warps, refill_load_bytes(compiled, cells, device, warps, load_bytes))
         return hit_cycles(compiled, warps, cells.lups, bank, tag)
     addr = block_addresses(compiled, cells) if addresses is None else addresses
     lanes = instruction_lanes(compiled, cells) if lanes is None else lanes
@@ -174,36 +175,40 @@ def l1_cycles(compiled: CompiledKernel, cells: BlockCells, device: Device,
     return _summed(compiled, per_access, data_total, tag_total)
 
 
-def representative_costs(first: FirstLevel, warps: WarpRows,
-                         compiled: CompiledKernel | None = None) -> tuple[np.ndarray, np.ndarray]:
+def refill_load_bytes(compiled: CompiledKernel, cells: BlockCells, device: Device, warps: WarpRows,
+                      load_bytes: float | None) -> float:
+    """The block's load allocation [bytes] the first level's refill floor is judged by:
+    ``load_bytes`` where the caller has it (the footprint's ``l1_alloc_bytes_per_block``), else
+    counted from ``warps`` (:func:`~warpspeed.memory.footprint.block_footprint`) where the level
+    has a floor at all, else 0."""
+    if load_bytes is not None:
+        return float(load_bytes)
+    if first_level(device).refill_cycles_per_line(math.inf) > 0:
+        return float(block_footprint(compiled, cells, device, warps=warps).l1_alloc_bytes_per_block)
+    return 0.0
+
+
+def representative_costs(first: FirstLevel, warps: WarpRows, load_bytes: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Data-pipe and tag-stage wavefronts of every representative warp instruction of ``warps``
     (two float arrays over its rows), each costed once by the first level's rule, with the level's
-    refill floor where ``compiled`` (the kernel whose instructions ``warps`` groups) is given; the
-    instructions that miss (:mod:`warpspeed.memory.l1_misses`) start from the same numbers. Kept with
-    the representatives per device and refill key
+    refill floor for a block whose loads allocate ``load_bytes`` (:func:`refill_load_bytes`; 0: no
+    floor); the instructions that miss (:mod:`warpspeed.memory.l1_misses`) start from the same
+    numbers. Kept with the representatives per device and floor
     (:meth:`~warpspeed.memory.warps.WarpRows.derived_value`): read-only."""
-    refills = compiled is not None and first.refill_cycles_per_line(math.inf) > 0
-    key = (("first-level costs", first.device, tuple((a.field.name, a.access.is_store) for a in compiled.accesses))
-           if refills and compiled is not None else ("first-level costs", first.device))
-    return warps.derived_value(key, lambda: _representative_costs(first, warps, compiled if refills else None))
+    refill = first.refill_cycles_per_line(load_bytes) if load_bytes > 0 else 0.0
+    return warps.derived_value(("first-level costs", first.device, refill),
+                               lambda: _representative_costs(first, warps, refill))
 
 
-def _representative_costs(first: FirstLevel, warps: WarpRows,
-                          compiled: CompiledKernel | None) -> tuple[np.ndarray, np.ndarray]:
+def _representative_costs(first: FirstLevel, warps: WarpRows, refill: float) -> tuple[np.ndarray, np.ndarray]:
     bank = np.zeros(warps.addresses.shape[0])
     tag = np.zeros(warps.addresses.shape[0])
     for elem in sorted(set(warps.element_bytes.tolist())):
         rows = np.flatnonzero(warps.element_bytes == elem)
         data_r, tag_r = first.instruction_costs(warps.addresses[rows], warps.lanes[rows], int(elem))
         bank[rows], tag[rows] = data_r[:, 0], tag_r[:, 0]
-    if compiled is not None and first.refill_cycles_per_line(math.inf) > 0:
-        line = first.level.line_bytes
-        footprint = sum(warps.union_granules([i for i, a in enumerate(compiled.accesses)
-                                              if a.field.name == name and not a.access.is_store], (line,))[0]
-                        for name in compiled.field_names) * line
-        refill = first.refill_cycles_per_line(footprint)
-        if refill:
-            bank = with_refill(bank, warps.distinct_granules(line).astype(float), refill)
+    if refill:
+        bank = with_refill(bank, warps.distinct_granules(first.level.line_bytes).astype(float), refill)
     return bank, tag
 
 

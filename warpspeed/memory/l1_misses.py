@@ -59,7 +59,7 @@ from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
 from warpspeed.memory.distinct import distinct_first, distinct_first_counts
 from warpspeed.memory.first_level import first_level
-from warpspeed.memory.l1 import L1Cycles, hit_cycles, representative_costs
+from warpspeed.memory.l1 import L1Cycles, hit_cycles, refill_load_bytes, representative_costs
 from warpspeed.memory.warps import WarpRows, address_period, warp_rows
 
 
@@ -155,10 +155,11 @@ def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.n
 
 
 def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
-                       capacity_miss_rate: float) -> FirstLevelDemand:
+                       capacity_miss_rate: float, load_bytes: float) -> FirstLevelDemand:
     """The first level's costs of a block whose warp instructions ``warps`` groups
     (:func:`warpspeed.memory.warps.block_warp_rows`), without and with its misses (module
-    docstring); ``lups``: the block's lattice updates, ``capacity_miss_rate`` in [0, 1].
+    docstring); ``lups``: the block's lattice updates, ``capacity_miss_rate`` in [0, 1],
+    ``load_bytes`` the block's load allocation (:func:`~warpspeed.memory.l1.refill_load_bytes`).
 
     Every representative instruction is costed once by the first level's rule
     (:func:`~warpspeed.memory.l1.representative_costs`); the costs when all hit sum those. The
@@ -168,7 +169,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     representative's cost."""
     p = min(1.0, max(0.0, float(capacity_miss_rate)))
     level = first_level(device)
-    bank_rep, tag_rep = representative_costs(level, warps, compiled)
+    bank_rep, tag_rep = representative_costs(level, warps, load_bytes)
     hits = hit_cycles(compiled, warps, lups, bank_rep, tag_rep)
     sector = device.l1.sector_bytes
     n_acc, rows = warps.inverse.shape
@@ -233,4 +234,5 @@ def l1_miss_costs(compiled: CompiledKernel, cells: BlockCells, device: Device, a
     :func:`~warpspeed.memory.addresses.instruction_lanes` of ``cells``."""
     warps = warp_rows(addresses, lanes, [a.field.element_bytes for a in compiled.accesses], device.warp_size,
                       address_period(device))
-    return first_level_demand(compiled, warps, cells.lups, device, capacity_miss_rate).misses
+    load_bytes = refill_load_bytes(compiled, cells, device, warps, None)
+    return first_level_demand(compiled, warps, cells.lups, device, capacity_miss_rate, load_bytes).misses
