@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from warpspeed.calibration.overlap_fit import least_mean
 from warpspeed.errors import WarpspeedError
 from warpspeed.levels import CLOCKED_LIMITS
 from warpspeed.overlap.combine import OverlapResult, combine
@@ -113,14 +114,10 @@ def leave_one_part_out(points: Mapping[str, Points], exponent: float, requests_p
         raise WarpspeedError(f"leaving one part out needs at least three parts, got {len(points)}")
     grid = {r: {n: mape_percent(p, exponent, r, requests_per_cycle) for n, p in points.items()} for r in EXPONENTS}
     names = list(points)
-
-    def best(keep: Sequence[str]) -> float:
-        return min(grid, key=lambda r: (sum(grid[r][n] for n in keep) / len(keep), r))
-
-    r_all = best(names)
+    r_all = least_mean(grid, names)
     out = []
     for name in names:
-        r = best([n for n in names if n != name])
+        r = least_mean(grid, [n for n in names if n != name])
         out.append(PartLeftOut(name, mape_percent(points[name], exponent, math.inf, requests_per_cycle),
                                grid[r_all][name], grid[r][name], r))
     return CoreOverlapFit(r_all, tuple(out))

@@ -20,10 +20,13 @@ constants transfer to a kernel they were not fitted on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TypeVar
 
 from warpspeed.errors import WarpspeedError
 from warpspeed.overlap.combine import OverlapResult, combine
+
+#: A grid point of a fit (a constant, or a tuple of constants).
+K = TypeVar("K")
 
 #: Candidate exponents of the smooth maximum (p -> infinity: the roofline's perfect overlap; 1: none).
 EXPONENTS = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0)
@@ -60,8 +63,9 @@ def _grid(kernels: Mapping[str, Samples]) -> dict[tuple[float, float], dict[str,
             for p in EXPONENTS for r in REQUEST_RATES}
 
 
-def _best(grid: Mapping[tuple[float, float], Mapping[str, float]], names: Sequence[str]) -> tuple[float, float]:
-    return min(grid, key=lambda pr: (sum(grid[pr][n] for n in names) / len(names), pr))
+def least_mean(grid: Mapping[K, Mapping[str, float]], names: Sequence[str]) -> K:
+    """The grid point whose MAPEs over ``names`` have the least mean (ties: the smallest point)."""
+    return min(grid, key=lambda point: (sum(grid[point][n] for n in names) / len(names), point))
 
 
 def fit_overlap(kernels: Mapping[str, Samples]) -> OverlapFit:
@@ -69,7 +73,7 @@ def fit_overlap(kernels: Mapping[str, Samples]) -> OverlapFit:
     if len(kernels) < 2:
         raise WarpspeedError(f"fitting the overlap constants needs at least two kernels, got {len(kernels)}")
     grid = _grid(kernels)
-    p, r = _best(grid, list(kernels))
+    p, r = least_mean(grid, list(kernels))
     return OverlapFit(p, r, tuple(kernels), dict(grid[(p, r)]))
 
 
@@ -90,9 +94,9 @@ def leave_one_kernel_out(kernels: Mapping[str, Samples]) -> tuple[OverlapFit, tu
         raise WarpspeedError(f"leaving one kernel out needs at least three kernels, got {len(kernels)}")
     grid = _grid(kernels)
     names = list(kernels)
-    p, r = _best(grid, names)
+    p, r = least_mean(grid, names)
     out = []
     for name in names:
-        lp, lr = _best(grid, [n for n in names if n != name])
+        lp, lr = least_mean(grid, [n for n in names if n != name])
         out.append(LeftOut(name, grid[(p, r)][name], grid[(lp, lr)][name], lp, lr))
     return OverlapFit(p, r, tuple(names), dict(grid[(p, r)])), tuple(out)
