@@ -43,7 +43,8 @@ def test_device_file_equals_the_derived_figures(name):
     assert dev.dram_curve_latency_ns == pytest.approx(fig.dram_curve.latency_ns, abs=NS_ABS)
     assert dev.dram_curve_sharpness == pytest.approx(fig.dram_curve.sharpness, abs=SHARPNESS_ABS)
     if fig.dram_many_streams_gb_s is None:
-        assert dev.dram_many_streams_gb_s is None
+        # the H200's rate is fitted on its own multi-array copies (tests/calibration/test_many_streams_fit.py)
+        assert dev.dram_many_streams_gb_s is None or "many_streams_fit" in _line(name, "dram_many_streams_gb_s")
     else:
         assert dev.dram_many_streams_gb_s == pytest.approx(fig.dram_many_streams_gb_s.value, abs=GB_S_ABS)
     latencies = {"l1": dev.l1.latency_ns, "l2": dev.l2.latency_ns, "dram": dev.dram_latency_ns}
@@ -106,7 +107,7 @@ def test_a40_and_l40_specifications():
     # 1248 (MI210, scale 1358), 1006 (MI100, scale 1042) GB/s
     ("RX6900XT", 421.0), ("MI210", 1248.0), ("MI100", 1006.0),
     # NVIDIA: triad at most 1.5 % below scale (A100 40 GB 1360 vs 1381), or above: no many-streams rate
-    ("A100-SXM4-40GB", None), ("V100-PCIe-32GB", None), ("H200", None), ("L40", None), ("A40", None),
+    ("A100-SXM4-40GB", None), ("V100-PCIe-32GB", None), ("L40", None), ("A40", None),
 ])
 def test_many_streams_rate_where_the_part_loses_bandwidth_to_streams(name, triad):
     assert load_device(name).dram_many_streams_gb_s == triad

@@ -151,3 +151,35 @@ def test_sustained_rate_by_concurrent_streams():
     assert sustained_for_streams(rx, 2.5) == pytest.approx(2 / (1 / 456 + 1 / 421), rel=1e-12)
     a100 = load_device("A100-SXM4-40GB")  # no many-streams rate: the flat sustained bandwidth
     assert sustained_for_streams(a100, 38.0) == a100.dram_bandwidth_gb_s
+
+
+def test_many_streams_rate_at_its_own_stream_count():
+    from warpspeed.memory.dram_bandwidth import sustained_for_streams
+
+    # a rate measured at 8 streams: 3000 GB/s from 8 on, harmonic between 2 (3534) and 8
+    dev = dataclasses.replace(load_device("H200"), dram_many_streams_gb_s=3000.0, dram_many_streams_count=8.0)
+    assert sustained_for_streams(dev, 2.0) == dev.dram_bandwidth_gb_s == 3534.0
+    assert sustained_for_streams(dev, 8.0) == sustained_for_streams(dev, 76.0) == 3000.0
+    # 5 streams: halfway from 2 to 8 -> 2 / (1/3534 + 1/3000) = 3245.1
+    assert sustained_for_streams(dev, 5.0) == pytest.approx(2 / (1 / 3534 + 1 / 3000), rel=1e-12)
+
+
+@pytest.mark.parametrize("count, rate", [(2.0, 3000.0), (8.0, None), (1.5, 3000.0)])
+def test_many_streams_count_needs_a_rate_and_more_than_two_streams(count, rate):
+    with pytest.raises(DeviceError, match="dram_many_streams_count"):
+        dataclasses.replace(load_device("H200"), dram_many_streams_gb_s=rate, dram_many_streams_count=count)
+
+
+def test_many_streams_cap_the_knee_of_resident_blocks():
+    from warpspeed.memory.dram_bandwidth import launch_dram_bandwidth
+
+    h200 = load_device("H200")  # many-streams rate 3277.1 GB/s from 8 streams on
+    # 132 SMs x 4 blocks of 512 threads, 16 B per thread: one load and one store stream keep the
+    # knee of four resident blocks above the sustained two-stream rate (the one-array copy of
+    # fits/data/H200/mech-stream.csv: 3.60-3.69 TB/s at 4 blocks of 512 threads)
+    two = launch_dram_bandwidth(h200, 132 * 2048, 16.0, 1, 32, blocks_per_sm=4, streams=2.0)
+    assert two.resident_blocks_gb_s > h200.dram_bandwidth_gb_s
+    # 38 streams (a D3Q19 pull copy): neither the sustained rate nor the knee exceed the many-streams rate
+    many = launch_dram_bandwidth(h200, 132 * 2048, 304.0, 1, 32, blocks_per_sm=4, streams=38.0)
+    assert many.sustained_gb_s == 3277.1
+    assert many.resident_blocks_gb_s <= 3277.1 < two.resident_blocks_gb_s

@@ -36,7 +36,10 @@ overflows the 16 KiB L1 (first-level cycles +0-9.3 % on 42 configurations; roofl
 unchanged, overlap rates 0.988-1.0x, same best). The A100's and the H200's four were regenerated
 when the in-core time came to include the wait for the loads (the serving level's load-to-use latency
 over the resident threads) and the in-core exponent was refitted (10): each row's ``sm`` limit
-0.69-0.85x, overlap rates 1.0-1.0001x, roofline rates unchanged, same order and best. Restructuring
+0.69-0.85x, overlap rates 1.0-1.0001x, roofline rates unchanged, same order and best. The H200's two
+were regenerated when its file gained a many-streams DRAM rate (3277.1 GB/s from 8 streams on,
+also capping the knee of resident blocks; warpspeed.memory.dram_bandwidth): roofline rates
+0.986-1.0x (Spearman 0.998), overlap 0.993-1.0x (Spearman 0.9999), same best. Restructuring
 and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """

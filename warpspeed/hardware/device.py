@@ -39,7 +39,7 @@ DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curv
 LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")
 #: The sustained DRAM bandwidth of kernels with three or more concurrent streams, where a part's
 #: memory system sustains less for them (:mod:`warpspeed.memory.dram_bandwidth`).
-MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s",)
+MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s", "dram_many_streams_count")
 #: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
 #: takes (:mod:`warpspeed.measured.launch_cost`).
 LAUNCH_FIELDS = ("launch_overhead_us", "launch_overhead_part")
@@ -103,9 +103,12 @@ class Device:
     launch_overhead_us: float | None = None
     #: the part of the stored launch fit whose per-launch overhead this device takes
     launch_overhead_part: str | None = None
-    #: sustained DRAM bandwidth of kernels with three or more concurrent streams [GB/s], where the
-    #: part sustains less for them than ``dram_bandwidth_gb_s`` (AMD: gpu-stream's triad)
+    #: sustained DRAM bandwidth of kernels with ``dram_many_streams_count`` or more concurrent
+    #: streams [GB/s], where the part sustains less for them than ``dram_bandwidth_gb_s`` (AMD:
+    #: gpu-stream's triad; the H200: multi-array copies)
     dram_many_streams_gb_s: float | None = None
+    #: the stream count at which ``dram_many_streams_gb_s`` was measured (default 3: a triad)
+    dram_many_streams_count: float | None = None
     #: the board's power limit [W] (its datasheet's maximum power, or the enforced limit that
     #: ``warpspeed calibrate`` reads), the limit :mod:`warpspeed.power` throttles the clock to
     power_limit_w: float | None = None
@@ -139,6 +142,10 @@ class Device:
         if self.dram_many_streams_gb_s is not None and self.dram_many_streams_gb_s > self.dram_bandwidth_gb_s:
             raise DeviceError(f"device {self.name!r}: dram_many_streams_gb_s ({self.dram_many_streams_gb_s}) must not "
                               f"exceed dram_bandwidth_gb_s ({self.dram_bandwidth_gb_s})")
+        if self.dram_many_streams_count is not None and (self.dram_many_streams_gb_s is None
+                                                         or not self.dram_many_streams_count > 2):
+            raise DeviceError(f"device {self.name!r}: dram_many_streams_count ({self.dram_many_streams_count}) needs "
+                              f"dram_many_streams_gb_s and must exceed 2 (one load and one store stream)")
         if self.dram_curve_sharpness is not None and self.dram_curve_sharpness < 1:
             raise DeviceError(f"device {self.name!r}: dram_curve_sharpness must be >= 1, got {self.dram_curve_sharpness!r}")
         for axis in "xyz":

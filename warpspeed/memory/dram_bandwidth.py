@@ -21,18 +21,26 @@ A kernel at low occupancy keeps too few bytes in flight to saturate DRAM (Little
   closest to stencil traffic (:mod:`warpspeed.measured.device_figures`). The sustained bandwidth (the
   device file's ``dram_bandwidth_gb_s``) caps the result, so the limiter never exceeds it.
 
-Concurrent streams. On AMD's memory systems the sustained rate falls with the number of address
-streams a kernel keeps in flight: gpu-benches' stream kernels at full occupancy give the RX 6900 XT
-502 GB/s for one stream (read), 456 for two (scale) and 421 for three (triad), the MI210 1358 and
-1248 for two and three, the MI100 1042 and 1006; NVIDIA's parts lose at most 1.5 % from two to
-three streams (A100 1381 and 1360; V100, A40, L40, H200 none;
-``fits/data/public/gpu-stream/``). A device file whose part loses more gives
-``dram_many_streams_gb_s``, the three-stream rate; a launch that moves ``S`` elements per lattice
-update to and from DRAM (each a concurrent address stream: a lattice-Boltzmann pull kernel 2 x 19,
-a stencil 2 plus every plane it reloads) sustains ``dram_bandwidth_gb_s`` for ``S <= 2``, the
-three-stream rate for ``S >= 3``, and between them the harmonic interpolation (time per byte linear
-in ``S``) (:func:`sustained_for_streams`). Beyond three streams nothing is measured, so the rate is
-held at the three-stream one: for kernels with many more streams it is an upper bound.
+Concurrent streams. A memory system sustains less when a kernel keeps many address streams in
+flight at once. On AMD's the rate falls already from two to three: gpu-benches' stream kernels at
+full occupancy give the RX 6900 XT 502 GB/s for one stream (read), 456 for two (scale) and 421 for
+three (triad), the MI210 1358 and 1248 for two and three, the MI100 1042 and 1006; NVIDIA's parts
+lose at most 1.5 % from two to three streams (A100 1381 and 1360; V100, A40, L40, H200 none;
+``fits/data/public/gpu-stream/``). With more streams the H200 loses too: its one-array copy (one
+load and one store stream, ``fits/data/H200/mech-stream.csv``) reaches 3.6-3.8 TB/s at four and
+more resident blocks per SM, copies of 4-38 arrays (``mech-segments.csv``) 2.5-3.3 TB/s
+(:mod:`warpspeed.calibration.many_streams_fit`). A device file whose part loses bandwidth to
+streams gives ``dram_many_streams_gb_s``, the rate from ``dram_many_streams_count`` streams on
+(default 3: the triad; the H200: 8, its 4-array copies). A launch that moves ``S`` elements per
+lattice update to and from DRAM (each a concurrent address stream: a lattice-Boltzmann pull kernel
+2 x 19, a stencil 2 plus every plane it reloads) sustains ``dram_bandwidth_gb_s`` for ``S <= 2``,
+the many-streams rate from the count on, and between them the harmonic interpolation (time per
+byte linear in ``S``) (:func:`stream_rate`). The same interpolation, from the curve's peak ``B``
+at two streams, caps the knee of resident blocks (a launch with many resident blocks approaches
+``B`` with two streams, the many-streams rate with many). Beyond the count nothing is measured on
+the AMD parts, so the rate is held: for kernels with many more streams it is an upper bound. An
+in-place kernel that stores to the addresses it loaded (FluidX3D's esoteric pull) is not a case
+of this rule: the H200 runs it at 3.53 TB/s (``fits/data/public/fluidx3d/``).
 
 A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:
 the stored L2 measurements were all taken at full occupancy, so no L2 curve can be calibrated.
@@ -87,21 +95,32 @@ def bytes_per_thread_in_flight(dram_bytes_per_lup: float, cells_per_thread: int,
     return (min(demand, cap), demand > cap)
 
 
-#: The stream counts of the two measured rates :func:`sustained_for_streams` interpolates between:
-#: gpu-stream's scale and stencil kernels (one load and one store stream) and triad (two loads, one store).
+#: The stream count of the two-stream rate (gpu-stream's scale and stencil kernels: one load and one
+#: store stream) and the default stream count of the many-streams rate (triad: two loads, one store).
 TWO_STREAMS, THREE_STREAMS = 2.0, 3.0
 
 
+def stream_rate(device: Device, streams: float | None, two_stream_gb_s: float) -> float:
+    """The rate [GB/s] a kernel with ``streams`` concurrent DRAM streams sustains where two streams
+    sustain ``two_stream_gb_s`` (module docstring): the device's ``dram_many_streams_gb_s`` from
+    ``dram_many_streams_count`` streams on (default 3), the harmonic interpolation between (time per
+    byte linear in the stream count), ``two_stream_gb_s`` for two or fewer streams, without a
+    many-streams rate or for ``streams`` None."""
+    many = device.dram_many_streams_gb_s
+    count = device.dram_many_streams_count or THREE_STREAMS
+    if many is None or streams is None or streams <= TWO_STREAMS:
+        return two_stream_gb_s
+    many = min(many, two_stream_gb_s)
+    if streams >= count:
+        return many
+    share = (streams - TWO_STREAMS) / (count - TWO_STREAMS)
+    return 1.0 / ((1.0 - share) / two_stream_gb_s + share / many)
+
+
 def sustained_for_streams(device: Device, streams: float | None) -> float:
-    """The sustained DRAM bandwidth [GB/s] of a kernel with ``streams`` concurrent DRAM streams (module
-    docstring): ``dram_bandwidth_gb_s`` without a many-streams rate or for ``streams`` None or <= 2."""
-    two, three = device.dram_bandwidth_gb_s, device.dram_many_streams_gb_s
-    if three is None or streams is None or streams <= TWO_STREAMS:
-        return two
-    if streams >= THREE_STREAMS:
-        return three
-    share = (streams - TWO_STREAMS) / (THREE_STREAMS - TWO_STREAMS)
-    return 1.0 / ((1.0 - share) / two + share / three)
+    """The sustained DRAM bandwidth [GB/s] of a kernel with ``streams`` concurrent DRAM streams:
+    :func:`stream_rate` from ``dram_bandwidth_gb_s``."""
+    return stream_rate(device, streams, device.dram_bandwidth_gb_s)
 
 
 def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_lup: float,
@@ -118,5 +137,7 @@ def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_
     else:
         params = BandwidthParams(device.dram_curve_peak_gb_s, device.dram_curve_latency_ns, device.dram_curve_sharpness)
         bw = min(sustained, float(achievable_bandwidth(q, params)))
-        knee = resident_blocks_bandwidth(q, params, blocks_per_sm, bw)
+        # more resident blocks sharpen the knee towards the curve's peak B; the streams cap the peak
+        # as they cap the sustained rate
+        knee = min(resident_blocks_bandwidth(q, params, blocks_per_sm, bw), stream_rate(device, streams, params.peak_gb_s))
     return DramBandwidth(sustained, bw, per_thread, q, resident_threads, capped, knee)
