@@ -17,7 +17,9 @@ DRAM bandwidth [GB/s]
     (:func:`~warpspeed.measured.sustained.stream_summary`). Parts with only a read-only DRAM plateau
     (the data-set sweep of ``gpu-l2-cache`` past the L2): that plateau x the mixed/read-only ratio
     of the nearest part that has both. Parts with no measurement: the vendor peak x the
-    sustained/peak ratio of the nearest measured part.
+    sustained/peak ratio of the nearest measured part. The MI300X (CDNA 3): its vendor peak x the
+    BabelStream ``mul`` / peak ratio of the MI300A, which has the same HBM3 memory system
+    (:data:`BABELSTREAM_AS`; ``fits/data/public/babelstream/``).
 L2 bandwidth [GB/s]
     the level bandwidth of ``gpu-l2-cache`` (:func:`~warpspeed.measured.sustained.cache_step`);
     unmeasured parts scale the nearest measured part by SMs x clock, or by clock and L2 slices
@@ -42,7 +44,8 @@ Many-streams DRAM bandwidth [GB/s] (``dram_many_streams_gb_s``)
     :data:`STREAM_FALL_FRACTION` below the sustained DRAM bandwidth (the part's memory system
     sustains less for more concurrent streams: MI100, MI210, RX 6900 XT; no NVIDIA part); parts
     without a measurement under the DRAM rule take their vendor peak x the reference part's
-    triad/peak ratio (:mod:`warpspeed.memory.dram_bandwidth`).
+    triad/peak ratio (:mod:`warpspeed.memory.dram_bandwidth`). The MI300X takes the MI300A's
+    BabelStream ``triad`` by the same test: 0.05 % below ``mul``, so CDNA 3 gets no many-streams rate.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from warpspeed.measured.babelstream import load_babelstream
 from warpspeed.measured.stream_curve import fit_stream_kernel
 from warpspeed.measured.public_data import load_stream, public_parts
 from warpspeed.measured.sustained import CacheStep, MeasuredPart, measured_part
@@ -80,8 +84,16 @@ VENDOR_DRAM_GB_S = {
 
 #: Devices without a DRAM measurement -> the measured device whose sustained/peak ratio their
 #: vendor peak is scaled by (same memory technology and controller generation).
-DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "MI300X": "MI210", "W6800": "RX6900XT",
-                       "RX5500XT": "RX6900XT"}
+DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
+
+#: Devices without a gpu-stream measurement -> the stored BabelStream run (``fits/data/public/babelstream/``)
+#: of a part with the same memory system, whose kernel/peak ratios their vendor peak is scaled by: the
+#: MI300X and the MI300A share the eight HBM3 stacks (5.3 TB/s), the 256 MB Infinity Cache and the I/O
+#: dies (AMD, "AMD CDNA 3 Architecture" white paper, 2023; MI300X and MI300A datasheets).
+BABELSTREAM_AS = {"MI300X": "mi300a"}
+
+#: The BabelStream kernels that stand for gpu-stream's two-stream ``scale`` and three-stream ``triad``.
+BABELSTREAM_TWO_STREAMS, BABELSTREAM_THREE_STREAMS = "mul", "triad"
 
 #: Devices whose effective L2 stays at half the nominal capacity although the A100 80 GB sweep
 #: falls only at 28.1 MiB: the nvidia-ampere capacity curves (fits/nvidia-ampere.toml, from the
@@ -172,6 +184,8 @@ def _dram(name: str) -> Figure:
         return _plateau_rule(part, "a100-40gb")
     if name == "H100-PCIe-80GB":  # read-only plateau x the H200 (same GH100) mixed/read ratio
         return _plateau_rule(part, "h200")
+    if name in BABELSTREAM_AS:
+        return _babelstream_rule(name, BABELSTREAM_TWO_STREAMS, "sustained")
     if name in DRAM_RULE_REFERENCE:
         ref = DRAM_RULE_REFERENCE[name]
         ratio = _dram(ref).value / VENDOR_DRAM_GB_S[ref]
@@ -179,6 +193,16 @@ def _dram(name: str) -> Figure:
                       f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {ref} sustained/peak "
                       f"{_dram(ref).value:.1f}/{VENDOR_DRAM_GB_S[ref]:g} = {ratio:.4f}")
     raise FitError(f"no DRAM measurement or rule for device {name!r}")
+
+
+def _babelstream_rule(name: str, kernel: str, what: str) -> Figure:
+    """Vendor peak of ``name`` x the ``kernel`` / peak ratio of its BabelStream part (:data:`BABELSTREAM_AS`)."""
+    run = load_babelstream(BABELSTREAM_AS[name])
+    measured = run.bandwidth_gb_s[kernel]
+    ratio = measured / run.peak_gb_s
+    return Figure(VENDOR_DRAM_GB_S[name] * ratio,
+                  f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {run.part} BabelStream {kernel} {what}/peak "
+                  f"{measured:.1f}/{run.peak_gb_s:g} = {ratio:.4f} ({run.source.split(';')[0]})")
 
 
 def _plateau_rule(part: str, ref: str) -> Figure:
@@ -285,6 +309,9 @@ def _many_streams(name: str) -> Figure | None:
             return None
         return Figure(triad, f"{part} stream triad at {int(sweep.resident_threads[last])} resident threads "
                              f"({sweep.source}), {100 * (1 - triad / sustained):.1f} % below the two-stream {sustained:.1f} GB/s")
+    if name in BABELSTREAM_AS:
+        three = _babelstream_rule(name, BABELSTREAM_THREE_STREAMS, "three-stream")
+        return three if three.value < (1.0 - STREAM_FALL_FRACTION) * _dram(name).value else None
     ref = DRAM_RULE_REFERENCE.get(name)
     base = _many_streams(ref) if ref else None
     if base is None:
