@@ -41,9 +41,9 @@ KINDS = ("measured", "documented", "borrowed", "unsourced")
 _BENCH_FILE = re.compile(r"\b(gpu-[a-z0-9-]+)/([a-z0-9_]+)\.txt")
 #: Words that make a comment name a measurement rather than a document.
 _MEASUREMENT_WORDS = re.compile(r"measured on|measurements? of|fitted|reproduces|pointer-chase|gpu-strides|"
-                                r"gpu-benches|babelstream|nsight compute|\bprofiles?\b", re.IGNORECASE)
-#: A part name in free text: A100, H100, H200, V100, L40, L40S, A40, MI100, MI210, MI300X, MI300A, RX 6900 XT, W6800.
-_PART = re.compile(r"\b(?:RX ?\d{4} ?XT|W\d{4}|MI\d{3}[AX]?|[AHLV]\d{2,3}S?)\b")
+                                r"gpu-benches|nsight compute|\bprofiles?\b", re.IGNORECASE)
+#: A part name in free text: A100, H100, H200, V100, L40, L40S, A40, MI100, MI210, MI300X, RX 6900 XT, W6800.
+_PART = re.compile(r"\b(?:RX ?\d{4} ?XT|W\d{4}|MI\d{3}X?|[AHLV]\d{2,3}S?)\b")
 
 #: Which stored public benchmark checks which constant of a device file (table, key) -> benchmark
 #: folder under ``fits/data/public/`` (:mod:`warpspeed.measured.device_figures` derives the figures
@@ -88,6 +88,7 @@ def short_name(device_name: str) -> str:
 FILE_STEMS = {
     "v100": "V100-PCIe-32GB", "a100": "A100-SXM4-40GB", "a100_40": "A100-SXM4-40GB", "a100_80": "A100-SXM4-80GB",
     "h100_pcie": "H100-PCIe-80GB", "h200": "H200", "l40": "L40", "a40": "A40", "mi100": "MI100", "mi210": "MI210",
+    "mi300x": "MI300X",
     "rx6900xt": "RX6900XT", "rdna2": "RX6900XT",
 }
 

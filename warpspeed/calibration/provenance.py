@@ -68,16 +68,13 @@ class Calibration:
 
 
 def _memory(device: Device) -> Component:
-    from warpspeed.measured.device_figures import BABELSTREAM_AS, DRAM_RULE_REFERENCE, MEASURED_AS
+    from warpspeed.measured.device_figures import DRAM_RULE_REFERENCE, MEASURED_AS
 
     what = "DRAM and L2 figures"
     if device.name in MEASURED_ON_ANOTHER_PART:
         return Component(what, MEASURED_ON_ANOTHER_PART[device.name], "same chip and memory", False)
     if device.name in MEASURED_AS:
         return Component(what, device.name, "", True)
-    if device.name in BABELSTREAM_AS:
-        return Component(what, f"{BABELSTREAM_AS[device.name].upper()} (BabelStream)",
-                         "same memory system, scaled by vendor peak", False)
     if device.name in DRAM_RULE_REFERENCE:
         return Component(what, DRAM_RULE_REFERENCE[device.name], "scaled by vendor peak", False)
     return Component(what, "the device file", "not checked against measurements", False)

@@ -17,9 +17,7 @@ DRAM bandwidth [GB/s]
     (:func:`~warpspeed.measured.sustained.stream_summary`). Parts with only a read-only DRAM plateau
     (the data-set sweep of ``gpu-l2-cache`` past the L2): that plateau x the mixed/read-only ratio
     of the nearest part that has both. Parts with no measurement: the vendor peak x the
-    sustained/peak ratio of the nearest measured part. The MI300X (CDNA 3): its vendor peak x the
-    BabelStream ``mul`` / peak ratio of the MI300A, which has the same HBM3 memory system
-    (:data:`BABELSTREAM_AS`; ``fits/data/public/babelstream/``).
+    sustained/peak ratio of the nearest measured part.
 L2 bandwidth [GB/s]
     the level bandwidth of ``gpu-l2-cache`` (:func:`~warpspeed.measured.sustained.cache_step`);
     unmeasured parts scale the nearest measured part by SMs x clock, or by clock and L2 slices
@@ -40,12 +38,12 @@ Achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`)
 Latencies [ns]
     the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.measured.sustained.latency_levels`).
 Many-streams DRAM bandwidth [GB/s] (``dram_many_streams_gb_s``)
-    the stream triad (three concurrent streams) at full occupancy, where it lies more than
+    the stream triad (three concurrent streams; on the MI300X, measured only with gpu-stream's
+    four-buffer triad, four streams) at full occupancy, where it lies more than
     :data:`STREAM_FALL_FRACTION` below the sustained DRAM bandwidth (the part's memory system
-    sustains less for more concurrent streams: MI100, MI210, RX 6900 XT; no NVIDIA part); parts
+    sustains less for more concurrent streams: MI100, MI210, MI300X, RX 6900 XT; no NVIDIA part); parts
     without a measurement under the DRAM rule take their vendor peak x the reference part's
-    triad/peak ratio (:mod:`warpspeed.memory.dram_bandwidth`). The MI300X takes the MI300A's
-    BabelStream ``triad`` by the same test: 0.05 % below ``mul``, so CDNA 3 gets no many-streams rate.
+    triad/peak ratio (:mod:`warpspeed.memory.dram_bandwidth`).
 """
 
 from __future__ import annotations
@@ -53,7 +51,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from warpspeed.measured.babelstream import load_babelstream
 from warpspeed.measured.stream_curve import fit_stream_kernel
 from warpspeed.measured.public_data import load_stream, public_parts
 from warpspeed.measured.sustained import CacheStep, MeasuredPart, measured_part
@@ -70,7 +67,7 @@ from warpspeed.units import MIB
 MEASURED_AS = {
     "A100-SXM4-40GB": "a100-40gb", "A100-PCIe-40GB": "a100-40gb", "A100-SXM4-80GB": "a100-80gb", "H100-PCIe-80GB": "h100-pcie",
     "H200": "h200", "L40": "l40", "L40S": "l40", "A40": "a40", "V100-PCIe-32GB": "v100",
-    "MI100": "mi100", "MI210": "mi210", "RX6900XT": "rx6900xt",
+    "MI100": "mi100", "MI210": "mi210", "MI300X": "mi300x", "RX6900XT": "rx6900xt",
 }
 
 #: Vendor peak DRAM bandwidths [GB/s] used by the rules: NVIDIA H100 Tensor Core GPU datasheet
@@ -86,15 +83,6 @@ VENDOR_DRAM_GB_S = {
 #: vendor peak is scaled by (same memory technology and controller generation).
 DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
 
-#: Devices without a gpu-stream measurement -> the stored BabelStream run (``fits/data/public/babelstream/``)
-#: of a part with the same memory system, whose kernel/peak ratios their vendor peak is scaled by: the
-#: MI300X and the MI300A share the eight HBM3 stacks (5.3 TB/s), the 256 MB Infinity Cache and the I/O
-#: dies (AMD, "AMD CDNA 3 Architecture" white paper, 2023; MI300X and MI300A datasheets).
-BABELSTREAM_AS = {"MI300X": "mi300a"}
-
-#: The BabelStream kernels that stand for gpu-stream's two-stream ``scale`` and three-stream ``triad``.
-BABELSTREAM_TWO_STREAMS, BABELSTREAM_THREE_STREAMS = "mul", "triad"
-
 #: Devices whose effective L2 stays at half the nominal capacity although the A100 80 GB sweep
 #: falls only at 28.1 MiB: the nvidia-ampere capacity curves (fits/nvidia-ampere.toml, from the
 #: reference implementation of Ernst, Holzer, Hager, Knorr, Wellein: "Analytical Performance
@@ -106,6 +94,11 @@ KEEP_HALF_L2 = ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB")
 #: fraction below its sustained (two-stream) bandwidth: the AMD parts lose 3.5-8.1 %, NVIDIA's at most
 #: 1.5 % (A100 40 GB: 1360 against 1381 GB/s; gpu-stream at full occupancy, fits/data/public/gpu-stream/).
 STREAM_FALL_FRACTION = 0.03
+
+#: Stream kernels of more than two concurrent streams, in order of preference: the three-stream triad,
+#: else the four-buffer triad (four streams) of the gpu-stream version since 2024-12-17, the only one
+#: measured on the MI300X.
+MANY_STREAM_KERNELS = ("triad", "triad4")
 
 #: Stream kernels for the achievable-DRAM curve, in order of preference (closest to a stencil).
 CURVE_KERNELS = ("stencil1d3pt", "scale")
@@ -184,8 +177,6 @@ def _dram(name: str) -> Figure:
         return _plateau_rule(part, "a100-40gb")
     if name == "H100-PCIe-80GB":  # read-only plateau x the H200 (same GH100) mixed/read ratio
         return _plateau_rule(part, "h200")
-    if name in BABELSTREAM_AS:
-        return _babelstream_rule(name, BABELSTREAM_TWO_STREAMS, "sustained")
     if name in DRAM_RULE_REFERENCE:
         ref = DRAM_RULE_REFERENCE[name]
         ratio = _dram(ref).value / VENDOR_DRAM_GB_S[ref]
@@ -193,16 +184,6 @@ def _dram(name: str) -> Figure:
                       f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {ref} sustained/peak "
                       f"{_dram(ref).value:.1f}/{VENDOR_DRAM_GB_S[ref]:g} = {ratio:.4f}")
     raise FitError(f"no DRAM measurement or rule for device {name!r}")
-
-
-def _babelstream_rule(name: str, kernel: str, what: str) -> Figure:
-    """Vendor peak of ``name`` x the ``kernel`` / peak ratio of its BabelStream part (:data:`BABELSTREAM_AS`)."""
-    run = load_babelstream(BABELSTREAM_AS[name])
-    measured = run.bandwidth_gb_s[kernel]
-    ratio = measured / run.peak_gb_s
-    return Figure(VENDOR_DRAM_GB_S[name] * ratio,
-                  f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {run.part} BabelStream {kernel} {what}/peak "
-                  f"{measured:.1f}/{run.peak_gb_s:g} = {ratio:.4f} ({run.source.split(';')[0]})")
 
 
 def _plateau_rule(part: str, ref: str) -> Figure:
@@ -277,7 +258,7 @@ def _dram_curve(name: str) -> tuple[BandwidthParams, str]:
     if part and part in public_parts("gpu-stream"):
         return _curve_of_part(part)
     nearest = {"A100-SXM4-80GB": "A100-SXM4-40GB", "H100-PCIe-80GB": "H200", "H100-SXM5-80GB": "H200",
-               "MI300X": "MI210", "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
+               "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
     if name not in nearest:
         raise FitError(f"no stream measurement or rule for the DRAM curve of {name!r}")
     ref = nearest[name]
@@ -301,17 +282,15 @@ def _many_streams(name: str) -> Figure | None:
     part = MEASURED_AS.get(name)
     if part and part in public_parts("gpu-stream"):
         sweep = load_stream(part)
-        if "triad" not in sweep.bandwidth_gb_s:
+        kernel = next((k for k in MANY_STREAM_KERNELS if k in sweep.bandwidth_gb_s), None)
+        if kernel is None:
             return None
         last = max(range(len(sweep.resident_threads)), key=lambda i: sweep.resident_threads[i])
-        triad, sustained = float(sweep.bandwidth_gb_s["triad"][last]), _dram(name).value
+        triad, sustained = float(sweep.bandwidth_gb_s[kernel][last]), _dram(name).value
         if triad >= (1.0 - STREAM_FALL_FRACTION) * sustained:
             return None
-        return Figure(triad, f"{part} stream triad at {int(sweep.resident_threads[last])} resident threads "
+        return Figure(triad, f"{part} stream {kernel} at {int(sweep.resident_threads[last])} resident threads "
                              f"({sweep.source}), {100 * (1 - triad / sustained):.1f} % below the two-stream {sustained:.1f} GB/s")
-    if name in BABELSTREAM_AS:
-        three = _babelstream_rule(name, BABELSTREAM_THREE_STREAMS, "three-stream")
-        return three if three.value < (1.0 - STREAM_FALL_FRACTION) * _dram(name).value else None
     ref = DRAM_RULE_REFERENCE.get(name)
     base = _many_streams(ref) if ref else None
     if base is None:

@@ -25,19 +25,18 @@ Concurrent streams. On AMD's memory systems the sustained rate falls with the nu
 streams a kernel keeps in flight: gpu-benches' stream kernels at full occupancy give the RX 6900 XT
 502 GB/s for one stream (read), 456 for two (scale) and 421 for three (triad), the MI210 1358 and
 1248 for two and three, the MI100 1042 and 1006; NVIDIA's parts lose at most 1.5 % from two to
-three streams (A100 1381 and 1360; V100, A40, L40, H200 none;
-``fits/data/public/gpu-stream/``), nor does CDNA 3 (BabelStream on an MI300A: mul 3789, triad 3788;
-``fits/data/public/babelstream/mi300a.csv``). A device file whose part loses more gives
-``dram_many_streams_gb_s``, the three-stream rate; a launch that moves ``S`` elements per lattice
-update to and from DRAM (each a concurrent address stream: a lattice-Boltzmann pull kernel 2 x 19,
-a stencil 2 plus every plane it reloads) sustains ``dram_bandwidth_gb_s`` for ``S <= 2``, the
-three-stream rate for ``S >= 3``, and between them the harmonic interpolation (time per byte linear
-in ``S``) (:func:`sustained_for_streams`). Beyond three streams nothing is measured, so the rate is
-held at the three-stream one: for kernels with many more streams it is an upper bound. No public
-measurement of more streams on these parts was found, and none of the mechanisms that could carry the
-one-to-three-stream rates further (time per byte linear in ``S``, row-buffer hits falling as ``1/S``,
-a cost saturating at the DRAM's bank groups or banks) is consistent with all three parts or fixed by a
-documented count (``docs/amd.md``, "Beyond three streams").
+three streams (A100 1381 and 1360; V100, A40, L40, H200 none; ``fits/data/public/gpu-stream/``).
+A device file whose part loses more gives ``dram_many_streams_gb_s``, the three-stream rate (on the MI300X,
+measured only with the four-stream triad, the four-stream rate); a launch that moves ``S`` elements per
+lattice update to and from DRAM (each a concurrent address stream: a lattice-Boltzmann pull kernel
+2 x 19, a stencil 2 plus every plane it reloads) sustains ``dram_bandwidth_gb_s`` for ``S <= 2``, the
+many-streams rate for ``S >= 3``, and between them the harmonic interpolation (time per byte linear
+in ``S``) (:func:`sustained_for_streams`). The hold beyond three streams is measured up to four:
+gpu-stream's later four-buffer triad (``fits/data/public/gpu-stream-triad4/``) costs the RX 6900 XT
+and the MI210 no more than the three-buffer one (433 and 1225 GB/s against scale 457 and 1362 in the
+same runs), where a cost linear in ``S`` would give 391 and 1154. Beyond four streams nothing public
+is measured: for kernels with many more streams the rate is an upper bound (``docs/amd.md``, "Beyond
+four streams", with the mechanisms checked).
 
 A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:
 the stored L2 measurements were all taken at full occupancy, so no L2 curve can be calibrated.
