@@ -44,8 +44,10 @@ def test_no_built_in_constant_is_unsourced():
 
 def test_what_each_device_is_checked_against():
     # the stored files of fits/data/public/ (listed by hand): the V100 has gpu-cache, the pointer-chase
-    # rows around its L1 and gpu-stream, the W6800 has nothing of its own
-    assert device_checks(load_device("V100-PCIe-32GB")) == ("gpu-cache/v100", "gpu-latency-l1/v100", "gpu-stream/v100")
+    # rows around its L1, gpu-stream and the later gpu-stream run with the four-buffer triad, the W6800
+    # has nothing of its own
+    assert device_checks(load_device("V100-PCIe-32GB")) == (
+        "gpu-cache/v100", "gpu-latency-l1/v100", "gpu-stream/v100", "gpu-stream-triad4/v100")
     assert device_checks(load_device("W6800")) == ()
     assert any(c.startswith("fits/data/H200") for c in device_checks(load_device("H200")))
 
@@ -70,6 +72,7 @@ def test_cli_prints_one_device():
     result = CliRunner().invoke(main, ["devices", "--provenance", "--device", "V100"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("## V100-PCIe-32GB")
-    assert "Checked against: gpu-cache/v100; gpu-latency-l1/v100; gpu-stream/v100." in result.output
+    assert ("Checked against: gpu-cache/v100; gpu-latency-l1/v100; gpu-stream/v100; gpu-stream-triad4/v100."
+            in result.output)
     bad = CliRunner().invoke(main, ["devices", "--write-docs"])
     assert bad.exit_code == 2

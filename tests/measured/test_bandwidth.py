@@ -33,14 +33,15 @@ ALL_FILES = [(b, p) for b in BENCHMARKS for p in public_parts(b)]
 # ---------------------------------------------------------------------------------------------
 
 def test_every_benchmark_has_files():
-    # stream: 8 parts, L2: 7, L1: 6, latency: 4 (as transcribed)
-    assert [len(public_parts(b)) for b in BENCHMARKS] == [8, 7, 6, 4]
+    # stream: 9 parts (the MI300X since the four-buffer triad), L2: 7, L1: 6, latency: 4 (as transcribed)
+    assert [len(public_parts(b)) for b in BENCHMARKS] == [9, 7, 6, 4]
 
 
 @pytest.mark.parametrize("bench,part", ALL_FILES, ids=[f"{b}/{p}" for b, p in ALL_FILES])
 def test_data_file_loads_with_source_line(bench, part):
     f = read_public_csv(bench, part)
-    assert "te42kyfo/gpu-benches" in f.source
+    # te42kyfo/gpu-benches, continued as RRZE-HPC/gpu-benches (same history; the MI300X run is only there)
+    assert re.search(r"github\.com/(te42kyfo|RRZE-HPC)/gpu-benches\b", f.source)
     assert re.search(r"commit [0-9a-f]{40}\b", f.source)
     assert f.source.split("file ")[1].startswith(bench + "/")
     assert f.value("units")
@@ -212,4 +213,21 @@ def test_latency_levels_of_the_l40():
 
 def test_unmeasured_part_is_an_error():
     with pytest.raises(FitError, match="measured parts"):
-        measured_part("mi300x")
+        measured_part("mi250x")
+
+
+@pytest.mark.parametrize("part, scale, triad4", [
+    # the full-occupancy rows of gpu-stream/<part>.txt @ 6788278 (RRZE-HPC/gpu-benches), read by hand
+    ("rx6900xt", 457, 433), ("mi210", 1362, 1225), ("mi100", 784, 718), ("mi300a", 2956, 3034),
+    ("a100-80gb", 1737, 1794), ("a40", 653, 670), ("l40", 776, 830), ("v100", 809, 788),
+])
+def test_four_stream_triad_runs_are_stored_with_their_source(part, scale, triad4):
+    from warpspeed.files.stored import stored_file
+    from warpspeed.measured.public_data import parse_public_csv
+
+    f = parse_public_csv(stored_file("public", "gpu-stream-triad4", f"{part}.csv").read_text(),
+                         "gpu-stream-triad4", part)
+    assert re.search(r"github\.com/RRZE-HPC/gpu-benches\b.*file gpu-stream/\S+\.txt, commit 6788278[0-9a-f]{33}\b",
+                     f.source)
+    last = int(np.argmax(f.column("resident_threads")))
+    assert (f.column("scale")[last], f.column("triad4")[last]) == (scale, triad4)

@@ -88,6 +88,7 @@ def short_name(device_name: str) -> str:
 FILE_STEMS = {
     "v100": "V100-PCIe-32GB", "a100": "A100-SXM4-40GB", "a100_40": "A100-SXM4-40GB", "a100_80": "A100-SXM4-80GB",
     "h100_pcie": "H100-PCIe-80GB", "h200": "H200", "l40": "L40", "a40": "A40", "mi100": "MI100", "mi210": "MI210",
+    "mi300x": "MI300X",
     "rx6900xt": "RX6900XT", "rdna2": "RX6900XT",
 }
 

@@ -38,9 +38,10 @@ Achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`)
 Latencies [ns]
     the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.measured.sustained.latency_levels`).
 Many-streams DRAM bandwidth [GB/s] (``dram_many_streams_gb_s``)
-    the stream triad (three concurrent streams) at full occupancy, where it lies more than
+    the stream triad (three concurrent streams; on the MI300X, measured only with gpu-stream's
+    four-buffer triad, four streams) at full occupancy, where it lies more than
     :data:`STREAM_FALL_FRACTION` below the sustained DRAM bandwidth (the part's memory system
-    sustains less for more concurrent streams: MI100, MI210, RX 6900 XT; no NVIDIA part); parts
+    sustains less for more concurrent streams: MI100, MI210, MI300X, RX 6900 XT; no NVIDIA part); parts
     without a measurement under the DRAM rule take their vendor peak x the reference part's
     triad/peak ratio (:mod:`warpspeed.memory.dram_bandwidth`).
 """
@@ -66,7 +67,7 @@ from warpspeed.units import MIB
 MEASURED_AS = {
     "A100-SXM4-40GB": "a100-40gb", "A100-PCIe-40GB": "a100-40gb", "A100-SXM4-80GB": "a100-80gb", "H100-PCIe-80GB": "h100-pcie",
     "H200": "h200", "L40": "l40", "L40S": "l40", "A40": "a40", "V100-PCIe-32GB": "v100",
-    "MI100": "mi100", "MI210": "mi210", "RX6900XT": "rx6900xt",
+    "MI100": "mi100", "MI210": "mi210", "MI300X": "mi300x", "RX6900XT": "rx6900xt",
 }
 
 #: Vendor peak DRAM bandwidths [GB/s] used by the rules: NVIDIA H100 Tensor Core GPU datasheet
@@ -80,8 +81,7 @@ VENDOR_DRAM_GB_S = {
 
 #: Devices without a DRAM measurement -> the measured device whose sustained/peak ratio their
 #: vendor peak is scaled by (same memory technology and controller generation).
-DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "MI300X": "MI210", "W6800": "RX6900XT",
-                       "RX5500XT": "RX6900XT"}
+DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
 
 #: Devices whose effective L2 stays at half the nominal capacity although the A100 80 GB sweep
 #: falls only at 28.1 MiB: the nvidia-ampere capacity curves (fits/nvidia-ampere.toml, from the
@@ -94,6 +94,11 @@ KEEP_HALF_L2 = ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB")
 #: fraction below its sustained (two-stream) bandwidth: the AMD parts lose 3.5-8.1 %, NVIDIA's at most
 #: 1.5 % (A100 40 GB: 1360 against 1381 GB/s; gpu-stream at full occupancy, fits/data/public/gpu-stream/).
 STREAM_FALL_FRACTION = 0.03
+
+#: Stream kernels of more than two concurrent streams, in order of preference: the three-stream triad,
+#: else the four-buffer triad (four streams) of the gpu-stream version since 2024-12-17, the only one
+#: measured on the MI300X.
+MANY_STREAM_KERNELS = ("triad", "triad4")
 
 #: Stream kernels for the achievable-DRAM curve, in order of preference (closest to a stencil).
 CURVE_KERNELS = ("stencil1d3pt", "scale")
@@ -253,7 +258,7 @@ def _dram_curve(name: str) -> tuple[BandwidthParams, str]:
     if part and part in public_parts("gpu-stream"):
         return _curve_of_part(part)
     nearest = {"A100-SXM4-80GB": "A100-SXM4-40GB", "H100-PCIe-80GB": "H200", "H100-SXM5-80GB": "H200",
-               "MI300X": "MI210", "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
+               "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
     if name not in nearest:
         raise FitError(f"no stream measurement or rule for the DRAM curve of {name!r}")
     ref = nearest[name]
@@ -277,13 +282,14 @@ def _many_streams(name: str) -> Figure | None:
     part = MEASURED_AS.get(name)
     if part and part in public_parts("gpu-stream"):
         sweep = load_stream(part)
-        if "triad" not in sweep.bandwidth_gb_s:
+        kernel = next((k for k in MANY_STREAM_KERNELS if k in sweep.bandwidth_gb_s), None)
+        if kernel is None:
             return None
         last = max(range(len(sweep.resident_threads)), key=lambda i: sweep.resident_threads[i])
-        triad, sustained = float(sweep.bandwidth_gb_s["triad"][last]), _dram(name).value
+        triad, sustained = float(sweep.bandwidth_gb_s[kernel][last]), _dram(name).value
         if triad >= (1.0 - STREAM_FALL_FRACTION) * sustained:
             return None
-        return Figure(triad, f"{part} stream triad at {int(sweep.resident_threads[last])} resident threads "
+        return Figure(triad, f"{part} stream {kernel} at {int(sweep.resident_threads[last])} resident threads "
                              f"({sweep.source}), {100 * (1 - triad / sustained):.1f} % below the two-stream {sustained:.1f} GB/s")
     ref = DRAM_RULE_REFERENCE.get(name)
     base = _many_streams(ref) if ref else None

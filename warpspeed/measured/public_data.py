@@ -32,8 +32,11 @@ BENCHMARKS = ("gpu-stream", "gpu-l2-cache", "gpu-cache", "gpu-latency")
 _REQUIRED_KEYS = ("source", "part", "units")
 
 #: Bytes one thread moves per stream kernel (streams x 8 B doubles), as the benchmark counts them.
+#: ``triad`` is A = B x 1.2 + C (three streams); ``triad4`` the four-buffer triad A = B x D + C that
+#: gpu-stream runs since its commit 6955551 (2024-12-17; the files measured with it name the column so).
 STREAM_BYTES_PER_THREAD = {
     "init": 8, "read": 8, "scale": 16, "triad": 24, "stencil1d3pt": 16, "stencil1d5pt": 16,
+    "triad4": 32,
 }
 #: Bytes of one element of a stream kernel (doubles): a kernel's concurrent streams are its bytes
 #: per thread over this (warpspeed.memory.dram_bandwidth.sustained_for_streams).

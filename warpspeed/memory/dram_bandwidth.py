@@ -26,21 +26,28 @@ flight at once. On AMD's the rate falls already from two to three: gpu-benches' 
 full occupancy give the RX 6900 XT 502 GB/s for one stream (read), 456 for two (scale) and 421 for
 three (triad), the MI210 1358 and 1248 for two and three, the MI100 1042 and 1006; NVIDIA's parts
 lose at most 1.5 % from two to three streams (A100 1381 and 1360; V100, A40, L40, H200 none;
-``fits/data/public/gpu-stream/``). With more streams the H200 loses too: its one-array copy (one
-load and one store stream, ``fits/data/H200/mech-stream.csv``) reaches 3.6-3.8 TB/s at four and
-more resident blocks per SM, copies of 4-38 arrays (``mech-segments.csv``) 2.5-3.3 TB/s
-(:mod:`warpspeed.calibration.many_streams_fit`). A device file whose part loses bandwidth to
-streams gives ``dram_many_streams_gb_s``, the rate from ``dram_many_streams_count`` streams on
-(default 3: the triad; the H200: 8, its 4-array copies). A launch that moves ``S`` elements per
-lattice update to and from DRAM (each a concurrent address stream: a lattice-Boltzmann pull kernel
-2 x 19, a stencil 2 plus every plane it reloads) sustains ``dram_bandwidth_gb_s`` for ``S <= 2``,
-the many-streams rate from the count on, and between them the harmonic interpolation (time per
-byte linear in ``S``) (:func:`stream_rate`). The same interpolation, from the curve's peak ``B``
-at two streams, caps the knee of resident blocks (a launch with many resident blocks approaches
-``B`` with two streams, the many-streams rate with many). Beyond the count nothing is measured on
-the AMD parts, so the rate is held: for kernels with many more streams it is an upper bound. An
-in-place kernel that stores to the addresses it loaded (FluidX3D's esoteric pull) is not a case
-of this rule: the H200 runs it at 3.53 TB/s (``fits/data/public/fluidx3d/``).
+``fits/data/public/gpu-stream/``). The hold beyond three streams is measured up to four on AMD:
+gpu-stream's later four-buffer triad (``fits/data/public/gpu-stream-triad4/``) costs the RX 6900 XT
+and the MI210 no more than the three-buffer one (433 and 1225 GB/s against scale 457 and 1362 in the
+same runs), where a cost linear in ``S`` would give 391 and 1154; beyond four streams nothing public
+is measured on an AMD part (``docs/amd.md``, "Beyond four streams"). With more streams the H200
+loses too: its one-array copy (one load and one store stream, ``fits/data/H200/mech-stream.csv``)
+reaches 3.6-3.8 TB/s at four and more resident blocks per SM, copies of 4-38 arrays
+(``mech-segments.csv``) 2.5-3.3 TB/s (:mod:`warpspeed.calibration.many_streams_fit`).
+
+A device file whose part loses bandwidth to streams gives ``dram_many_streams_gb_s``, the rate
+from ``dram_many_streams_count`` streams on (default 3: the triad; the MI300X, measured only with
+the four-stream triad, the four-stream rate; the H200: 8, its 4-array copies). A launch that moves
+``S`` elements per lattice update to and from DRAM (each a concurrent address stream: a
+lattice-Boltzmann pull kernel 2 x 19, a stencil 2 plus every plane it reloads) sustains
+``dram_bandwidth_gb_s`` for ``S <= 2``, the many-streams rate from the count on, and between them
+the harmonic interpolation (time per byte linear in ``S``) (:func:`stream_rate`). The same
+interpolation, from the curve's peak ``B`` at two streams, caps the knee of resident blocks (a
+launch with many resident blocks approaches ``B`` with two streams, the many-streams rate with
+many). Where nothing is measured beyond the count the rate is held: for kernels with many more
+streams it is an upper bound. An in-place kernel that stores to the addresses it loaded
+(FluidX3D's esoteric pull) is not a case of this rule: the H200 runs it at 3.53 TB/s
+(``fits/data/public/fluidx3d/``).
 
 A device file without the curve keys gets the flat sustained bandwidth. The L2 limiter stays flat:
 the stored L2 measurements were all taken at full occupancy, so no L2 curve can be calibrated.

@@ -20,6 +20,8 @@ from warpspeed.validation.strides import StrideRow
 SOURCE_REPOSITORY = "te42kyfo/gpu-benches"
 
 _SOURCE_FILE = re.compile(r"file (\S+?),? commit ([0-9a-f]{40})")
+#: The GitHub repository a header line names (``https://github.com/<owner>/<name>``).
+_REPOSITORY = re.compile(r"github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?=[\s),;]|$)")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,12 @@ class DatasetAccuracy:
         """Whether the MAPE and the worst point stay within the stated bounds."""
         return (self.mape_percent <= self.mape_bound_percent
                 and abs(self.worst.error_percent) <= self.worst_bound_percent)
+
+
+def repository_of(text: str) -> str:
+    """The GitHub owner/name of the first repository a header line names (:data:`SOURCE_REPOSITORY` if none)."""
+    m = _REPOSITORY.search(text)
+    return m.group(1) if m else SOURCE_REPOSITORY
 
 
 def source_of(text: str) -> tuple[str, str]:

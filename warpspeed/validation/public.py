@@ -38,6 +38,8 @@ a dataset and its points is :mod:`warpspeed.validation.datasets`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from warpspeed.errors import FitError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.measured.device_figures import CURVE_KERNELS, MEASURED_AS
@@ -58,6 +60,7 @@ from warpspeed.validation.datasets import (
     PointError,
     dataset as _dataset,
     device_of_part,
+    repository_of,
     row_label as _row_label,
     source_of,
 )
@@ -178,17 +181,18 @@ def stream_datasets() -> tuple[DatasetAccuracy, ...]:
         fitted = next(k for k in CURVE_KERNELS if k in sweep.bandwidth_gb_s)
         others = [k for k in MIXED_KERNELS if k in sweep.bandwidth_gb_s and k != fitted]
         rows = len(sweep.resident_threads)
-        out.append(_dataset(
+        repository = repository_of(sweep.source)
+        out.append(replace(_dataset(
             "DRAM", f"{name} stream {fitted} (fitted)", "GB/s",
             _stream_points(device, sweep.resident_threads, sweep.bandwidth_gb_s[fitted], fitted), source,
             f"{rows} occupancies; the kernel the device's curve was fitted to",
-            (STREAM_FITTED_MAPE_BOUND, STREAM_FITTED_WORST_BOUND)))
+            (STREAM_FITTED_MAPE_BOUND, STREAM_FITTED_WORST_BOUND)), repository=repository))
         points = [p for k in others
                   for p in _stream_points(device, sweep.resident_threads, sweep.bandwidth_gb_s[k], k)]
-        out.append(_dataset(
+        out.append(replace(_dataset(
             "DRAM", f"{name} stream {', '.join(others)} (not fitted)", "GB/s", points, source,
             f"{rows} occupancies per kernel; kernels the curve was not fitted to",
-            (STREAM_OTHER_MAPE_BOUND, STREAM_OTHER_WORST_BOUND)))
+            (STREAM_OTHER_MAPE_BOUND, STREAM_OTHER_WORST_BOUND)), repository=repository))
     return tuple(out)
 
 

@@ -139,7 +139,7 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         [_sentence("On measured parts the kernels the curves were not fitted to have a MAPE of {} per part",
                    _range(d, _in("DRAM", "not fitted"))),
          _sentence("(worst point {}).", _worst(d, _in("DRAM", "not fitted"))),
-         "Rule-built devices (H100 SXM5, MI300X, W6800, RX 5500 XT) add the spread of the sustained/peak "
+         "Rule-built devices (H100 SXM5, W6800, RX 5500 XT) add the spread of the sustained/peak "
          "ratio between parts of one memory technology, which no stored measurement checks."])
     lines += _section(
         "Overlap model (the default)",
