@@ -37,8 +37,8 @@ _TABLE_FIELDS = ("memory", "tables")
 DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curve_sharpness")
 #: Pointer-chase latency of DRAM: optional, present where measured (the caches' are their levels').
 LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")
-#: The sustained DRAM bandwidth of kernels with three or more concurrent streams, where a part's
-#: memory system sustains less for them (:mod:`warpspeed.memory.dram_bandwidth`).
+#: The sustained DRAM bandwidth of kernels with many concurrent streams and the stream count it
+#: holds from, where a part's memory system sustains less for them (:mod:`warpspeed.memory.dram_bandwidth`).
 MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s", "dram_many_streams_count")
 #: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
 #: takes (:mod:`warpspeed.measured.launch_cost`).
