@@ -16,6 +16,7 @@ Results are exact integers; the tests check them against ISL and against brute-f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
@@ -212,33 +213,37 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
     for w in widths:
         per_group *= np.maximum((w > 0).sum(axis=1), 1)
     sets_used = int(np.count_nonzero(counts.sum(axis=0)))  # the limit counts every group's layer of a used set
-    if int(per_group.max()) > max_cells or n_groups * sets_used * int(np.prod([s + 1 for s in shape])) > joint_cells:
+    if int(per_group.max()) > max_cells or n_groups * sets_used * math.prod(s + 1 for s in shape) > joint_cells:
         return None
     weights = widths[0].reshape(n_groups, shape[0], *([1] * (dims - 1)))
     for d in range(1, dims):
         weights = weights * widths[d].reshape(n_groups, *([1] * d), shape[d], *([1] * (dims - 1 - d)))
     # the difference array has the grid's own shape: a corner on an upper edge of the common grid
     # (index == shape) changes no cell of it (prefix sums run upwards), so it is left out
-    size = int(np.prod(shape))
-    strides = np.array([int(np.prod(shape[d + 1:])) for d in range(dims)], dtype=np.int64)
+    size = math.prod(shape)
+    strides = np.array([math.prod(shape[d + 1:]) for d in range(dims)], dtype=np.int64)
     pick, signs = _corners(dims)
-    coords = np.where(pick[None, :, :], index[1][:, None, :], index[0][:, None, :])  # (boxes, corners, dims)
-    inside = (coords < np.array(shape, dtype=np.int64)).all(axis=2)
+    # every corner's flat index: the low ends' plus, where it takes the high end, high minus low
+    low_flat = index[0] * strides
+    corner_flat = low_flat.sum(axis=1)[:, None] + (index[1] * strides - low_flat) @ pick.T.astype(np.int64)
+    # a corner lies inside the grid unless it takes a high end on the grid's upper edge
+    on_edge = (index[1] >= np.array(shape, dtype=np.int64)).astype(np.int64)
+    inside = on_edge @ pick.T.astype(np.int64) == 0  # (boxes, corners)
     # several sets share one layer as digits of base 2^bits (a cell's count of a set's boxes is
     # below 2^bits): box weights +-2^(bits * digit), sums of integers below 2^52, exact in float64
     bits = int(flat_counts.max()).bit_length()
     digits = max(1, PACKED_BITS // bits)
-    per_group = -(-n_sets // digits)  # layers per group
-    layer_of = (used // n_sets) * per_group + (used % n_sets) // digits
+    layers = -(-n_sets // digits)  # per group
+    layer_of = (used // n_sets) * layers + (used % n_sets) // digits
     scale = np.ldexp(1.0, bits * ((used % n_sets) % digits))
     box_layer = np.repeat(layer_of, flat_counts[used])
     box_scale = np.repeat(scale, flat_counts[used])
-    flat_index = (box_layer[:, None] * size + (coords * strides).sum(axis=2))[inside]
+    flat_index = (box_layer[:, None] * size + corner_flat)[inside]
     diff = np.bincount(flat_index, weights=(signs[None, :] * box_scale[:, None])[inside],
-                       minlength=n_groups * per_group * size).astype(np.int64).reshape(n_groups * per_group, *shape)
-    counted = _prefix_sums(diff, dims).reshape(n_groups, per_group, -1)
+                       minlength=n_groups * layers * size).astype(np.int64).reshape(n_groups * layers, *shape)
+    counted = _prefix_sums(diff, dims).reshape(n_groups, layers, -1)
     sets = np.arange(n_sets)
-    packed = counted if per_group == 1 else counted[:, sets // digits]  # each set's layer
+    packed = counted if layers == 1 else counted[:, sets // digits]  # each set's layer
     digit = np.left_shift(np.int64((1 << bits) - 1), (bits * (sets % digits)).astype(np.int64))
     covered = np.bitwise_and(packed, digit[None, :, None]) != 0  # (groups, sets, cells)
     return covered.reshape(n_groups, n_sets, *shape), weights
