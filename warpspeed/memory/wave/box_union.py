@@ -178,8 +178,18 @@ def group_coverage(groups: Sequence[Sequence[np.ndarray]], max_cells: int = MAX_
         return np.zeros((n_groups, n_sets), dtype=bool), np.zeros((n_groups,), dtype=np.int64)
     arrays = [a.reshape(-1, dims, 2) for a in arrays]
     counts = np.array([a.shape[0] for a in arrays], dtype=np.int64).reshape(n_groups, n_sets)
+    return joint_coverage(np.concatenate(arrays), counts, max_cells, joint_cells)
+
+
+def joint_coverage(boxes: np.ndarray, counts: np.ndarray, max_cells: int = MAX_GRID_CELLS,
+                   joint_cells: int = JOINT_CELLS) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`group_coverage` of the boxes of every set in one array: ``boxes`` ``(boxes, dims,
+    2)`` ordered by group, then set, ``counts`` ``(n_groups, n_sets)`` the boxes of each set."""
+    n_groups, n_sets = counts.shape
+    if boxes.shape[0] == 0:
+        return np.zeros((n_groups, n_sets), dtype=bool), np.zeros((n_groups,), dtype=np.int64)
+    dims = boxes.shape[1]
     used = np.flatnonzero(counts.reshape(-1))  # (group, set) pairs with boxes
-    boxes = np.concatenate(arrays)
     n = boxes.shape[0]
     flat_counts = counts.reshape(-1)
     group_of = np.repeat(used // n_sets, flat_counts[used])
