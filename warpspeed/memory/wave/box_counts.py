@@ -114,45 +114,53 @@ def _joint_images(requests: Sequence[CountRequest], bands: int) -> tuple[np.ndar
     set, and the number of boxes of each set ``(requests, 5 + 2 * bands)``: every map of every
     request's stacks applied to every cell box of the requests at once (one evaluation; the sets
     are picked out of it by index, the boxes of a set in any order, as only their union counts)."""
-    stacks: dict[int, MapStack] = {}  # the distinct map stacks (loads, stores, both of each field)
-    parts: dict[int, np.ndarray] = {}  # the distinct cell-box arrays
-    empty = np.zeros((0, 3, 2), dtype=np.int64)
-    pairs = []  # per request and set: (map stack, cell boxes)
-    for field_stacks, wave, previous, band_cells in requests:
-        sets = [(field_stacks.loads, wave), (field_stacks.stores, wave),
-                *((field_stacks.both, previous.get(d, empty)) for d in DIMENSIONS)]
-        for j in range(bands):
-            cells = band_cells[j] if j < len(band_cells) else empty
-            sets += [(field_stacks.loads, cells), (field_stacks.stores, cells)]
-        for maps, cells in sets:
-            stacks.setdefault(id(maps), maps)
-            parts.setdefault(id(cells), box_array(cells))
-            pairs.append((id(maps), id(cells)))
-    maps = list(stacks.values())
-    rows = np.cumsum([0] + [m.dims.shape[0] for m in maps])
-    row_of = {key: (int(rows[i]), int(rows[i + 1] - rows[i])) for i, key in enumerate(stacks)}
-    arrays = list(parts.values())
-    starts = np.cumsum([0] + [a.shape[0] for a in arrays])
-    part_of = {key: (int(starts[i]), int(starts[i + 1] - starts[i])) for i, key in enumerate(parts)}
+    n_sets, n = 5 + 2 * bands, len(requests)
     targets = requests[0][0].loads.targets
-    total_rows, total_boxes = int(rows[-1]), int(starts[-1])
-    n_sets = 5 + 2 * bands
+    maps: list[MapStack] = []  # loads, stores, both of each distinct field's stacks
+    stack_rows: dict[int, int] = {}  # the first of a field's three entries of ``maps``
+    arrays: list[np.ndarray] = []  # the distinct cell-box arrays
+    array_of: dict[int, int] = {}
+    stack_of = np.empty(n, dtype=np.int64)
+    part_of = np.empty((n, 4 + bands), dtype=np.int64)  # wave, P_x, P_y, P_z, bands
+    empty = np.zeros((0, 3, 2), dtype=np.int64)
+    for i, (field_stacks, wave, previous, band_cells) in enumerate(requests):
+        key = id(field_stacks)
+        if key not in stack_rows:
+            stack_rows[key] = len(maps)
+            maps += [field_stacks.loads, field_stacks.stores, field_stacks.both]
+        stack_of[i] = stack_rows[key]
+        cells = [wave, *(previous.get(d, empty) for d in DIMENSIONS),
+                 *(band_cells[j] if j < len(band_cells) else empty for j in range(bands))]
+        for k, c in enumerate(cells):
+            if id(c) not in array_of:
+                array_of[id(c)] = len(arrays)
+                arrays.append(box_array(c))
+            part_of[i, k] = array_of[id(c)]
+    n_rows = np.array([m.dims.shape[0] for m in maps], dtype=np.int64)
+    n_boxes = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    total_rows, total_boxes = int(n_rows.sum()), int(n_boxes.sum())
     if total_rows == 0 or total_boxes == 0:
-        return np.zeros((0, targets, 2), dtype=np.int64), np.zeros((len(requests), n_sets), dtype=np.int64)
+        return np.zeros((0, targets, 2), dtype=np.int64), np.zeros((n, n_sets), dtype=np.int64)
     dims = np.concatenate([m.dims for m in maps])
     bounds = np.concatenate([np.stack((m.offset, m.offset_hi), axis=-1) for m in maps])
     scale = np.concatenate([m.scale for m in maps])[..., None]
     line = np.concatenate([m.line for m in maps])[..., None]
     boxes = np.concatenate(arrays)
     images = np.floor_divide(bounds + scale * boxes[:, dims, :], line)  # (boxes, rows, targets, 2)
-    first_row, n_rows = np.array([row_of[m] for m, _ in pairs], dtype=np.int64).T
-    first_box, n_boxes = np.array([part_of[c] for _, c in pairs], dtype=np.int64).T
-    counts = n_rows * n_boxes
+    # each set's map stack (0 loads, 1 stores, 2 both) and cells (column of ``part_of``)
+    kind = np.array([0, 1, 2, 2, 2] + [0, 1] * bands, dtype=np.int64)
+    cells_at = np.array([0, 0, 1, 2, 3] + [4 + j for j in range(bands) for _ in (0, 1)], dtype=np.int64)
+    stack = (stack_of[:, None] + kind[None, :]).reshape(-1)
+    part = part_of[:, cells_at].reshape(-1)
+    first_row = (np.cumsum(n_rows) - n_rows)[stack]
+    first_box = (np.cumsum(n_boxes) - n_boxes)[part]
+    width = n_rows[stack]
+    counts = width * n_boxes[part]
     pair = np.repeat(np.arange(counts.size), counts)
     local = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    width = n_rows[pair]
+    width = width[pair]
     index = (first_box[pair] + local // width) * total_rows + first_row[pair] + local % width
-    return images.reshape(-1, targets, 2)[index], counts.reshape(len(requests), n_sets)
+    return images.reshape(-1, targets, 2)[index], counts.reshape(n, n_sets)
 
 
 def _count_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts] | None:
