@@ -42,7 +42,13 @@ Classes
 Representatives and weights
     ``r_k`` and ``t_k`` are periodic in ``k`` with period ``P / gcd(B, P)``, so the number of
     full waves of each class (its weight) is counted from one period: the cost does not grow
-    with the number of waves. Each class is evaluated once, at a representative: among the
+    with the number of waves. Up to :data:`ENUMERATED_WAVES` waves the period is listed; a longer
+    one (large planes: a period of 2048 waves for 2048^3 cells in blocks of 32 x 8 x 4 and 264
+    blocks per wave) is counted from the residues of ``t_k`` and ``r_k`` (:func:`_residue_classes`):
+    the waves across a plane boundary one residue each (at most ``B / gcd(B, P) + 1``), the others
+    by their row offset (``gx / gcd(B, gx)`` of them), so that the cost does not grow with the
+    plane either; more row offsets than :data:`ENUMERATED_WAVES`, or a representative not found
+    within :data:`SEARCH_STEPS` steps, fall back to the listing. Each class is evaluated once, at a representative: among the
     waves whose first boundary (a plane boundary for ``cz >= 1``, else a row boundary for
     ``cy >= 1``) lies at the median position among the class's waves (counted in blocks before
     the boundary), the one nearest the middle of the grid that starts after the first block row
