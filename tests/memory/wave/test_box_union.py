@@ -96,8 +96,7 @@ def test_group_coverage_keeps_sets_with_many_overlapping_boxes_apart():
     groups = [[big, *small], [*small[::-1], big[:3]]]
     covered, weights = group_coverage(groups)
     for g, group in enumerate(groups):
-        for s, boxes in enumerate(group):
-            expected = _points([tuple(map(tuple, b)) for b in boxes.tolist()])
+        points = [_points([tuple(map(tuple, b)) for b in boxes.tolist()]) for boxes in group]
+        for s, expected in enumerate(points):
             assert int((covered[g, s] * weights[g]).sum()) == len(expected)
-        assert int(((covered[g, 0] & covered[g, 8]) * weights[g]).sum()) == len(
-            _points([tuple(map(tuple, b)) for b in group[0].tolist()]) & _points([tuple(map(tuple, b)) for b in group[8].tolist()]))
+        assert int(((covered[g, 0] & covered[g, 8]) * weights[g]).sum()) == len(points[0] & points[8])

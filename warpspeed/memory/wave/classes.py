@@ -48,10 +48,10 @@ Representatives and weights
     the waves across a plane boundary one residue each (at most ``B / gcd(B, P) + 1``), the others
     by their row offset (``gx / gcd(B, gx)`` of them), so that the cost does not grow with the
     plane either; more row offsets than :data:`ENUMERATED_WAVES`, or a representative not found
-    within :data:`SEARCH_STEPS` steps, fall back to the listing. Each class is evaluated once, at a representative: among the
-    waves whose first boundary (a plane boundary for ``cz >= 1``, else a row boundary for
-    ``cy >= 1``) lies at the median position among the class's waves (counted in blocks before
-    the boundary), the one nearest the middle of the grid that starts after the first block row
+    within :data:`SEARCH_STEPS` steps, fall back to the listing. Each class is evaluated once, at a
+    representative: among the waves whose first boundary (a plane boundary for ``cz >= 1``, else a
+    row boundary for ``cy >= 1``) lies at the median position among the class's waves (counted in
+    blocks before the boundary), the one nearest the middle of the grid that starts after the first block row
     of its plane. The last condition keeps the representative's previous-neighbour set along y
     (the block row before the wave) in the same plane: a wave that starts in the first row of a
     plane (about ``1 / gy`` of the waves) finds the data of its y neighbours only through the z
