@@ -40,26 +40,26 @@ Classes
     of its overlaps count for x, y or z), which the tests bound on small grids.
 
 Representatives and weights
-    ``r_k`` and ``t_k`` are periodic in ``k`` with period ``P / gcd(B, P)``, so the number of
-    full waves of each class (its weight) is counted from one period: the cost does not grow
-    with the number of waves. Up to :data:`ENUMERATED_WAVES` waves the period is listed; a longer
-    one (large planes: a period of 2048 waves for 2048^3 cells in blocks of 32 x 8 x 4 and 264
-    blocks per wave) is counted from the residues of ``t_k`` and ``r_k`` (:func:`_residue_classes`):
-    the waves across a plane boundary one residue each (at most ``B / gcd(B, P) + 1``), the others
-    by their row offset (``gx / gcd(B, gx)`` of them), so that the cost does not grow with the
-    plane either; more row offsets than :data:`ENUMERATED_WAVES`, or a representative not found
-    within :data:`SEARCH_STEPS` steps, fall back to the listing. Each class is evaluated once, at a
+    ``r_k`` and ``t_k`` are periodic in ``k`` with period ``P / gcd(B, P)``, so the number of full
+    waves of each class (its weight) is counted from one period: the cost does not grow with the
+    number of waves. Up to :data:`ENUMERATED_WAVES` waves the period is listed; a longer one (large
+    planes: a period of 2048 waves for 2048^3 cells in blocks of 32 x 8 x 4 and 264 blocks per wave)
+    is counted from the residues of ``t_k`` and ``r_k`` (:func:`_residue_classes`): the waves across
+    a plane boundary one residue each (at most ``B / gcd(B, P) + 1``), the others by their row
+    offset (``gx / gcd(B, gx)`` of them), so that the cost does not grow with the plane either; more
+    row offsets than :data:`ENUMERATED_WAVES`, or a representative not found within
+    :data:`SEARCH_STEPS` steps, fall back to the listing. Each class is evaluated once, at a
     representative: among the waves whose first boundary (a plane boundary for ``cz >= 1``, else a
     row boundary for ``cy >= 1``) lies at the median position among the class's waves (counted in
-    blocks before the boundary), the one nearest the middle of the grid that starts after the first block row
-    of its plane. The last condition keeps the representative's previous-neighbour set along y
-    (the block row before the wave) in the same plane: a wave that starts in the first row of a
-    plane (about ``1 / gy`` of the waves) finds the data of its y neighbours only through the z
-    window, and as a representative it would give its whole class no y reuse. Those waves, and
-    the waves of the first block plane (whose previous-neighbour set along z is cut at the
-    start of the grid, ``1 / gz`` of the waves), are counted with the class of their crossings
-    but never represent it; their overlaps differ from the representative's. An average costs
-    one wave evaluation per class, at most three, whatever the domain.
+    blocks before the boundary), the one nearest the middle of the grid that starts after the first
+    block row of its plane. The last condition keeps the representative's previous-neighbour set
+    along y (the block row before the wave) in the same plane: a wave that starts in the first row
+    of a plane (about ``1 / gy`` of the waves) finds the data of its y neighbours only through the z
+    window, and as a representative it would give its whole class no y reuse. Those waves, and the
+    waves of the first block plane (whose previous-neighbour set along z is cut at the start of the
+    grid, ``1 / gz`` of the waves), are counted with the class of their crossings but never
+    represent it; their overlaps differ from the representative's. An average costs one wave
+    evaluation per class, at most three, whatever the domain.
 
 Against the exact average
     :mod:`warpspeed.memory.wave.exact` averages over every full wave exactly, at one evaluation
