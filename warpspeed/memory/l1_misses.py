@@ -154,6 +154,19 @@ def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.n
     return kind, weight
 
 
+def _first_instructions(rep: np.ndarray, shift: np.ndarray, fields: np.ndarray, n_fields: int) -> np.ndarray:
+    """The instructions (indices in program order, ascending) that are not a repetition of an
+    earlier one: a different representative, shift (in sectors) or field."""
+    if rep.size == 0:
+        return np.arange(0)
+    low = int(shift.min())
+    span = (int(shift.max()) - low + 1) * (int(rep.max()) + 1) * n_fields
+    if span >= 1 << 62:  # the combined code would not fit int64: keep every instruction
+        return np.arange(rep.size)
+    code = ((shift - low) * (int(rep.max()) + 1) + rep) * n_fields + fields
+    return np.sort(distinct_first(code))
+
+
 def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
                        capacity_miss_rate: float, load_bytes: float) -> FirstLevelDemand:
     """The first level's costs of a block whose warp instructions ``warps`` groups
@@ -184,11 +197,15 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     acc, col = _program_order(loads, folds, n_warps)
     rep = warps.inverse[acc, col]
     shift = warps.shift[acc, col] // sector
-    counts = per_rep[rep]
+    fields = field_id[acc]
+    # an instruction with the representative, shift and field of an earlier one touches only
+    # sectors that one touched first: it misses nothing, and only the others' sectors are ranked
+    new = _first_instructions(rep, shift, fields, n_fields)
+    counts = per_rep[rep[new]]
     total = int(counts.sum())
-    instr = np.repeat(np.arange(rep.size), counts)  # the instruction of each (instruction, sector) pair
+    instr = np.repeat(new, counts)  # the instruction of each (instruction, sector) pair
     position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
-    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * n_fields + field_id[acc][instr]
+    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * n_fields + fields[instr]
     # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
     first = distinct_first(keys)  # the earliest pair of each key
     missed = np.zeros(total, dtype=bool)
@@ -200,7 +217,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     mask = np.zeros(rep.size, dtype=np.uint64)
     nonempty = counts > 0
     if total:
-        mask[nonempty] = np.add.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
+        mask[new[nonempty]] = np.add.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
 
     data = cycles = requests = 0.0
     kinds = [(rep, mask, False), (warps.inverse[~is_load].reshape(-1), None, True)]

@@ -83,3 +83,20 @@ def test_group_coverage_in_two_dimensions_and_empty_groups():
     assert int((covered[0, 1] * weights[0]).sum()) == 0
     assert int((covered[1, 0] * weights[1]).sum()) == 0
     assert int((covered[1, 1] * weights[1]).sum()) == 4
+
+
+def test_group_coverage_keeps_sets_with_many_overlapping_boxes_apart():
+    """Sets share a layer of the difference array as digits of a base 2^bits, bits from the
+    largest number of boxes of a set: a set of 5000 equal boxes (a cell counted 5000 times, 13
+    bits per digit, so at most four sets per layer) next to eight sets of one or two boxes. Every
+    set's size, counted point by point, is unchanged by its neighbours' counts."""
+    big = np.repeat(np.array([[[0, 2], [0, 2], [0, 2]]], dtype=np.int64), 5000, axis=0)
+    small = [np.array([[[i, i + 1], [0, 0], [1, 3]], [[i + 2, i + 2], [2, 3], [0, 0]]], dtype=np.int64)[: 1 + i % 2]
+             for i in range(8)]
+    groups = [[big, *small], [*small[::-1], big[:3]]]
+    covered, weights = group_coverage(groups)
+    for g, group in enumerate(groups):
+        points = [_points([tuple(map(tuple, b)) for b in boxes.tolist()]) for boxes in group]
+        for s, expected in enumerate(points):
+            assert int((covered[g, s] * weights[g]).sum()) == len(expected)
+        assert int(((covered[g, 0] & covered[g, 8]) * weights[g]).sum()) == len(points[0] & points[8])

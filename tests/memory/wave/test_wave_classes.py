@@ -181,3 +181,76 @@ def test_scan_domain_has_no_spikes_for_deep_blocks():
             assert v[i] >= 0.98 * v[i - 1], (block, planes[i])
         for i in range(1, len(v) - 1):
             assert v[i] <= 1.02 * max(v[i - 1], v[i + 1]), (block, planes[i])
+
+
+def brute_force_classes(grid, blocks):
+    """Every full wave listed: {(cz, cy): (waves, representatives)} with the representatives the
+    waves at the class's median first-boundary position (after the first block row of their plane
+    when there are any) that lie nearest the middle wave."""
+    gx, gy, gz = grid
+    plane, total = gx * gy, gx * gy * gz
+    size = min(blocks, total)
+    full = total // size
+    starts = [k * size for k in range(full)]
+    result = {}
+    for key in sorted({crossings(s, size, grid) for s in starts}, key=lambda c: (c[0], -1 if c[1] is None else c[1])):
+        members = [s for s in starts if crossings(s, size, grid) == key]
+        waves = len(members)
+        if key[0] or key[1]:
+            unit = plane if key[0] else gx
+            median = sorted(unit - s % unit for s in members)[(waves - 1) // 2]
+            members = [s for s in members if unit - s % unit == median]
+        members = [s for s in members if s % plane >= gx] or members
+        middle = (full - 1) / 2
+        nearest = min(abs(s // size - middle) for s in members)
+        result[key] = (waves, {s for s in members if abs(s // size - middle) == nearest})
+    return result
+
+
+@settings(max_examples=300, deadline=None)
+@given(grid=st.tuples(st.integers(1, 40), st.integers(1, 30), st.integers(1, 12)), blocks=st.integers(1, 90))
+def test_classes_from_residues_are_those_of_every_wave(grid, blocks):
+    """Grids whose period holds more waves than classes.ENUMERATED_WAVES are counted from the
+    residues of the waves (classes._residue_classes) instead of listing a period. Called here on
+    small grids, its classes, weights and representatives are those of a plain loop over every
+    full wave (the representative one of the waves nearest the middle), and the same as from the
+    listed period."""
+    import math
+
+    from warpspeed.memory.wave import classes as module
+
+    gx, gy, gz = grid
+    plane, size = gx * gy, min(blocks, gx * gy * gz)
+    full, period = gx * gy * gz // size, plane // math.gcd(size, plane)
+    if size > plane:
+        return  # waves longer than a plane are always listed
+    found = module._residue_classes(gx, plane, size, full, period)
+    if found is None:  # a search beyond SEARCH_STEPS: wave_classes lists the period instead
+        return
+    assert found == module._enumerated_classes(gx, plane, size, full, period)
+    expected = brute_force_classes(grid, blocks)
+    assert [(c.crossings, c.row_crossings) for c in found] == list(expected)
+    for c in found:
+        waves, representatives = expected[(c.crossings, c.row_crossings)]
+        assert c.waves == waves and c.first_block in representatives
+
+
+def test_a_long_period_is_counted_from_residues():
+    """Grid 40 x 512 x 128, 216 blocks per wave (A100: 108 SMs x 2): a plane of 20 480 blocks and
+    gcd(216, 20 480) = 8, so a period of 2560 waves, more than are listed; 2 621 440 blocks =
+    12 136 full waves + 64 blocks. A plane boundary z * 20 480 lies inside a wave unless 216
+    divides it (27 divides z: z = 27, 54, 81, 108), so 127 - 4 = 123 waves cross one. A wave
+    inside a plane starting at row offset r = 216 k mod 40 (0, 16, 32, 8, 24 in turn) holds
+    floor((r + 215) / 40) row boundaries: 6 for r = 32, else 5, so about one wave in five has 6. The
+    weights and representatives are those of the plain loop over every wave."""
+    from warpspeed.memory.wave import classes as module
+
+    assert 2560 > module.ENUMERATED_WAVES
+    classes = {(c.crossings, c.row_crossings): c for c in wave_classes((40, 512, 128), 216)}
+    assert sum(c.waves for c in classes.values()) == 12136
+    assert classes[(1, None)].waves == 123
+    assert abs(classes[(0, 6)].waves - 12136 / 5) <= 123  # the waves across a plane leave any offset
+    expected = brute_force_classes((40, 512, 128), 216)
+    assert list(classes) == list(expected)
+    for key, c in classes.items():
+        assert c.waves == expected[key][0] and c.first_block in expected[key][1]

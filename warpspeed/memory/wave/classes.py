@@ -40,20 +40,26 @@ Classes
     of its overlaps count for x, y or z), which the tests bound on small grids.
 
 Representatives and weights
-    ``r_k`` and ``t_k`` are periodic in ``k`` with period ``P / gcd(B, P)``, so the number of
-    full waves of each class (its weight) is counted from one period: the cost does not grow
-    with the number of waves. Each class is evaluated once, at a representative: among the
-    waves whose first boundary (a plane boundary for ``cz >= 1``, else a row boundary for
-    ``cy >= 1``) lies at the median position among the class's waves (counted in blocks before
-    the boundary), the one nearest the middle of the grid that starts after the first block row
-    of its plane. The last condition keeps the representative's previous-neighbour set along y
-    (the block row before the wave) in the same plane: a wave that starts in the first row of a
-    plane (about ``1 / gy`` of the waves) finds the data of its y neighbours only through the z
-    window, and as a representative it would give its whole class no y reuse. Those waves, and
-    the waves of the first block plane (whose previous-neighbour set along z is cut at the
-    start of the grid, ``1 / gz`` of the waves), are counted with the class of their crossings
-    but never represent it; their overlaps differ from the representative's. An average costs
-    one wave evaluation per class, at most three, whatever the domain.
+    ``r_k`` and ``t_k`` are periodic in ``k`` with period ``P / gcd(B, P)``, so the number of full
+    waves of each class (its weight) is counted from one period: the cost does not grow with the
+    number of waves. Up to :data:`ENUMERATED_WAVES` waves the period is listed; a longer one (large
+    planes: a period of 2048 waves for 2048^3 cells in blocks of 32 x 8 x 4 and 264 blocks per wave)
+    is counted from the residues of ``t_k`` and ``r_k`` (:func:`_residue_classes`): the waves across
+    a plane boundary one residue each (at most ``B / gcd(B, P) + 1``), the others by their row
+    offset (``gx / gcd(B, gx)`` of them), so that the cost does not grow with the plane either; more
+    row offsets than :data:`ENUMERATED_WAVES`, or a representative not found within
+    :data:`SEARCH_STEPS` steps, fall back to the listing. Each class is evaluated once, at a
+    representative: among the waves whose first boundary (a plane boundary for ``cz >= 1``, else a
+    row boundary for ``cy >= 1``) lies at the median position among the class's waves (counted in
+    blocks before the boundary), the one nearest the middle of the grid that starts after the first
+    block row of its plane. The last condition keeps the representative's previous-neighbour set
+    along y (the block row before the wave) in the same plane: a wave that starts in the first row
+    of a plane (about ``1 / gy`` of the waves) finds the data of its y neighbours only through the z
+    window, and as a representative it would give its whole class no y reuse. Those waves, and the
+    waves of the first block plane (whose previous-neighbour set along z is cut at the start of the
+    grid, ``1 / gz`` of the waves), are counted with the class of their crossings but never
+    represent it; their overlaps differ from the representative's. An average costs one wave
+    evaluation per class, at most three, whatever the domain.
 
 Against the exact average
     :mod:`warpspeed.memory.wave.exact` averages over every full wave exactly, at one evaluation
@@ -107,6 +113,140 @@ def wave_classes(grid: tuple[int, int, int], blocks_per_wave: int) -> tuple[Wave
     size = min(blocks_per_wave, total)
     full = total // size
     period = plane // math.gcd(size, plane)
+    if min(full, period) > ENUMERATED_WAVES and size <= plane and period < RESIDUE_LIMIT \
+            and gx // math.gcd(size, gx) <= ENUMERATED_WAVES:
+        found = _residue_classes(gx, plane, size, full, period)
+        if found is not None:
+            return found
+    return _enumerated_classes(gx, plane, size, full, period)
+
+
+#: Up to this many waves of a period (and blocks of a row per row offset) :func:`wave_classes`
+#: lists the waves of one period; beyond it, when every wave is shorter than a plane, it counts
+#: them by their residues (:func:`_residue_classes`). Both give the same classes.
+ENUMERATED_WAVES = 512
+
+#: Periods below this keep the products of residues (``j * inverse``, both below the period)
+#: within int64.
+RESIDUE_LIMIT = 1 << 31
+
+#: Steps of the searches for a class's representative along its waves (:func:`_search`); a search
+#: that needs more falls back to listing the waves of a period.
+SEARCH_STEPS = 64
+
+
+def _residue_classes(gx: int, plane: int, size: int, full: int, period: int) -> tuple[WaveClass, ...] | None:
+    """:func:`wave_classes` of waves shorter than a plane (``size <= plane``) without listing the
+    waves of a period; None when a representative's search would take more than
+    :data:`SEARCH_STEPS` steps.
+
+    With ``g = gcd(B, P)``, wave ``k`` starts ``t_k = g * j`` blocks into its plane, where ``j =
+    k * (B / g) mod T`` runs through every residue of the period ``T = P / g`` once, and wave
+    ``k`` follows from ``j`` as ``k = j * u mod T`` (``u`` the inverse of ``B / g`` modulo ``T``).
+    A residue stands for ``K // T`` full waves, one more when its ``k < K mod T``. The waves
+    across a plane boundary (``t_k > P - B``) are the residues ``j >= (P - B + 1) / g``: at most
+    ``B / g + 1``, listed one by one. The row offset ``r_k = k * B mod gx`` has the period
+    ``gx / gcd(B, gx)``: the waves of each row offset are counted from it, and those across a
+    plane boundary subtracted. The medians and the representatives then follow as in
+    :func:`_enumerated_classes`, each representative searched among the waves at the class's
+    median position (an arithmetic progression of ``k``) from both ends and from the middle."""
+    g = math.gcd(size, plane)
+    rest, per_residue = full % period, full // period
+    listed = min(full, period)
+    middle = (full - 1) / 2
+    qr, tr = divmod(size - 1, gx)
+    edge = plane - (size - 1)  # a wave starting at or beyond this offset crosses a plane boundary
+    # waves across a plane boundary: their residues j, wave residues k, weights and row offsets
+    js = np.arange(-(-edge // g), period, dtype=np.int64)
+    inverse = pow(size // g, -1, period) if period > 1 else 0
+    ks = (js * inverse) % period
+    wj = per_residue + (ks < rest)
+    row_j = (js * g) % gx
+    # every wave by its row offset: r = m * B mod gx for k = m mod (gx / h)
+    h = math.gcd(size, gx)
+    pr = gx // h
+    m = np.arange(pr, dtype=np.int64)
+    row_m = (m * size) % gx
+    wm = full // pr + (m < full % pr)
+    high_m, high_j = row_m >= gx - tr, row_j >= gx - tr  # one row boundary more than qr
+    counts = (int(wm[~high_m].sum() - wj[~high_j].sum()), int(wm[high_m].sum() - wj[high_j].sum()), int(wj.sum()))
+    classes = []
+    for code, count in enumerate(counts):
+        if count <= 0:
+            continue
+        cz, cy = (1, None) if code == 2 else (0, qr + code)
+        if code == 2:  # the (lower) median of the blocks before the plane boundary, B - ... in units of g
+            before = period - js  # (P - t) / g
+            weights = np.cumsum(np.bincount(before, weights=wj))
+            j = period - int(np.searchsorted(weights, (count - 1) // 2, side="right"))
+            members: np.ndarray | None = np.array([(j * inverse) % period], dtype=np.int64)
+        else:
+            in_class, in_class_j = (high_m, high_j) if code else (~high_m, ~high_j)
+            if cy:  # the median of the blocks before the row boundary, in units of h
+                hist = np.bincount((gx - row_m[in_class]) // h, weights=wm[in_class], minlength=pr + 1)
+                hist -= np.bincount((gx - row_j[in_class_j]) // h, weights=wj[in_class_j], minlength=pr + 1)
+                median = int(np.searchsorted(np.cumsum(hist), (count - 1) // 2, side="right")) * h
+                start = int(np.flatnonzero(row_m == gx - median)[0])
+                members = _search(start, pr, listed, period, full, middle, gx, plane, size, edge, None)
+            else:
+                members = _search(0, 1, listed, period, full, middle, gx, plane, size, edge, gx - tr)
+            if members is None:
+                return None
+        first = _nearest(members, period, full, middle)
+        classes.append(WaveClass(crossings=cz, row_crossings=cy, waves=count, first_block=first * size, blocks=size))
+    return tuple(classes)
+
+
+def _search(start: int, step: int, listed: int, period: int, full: int, middle: float, gx: int, plane: int,
+            size: int, edge: int, row_limit: int | None) -> np.ndarray | None:
+    """The waves ``k = start + i * step < listed`` inside a plane (and with a row offset below
+    ``row_limit``, if given) that :func:`_nearest` chooses among: those starting after the first
+    block row of their plane when there are any, else all; every one of them when they are at
+    most four, else the first, the last and the two around the middle (``middle``, modulo the
+    period when the grid has more than one). None when a search takes more than
+    :data:`SEARCH_STEPS` steps."""
+    count = (listed - 1 - start) // step + 1 if start < listed else 0
+
+    def member(k: int) -> bool:
+        t = k * size % plane
+        return t < edge and (row_limit is None or t % gx < row_limit)
+
+    def interior(k: int) -> bool:
+        return member(k) and k * size % plane >= gx
+
+    if count <= 2 * SEARCH_STEPS:
+        waves = [start + i * step for i in range(count)]
+        found = [k for k in waves if member(k)]
+        inside = [k for k in found if k * size % plane >= gx]
+        return np.array(inside or found, dtype=np.int64)
+    keep = interior if any(interior(start + i * step) for i in range(SEARCH_STEPS)) else None
+    if keep is None:
+        return None
+
+    def scan(i: int, direction: int, want: int = 1) -> list[int] | None:
+        hits: list[int] = []
+        for _ in range(SEARCH_STEPS):
+            if not 0 <= i < count:
+                return hits
+            k = start + i * step
+            if keep(k):
+                hits.append(k)
+                if len(hits) == want:
+                    return hits
+            i += direction
+        return None
+
+    target = middle if full <= period else middle % period
+    above = max(0, math.ceil((target - start) / step))
+    lowest, last, after, before = scan(0, 1, 5), scan(count - 1, -1), scan(above, 1), scan(above - 1, -1)
+    if lowest is None or last is None or after is None or before is None or len(lowest) < 5:
+        return None
+    picked = {lowest[0], last[0], *after[:1], *before[:1]}
+    return np.array(sorted(picked), dtype=np.int64)
+
+
+def _enumerated_classes(gx: int, plane: int, size: int, full: int, period: int) -> tuple[WaveClass, ...]:
+    """:func:`wave_classes` from the waves of one period, listed."""
     listed = min(full, period)
     k = np.arange(listed, dtype=np.int64)
     in_plane = k * size
@@ -152,10 +292,13 @@ def _nearest(members: np.ndarray, period: int, full: int, middle: float) -> int:
     if members.size > 4:
         at = int(np.searchsorted(members, middle if full <= period else middle % period))
         members = members[sorted({0, max(at - 1, 0), min(at, members.size - 1), members.size - 1})]
-    top = (full - 1 - members) // period
-    j = np.clip(np.round((middle - members) / period), 0, top).astype(np.int64)
-    candidates = members + j * period
-    return int(candidates[np.argmin(np.abs(candidates - middle))])
+    best, distance = 0, math.inf
+    for m in members.tolist():  # at most four: plain integers (round() rounds half to even, as numpy)
+        j = min(max(round((middle - m) / period), 0), (full - 1 - m) // period)
+        candidate = m + j * period
+        if abs(candidate - middle) < distance:  # the first of equals
+            best, distance = candidate, abs(candidate - middle)
+    return best
 
 
 def _class_keys(in_plane: np.ndarray, in_row: np.ndarray, size: int, plane: int, gx: int) -> tuple[np.ndarray, np.ndarray]:

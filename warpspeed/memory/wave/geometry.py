@@ -87,31 +87,28 @@ def linear_range_boxes(first: int, last: int, grid: tuple[int, int, int]) -> lis
         raise LaunchError(f"block range {first}..{last} lies outside the grid {grid}")
     sx, sy, sz = first % gx, (first // gx) % gy, first // (gx * gy)
     ex, ey, ez = last % gx, (last // gx) % gy, last // (gx * gy)
-    boxes: list[Box] = []
-
-    def add(x0: int, x1: int, y0: int, y1: int, z0: int, z1: int) -> None:
-        if x0 <= x1 and y0 <= y1 and z0 <= z1:
-            boxes.append(((x0, x1), (y0, y1), (z0, z1)))
-
     if sz == ez and sy == ey:
-        add(sx, ex, sy, sy, sz, sz)
-    elif sz == ez:
-        add(sx, gx - 1, sy, sy, sz, sz)
-        add(0, gx - 1, sy + 1, ey - 1, sz, sz)
-        add(0, ex, ey, ey, sz, sz)
+        return [((sx, ex), (sy, sy), (sz, sz))]  # x0 <= x1: first <= last within one row
+    if sz == ez:
+        candidates = [(sx, gx - 1, sy, sy, sz, sz), (0, gx - 1, sy + 1, ey - 1, sz, sz), (0, ex, ey, ey, sz, sz)]
     else:
-        add(sx, gx - 1, sy, sy, sz, sz)
-        add(0, gx - 1, sy + 1, gy - 1, sz, sz)
-        add(0, gx - 1, 0, gy - 1, sz + 1, ez - 1)
-        add(0, gx - 1, 0, ey - 1, ez, ez)
-        add(0, ex, ey, ey, ez, ez)
+        candidates = [(sx, gx - 1, sy, sy, sz, sz), (0, gx - 1, sy + 1, gy - 1, sz, sz),
+                      (0, gx - 1, 0, gy - 1, sz + 1, ez - 1), (0, gx - 1, 0, ey - 1, ez, ez), (0, ex, ey, ey, ez, ez)]
+    boxes: list[Box] = [((x0, x1), (y0, y1), (z0, z1)) for x0, x1, y0, y1, z0, z1 in candidates
+                        if x0 <= x1 and y0 <= y1 and z0 <= z1]
     return boxes
 
 
 def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
     """The valid cells of block boxes: block ``b`` covers cells ``[b*C, (b+1)*C)`` with
     ``C = blockDim * fold``, clipped to ``0 <= cell < domain`` (inclusive bounds)."""
-    (cx, cy, cz), (nx, ny, nz) = launch.cells_per_block, launch.domain
+    return _clipped_cell_boxes(launch.cells_per_block, launch.domain, block_boxes)
+
+
+def _clipped_cell_boxes(per_block: tuple[int, int, int], domain: tuple[int, int, int],
+                        block_boxes: list[Box]) -> list[Box]:
+    """:func:`cell_boxes` with the launch's cells per block and domain given."""
+    (cx, cy, cz), (nx, ny, nz) = per_block, domain
     result: list[Box] = []
     for (x0, x1), (y0, y1), (z0, z1) in block_boxes:
         lx, hx = x0 * cx, min((x1 + 1) * cx, nx) - 1
@@ -184,11 +181,16 @@ class WaveCells:
 def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
     """Cell boxes of the wave ``first_block .. first_block + blocks - 1``, of its
     previous-neighbour sets and of its bands."""
-    wave = cell_boxes(launch, linear_range_boxes(first_block, first_block + blocks - 1, launch.grid))
+    grid, per_block, domain = launch.grid, launch.cells_per_block, launch.domain
+
+    def cells(first: int, last: int) -> list[Box]:
+        return _clipped_cell_boxes(per_block, domain, linear_range_boxes(first, last, grid))
+
+    wave = cells(first_block, first_block + blocks - 1)
     previous: dict[str, list[Box]] = {}
     for d, rng in previous_block_ranges(launch, first_block).items():
-        previous[d] = [] if rng is None else cell_boxes(launch, linear_range_boxes(*rng, launch.grid))
-    bands = tuple(cell_boxes(launch, linear_range_boxes(*rng, launch.grid))
-                  for rng in band_block_ranges(launch, first_block, blocks))
+        previous[d] = [] if rng is None else cells(*rng)
+    bands = tuple(cells(*rng) for rng in band_block_ranges(launch, first_block, blocks))
     return WaveCells(wave=wave, previous=previous, lups=box_cells(wave),
-                     previous_lups=PerDim(*(box_cells(previous[d]) for d in DIMENSIONS)), bands=bands)
+                     previous_lups=PerDim(box_cells(previous["x"]), box_cells(previous["y"]), box_cells(previous["z"])),
+                     bands=bands)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from warpspeed.errors import KernelError
 from warpspeed.memory.capacity.terms import curve_oversubscriptions, l2_oversubscription
-from warpspeed.memory.wave.geometry import DIMENSIONS, PerDim
+from warpspeed.memory.wave.geometry import PerDim
 
 
 @dataclass(frozen=True)
@@ -110,15 +110,16 @@ class FieldWaveVolumes:
                     granularity_bytes: int) -> "FieldWaveVolumes":
         """Volumes from exact line counts: lines times ``granularity_bytes``, per lup or in bytes."""
         gran = granularity_bytes
+        overlap, layer = counts.overlap, counts.layer
         return cls(
             field=field, address_space=address_space,
             load_lines=counts.load, store_lines=counts.store,
             compulsory_load_bytes_per_lup=counts.load * gran / lups,
             compulsory_store_bytes_per_lup=counts.store * gran / lups,
-            overlap_lines=counts.overlap,
-            overlap_bytes_per_lup=PerDim(*(counts.overlap[d] * gran / lups for d in DIMENSIONS)),
-            layer_lines=counts.layer,
-            layer_volume_bytes=PerDim(*(counts.layer[d] * gran for d in DIMENSIONS)),
+            overlap_lines=overlap,
+            overlap_bytes_per_lup=PerDim(overlap.x * gran / lups, overlap.y * gran / lups, overlap.z * gran / lups),
+            layer_lines=layer,
+            layer_volume_bytes=PerDim(layer.x * gran, layer.y * gran, layer.z * gran),
             band_lines=counts.band,
             band_volume_bytes=float(counts.band * gran),
         )
@@ -185,18 +186,21 @@ def wave_totals(fields: tuple[FieldWaveVolumes, ...], lups: int, blocks: int, fi
                 l2_effective_bytes: int) -> WaveVolumes:
     """The :class:`WaveVolumes` of per-field volumes: sums over fields and the
     oversubscription factors (:mod:`warpspeed.memory.capacity.terms`)."""
-    layer = PerDim(*(float(sum(f.layer_volume_bytes[d] for f in fields)) for d in DIMENSIONS))
-    band = float(sum(f.band_volume_bytes for f in fields))
-    allocated = sum((f.load_lines + f.store_lines) * granularity_bytes for f in fields)
+    layers = [f.layer_volume_bytes for f in fields]
+    overlaps = [f.overlap_bytes_per_lup for f in fields]
+    layer = PerDim(float(sum([v.x for v in layers])), float(sum([v.y for v in layers])),
+                   float(sum([v.z for v in layers])))
+    band = float(sum([f.band_volume_bytes for f in fields]))
+    allocated = sum([(f.load_lines + f.store_lines) * granularity_bytes for f in fields])
     capacity = l2_effective_bytes
     return WaveVolumes(
         fields=fields, lups=lups, blocks=blocks, first_block=first_block,
         previous_lups=previous_lups, address_space=address_space,
         granularity_bytes=granularity_bytes, l2_effective_bytes=capacity,
-        compulsory_load_bytes_per_lup=sum(f.compulsory_load_bytes_per_lup for f in fields),
-        compulsory_store_bytes_per_lup=sum(f.compulsory_store_bytes_per_lup for f in fields),
-        overlap_bytes_per_lup=PerDim(*(sum(f.overlap_bytes_per_lup[d] for f in fields)
-                                       for d in DIMENSIONS)),
+        compulsory_load_bytes_per_lup=sum([f.compulsory_load_bytes_per_lup for f in fields]),
+        compulsory_store_bytes_per_lup=sum([f.compulsory_store_bytes_per_lup for f in fields]),
+        overlap_bytes_per_lup=PerDim(sum([v.x for v in overlaps]), sum([v.y for v in overlaps]),
+                                     sum([v.z for v in overlaps])),
         layer_volume_bytes=layer,
         oversubscription=PerDim(*curve_oversubscriptions(band, layer.z, capacity)),
         allocated_bytes=allocated,

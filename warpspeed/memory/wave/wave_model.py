@@ -156,9 +156,7 @@ class WaveModel:
                 stacks = self._field_stacks(fm, gran)
                 if stacks is not None:
                     if boxes is None:
-                        c = cells[i]
-                        boxes = (box_array(c.wave), {d: box_array(b) for d, b in c.previous.items()},
-                                 tuple(box_array(b) for b in c.bands))
+                        boxes = _cell_arrays(cells[i])
                     requests.append((stacks, *boxes))
                     where.append((i, fm.field))
         counted = dict(zip(where, box_counts_many(requests)))
@@ -279,6 +277,18 @@ class WaveModel:
             counts = isl_field_counts(self._isl_maps(fm.field), self.line_map(fm.rank, gran), isl_sets.band(index),
                                       {d: None for d in DIMENSIONS})
         return counts.load + counts.store
+
+
+def _cell_arrays(cells: WaveCells) -> tuple[np.ndarray, dict[str, np.ndarray], tuple[np.ndarray, ...]]:
+    """The wave's, the previous-neighbour sets' and the bands' cell boxes as int64 arrays
+    ``(boxes, 3, 2)`` (:func:`~warpspeed.memory.wave.box_counts.box_array`), converted together."""
+    parts = [cells.wave, *(cells.previous[d] for d in DIMENSIONS), *cells.bands]
+    every = box_array([box for part in parts for box in part])
+    arrays, at = [], 0
+    for part in parts:
+        arrays.append(every[at:at + len(part)])
+        at += len(part)
+    return arrays[0], dict(zip(DIMENSIONS, arrays[1:4])), tuple(arrays[4:])
 
 
 class _IslCells:
