@@ -32,6 +32,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.files.stored import stored_file
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Field, FlopCounts, Kernel, X, Y, Z, load, store
+from warpspeed.units import GIGA
 
 #: The part, its folder under ``fits/data/`` and the copies' file.
 DEVICE, FOLDER, FILE = "H200", "H200", "mech-segments.csv"
@@ -112,7 +113,8 @@ def ratios(device: Device, rows: Sequence[Copy]) -> tuple[float, ...]:
     out = []
     for c in rows:
         p = Predictor(copy_kernel(c), device).predict(c.block)
-        out.append(p.lups_per_s * 2 * c.arrays * c.element_bytes / (c.gb_s * 1e9))
+        # each copied element is loaded once and stored once
+        out.append(p.lups_per_s * 2 * c.arrays * c.element_bytes / (c.gb_s * GIGA))
     return tuple(out)
 
 
@@ -123,11 +125,10 @@ def fit_rate(device_name: str = DEVICE) -> ManyStreamsFit:
     streams = 2.0 * min(c.arrays for c in rows)
     without = ratios(dataclasses.replace(base, dram_many_streams_gb_s=None, dram_many_streams_count=None), rows)
     lo, hi = (f * base.dram_bandwidth_gb_s for f in BRACKET)
-    at = {}
     for _ in range(STEPS):
         mid = 0.5 * (lo + hi)
-        at[mid] = ratios(dataclasses.replace(base, dram_many_streams_gb_s=mid, dram_many_streams_count=streams), rows)
-        if statistics.median(at[mid]) > 1.0:
+        at_mid = ratios(dataclasses.replace(base, dram_many_streams_gb_s=mid, dram_many_streams_count=streams), rows)
+        if statistics.median(at_mid) > 1.0:
             hi = mid
         else:
             lo = mid
