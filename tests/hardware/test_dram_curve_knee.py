@@ -28,3 +28,14 @@ def test_more_blocks_sharpen_the_knee():
 
 def test_nothing_in_flight_keeps_the_curve():
     assert resident_blocks_bandwidth(0.0, BandwidthParams(4000.0, 2000.0, 2.0), 8, 0.0) == 0.0
+
+
+def test_cells_per_thread_sharpen_the_knee_as_resident_blocks_do():
+    params = BandwidthParams(4000.0, 2000.0, 2.0)
+    q = 8e6  # x = 1
+    # two blocks of two cells per thread: exponent 2 x (2 x 2 / 2) = 4, as four blocks of one cell
+    two_by_two = resident_blocks_bandwidth(q, params, 2, 0.0, cells_per_thread=2)
+    assert two_by_two == pytest.approx(4000.0 / 2 ** 0.25, rel=1e-12)
+    assert two_by_two == resident_blocks_bandwidth(q, params, 4, 0.0)
+    # one block of two cells: k F / 2 = 1, the fitted curve is kept
+    assert resident_blocks_bandwidth(q, params, 1, 1234.0, cells_per_thread=2) == 1234.0

@@ -39,7 +39,11 @@ over the resident threads) and the in-core exponent was refitted (10): each row'
 0.69-0.85x, overlap rates 1.0-1.0001x, roofline rates unchanged, same order and best. The H200's two
 were regenerated when its file gained a many-streams DRAM rate (3277.1 GB/s from 8 streams on,
 also capping the knee of resident blocks; warpspeed.memory.dram_bandwidth): roofline rates
-0.986-1.0x (Spearman 0.998), overlap 0.993-1.0x (Spearman 0.9999), same best. Restructuring
+0.986-1.0x (Spearman 0.998), overlap 0.993-1.0x (Spearman 0.9999), same best. The A100's and the
+H200's overlap files were regenerated when the DRAM curve's knee came to be sharpened by the cells
+per thread as by the resident blocks (warpspeed.hardware.dram_curve.resident_blocks_bandwidth):
+rates 1.0-1.022x (A100, Spearman 0.9993, same best) and 1.0-1.041x (H200, Spearman 0.9994, the old
+best at 99.6 % of the new). Restructuring
 and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """

@@ -99,21 +99,27 @@ CURVE_BLOCKS_PER_SM = 2
 
 
 def resident_blocks_bandwidth(in_flight_bytes: float, params: BandwidthParams, blocks_per_sm: int,
-                              curve_bandwidth_gb_s: float) -> float:
-    """The bandwidth [GB/s] of a launch with ``blocks_per_sm`` resident blocks per SM: the curve
-    ``params`` (fitted with :data:`CURVE_BLOCKS_PER_SM` blocks) with its knee sharpened by the
-    resident blocks; ``curve_bandwidth_gb_s`` is the launch's bandwidth on the fitted curve, which
-    one or two blocks keep.
+                              curve_bandwidth_gb_s: float, cells_per_thread: int = 1) -> float:
+    """The bandwidth [GB/s] of a launch with ``blocks_per_sm`` resident blocks per SM whose threads
+    update ``cells_per_thread`` cells each: the curve ``params`` (fitted with
+    :data:`CURVE_BLOCKS_PER_SM` blocks of one cell per thread) with its knee sharpened by the
+    resident blocks and the cells; ``curve_bandwidth_gb_s`` is the launch's bandwidth on the fitted
+    curve, which one or two blocks of one cell per thread keep.
 
     The curve's soft knee is the SM's ramp into and out of each block, when fewer bytes are in
     flight than in the steady state. With ``k`` resident blocks the other ``k - 1`` blocks cover
-    one block's ramp, so the knee sharpens: exponent ``p x max(1, k / 2)``, and the peak ``B`` is
-    reached where the curve fitted on two blocks stays below it. Measured on an H200
+    one block's ramp; a block whose threads update ``F`` cells moves ``F`` times the bytes per ramp
+    (near the knee DRAM is busy, so its life grows with its bytes and its ramps keep their length).
+    The knee sharpens with both: exponent ``p x max(1, k F / 2)``, and the peak ``B`` is reached where
+    the curve fitted on two blocks stays below it. Measured on an H200
     (``fits/data/H200/mech-stream.csv``: a one-cell-per-thread copy): 3.6-3.8 TB/s at 4 and 8
     blocks of 512 and 256 threads, where the two-block curve gives 3.0 TB/s; this rule gives 3.65
-    and 3.87 TB/s."""
-    if blocks_per_sm <= CURVE_BLOCKS_PER_SM or in_flight_bytes <= 0:
+    and 3.87 TB/s. The 5-point star of ``fits/data/H200/star2d-r1.measure.csv`` in two blocks of
+    1024 threads reaches 3.76 TB/s with two cells per thread (the rule: 3.86; the two-block
+    curve: 3.51), 2.88 TB/s with one (both: 3.01)."""
+    ramps = blocks_per_sm * max(1, int(cells_per_thread))
+    if ramps <= CURVE_BLOCKS_PER_SM or in_flight_bytes <= 0:
         return curve_bandwidth_gb_s
     sharper = BandwidthParams(params.peak_gb_s, params.latency_ns,
-                              params.sharpness * blocks_per_sm / CURVE_BLOCKS_PER_SM)
+                              params.sharpness * ramps / CURVE_BLOCKS_PER_SM)
     return float(achievable_bandwidth(in_flight_bytes, sharper))

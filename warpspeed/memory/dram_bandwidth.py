@@ -76,9 +76,11 @@ class DramBandwidth:
     resident_threads:   threads resident at once on the device;
     register_capped:    True when the register cap limited ``bytes_per_thread``;
     resident_blocks_gb_s: the bandwidth with the curve's knee sharpened by the launch's resident
-                        blocks per SM [GB/s] (:func:`~warpspeed.hardware.dram_curve.resident_blocks_bandwidth`;
-                        = achievable at one or two blocks per SM or without a curve): the
-                        overlap model's DRAM bandwidth; the roofline keeps ``achievable_gb_s``.
+                        blocks per SM and cells per thread [GB/s]
+                        (:func:`~warpspeed.hardware.dram_curve.resident_blocks_bandwidth`; = achievable
+                        at one or two blocks per SM of one cell per thread or without a curve), at most
+                        the streams' rate: the overlap model's DRAM bandwidth; the roofline keeps
+                        ``achievable_gb_s``.
     """
 
     sustained_gb_s: float
@@ -144,7 +146,8 @@ def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_
     else:
         params = BandwidthParams(device.dram_curve_peak_gb_s, device.dram_curve_latency_ns, device.dram_curve_sharpness)
         bw = min(sustained, float(achievable_bandwidth(q, params)))
-        # more resident blocks sharpen the knee towards the curve's peak B; the streams cap the peak
-        # as they cap the sustained rate
-        knee = min(resident_blocks_bandwidth(q, params, blocks_per_sm, bw), stream_rate(device, streams, params.peak_gb_s))
+        # more resident blocks and more cells per thread sharpen the knee towards the curve's peak B;
+        # the streams cap the peak as they cap the sustained rate
+        knee = min(resident_blocks_bandwidth(q, params, blocks_per_sm, bw, cells_per_thread),
+                   stream_rate(device, streams, params.peak_gb_s))
     return DramBandwidth(sustained, bw, per_thread, q, resident_threads, capped, knee)
