@@ -157,7 +157,8 @@ def test_many_streams_rate_at_its_own_stream_count():
     from warpspeed.memory.dram_bandwidth import sustained_for_streams
 
     # a rate measured at 8 streams: 3000 GB/s from 8 on, harmonic between 2 (3534) and 8
-    dev = dataclasses.replace(load_device("H200"), dram_many_streams_gb_s=3000.0, dram_many_streams_count=8.0)
+    dev = dataclasses.replace(load_device("H200"), dram_many_streams_gb_s=3000.0, dram_many_streams_count=8.0,
+                              dram_few_streams_count=None)
     assert sustained_for_streams(dev, 2.0) == dev.dram_bandwidth_gb_s == 3534.0
     assert sustained_for_streams(dev, 8.0) == sustained_for_streams(dev, 76.0) == 3000.0
     # 5 streams: halfway from 2 to 8 -> 2 / (1/3534 + 1/3000) = 3245.1
@@ -202,3 +203,21 @@ def test_four_streams_sustain_what_the_held_rate_says(device, scale, triad4):
     dev = load_device(device)
     model = sustained_for_streams(dev, 4.0) / sustained_for_streams(dev, 2.0)
     assert model == pytest.approx(triad4 / scale, rel=0.07)
+
+
+def test_few_streams_keep_the_two_stream_rate():
+    from warpspeed.memory.dram_bandwidth import sustained_for_streams
+
+    # the H200: 3534 GB/s up to 4 streams, 3277.1 from 8, harmonic between:
+    # 6 streams halfway -> 2 / (1/3534 + 1/3277.1) = 3400.7
+    h200 = load_device("H200")
+    assert sustained_for_streams(h200, 4.0) == 3534.0
+    assert sustained_for_streams(h200, 6.0) == pytest.approx(2 / (1 / 3534 + 1 / 3277.1), rel=1e-12)
+    assert sustained_for_streams(h200, 8.0) == 3277.1
+
+
+@pytest.mark.parametrize("few, many, count", [(1.5, 3000.0, 8.0), (8.0, 3000.0, 8.0), (4.0, None, None)])
+def test_few_streams_count_lies_below_the_many_streams_count(few, many, count):
+    with pytest.raises(DeviceError, match="dram_few_streams_count"):
+        dataclasses.replace(load_device("H200"), dram_many_streams_gb_s=many, dram_many_streams_count=count,
+                            dram_few_streams_count=few)

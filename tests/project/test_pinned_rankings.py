@@ -38,8 +38,10 @@ when the in-core time came to include the wait for the loads (the serving level'
 over the resident threads) and the in-core exponent was refitted (10): each row's ``sm`` limit
 0.69-0.85x, overlap rates 1.0-1.0001x, roofline rates unchanged, same order and best. The H200's two
 were regenerated when its file gained a many-streams DRAM rate (3277.1 GB/s from 8 streams on,
-also capping the knee of resident blocks; warpspeed.memory.dram_bandwidth): roofline rates
-0.986-1.0x (Spearman 0.998), overlap 0.993-1.0x (Spearman 0.9999), same best. The A100's and the
+also capping the knee of resident blocks; warpspeed.memory.dram_bandwidth), interpolated from two
+streams (roofline rates 0.986-1.0x, overlap 0.993-1.0x, same best) and then from four, as the
+NVIDIA parts measured with four streams keep their two-stream rate (the roofline rates as before the
+rate, the overlap file's rates 1.0-1.015x of the two-stream interpolation's, same best). The A100's and the
 H200's overlap files were regenerated when the DRAM curve's knee came to be sharpened by the cells
 per thread as by the resident blocks (warpspeed.hardware.dram_curve.resident_blocks_bandwidth):
 rates 1.0-1.022x (A100, Spearman 0.9993, same best) and 1.0-1.041x (H200, Spearman 0.9994, the old

@@ -123,7 +123,8 @@ def fit_rate(device_name: str = DEVICE) -> ManyStreamsFit:
     base = load_device(device_name)
     rows = copies()
     streams = 2.0 * min(c.arrays for c in rows)
-    without = ratios(dataclasses.replace(base, dram_many_streams_gb_s=None, dram_many_streams_count=None), rows)
+    without = ratios(dataclasses.replace(base, dram_many_streams_gb_s=None, dram_many_streams_count=None,
+                                         dram_few_streams_count=None), rows)
     lo, hi = (f * base.dram_bandwidth_gb_s for f in BRACKET)
     for _ in range(STEPS):
         mid = 0.5 * (lo + hi)

@@ -39,7 +39,7 @@ DRAM_CURVE_FIELDS = ("dram_curve_peak_gb_s", "dram_curve_latency_ns", "dram_curv
 LATENCY_FIELDS = ("dram_latency_ns", "latencies_from")
 #: The sustained DRAM bandwidth of kernels with many concurrent streams and the stream count it
 #: holds from, where a part's memory system sustains less for them (:mod:`warpspeed.memory.dram_bandwidth`).
-MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s", "dram_many_streams_count")
+MANY_STREAMS_FIELDS = ("dram_many_streams_gb_s", "dram_many_streams_count", "dram_few_streams_count")
 #: The launch cost: a measured per-launch overhead, or the measured part whose overhead the device
 #: takes (:mod:`warpspeed.measured.launch_cost`).
 LAUNCH_FIELDS = ("launch_overhead_us", "launch_overhead_part")
@@ -109,6 +109,9 @@ class Device:
     dram_many_streams_gb_s: float | None = None
     #: the stream count at which ``dram_many_streams_gb_s`` was measured (default 3: a triad)
     dram_many_streams_count: float | None = None
+    #: the stream count up to which the part sustains ``dram_bandwidth_gb_s`` (default 2: one load
+    #: and one store stream)
+    dram_few_streams_count: float | None = None
     #: the board's power limit [W] (its datasheet's maximum power, or the enforced limit that
     #: ``warpspeed calibrate`` reads), the limit :mod:`warpspeed.power` throttles the clock to
     power_limit_w: float | None = None
@@ -146,6 +149,10 @@ class Device:
                                                          or not self.dram_many_streams_count > 2):
             raise DeviceError(f"device {self.name!r}: dram_many_streams_count ({self.dram_many_streams_count}) needs "
                               f"dram_many_streams_gb_s and must exceed 2 (one load and one store stream)")
+        few = self.dram_few_streams_count
+        if few is not None and (self.dram_many_streams_gb_s is None or not 2 <= few < (self.dram_many_streams_count or 3)):
+            raise DeviceError(f"device {self.name!r}: dram_few_streams_count ({few}) needs dram_many_streams_gb_s, at "
+                              f"least 2 and below dram_many_streams_count ({self.dram_many_streams_count or 3})")
         if self.dram_curve_sharpness is not None and self.dram_curve_sharpness < 1:
             raise DeviceError(f"device {self.name!r}: dram_curve_sharpness must be >= 1, got {self.dram_curve_sharpness!r}")
         for axis in "xyz":

@@ -30,7 +30,8 @@ lose at most 1.5 % from two to three streams (A100 1381 and 1360; V100, A40, L40
 gpu-stream's later four-buffer triad (``fits/data/public/gpu-stream-triad4/``) costs the RX 6900 XT
 and the MI210 no more than the three-buffer one (433 and 1225 GB/s against scale 457 and 1362 in the
 same runs), where a cost linear in ``S`` would give 391 and 1154; beyond four streams nothing public
-is measured on an AMD part (``docs/amd.md``, "Beyond four streams"). With more streams the H200
+is measured on an AMD part (``docs/amd.md``, "Beyond four streams"). The NVIDIA A100 80 GB, A40, L40
+and V100 run the four-stream triad at 0.97-1.07 of their two-stream rate. With more streams the H200
 loses too: its one-array copy (one load and one store stream, ``fits/data/H200/mech-stream.csv``)
 reaches 3.6-3.8 TB/s at four and more resident blocks per SM, copies of 4-38 arrays
 (``mech-segments.csv``) 2.5-3.3 TB/s (:mod:`warpspeed.calibration.many_streams_fit`).
@@ -40,8 +41,9 @@ from ``dram_many_streams_count`` streams on (default 3: the triad; the MI300X, m
 the four-stream triad, the four-stream rate; the H200: 8, its 4-array copies). A launch that moves
 ``S`` elements per lattice update to and from DRAM (each a concurrent address stream: a
 lattice-Boltzmann pull kernel 2 x 19, a stencil 2 plus every plane it reloads) sustains
-``dram_bandwidth_gb_s`` for ``S <= 2``, the many-streams rate from the count on, and between them
-the harmonic interpolation (time per byte linear in ``S``) (:func:`stream_rate`). The same
+``dram_bandwidth_gb_s`` for ``S <= 2`` (up to ``dram_few_streams_count`` where a file gives it: the
+H200 4, as the NVIDIA parts' four-stream triad shows, below), the many-streams rate from the count
+on, and between them the harmonic interpolation (time per byte linear in ``S``) (:func:`stream_rate`). The same
 interpolation, from the curve's peak ``B`` at two streams, caps the knee of resident blocks (a
 launch with many resident blocks approaches ``B`` with two streams, the many-streams rate with
 many). Where nothing is measured beyond the count the rate is held: for kernels with many more
@@ -112,17 +114,18 @@ TWO_STREAMS, THREE_STREAMS = 2.0, 3.0
 def stream_rate(device: Device, streams: float | None, two_stream_gb_s: float) -> float:
     """The rate [GB/s] a kernel with ``streams`` concurrent DRAM streams sustains where two streams
     sustain ``two_stream_gb_s`` (module docstring): the device's ``dram_many_streams_gb_s`` from
-    ``dram_many_streams_count`` streams on (default 3), the harmonic interpolation between (time per
-    byte linear in the stream count), ``two_stream_gb_s`` for two or fewer streams, without a
-    many-streams rate or for ``streams`` None."""
+    ``dram_many_streams_count`` streams on (default 3), ``two_stream_gb_s`` up to
+    ``dram_few_streams_count`` streams (default 2) and without a many-streams rate or for
+    ``streams`` None, the harmonic interpolation between (time per byte linear in the stream count)."""
     many = device.dram_many_streams_gb_s
     count = device.dram_many_streams_count or THREE_STREAMS
-    if many is None or streams is None or streams <= TWO_STREAMS:
+    few = device.dram_few_streams_count or TWO_STREAMS
+    if many is None or streams is None or streams <= few:
         return two_stream_gb_s
     many = min(many, two_stream_gb_s)
     if streams >= count:
         return many
-    share = (streams - TWO_STREAMS) / (count - TWO_STREAMS)
+    share = (streams - few) / (count - few)
     return 1.0 / ((1.0 - share) / two_stream_gb_s + share / many)
 
 
