@@ -6,16 +6,15 @@ A kernel that keeps many address streams in flight at once (a lattice-Boltzmann 
 ``dram_many_streams_count`` streams on). On the H200 the one-array copy of
 ``fits/data/H200/mech-stream.csv`` (2^27 doubles, one load and one store stream) reaches 3.6-3.8
 TB/s at four and more resident blocks per SM, the copies of 4 to 38 arrays of
-``fits/data/H200/mech-segments.csv`` (256 x 256 x 64 cells plus one ghost layer per array, each
-array larger than the L2) 2.5-3.3 TB/s in the same blocks; without a many-streams rate the overlap
-model predicts those copies 9 % too fast at the median (up to 20 % for 4-8 arrays at four blocks
-per SM).
+``fits/data/H200/mech-segments.csv`` (256 x 256 x 64 cells plus one ghost layer per array, 35 MB
+each: 0.28-2.7 GB per copy, beyond the 60 MB L2) 2.5-3.3 TB/s in the same blocks; without a
+many-streams rate the overlap model predicts those copies 10 % too fast at the median (MAPE 15.3 %).
 
 The rate is the value at which the model, with every other constant as shipped, reproduces the
 median of the copies (prediction / measurement = 1; :func:`fit_rate`, bisection); the stream count
 is that of the smallest copy in the set (4 arrays: 4 load and 4 store streams). The set holds
 every copy of four or more arrays of the two block families (tall: 1 cell deep, cubic: 2-4 cells
-deep; 512 threads, 32-512 wide), both element sizes and both index patterns (the same cell in
+deep; 512 threads, 1-512 wide), both element sizes and both index patterns (the same cell in
 every array, and the shifts of a D3Q19 pull step), at the registers ptxas gave each.
 """
 
@@ -45,9 +44,9 @@ FAMILIES, SHIFTS, MIN_ARRAYS = ("tall", "cube"), ("none", "d3q19"), 4
 #: and its steps (the H200 bracket, 1767 GB/s wide, halved 16 times: 0.03 GB/s).
 BRACKET, STEPS = (0.5, 1.0), 16
 
-#: The pull shifts of D3Q19 (the rest cell first; the file's ``d3q19`` pattern loads array i at
-#: the cell minus velocity i): D3Q19 lattice of Qian, d'Humieres and Lallemand, Europhys. Lett. 17,
-#: 479 (1992).
+#: The pull shifts of D3Q19, one velocity per array (the file's ``d3q19`` pattern loads each array at
+#: the cell minus its velocity; which array takes which velocity does not change a copy's volumes):
+#: D3Q19 lattice of Qian, d'Humieres and Lallemand, Europhys. Lett. 17, 479 (1992).
 D3Q19 = ((0, 0, 0), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1),
          (1, 1, 0), (-1, 1, 0), (1, -1, 0), (-1, -1, 0), (1, 0, 1), (-1, 0, 1), (1, 0, -1), (-1, 0, -1),
          (0, 1, 1), (0, -1, 1), (0, 1, -1), (0, -1, -1))
