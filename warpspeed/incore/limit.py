@@ -43,6 +43,6 @@ def configuration_core_time(kernel: "Kernel", device: "Device", info: "LaunchInf
     :func:`~warpspeed.memory.addresses.merged_copies`; ``latency``: the loads' latency in SM cycles,
     :func:`load_latency`, ``None`` for the first level's); ``None`` where the device has no
     instruction facts."""
-    load_rows = np.array([not a.access.is_store for a in compiled.accesses], dtype=bool)
-    mix = description_mix(kernel, info.launch.cells_per_thread, thread_loads(load_rows, owner))
+    is_load, _ = compiled.load_mask
+    mix = description_mix(kernel, info.launch.cells_per_thread, thread_loads(is_load, owner))
     return core_time(mix, device, resident_warps(info, device.sms), latency)

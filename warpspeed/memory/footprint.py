@@ -138,14 +138,12 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
     valid = cells.valid
     issued = instruction_lanes(compiled, cells) if lanes is None else lanes  # merged fold-copy loads issue nothing
     result: dict[str, FieldFootprint] = {}
-    for name in compiled.field_names:
-        idx = [i for i, a in enumerate(compiled.accesses) if a.field.name == name]
-        load_idx = [i for i in idx if not compiled.accesses[i].access.is_store]
-        store_idx = [i for i in idx if compiled.accesses[i].access.is_store]
-        if not idx:
+    for name, loads, stores_at in compiled.field_accesses:
+        load_idx, store_idx = list(loads), list(stores_at)  # lists: index arrays, not tuples of axes
+        if not load_idx and not store_idx:
             result[name] = FieldFootprint(0.0, 0.0, 0.0, 0)
             continue
-        elem = compiled.accesses[idx[0]].field.element_bytes
+        elem = compiled.accesses[min(load_idx + store_idx)].field.element_bytes
         load_sectors = load_lines = l1_load = stores = 0
         if load_idx:
             a = addr[load_idx]  # (loads, folds, threads)
