@@ -48,3 +48,20 @@ def test_rank_workload(device):
                                        "--threads", "64", "--top", "2"])
     assert result.exit_code == 0, result.output
     assert "registers" in result.output
+
+
+@pytest.mark.parametrize("kernel, domain, block", [
+    # the LBM kernel's estimated registers (68 or more x 1024 > 65536) fit 512 threads: 32 x 8 x 2
+    ("d3q19-srt", "16,16,16", [32, 8, 2]),
+    # a 2-D domain: 1024 threads as 32 x 32 x 1, not the 3-D default 32 x 8 x 4 with 3/4 of it idle
+    ("star2d-r1", "64,64", [32, 32, 1]),
+])
+def test_predict_default_block_fits_the_kernel(kernel, domain, block):
+    """Without --block, predict takes a block the kernel's registers and domain allow."""
+    pytest.importorskip("pystencils")
+    import json
+
+    result = CliRunner().invoke(main, ["predict", "--kernel", kernel, "--device", "A100-SXM4-40GB",
+                                       "--domain", domain, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["block"] == block

@@ -14,7 +14,7 @@ import pytest
 from warpspeed.errors import LaunchError
 from warpspeed.hardware.device import load_device
 from warpspeed.kernel.builtin import star_stencil
-from warpspeed.launch.space import default_threads
+from warpspeed.launch.space import default_block, default_threads
 
 KERNEL = star_stencil(3, 1, (64, 64, 64))
 
@@ -43,3 +43,21 @@ def test_mi210(registers, threads):
 def test_too_many_registers_is_a_launch_error():
     with pytest.raises(LaunchError, match="registers"):
         default_threads(replace(KERNEL, registers=300), load_device("A100-SXM4-40GB"))
+
+
+# The default block of a single configuration: 32 threads wide, 8 high on a 3-D domain, the rest in
+# the last axis the domain has (threads from the register rule above).
+@pytest.mark.parametrize("registers, domain, block", [
+    (None, (64, 64, 64), (32, 8, 4)),  # 1024 = 32 x 8 x 4
+    (80, (64, 64, 64), (32, 8, 2)),  # 512 = 32 x 8 x 2
+    (255, (64, 64, 64), (32, 8, 1)),  # 256 = 32 x 8 x 1
+    (None, (256, 256), (32, 32, 1)),  # 2-D: 1024 = 32 x 32
+    (128, (256, 256), (32, 16, 1)),  # 2-D, 512 = 32 x 16
+    (None, (4096,), (1024, 1, 1)),  # one row: all threads in x
+])
+def test_default_block(registers, domain, block):
+    kernel = replace(star_stencil(max(2, len(domain)), 1, domain + (64,) * (2 - len(domain))), registers=registers)
+    if len(domain) == 1:  # the same stencil over one row of its field
+        kernel = replace(kernel, domain=(domain[0], 1, 1))
+    assert default_block(kernel, load_device("A100-SXM4-40GB")) == block
+    assert block[0] * block[1] * block[2] == default_threads(kernel, load_device("A100-SXM4-40GB"))

@@ -39,6 +39,24 @@ def kernel_options(f):
     return f
 
 
+def block_option(f):
+    """``--block x,y,z``: the threads per block of a single configuration (default: :func:`default_block`)."""
+    from warpspeed.cli.parse import BLOCK
+
+    return click.option("--block", type=BLOCK, default=None,
+                        help="Threads per block x,y,z (default: 32,8,4 on a 3-D domain, 32,32,1 on a 2-D one; "
+                             "512 threads instead of 1024 (32,8,2 or 32,16,1) where the kernel's registers do not "
+                             "fit 1024, and so on).")(f)
+
+
+def block_or_default(block: tuple[int, ...] | None, resolved: ResolvedKernel, device: Device) -> tuple[int, ...]:
+    """``block`` as given, else the default block of the kernel on the device
+    (:func:`warpspeed.launch.space.default_block`)."""
+    from warpspeed.launch.space import default_block
+
+    return block if block is not None else default_block(resolved.kernel, device)
+
+
 def dtype_option(f):
     """``--dtype float|double``: the precision of the kernel (default: double)."""
     return click.option("--dtype", type=click.Choice(["double", "float"]), default=None,

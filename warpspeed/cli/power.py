@@ -6,8 +6,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from warpspeed.cli.common import dtype_option, kernel_options, model_option, setup_kernel_and_device
-from warpspeed.cli.parse import BLOCK, FOLD, NAME
+from warpspeed.cli.common import (
+    block_option,
+    block_or_default,
+    dtype_option,
+    kernel_options,
+    model_option,
+    setup_kernel_and_device,
+)
+from warpspeed.cli.parse import FOLD, NAME
 from warpspeed.cli.paths import InputTextFile, OutputFile
 from warpspeed.cli.render import Column, console as make_console, fitted_table, print_fitted
 from warpspeed.files.jsonsafe import json_text
@@ -47,7 +54,7 @@ DVFS_COLUMNS = (Column("MHz"), Column("Glup/s"), Column("W"), Column("Mlup/J"), 
 @click.command()
 @kernel_options
 @dtype_option
-@click.option("--block", type=BLOCK, default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@block_option
 @click.option("--fold", type=FOLD, default="1,1,1", show_default=True,
               help="Cells per thread x,y,z; at most 64 in all.")
 @model_option
@@ -55,7 +62,7 @@ DVFS_COLUMNS = (Column("MHz"), Column("Glup/s"), Column("W"), Column("Mlup/J"), 
               help="Plot lups/s and lups/J against the clock (format from the suffix).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
-         block: tuple[int, ...], fold: tuple[int, ...], model: str, plot_path: str | None, as_json: bool) -> None:
+         block: tuple[int, ...] | None, fold: tuple[int, ...], model: str, plot_path: str | None, as_json: bool) -> None:
     """Sweep the SM clock for one configuration: power, lups/s and lups per joule, and the
     energy-optimal clock. Memory-bound kernels keep their rate at lower clocks while the core's
     power falls, so they save energy there."""
@@ -66,7 +73,7 @@ def dvfs(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
     from warpspeed.power import power_params
 
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype, check=power_params)
-    prediction = Predictor(resolved.kernel, device).predict(block, fold)
+    prediction = Predictor(resolved.kernel, device).predict(block_or_default(block, resolved, device), fold)
     result = sweep(prediction, estimate_time(model, prediction))
     opt = result.optimum
     if plot_path:

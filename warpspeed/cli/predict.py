@@ -6,6 +6,8 @@ import click
 
 from warpspeed.calibration import calibration
 from warpspeed.cli.common import (
+    block_option,
+    block_or_default,
     clock_check,
     clock_option,
     curves_option,
@@ -16,7 +18,7 @@ from warpspeed.cli.common import (
     setup_kernel_and_device,
 )
 from warpspeed.cli.options import ModelChoice, WaveAveraging, model_options, model_values
-from warpspeed.cli.parse import BLOCK, FOLD
+from warpspeed.cli.parse import FOLD
 from warpspeed.cli.render import Column, console as make_console, even_lines, fitted_table, fmt, glups, print_fitted
 from warpspeed.errors import LaunchError
 from warpspeed.files.jsonsafe import json_text
@@ -45,7 +47,7 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @click.command()
 @kernel_options
 @dtype_option
-@click.option("--block", type=BLOCK, default="32,8,4", show_default=True, help="Threads per block x,y,z.")
+@block_option
 @click.option("--fold", type=FOLD, default="1,1,1", show_default=True,
               help="Cells per thread (thread folding) x,y,z; at most 64 in all.")
 @click.option("--address-space", type=click.Choice(["nd", "linear"]), default="nd", show_default=True,
@@ -62,7 +64,7 @@ TWO_LIMITER_NOTE = ("two-limiter: the classic roofline, the smaller of the FP pe
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dtype: str | None,
-            block: tuple[int, ...], fold: tuple[int, ...], address_space: str, curves_path: str | None, classes: bool,
+            block: tuple[int, ...] | None, fold: tuple[int, ...], address_space: str, curves_path: str | None, classes: bool,
             exact_waves: bool, model: str, clock_mhz: float | None, as_json: bool, **own: object) -> None:
     """Predict one launch configuration: the time model's rate, volumes per level and field, the four limiters.
 
@@ -82,6 +84,7 @@ def predict(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
     curves = load_curves(path=curves_path) if curves_path else None
     resolved, device = setup_kernel_and_device(kernel_name, domain, device_name, fold, dtype,
                                                check=clock_check(clock_mhz))
+    block = block_or_default(block, resolved, device)
     predictor = Predictor(resolved.kernel, device, curves=curves, address_space=address_space,
                           exact_waves=averaging.exact,
                           model=choice.time_model)

@@ -31,6 +31,12 @@ PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
 #: Threads per block of the article's stencil space (5.1); kernels whose registers do not fit
 #: 1024 threads get fewer (:func:`default_threads`).
 PAPER_STENCIL_THREADS = 1024
+#: Width (x, threads) of the default block of a single configuration (:func:`default_block`): one
+#: warp of 32 threads along the contiguous axis, 128 B of floats or 256 B of doubles per warp load.
+DEFAULT_BLOCK_X = 32
+#: Height (y, threads) of the default block of a 3-D domain (:func:`default_block`): 32 x 8 x 4 is
+#: the block the command line has always shown for 1024 threads.
+DEFAULT_BLOCK_Y = 8
 #: Largest z extent of a block in the candidate space: the NVIDIA limit (CUDA C++ Programming
 #: Guide, "Compute Capabilities": maximum z-dimension of a block), also allowed on AMD GPUs.
 MAX_BLOCK_Z = 64
@@ -166,3 +172,23 @@ def default_threads(kernel: "Kernel", device: "Device") -> int:
             threads //= 2
     raise LaunchError(f"kernel {kernel.name!r} with {kernel.registers} registers per thread fits no block "
                       f"of at least one warp ({device.warp_size} threads) on {device.name}")
+
+
+def default_block(kernel: "Kernel", device: "Device") -> Triple:
+    """The block of a single configuration when none is given (``warpspeed predict``, ``trace``, ``dvfs``).
+
+    :func:`default_threads` threads (1024, or the most whose registers fit the register file),
+    :data:`DEFAULT_BLOCK_X` wide; on a 3-D domain :data:`DEFAULT_BLOCK_Y` high and the rest in z, on a
+    2-D domain the rest in y, on a 1-D domain all in x. Examples: a 3-D stencil with 32 registers
+    32 x 8 x 4; with 68 registers on an A100 (512 threads) 32 x 8 x 2; a 2-D stencil 32 x 32 x 1.
+    Extents beyond the domain are kept (the domain check of the launch reports them)."""
+    threads = default_threads(kernel, device)
+    domain = _domain_triple(kernel.domain)
+    if domain[1] == 1 and domain[2] == 1:
+        return (threads, 1, 1)
+    x = min(DEFAULT_BLOCK_X, threads)
+    rest = threads // x
+    if domain[2] == 1:
+        return (x, rest, 1)
+    y = min(DEFAULT_BLOCK_Y, rest)
+    return (x, y, rest // y)
