@@ -179,7 +179,9 @@ class Predictor:
         launch = info.launch
         # each element moved per lattice update is one concurrent DRAM address stream
         streams = dram_bytes / max(f.element_bytes for f in kernel.fields)
-        dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block, dram_bytes,
+        # the idle threads of the blocks at the domain's edges hold no bytes in flight
+        dram_bw = launch_dram_bandwidth(device, info.wave.blocks * launch.threads_per_block * launch.active_thread_share,
+                                        dram_bytes,
                                         launch.cells_per_thread, info.occupancy.registers_per_thread,
                                         info.occupancy.blocks_per_sm, streams)
         sectors = dram_sectors(kernel, dram, launch.block[0] * launch.fold[0], self._sectors)

@@ -173,3 +173,14 @@ def test_rank_defaults_to_the_kernels_space(a100):
     # 1024 threads on 64 x 64: x, y <= 128 -> 2^a x 2^b with 3 <= a <= 7: 5 blocks x 2 foldings
     assert len(ranking.rows) == 5 * 2
     assert all(r.config.block[2] == 1 and r.config.fold[2] == 1 for r in ranking.rows)
+
+
+@pytest.mark.parametrize("block, fold, domain, share", [
+    ((512, 2, 1), (1, 1, 1), (640, 512, 512), 640 / 1024),  # 2 blocks per row, the second 128 of 512
+    ((256, 1, 4), (1, 1, 1), (632, 504, 504), 632 / 768 * 504 / 504),  # 3 x 256 threads for 632 cells
+    ((32, 4, 2), (1, 2, 1), (64, 30, 8), 15 / 16),  # y: 30 cells folded 2 need 15 threads; 4 blocks of 4 = 16
+    ((32, 8, 4), (1, 1, 1), (256, 256, 256), 1.0),  # a multiple of the block: no idle thread
+    ((32, 8, 1), (1, 1, 2), (64, 64, 5), 3 / 3),  # z: 3 threads for 5 cells folded 2 (the third has one), 3 blocks of 1
+])
+def test_active_thread_share_by_hand(block, fold, domain, share):
+    assert make_launch(block, fold, domain).active_thread_share == pytest.approx(share)

@@ -32,7 +32,7 @@ def _h200_text() -> str:
 
 
 def _copy_on(device: str, registers: int | None, block=(1024, 1, 1)):
-    kernel = dataclasses.replace(copy_kernel((512, 512, 512)), registers=registers)
+    kernel = dataclasses.replace(copy_kernel((1024, 512, 256)), registers=registers)  # no idle thread in 1024-wide blocks
     return Predictor(kernel, device).predict(block)
 
 
@@ -221,3 +221,18 @@ def test_few_streams_count_lies_below_the_many_streams_count(few, many, count):
     with pytest.raises(DeviceError, match="dram_few_streams_count"):
         dataclasses.replace(load_device("H200"), dram_many_streams_gb_s=many, dram_many_streams_count=count,
                             dram_few_streams_count=few)
+
+
+def test_idle_threads_of_edge_blocks_hold_no_bytes_in_flight():
+    # A copy of 640 x 64 x 64 doubles in blocks of 512 x 2 x 1: two blocks per row, the second has
+    # 128 of its 512 threads on cells, so 640 of every 1024 threads work. Two 1024-thread blocks per
+    # SM (32 registers, 2048 threads), 132 SMs: 264 blocks x 1024 threads resident, 264 x 640 of
+    # them with 16 B in flight each. A 512-wide domain in the same blocks keeps every thread busy.
+    dev = load_device("H200")
+    edge = Predictor(copy_kernel((640, 64, 64)), dev).predict((512, 2, 1))
+    exact = Predictor(copy_kernel((512, 64, 64)), dev).predict((512, 2, 1))
+    assert edge.launch.occupancy.blocks_per_sm == exact.launch.occupancy.blocks_per_sm == 2
+    assert edge.dram_bandwidth.resident_threads == 264 * 640
+    assert edge.dram_bandwidth.bytes_in_flight == 264 * 640 * 16
+    assert exact.dram_bandwidth.bytes_in_flight == 264 * 1024 * 16
+    assert edge.dram_bandwidth.achievable_gb_s < exact.dram_bandwidth.achievable_gb_s

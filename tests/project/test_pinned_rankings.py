@@ -45,7 +45,11 @@ rate, the overlap file's rates 1.0-1.015x of the two-stream interpolation's, sam
 H200's overlap files were regenerated when the DRAM curve's knee came to be sharpened by the cells
 per thread as by the resident blocks (warpspeed.hardware.dram_curve.resident_blocks_bandwidth):
 rates 1.0-1.022x (A100, Spearman 0.9993, same best) and 1.0-1.041x (H200, Spearman 0.9994, the old
-best at 99.6 % of the new). Restructuring
+best at 99.6 % of the new). The A100's and the H200's four were regenerated when the idle threads of
+the blocks at the domain's x edge (640 cells in blocks 256 or 512 wide) stopped counting as bytes in
+flight and as warps that hide latency (warpspeed.launch.geometry.Launch.active_thread_share): the
+rows' ``sm`` limits of those blocks fall, the H200's overlap rates 0.986-1.0x (Spearman 0.9999, same
+best), the other three files' rates unchanged. Restructuring
 and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """

@@ -19,10 +19,13 @@ if TYPE_CHECKING:
 
 
 def resident_warps(info: "LaunchInfo", sms: int) -> float:
-    """Warps resident per SM: the occupancy's blocks per SM, fewer where one wave of the grid
-    does not fill them (``wave.blocks`` over the SMs), times the warps per block."""
+    """Warps resident per SM that have work: the occupancy's blocks per SM, fewer where one wave of the
+    grid does not fill them (``wave.blocks`` over the SMs), times the warps per block and the share of
+    the grid's threads that have a cell (``Launch.active_thread_share``: idle threads of the blocks at
+    the domain's edges hide no latency)."""
     occ = info.occupancy
-    return min(float(occ.blocks_per_sm), info.wave.blocks / sms) * occ.warps_per_block
+    return (min(float(occ.blocks_per_sm), info.wave.blocks / sms) * occ.warps_per_block
+            * info.launch.active_thread_share)
 
 
 def load_latency(device: "Device", l2_load_bytes_per_lup: float, dram_load_bytes_per_lup: float) -> float:

@@ -101,6 +101,17 @@ class Launch:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
     @property
+    def active_thread_share(self) -> float:
+        """The share of the grid's threads that have a cell of the domain, ``prod_d ceil(domain_d /
+        fold_d) / (grid_d block_d)``: the blocks at the domain's upper edges are partly idle where the
+        domain is no multiple of the cells a block covers (640 cells in blocks of 512: 640 / 1024).
+        An idle thread leaves at its bounds check and holds no memory access in flight."""
+        share = 1.0
+        for n, f, g, b in zip(self.domain, self.fold, self.grid, self.block):
+            share *= -(-n // f) / (g * b)
+        return share
+
+    @property
     def cells(self) -> int:
         return self.domain[0] * self.domain[1] * self.domain[2]
 

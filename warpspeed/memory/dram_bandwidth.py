@@ -75,7 +75,8 @@ class DramBandwidth:
     achievable_gb_s:    min(sustained, curve at the bytes in flight) [GB/s] (= sustained without a curve);
     bytes_per_thread:   bytes one resident thread keeps in flight [B] (after the register cap);
     bytes_in_flight:    device-wide bytes in flight [B];
-    resident_threads:   threads resident at once on the device;
+    resident_threads:   threads with work resident at once on the device (the idle threads of blocks at
+                        the domain's edges left out, ``Launch.active_thread_share``);
     register_capped:    True when the register cap limited ``bytes_per_thread``;
     resident_blocks_gb_s: the bandwidth with the curve's knee sharpened by the launch's resident
                         blocks per SM and cells per thread [GB/s]
@@ -89,7 +90,7 @@ class DramBandwidth:
     achievable_gb_s: float
     bytes_per_thread: float
     bytes_in_flight: float
-    resident_threads: int
+    resident_threads: float
     register_capped: bool
     resident_blocks_gb_s: float = 0.0
 
@@ -135,10 +136,10 @@ def sustained_for_streams(device: Device, streams: float | None) -> float:
     return stream_rate(device, streams, device.dram_bandwidth_gb_s)
 
 
-def launch_dram_bandwidth(device: Device, resident_threads: int, dram_bytes_per_lup: float,
+def launch_dram_bandwidth(device: Device, resident_threads: float, dram_bytes_per_lup: float,
                           cells_per_thread: int, registers_per_thread: int, blocks_per_sm: int = 1,
                           streams: float | None = None) -> DramBandwidth:
-    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads resident at once
+    """Achievable DRAM bandwidth [GB/s] of a launch with ``resident_threads`` threads with work resident at once
     (``blocks_per_sm`` of them per SM: the knee of :attr:`DramBandwidth.resident_blocks_gb_s`);
     ``streams``: the concurrent DRAM streams of the kernel (:func:`sustained_for_streams`)."""
     per_thread, capped = bytes_per_thread_in_flight(dram_bytes_per_lup, cells_per_thread, registers_per_thread)

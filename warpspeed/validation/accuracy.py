@@ -240,7 +240,7 @@ def row_dram_bandwidth(row: Mapping[str, Any], device: Device, dram_bytes_per_lu
     folds = [_value(row, c) for c in CONFIG_COLUMNS if c.startswith("fold_")]
     if not all(math.isfinite(v) and v >= 1 for v in (threads, registers, *folds)) or dram_bytes_per_lup < 0:
         return None
-    return launch_dram_bandwidth(device, int(threads), dram_bytes_per_lup, int(math.prod(folds)),
+    return launch_dram_bandwidth(device, threads, dram_bytes_per_lup, int(math.prod(folds)),
                                  int(registers)).achievable_gb_s
 
 

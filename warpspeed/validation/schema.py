@@ -221,9 +221,13 @@ def _layer_columns(layers: Mapping[str, Mapping[str, float]]) -> dict[str, float
 
 
 def _resident_threads(record: Mapping[str, Any]) -> float:
-    """Threads resident at once (blocks of one wave x threads per block), the input of the
-    occupancy-dependent DRAM bandwidth (:mod:`warpspeed.memory.dram_bandwidth`); NaN when
-    the record lacks the wave or the block."""
+    """Threads with work resident at once, the input of the occupancy-dependent DRAM bandwidth
+    (:mod:`warpspeed.memory.dram_bandwidth`): the record's bytes in flight over the bytes per thread;
+    a record without them (or without DRAM bytes) gives the blocks of one wave x threads per block;
+    NaN when the record lacks the wave or the block."""
+    per_thread = record.get("dram_bytes_in_flight_per_thread")
+    if isinstance(per_thread, (int, float)) and per_thread > 0 and "dram_bytes_in_flight" in record:
+        return float(record["dram_bytes_in_flight"]) / float(per_thread)
     if "wave_blocks" not in record or "block" not in record:
         return math.nan
     return float(int(record["wave_blocks"]) * math.prod(int(b) for b in record["block"]))
