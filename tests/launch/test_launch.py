@@ -184,3 +184,12 @@ def test_rank_defaults_to_the_kernels_space(a100):
 ])
 def test_active_thread_share_by_hand(block, fold, domain, share):
     assert make_launch(block, fold, domain).active_thread_share == pytest.approx(share)
+
+
+@pytest.mark.parametrize("block, fold, domain, per_block", [
+    ((512, 2, 1), (1, 1, 1), (640, 512, 512), 640 * 2 / 2),  # a row of 640 cells in 2 blocks of 512 x 2 rows
+    ((256, 1, 1), (1, 1, 2), (768, 4, 6), 256 * 2),  # whole blocks: threads x cells per thread
+    ((32, 4, 1), (1, 2, 1), (32, 12, 1), 32 * 12 / 2),  # y: 12 cells in blocks of 4 x 2 = 8 -> 2 blocks
+])
+def test_mean_cells_per_block_by_hand(block, fold, domain, per_block):
+    assert make_launch(block, fold, domain).mean_cells_per_block == pytest.approx(per_block)

@@ -12,7 +12,7 @@ import pytest
 from warpspeed import Field, Kernel, load, store
 from warpspeed.errors import DeviceError
 from warpspeed.hardware.device import load_device, load_device_file
-from warpspeed.kernel.description import X
+from warpspeed.kernel.description import X, Y
 from warpspeed.models import estimate_time
 from warpspeed.overlap import overlap_model, overlap_params
 from warpspeed.overlap.combine import smooth_max
@@ -142,3 +142,19 @@ def test_every_builtin_device_has_the_constants():
     for device in all_devices():
         params = overlap_params(device)
         assert math.isfinite(params.drain_cycles) and params.drain_cycles > 0, device.name
+
+
+def test_the_idle_threads_of_edge_blocks_update_nothing(a100):
+    """The copy of 640 doubles per row (x) in 256-thread blocks: three blocks per row, the third with
+    128 working threads, so a block updates 640 / 3 cells on average. The wave-end latency (551
+    cycles, as above) over 8 resident blocks x 640 / 3 lups, the dispatch (81.68 ns per block and
+    SM) over 640 / 3 lups x 108 SMs; with 768 cells per row (whole blocks) 8 x 256 and 256."""
+    launch = tomllib.loads((ROOT / "fits" / "kernel-launch.toml").read_text())
+    dev = _toml("A100-SXM4-40GB")["device"]
+    params = overlap_params(a100)
+    for width, per_block in ((640, 640 / 3), (768, 256)):
+        fields = (Field("src", 8, (width, 256)), Field("dst", 8, (width, 256)))
+        kernel = Kernel("copy2d", fields, (load("src", X, Y), store("dst", X, Y)), (width, 256, 1))
+        r = overlap_model(Predictor(kernel, a100).predict((256, 1, 1)), params)
+        assert r.drain_cycles_per_lup == pytest.approx((37 + 224 + 290) / (8 * per_block))
+        assert r.dispatch_seconds_per_lup == pytest.approx(launch["block_dispatch_ns"] * 1e-9 / (per_block * dev["sms"]))

@@ -49,7 +49,10 @@ best at 99.6 % of the new). The A100's and the H200's four were regenerated when
 the blocks at the domain's x edge (640 cells in blocks 256 or 512 wide) stopped counting as bytes in
 flight and as warps that hide latency (warpspeed.launch.geometry.Launch.active_thread_share): the
 rows' ``sm`` limits of those blocks fall, the H200's overlap rates 0.986-1.0x (Spearman 0.9999, same
-best), the other three files' rates unchanged. Restructuring
+best), the other three files' rates unchanged; the three overlap files once more when the wave-end
+latency and the dispatch time came to be spread over the lups of the grid's average block
+(``Launch.mean_cells_per_block``) instead of a full block's: rates 0.990-1.0x (A100), 0.963-1.0x
+(H200), 0.972-1.0x (MI210), Spearman 0.9995 or more, same best. Restructuring
 and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """

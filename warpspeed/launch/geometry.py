@@ -115,6 +115,12 @@ class Launch:
     def cells(self) -> int:
         return self.domain[0] * self.domain[1] * self.domain[2]
 
+    @property
+    def mean_cells_per_block(self) -> float:
+        """Lattice updates per block of the grid on average, ``cells / total_blocks``: fewer than
+        ``threads_per_block x cells_per_thread`` where the blocks at the domain's edges are partly idle."""
+        return self.cells / self.total_blocks
+
 
 def make_launch(block: Sequence[int] | int, fold: Sequence[int] | int, domain: Sequence[int]) -> Launch:
     """Build a :class:`Launch`; raise LaunchError on non-positive or malformed entries, and on a

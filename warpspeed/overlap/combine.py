@@ -14,7 +14,9 @@ for the SM's own time (``docs/overlap.md``):
 2. **The miss stage sends a limited number of L2 requests per cycle** (one per missing line,
    :data:`~warpspeed.overlap.params.MISS_REQUESTS_PER_CYCLE` per SM).
 3. **A wave of blocks ends with a latency nobody hides**: ``drain / (blocks per SM x lups per
-   block)`` cycles per lup, ``drain`` the pointer-chase DRAM latency.
+   block)`` cycles per lup, ``drain`` the pointer-chase DRAM latency, the lups per block those of
+   the grid's average block (``Launch.mean_cells_per_block``: the idle threads of the blocks at the
+   domain's edges update nothing, ``docs/overlap.md`` mechanism 10; so for the dispatch time).
 4. **The first level and DRAM overlap imperfectly**: their times combine as a smooth maximum,
    ``(t_L1^p + t_DRAM^p)^(1/p)`` (:data:`~warpspeed.overlap.params.OVERLAP_EXPONENT`).
 5. **A sector a block row covers only in part is not shared in DRAM** (:mod:`warpspeed.memory.sectors`):
@@ -227,7 +229,7 @@ def overlap_model(prediction: "Prediction", params: OverlapParams) -> OverlapRes
                if coverage is not None else 1.0)
 
     occ = info.occupancy
-    lups_per_block = info.launch.threads_per_block * info.launch.cells_per_thread
+    lups_per_block = info.launch.mean_cells_per_block  # the edges' idle threads update nothing (mechanism 10)
     lups_per_wave = occ.blocks_per_sm * lups_per_block
     drain = params.drain_cycles / lups_per_wave if lups_per_wave > 0 else math.inf
     levels = {lv.key: lv.seconds_per_lup for lv in prediction.levels if lv.lups_per_s is not None}
