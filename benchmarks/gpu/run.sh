@@ -221,10 +221,10 @@ if [ "$campaign" = "sm" ]; then
                  --section Occupancy)
     if command -v ncu > /dev/null 2>&1 || [ "$dry_run" -eq 1 ]; then
         mkdir -p "$res/sm-ncu"
-        step sm-ncu 90 ncu --csv --page raw --print-units base --clock-control none --kernel-name "$sm_ncu_kernels" \
+        step sm-ncu 120 ncu --csv --page raw --print-units base --clock-control none --kernel-name "$sm_ncu_kernels" \
             "${sm_sections[@]}" --metrics l1tex__data_pipe_lsu_wavefronts.sum,lts__t_sectors_srcunit_tex_op_read.sum \
             --log-file "$res/sm-ncu/ncu.csv" "$python" "$here/sm_mechanisms.py" --gpu "$gpu" --parts a,b,c,f,g \
-            --only "${sm_ncu_kernels#regex:}" --points-per-kernel 2 --warmup 0 --repeats 1 --budget 70 \
+            --only "${sm_ncu_kernels#regex:}" --points-per-kernel 2 --warmup 0 --repeats 1 --budget 100 \
             --out "$res/sm-ncu"
     else
         printf 'sm-ncu\t0\t0\tskipped (no ncu)\n' >> "$steps"

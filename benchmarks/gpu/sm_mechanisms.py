@@ -32,11 +32,15 @@ Parts (``--parts a,b,...``; all by default):
        y or in z (what folding costs at equal occupancy).
 
     python3 benchmarks/gpu/sm_mechanisms.py --out DIR [--parts a,b,...] [--budget 120] [--dry-run]
+        [--only REGEX] [--points-per-kernel N] [--warmup 2] [--repeats 7] [--gpu 0]
 
 ``--dry-run`` needs neither cupy nor a GPU: it prints each part's kernels, launches and the
 estimated time on an H200 (compilation included) against ``--budget``. Every kernel's CUDA source
 is made by a function of this module that needs no cupy (``*_source``), so the sources can be
-compiled and their SASS counted without a GPU.
+compiled and their SASS counted without a GPU. With nvcc on PATH all kernels are compiled first,
+on every core, to cubins of the GPU's architecture (else cupy's NVRTC compiles each when first
+launched), and ``sm-sass.csv`` lists every kernel's SASS opcodes where cuobjdump is found.
+``--only`` and ``--points-per-kernel`` pick a few kernels, e.g. for Nsight Compute.
 """
 
 from __future__ import annotations
@@ -519,7 +523,8 @@ def plan_misaligned(sms: int) -> Part:
     for ctype in CTYPES:
         bufs[f"win_{ctype}"] = (ctype, WINDOW + 32 * MIS_UNROLL + 64, 1.0)
         bufs[f"big_{ctype}"] = (ctype, dram_elems[ctype] + 64, 1.0)
-        bufs[f"sink_{ctype}"] = (ctype, 1 << 22, 0.0)
+        # one element per thread of the DRAM grid (written only if a sum came out -1, never)
+        bufs[f"sink_{ctype}"] = (ctype, dram_elems["float"] // MIS_UNROLL, 0.0)
     return Part("a", "misaligned",
                 "each warp loads rows of 32 consecutive elements starting offset_elements past a row boundary "
                 f"(rows of 128 B for float, 256 B for double); l1: {MIS_UNROLL} loads per loop trip from a "
@@ -721,9 +726,10 @@ def plan_stencils(sms: int) -> Part:
                                          est, sass_estimate=fold * len(p) * (e // 4) + distinct + 30))
     return Part("f", "stencils",
                 "out = sum_p w_p in[x + p] over a box ((2r+1)^dims points) or star (2*dims*r+1 points) stencil, "
-                "weights in __constant__ memory, every distinct input value of a thread loaded once (loads_per_thread), each "
-                "output one multiplication then FMAs in sequence; loads: plain (LDG) or restrict (const __restrict__ "
-                "input, non-coherent LDG); fold = outputs per thread consecutive in y; input with a halo of r; "
+                "weights in __constant__ memory, every distinct input value of a thread loaded once "
+                "(loads_per_thread), each output one multiplication then FMAs in sequence; loads: plain (LDG) "
+                "or restrict (const __restrict__ input, non-coherent LDG); fold = outputs per thread consecutive "
+                "in y; input with a halo of r; "
                 "bytes_min = (input + output) * element bytes",
                 cols, bufs, tuple(pts))
 
@@ -759,8 +765,9 @@ def plan_d3q19(sms: int) -> Part:
     bufs = {f"src_{c}": (c, 19 * stride, 1.0) for c in CTYPES} | {f"dst_{c}": (c, 19 * stride, 0.0) for c in CTYPES}
     return Part("g", "d3q19",
                 f"D3Q19-like pull kernel (not lbmpy): 19 arrays of {nx}x{ny}x{nz} cells + 1 ghost layer (fzyx), "
-                "array i loaded from c - e_i, 'passes' dense 19x19 passes g = M f per cell (M in __constant__ memory: 19 "
-                "multiplications + 342 FMAs per pass), 19 stores; fold: cells per thread consecutive in y or z; "
+                "array i loaded from c - e_i, 'passes' dense 19x19 passes g = M f per cell (M in __constant__ "
+                "memory: 19 multiplications + 342 FMAs per pass), 19 stores; fold: cells per thread consecutive "
+                "in y or z; "
                 "blocks_per_sm_cap 1: one block per SM through dynamic shared memory, 0: as many as fit; "
                 "bytes = 2 * 19 * cells * element bytes",
                 cols, bufs, tuple(pts))

@@ -363,3 +363,37 @@ def test_sass_counts_file(tmp_path):
     path = tmp_path / "sm-sass.csv"
     m.write_sass_counts(str(path), ["gpu: X"], {"k": Counter({"FFMA": 64, "LDG.E": 2})})
     assert path.read_text().splitlines() == ["# gpu: X", "kernel,opcode,count", "k,(all),66", "k,FFMA,64", "k,LDG.E,2"]
+
+
+# ------------------------------------------------------------------ run.sh --campaign sm
+
+def _run_sh(tmp_path, *args):
+    import os
+
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    return subprocess.run(["bash", str(SCRIPT.parent / "run.sh"), *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_run_sh_refuses_an_unknown_campaign(tmp_path):
+    done = _run_sh(tmp_path, "--campaign", "nope")
+    assert done.returncode == 2 and done.stderr == "error: --campaign is transfer, paper or sm, got 'nope'\n"
+
+
+def test_run_sh_sm_campaign_dry_run_needs_no_wheels(tmp_path):
+    """The sm campaign's dry run works without benchmarks/gpu/wheels/ and prints its two steps and
+    the plan; the kernels it profiles with ncu are 13 kernels of the plan, none misspelt."""
+    done = _run_sh(tmp_path, "--dry-run", "--campaign", "sm")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert re.search(r"^-- sm-mechanisms \(at most 150 s\): \S+ \S+/sm_mechanisms.py --gpu 0 --budget 120 --out ",
+                     out, re.M)
+    assert "within the budget of 120 s" in out
+    ncu = re.search(r"^-- sm-ncu \(at most 120 s\): ncu .* --only (\S+) --points-per-kernel 2 ", out, re.M)
+    assert ncu, out
+    m = _module()
+    names = {p.kernel for plan in m.PLANS.values() for p in plan(132).points}
+    pattern = re.compile(ncu.group(1))
+    assert len({n for n in names if pattern.search(n)}) == 13
+    assert out.rstrip().endswith("== dry run: no GPU step was run")
+    assert list(tmp_path.iterdir()) == []                 # a dry run leaves no archive
