@@ -397,3 +397,108 @@ def test_run_sh_sm_campaign_dry_run_needs_no_wheels(tmp_path):
     assert len({n for n in names if pattern.search(n)}) == 13
     assert out.rstrip().endswith("== dry run: no GPU step was run")
     assert list(tmp_path.iterdir()) == []                 # a dry run leaves no archive
+
+
+# ------------------------------------------------------------------ the measuring path, on a fake cupy
+
+class _FakeKernel:
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+        self.num_regs = 40
+        self.max_dynamic_shared_size_bytes = 0
+        self.kernel = type("F", (), {"ptr": 1})()
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        self.log.append((self.name, tuple(grid), tuple(block), shared_mem))
+
+
+def _fake_cupy(log, sms=4):
+    """Just what sm_mechanisms.py calls: kernels record their launches, every launch takes 1 ms."""
+    from types import SimpleNamespace as NS
+
+    per_sm, per_block = 233472, 232448            # H100/H200 shared memory per SM and per block (opt-in)
+
+    class Device:
+        def __init__(self, i=0):
+            self.id = i
+            self.attributes = {"MaxSharedMemoryPerMultiprocessor": per_sm,
+                               "MaxSharedMemoryPerBlockOptin": per_block}
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Event:
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+    props = {"name": b"Fake GPU", "multiProcessorCount": sms, "major": 9, "minor": 0}
+    cuda = NS(Device=Device, Event=Event, get_elapsed_time=lambda a, b: 1.0,
+              runtime=NS(getDeviceCount=lambda: 1, getDeviceProperties=lambda i: props,
+                         runtimeGetVersion=lambda: 13020, driverGetVersion=lambda: 13000),
+              driver=NS(occupancyMaxActiveBlocksPerMultiprocessor=lambda f, t, s: 2))
+    return NS(__version__="fake", cuda=cuda,
+              RawKernel=lambda code, name, options=(): _FakeKernel(name, log),
+              RawModule=lambda path: NS(get_function=lambda name: _FakeKernel(name, log)),
+              full=lambda n, fill, dtype: ("buffer", n), zeros=lambda n, dtype: ("buffer", n),
+              int32=int, int64=int, float32=float, float64=float,
+              get_default_memory_pool=lambda: NS(free_all_blocks=lambda: None))
+
+
+def test_measuring_path_on_a_fake_gpu(tmp_path, monkeypatch):
+    """Parts a and c on a fake 4-SM GPU: one row per point, grids of blocks per SM times the SM
+    count, the blocks-per-SM cap of part c held by dynamic shared memory, the CSVs renamed when
+    complete, every launch timed after its warm-up launches."""
+    m = _module()
+    log = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(log))
+    monkeypatch.setenv("PATH", "/nonexistent")         # no nvcc: cupy compiles (here: the fake)
+    assert m.main(["--out", str(tmp_path), "--parts", "a,c", "--budget", "100"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sm-chains.csv", "sm-misaligned.csv"]
+    rows = list(csv.DictReader(line for line in (tmp_path / "sm-misaligned.csv").read_text().splitlines()
+                               if not line.startswith("#")))
+    assert len(rows) == 128                             # 2 types x (L1, DRAM) x 32 offsets
+    assert {r["seconds"] for r in rows} == {"0.001"} and {r["launches"] for r in rows} == {"7"}
+    assert {r["blocks_per_sm"] for r in rows} == {"2"} and {r["registers"] for r in rows} == {"40"}
+    l1 = [e for e in log if e[0] == "mis_l1_f32"]
+    assert len(l1) == 32 * (2 + 7) and {e[1] for e in l1} == {(8 * 4, 1, 1)}
+    # part c: warps per SM 1-64 in blocks of 1-4 warps; each cap k needs per_sm // (smem + 1 KiB) == k
+    chains = [e for e in log if e[0].startswith("ch_")]
+    assert len(chains) == 80 * (2 + 7)
+    caps = {(e[1][0] // 4, e[3]) for e in chains}
+    assert {k for k, _ in caps} == {1, 2, 4, 8, 12, 16}
+    for k, smem in caps:
+        assert 233472 // (smem + 1024) == k and smem % 1024 == 0
+    text = (tmp_path / "sm-chains.csv").read_text()
+    assert text.startswith("# gpu: Fake GPU, 4 SMs\n") and "# compiled: cupy's NVRTC" in text
+
+
+def test_a_small_budget_skips_points_and_keeps_the_rest(tmp_path, monkeypatch):
+    m = _module()
+    log = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(log))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert m.main(["--out", str(tmp_path), "--parts", "g", "--budget", "0.05"]) == 0
+    lines = [x for x in (tmp_path / "sm-d3q19.csv").read_text().splitlines() if not x.startswith("#")]
+    assert len(lines) - 1 < 108                         # not every point fitted in 50 ms
+
+
+@needs_toolchain
+def test_kernels_precompiled_with_nvcc_and_their_sass_listed(tmp_path, monkeypatch):
+    """With nvcc on PATH the kernels are compiled to sm_90 cubins before the parts run (loaded
+    through RawModule) and sm-sass.csv lists their opcodes: 16 global loads per misaligned kernel."""
+    m = _module()
+    log = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(log))
+    assert m.main(["--out", str(tmp_path), "--parts", "a", "--budget", "100"]) == 0
+    text = (tmp_path / "sm-misaligned.csv").read_text()
+    assert "# compiled: nvcc -arch=sm_90 -cubin -std=c++17 (" in text and "4 of 4 kernels" in text
+    rows = list(csv.reader(x for x in (tmp_path / "sm-sass.csv").read_text().splitlines() if not x.startswith("#")))
+    assert {r[0] for r in rows[1:]} == {"mis_l1_f32", "mis_l1_f64", "mis_dram_f32", "mis_dram_f64"}
+    for kernel in ("mis_l1_f32", "mis_dram_f64"):
+        assert sum(int(n) for k, op, n in rows[1:] if k == kernel and op.startswith("LDG")) == 16
