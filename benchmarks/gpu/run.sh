@@ -20,7 +20,11 @@
 # --campaign  transfer (default): the microbenchmarks of mechanisms.py (needs only cupy; run before the
 #             install) and kernels the models were not fitted on (copy19-pull, box3d-r1, star3d-r1,
 #             star2d-r1, star3d-r4 in float, allen-cahn), timed, a few profiled with ncu;
-#             paper: the star3d-r4 campaign described above
+#             paper: the star3d-r4 campaign described above;
+#             sm: the in-core microbenchmarks of sm_mechanisms.py (misaligned loads, loads per FMA,
+#             FMA chains by occupancy, instruction fetch, FP32/integer mix, box and star stencils,
+#             a D3Q19-like kernel folded and not) and Nsight Compute counters of a few of its
+#             kernels; needs only cupy, numpy, nvcc and ncu: no wheels, no install
 # --dry-run   install into a temporary folder (checks that the wheels install offline), print every
 #             measurement command with its time limit, run none of them
 # --device    warpspeed device model of the predictions in the rows (default H200)
@@ -43,28 +47,31 @@ while [ $# -gt 0 ]; do
         --device) device="$2"; shift 2 ;;
         --gpu) gpu="$2"; shift 2 ;;
         --campaign) campaign="$2"; shift 2 ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
-        *) echo "error: unknown option $1 (allowed: --dry-run, --budget S, --device MODEL, --gpu N, --campaign transfer|paper)" >&2; exit 2 ;;
+        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+        *) echo "error: unknown option $1 (allowed: --dry-run, --budget S, --device MODEL, --gpu N, --campaign transfer|paper|sm)" >&2; exit 2 ;;
     esac
 done
 if ! [[ "$budget" =~ ^[0-9]+$ && "$gpu" =~ ^[0-9]+$ ]]; then
     echo "error: --budget and --gpu take non-negative integers" >&2
     exit 2
 fi
-if [ "$campaign" != "transfer" ] && [ "$campaign" != "paper" ]; then
-    echo "error: --campaign is transfer or paper, got '$campaign'" >&2
+if [ "$campaign" != "transfer" ] && [ "$campaign" != "paper" ] && [ "$campaign" != "sm" ]; then
+    echo "error: --campaign is transfer, paper or sm, got '$campaign'" >&2
     exit 2
 fi
 
-if [ ! -f "$wheels/MANIFEST.txt" ]; then
+if [ "$campaign" = "sm" ]; then
+    :   # cupy, numpy, nvcc and ncu only: no wheels
+elif [ ! -f "$wheels/MANIFEST.txt" ]; then
     echo "error: no wheels in $wheels; run benchmarks/gpu/prepare.sh on a machine with internet first" >&2
     exit 2
-fi
-wanted="$(sed -n 's/^python_version: //p' "$wheels/MANIFEST.txt")"
-have="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)"
-if [ "$wanted" != "$have" ]; then
-    echo "error: the wheels are for Python $wanted, $python is Python $have; run prepare.sh --python-version $have" >&2
-    exit 2
+else
+    wanted="$(sed -n 's/^python_version: //p' "$wheels/MANIFEST.txt")"
+    have="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)"
+    if [ "$wanted" != "$have" ]; then
+        echo "error: the wheels are for Python $wanted, $python is Python $have; run prepare.sh --python-version $have" >&2
+        exit 2
+    fi
 fi
 
 # Seconds kept back for the last packing, and the shortest step worth starting.
@@ -121,41 +128,55 @@ if [ "$campaign" = "transfer" ]; then
     # needs only cupy and numpy: measured before the install, so a failed install loses nothing
     step mechanisms 150 "$python" "$here/mechanisms.py" --gpu "$gpu" --out "$res/mechanisms"
 fi
+if [ "$campaign" = "sm" ]; then
+    # needs only cupy and numpy (and nvcc to compile its kernels in parallel; else cupy's NVRTC);
+    # the script keeps within its own --budget, the step's limit leaves 30 s for a slow start
+    step sm-mechanisms 150 "$python" "$here/sm_mechanisms.py" --gpu "$gpu" --budget 120 --out "$res/sm"
+    if [ "$dry_run" -eq 1 ]; then
+        echo "== dry run: the plan of sm_mechanisms.py (estimated on an H200)"
+        "$python" "$here/sm_mechanisms.py" --dry-run --budget 120 | sed 's/^/   /'
+    fi
+fi
 
 # ---------------------------------------------------------------- wheels and venv
 
-# A folder on PYTHONPATH rather than a venv: a venv made by an interpreter that itself runs in a
-# venv (the GPU machines' python3 does) would not see that venv's cupy.
-site="$(mktemp -d)/site"
-echo "== offline install from $wheels into $site (on PYTHONPATH; the interpreter's own cupy and numpy stay visible)"
-setup_log="$work/logs/setup.log"
-export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-# the installed wheel, never the checkout's sources (whose package data are laid out differently)
-export PYTHONSAFEPATH=1
-cd "$work"
-{
-    # --no-deps: pip --target resolves without the interpreter's own packages (numpy), so every
-    # carried wheel is installed as it is; prepare.sh downloaded the complete set
-    "$python" -m pip install --no-index --no-compile --no-deps --target "$site" "$wheels"/*.whl \
-        $(for d in ${WS_EXTRA_WHEELS:-}; do ls "$d"/*.whl; done) &&
-    printf '#!/bin/sh\nexec "%s" -c "import sys; from warpspeed.cli import main; sys.exit(main())" "$@"\n' "$python" > "$site/../warpspeed" &&
-    chmod +x "$site/../warpspeed" &&
-    "$site/../warpspeed" --version &&
-    "$python" -c "import pystencils, islpy, warpspeed.validation.measure, pystencils_plugin.measure_kernels; print('pystencils', pystencils.__version__)"
-} > "$setup_log" 2>&1
-status=$?
-tail -n 3 "$setup_log"
-if [ $status -ne 0 ]; then
-    echo "error: the offline install failed (exit status $status); see $setup_log" >&2
-    pack
-    exit 1
-fi
-ws="$site/../warpspeed"
-vpy="$python"
-if [ "$dry_run" -eq 0 ] && ! "$vpy" -c "import cupy" >> "$setup_log" 2>&1; then
-    echo "error: cupy cannot be imported by $python; install the cupy package of the machine's CUDA version" >&2
-    pack
-    exit 1
+if [ "$campaign" != "sm" ]; then
+    # A folder on PYTHONPATH rather than a venv: a venv made by an interpreter that itself runs in a
+    # venv (the GPU machines' python3 does) would not see that venv's cupy.
+    site="$(mktemp -d)/site"
+    echo "== offline install from $wheels into $site (on PYTHONPATH; the interpreter's own cupy and numpy stay visible)"
+    setup_log="$work/logs/setup.log"
+    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+    # the installed wheel, never the checkout's sources (whose package data are laid out differently)
+    export PYTHONSAFEPATH=1
+    cd "$work"
+    {
+        # --no-deps: pip --target resolves without the interpreter's own packages (numpy), so every
+        # carried wheel is installed as it is; prepare.sh downloaded the complete set
+        "$python" -m pip install --no-index --no-compile --no-deps --target "$site" "$wheels"/*.whl \
+            $(for d in ${WS_EXTRA_WHEELS:-}; do ls "$d"/*.whl; done) &&
+        printf '#!/bin/sh\nexec "%s" -c "import sys; from warpspeed.cli import main; sys.exit(main())" "$@"\n' "$python" > "$site/../warpspeed" &&
+        chmod +x "$site/../warpspeed" &&
+        "$site/../warpspeed" --version &&
+        "$python" -c "import pystencils, islpy, warpspeed.validation.measure, pystencils_plugin.measure_kernels; print('pystencils', pystencils.__version__)"
+    } > "$setup_log" 2>&1
+    status=$?
+    tail -n 3 "$setup_log"
+    if [ $status -ne 0 ]; then
+        echo "error: the offline install failed (exit status $status); see $setup_log" >&2
+        pack
+        exit 1
+    fi
+    ws="$site/../warpspeed"
+    vpy="$python"
+    if [ "$dry_run" -eq 0 ] && ! "$vpy" -c "import cupy" >> "$setup_log" 2>&1; then
+        echo "error: cupy cannot be imported by $python; install the cupy package of the machine's CUDA version" >&2
+        pack
+        exit 1
+    fi
+else
+    ws="warpspeed-not-installed"   # the sm campaign needs no install
+    vpy="$python"
 fi
 
 # ---------------------------------------------------------------- environment
@@ -164,7 +185,8 @@ fi
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "host: $(uname -a)"
     echo "python: $("$vpy" --version 2>&1)"
-    echo "wheels: $(grep -E '^(warpspeed_commit|prepared):' "$wheels/MANIFEST.txt" | tr '\n' ' ')"
+    [ "$campaign" = "sm" ] || echo "wheels: $(grep -E '^(warpspeed_commit|prepared):' "$wheels/MANIFEST.txt" | tr '\n' ' ')"
+    echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "budget_s: $budget, device model: $device, gpu: $gpu, campaign: $campaign"
 } > "$work/env/summary.txt"
 if [ "$dry_run" -eq 0 ]; then
@@ -190,7 +212,24 @@ r4_power="8x4x32:1x1x2,32x32x1:1x1x1,128x4x2:1x2x1"
 d3="640,512,512"
 d2="16384,16384"
 
-if [ "$campaign" = "paper" ]; then
+if [ "$campaign" = "sm" ]; then
+    # Nsight Compute counters of a few kernels of the campaign (LSU instructions, L1 wavefronts,
+    # pipe utilisation, stall reasons behind the timings): two points of each, one launch each
+    sm_ncu_kernels='regex:^(mis_l1_f32|lf_f32_l4_f16_c8|ch_f32_c1_n64|box2d_r(1|4|7)_f(1|4)_f32|box3d_r2_f(1|2)_f64|d3q19_f64_p3_(none|y2))$'
+    sm_sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
+                 --section SchedulerStats --section WarpStateStats --section InstructionStats --section LaunchStats
+                 --section Occupancy)
+    if command -v ncu > /dev/null 2>&1 || [ "$dry_run" -eq 1 ]; then
+        mkdir -p "$res/sm-ncu"
+        step sm-ncu 120 ncu --csv --page raw --print-units base --clock-control none --kernel-name "$sm_ncu_kernels" \
+            "${sm_sections[@]}" --metrics l1tex__data_pipe_lsu_wavefronts.sum,lts__t_sectors_srcunit_tex_op_read.sum \
+            --log-file "$res/sm-ncu/ncu.csv" "$python" "$here/sm_mechanisms.py" --gpu "$gpu" --parts a,b,c,f,g \
+            --only "${sm_ncu_kernels#regex:}" --points-per-kernel 2 --warmup 0 --repeats 1 --budget 100 \
+            --out "$res/sm-ncu"
+    else
+        printf 'sm-ncu\t0\t0\tskipped (no ncu)\n' >> "$steps"
+    fi
+elif [ "$campaign" = "paper" ]; then
     step r4-timing 110 "${m[@]}" --kernel star3d-r4 "${timed[@]}" --out "$res/star3d-r4.timing.csv"
     step r4-ncu-recorded 60 "${m[@]}" --kernel star3d-r4 --configs "$r4_recorded" "${quick[@]}" --out "$res/star3d-r4.ncu.csv"
     step r4-ncu-sample 75 "${m[@]}" --kernel star3d-r4 --sample 24 --seed 2026 --resume "${quick[@]}" --out "$res/star3d-r4.ncu.csv"
@@ -217,6 +256,12 @@ else
     step box-ncu 20 "${m[@]}" --kernel box3d-r1 --domain "$lbm_d" --configs "8x4x32:1x1x1,64x16x1:1x1x1" "${quick[@]}" --out "$res/box3d-r1.ncu.csv"
 fi
 
+if [ "$dry_run" -eq 1 ] && [ "$campaign" = "sm" ]; then
+    echo "== dry run: no GPU step was run"
+    rm -rf "$work"
+    [ -n "${OUT:-}" ] || rmdir "$outdir" 2>/dev/null
+    exit 0
+fi
 if [ "$dry_run" -eq 1 ]; then
     echo "== dry run: a prediction with the offline install (pystencils, islpy, scipy; no GPU)"
     "$ws" predict --kernel star3d-r4 --device "$device" --block 8,4,32 --fold 1,1,2 --json \
