@@ -43,11 +43,17 @@ def test_no_built_in_constant_is_unsourced():
 
 
 def test_what_each_device_is_checked_against():
-    # the stored files of fits/data/public/ (listed by hand): the V100 has gpu-cache, the pointer-chase
-    # rows around its L1, gpu-stream and the later gpu-stream run with the four-buffer triad, the W6800
-    # has nothing of its own
+    # the stored files of fits/data/public/ (listed by hand): the V100 has gpu-cache, its whole pointer chase
+    # and the rows around its L1, gpu-stream and the later gpu-stream run with the four-buffer triad, the
+    # W6800 has nothing of its own; the A100 80 GB and the H100 PCIe have gpu-cache, gpu-l2-cache,
+    # gpu-latency and gpu-stream (and the A100 80 GB gpu-small-kernels and the four-buffer triad run)
     assert device_checks(load_device("V100-PCIe-32GB")) == (
-        "gpu-cache/v100", "gpu-latency-l1/v100", "gpu-stream/v100", "gpu-stream-triad4/v100")
+        "gpu-cache/v100", "gpu-latency/v100", "gpu-latency-l1/v100", "gpu-stream/v100", "gpu-stream-triad4/v100")
+    assert device_checks(load_device("A100-SXM4-80GB")) == (
+        "gpu-cache/a100-80gb", "gpu-l2-cache/a100-80gb", "gpu-latency/a100-80gb", "gpu-small-kernels/a100-80",
+        "gpu-stream/a100-80gb", "gpu-stream-triad4/a100-80gb")
+    assert device_checks(load_device("H100-PCIe-80GB")) == (
+        fluidx3d, "gpu-cache/h100-pcie", "gpu-l2-cache/h100-pcie", "gpu-latency/h100-pcie", "gpu-stream/h100-pcie")
     assert device_checks(load_device("W6800")) == ()
     assert any(c.startswith("fits/data/H200") for c in device_checks(load_device("H200")))
 
@@ -72,7 +78,7 @@ def test_cli_prints_one_device():
     result = CliRunner().invoke(main, ["devices", "--provenance", "--device", "V100"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("## V100-PCIe-32GB")
-    assert ("Checked against: gpu-cache/v100; gpu-latency-l1/v100; gpu-stream/v100; gpu-stream-triad4/v100."
-            in result.output)
+    assert ("Checked against: gpu-cache/v100; gpu-latency/v100; gpu-latency-l1/v100; gpu-stream/v100; "
+            "gpu-stream-triad4/v100." in result.output)
     bad = CliRunner().invoke(main, ["devices", "--write-docs"])
     assert bad.exit_code == 2
