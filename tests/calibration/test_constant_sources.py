@@ -65,6 +65,12 @@ def test_borrowed_fits_name_their_part():
     tag = constants[("fitted", "L1 tag stage")]
     assert (tag.kind, tag.part) == ("borrowed", "A100-SXM4-40GB")  # fitted on gpu-strides/a100
     assert constants[("L1", "bytes")].checked == "gpu-cache/v100"
+    # the pointer-chase latencies of its file are checked by the stored gpu-latency/v100 rows, as the RX 6900 XT's
+    # first level (its L0)
+    assert constants[("L1", "latency_ns")].checked == constants[("L2", "latency_ns")].checked == "gpu-latency/v100"
+    assert constants[("device", "dram_latency_ns")].checked == "gpu-latency/v100"
+    rdna = {(c.table, c.key): c for c in device_constants(load_device("RX6900XT"))}
+    assert rdna[("L0", "latency_ns")].checked == "gpu-latency/rx6900xt"
 
 
 def test_the_page_in_docs_is_current():
