@@ -54,8 +54,8 @@ GROUP = "Time models"
 
 #: gpu-stream parts modelled, with the built-in device of each (NVIDIA parts: the pipeline and
 #: interval models describe NVIDIA SMs).
-STREAM_PARTS = (("a100-40gb", "A100-SXM4-40GB"), ("a40", "A40"), ("h200", "H200"), ("l40", "L40"),
-                ("v100", "V100-PCIe-32GB"))
+STREAM_PARTS = (("a100-40gb", "A100-SXM4-40GB"), ("a100-80gb", "A100-SXM4-80GB"), ("a40", "A40"),
+                ("h100-pcie", "H100-PCIe-80GB"), ("h200", "H200"), ("l40", "L40"), ("v100", "V100-PCIe-32GB"))
 #: Elements per array of the gpu-stream runs: 128 Mi doubles (the files' benchmark line).
 STREAM_ELEMENTS = 2**27
 #: Blocks resident per SM in the gpu-stream runs (the files' ``blocks_per_sm`` header).
@@ -96,7 +96,7 @@ FLOAT_BYTES = 4
 
 # --- bounds (percent): (MAPE, worst point) per dataset kind and model ---------------------------
 #: gpu-stream scale: the roofline takes each device's Little's-law DRAM curve, fitted to these
-#: sweeps (1.8-3.8 % today; worst -15 %, H200 at 32 threads per block); the pipeline model
+#: sweeps (1.8-3.8 % today; worst -16 %, H100 PCIe at 32 threads per block); the pipeline model
 #: follows the roofline's DRAM floor and adds the memory latency (1.9-4.4 %, worst -20.4 %, H200 at
 #: 32 threads: the latency of the GH100's pointer chase, 374.5 ns, where it took the A100's
 #: 551 cycles until every model read the device's one latency record); the
