@@ -20,3 +20,11 @@ def test_a_dataset_checks_the_devices_it_names_its_points_or_its_files_measured(
     assert checked["L40S"] == ("G: FluidX3D D3Q19 FP32",)
     assert checked["A100-SXM4-40GB"] == ("G: FluidX3D D3Q19 FP32", "G: A100 cycles per warp load")
     assert checked["W6800"] == ()  # nothing of its own is stored
+
+
+def test_a_point_of_one_of_the_device_levels_checks_it():
+    # the latency dataset labels its points "<device> <level>"; "L40S L1" names the L40S, not a device "L40"
+    latency = _ds("pointer-chase latency", ["V100-PCIe-32GB L1", "L40S DRAM"], ["gpu-latency/mi210.txt"])
+    checked = checked_by_device([latency], DEVICES + ("L40",))
+    assert checked["V100-PCIe-32GB"] == checked["L40S"] == ("G: pointer-chase latency",)
+    assert checked["L40"] == checked["A100-SXM4-40GB"] == ()

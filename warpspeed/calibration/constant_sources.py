@@ -56,7 +56,9 @@ CHECKED_BY = {
     ("L2", "bandwidth_gb_s"): "gpu-l2-cache",
     ("L2", "effective_bytes"): "gpu-l2-cache",
     ("L1", "bytes"): "gpu-cache",
-    ("latencies", "l1"): "gpu-latency",
+    ("L1", "latency_ns"): "gpu-latency",
+    ("L2", "latency_ns"): "gpu-latency",
+    ("device", "dram_latency_ns"): "gpu-latency",
 }
 
 
@@ -184,8 +186,8 @@ def _checked(device: Device, table: str, key: str) -> str:
     from warpspeed.measured.public_data import public_parts
 
     bench = CHECKED_BY.get((table, key))
-    if bench is None and table == device.l1.name and key == "bytes":
-        bench = "gpu-cache"
+    if bench is None and table == device.l1.name and key in ("bytes", "latency_ns"):
+        bench = CHECKED_BY[("L1", key)]
     if bench is None and table == device.l2.name and (table, key) != ("L2", "bytes"):
         bench = CHECKED_BY.get(("L2", key))
     stem = MEASURED_AS.get(device.name)

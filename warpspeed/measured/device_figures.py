@@ -14,10 +14,8 @@ Rules, per figure:
 
 DRAM bandwidth [GB/s]
     measured: the mixed read/write stream kernels at full occupancy
-    (:func:`~warpspeed.measured.sustained.stream_summary`). Parts with only a read-only DRAM plateau
-    (the data-set sweep of ``gpu-l2-cache`` past the L2): that plateau x the mixed/read-only ratio
-    of the nearest part that has both. Parts with no measurement: the vendor peak x the
-    sustained/peak ratio of the nearest measured part.
+    (:func:`~warpspeed.measured.sustained.stream_summary`). Parts with no measurement: the vendor
+    peak x the sustained/peak ratio of the nearest measured part.
 L2 bandwidth [GB/s]
     the level bandwidth of ``gpu-l2-cache`` (:func:`~warpspeed.measured.sustained.cache_step`);
     unmeasured parts scale the nearest measured part by SMs x clock, or by clock and L2 slices
@@ -36,7 +34,8 @@ Achievable-DRAM-bandwidth curve (:mod:`warpspeed.hardware.dram_curve`)
     nearest measured part and ``B`` = their own sustained DRAM bandwidth x that part's ``B`` /
     sustained ratio.
 Latencies [ns]
-    the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.measured.sustained.latency_levels`).
+    the pointer-chase levels of ``gpu-latency`` (:func:`~warpspeed.measured.sustained.latency_levels`),
+    except on the devices of :data:`ARCHITECTURE_LATENCIES`, which keep their architecture file's.
 Many-streams DRAM bandwidth [GB/s] (``dram_many_streams_gb_s``)
     the stream triad (three concurrent streams; on the MI300X, measured only with gpu-stream's
     four-buffer triad, four streams) at full occupancy, where it lies more than
@@ -63,7 +62,9 @@ from warpspeed.units import MIB
 #: one with the same chip, memory system and clock (L40S: AD102 with 142 SMs and 864 GB/s GDDR6,
 #: as the L40; A100 PCIe 40 GB: GA100 with 108 SMs at 1.41 GHz and five HBM2 stacks at 1555 GB/s, as
 #: the A100 SXM4 40 GB, NVIDIA A100 PCIe product brief PB-10137-001; the stored A100 40 GB and V100
-#: variants are not stated, SXM and PCIe share the memory system).
+#: variants are not stated, SXM and PCIe share the memory system; nor is the stored A100 80 GB's, whose
+#: runs the built-in A100-SXM4-80GB takes, the one built-in A100 80 GB: its 108 SMs at 1.41 GHz, as
+#: gpu-latency/a100_80.txt states, are those of both form factors).
 MEASURED_AS = {
     "A100-SXM4-40GB": "a100-40gb", "A100-PCIe-40GB": "a100-40gb", "A100-SXM4-80GB": "a100-80gb", "H100-PCIe-80GB": "h100-pcie",
     "H200": "h200", "L40": "l40", "L40S": "l40", "A40": "a40", "V100-PCIe-32GB": "v100",
@@ -89,6 +90,14 @@ DRAM_RULE_REFERENCE = {"H100-SXM5-80GB": "H100-PCIe-80GB", "W6800": "RX6900XT", 
 #: Estimation during Code Generation on Modern GPUs", Journal of Parallel and Distributed
 #: Computing, 2023) were fitted with oversubscription = volume / 20 MiB on the A100.
 KEEP_HALF_L2 = ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB")
+
+#: Devices whose memory latencies stay those of their architecture file
+#: (``warpspeed/hardware/latencies/ampere.toml``: S. Cao et al., "AMALI: An Analytical Model for Accurately
+#: Modeling LLM Inference on Modern GPUs", ISCA 2025, Table 2, measured on an A100) although gpu-latency
+#: measured the A100 40 GB and 80 GB: the launch cost of ``fits/kernel-launch.toml`` (part a100-80, and the block
+#: dispatch time every part shares) was fitted with them (:mod:`warpspeed.calibration.launch`). ``warpspeed
+#: validate`` compares them with the pointer chase (:mod:`warpspeed.validation.public_latency`).
+ARCHITECTURE_LATENCIES = ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-SXM4-80GB")
 
 #: A part sustains less for many concurrent streams when its triad (three streams) lies more than this
 #: fraction below its sustained (two-stream) bandwidth: the AMD parts lose 3.5-8.1 %, NVIDIA's at most
@@ -146,22 +155,6 @@ def _spec(name: str) -> Device:
     return load_device(name)
 
 
-def _read_plateau(part: str) -> Figure:
-    """Read-only DRAM bandwidth at full occupancy [GB/s]: the larger of the stream ``read``
-    kernel and the data-set sweep past the last cache level (the stream ``read`` kernel is still
-    latency-bound at full occupancy on some parts, the H200)."""
-    m = _part(part)
-    candidates = []
-    if m.stream:
-        candidates.append(Figure(m.stream.read_only_gb_s, f"{part} stream read ({m.stream.source})"))
-    last = m.llc or m.l2
-    if last:
-        candidates.append(Figure(last.next_gb_s, f"{part} data-set sweep past the last cache ({last.source})"))
-    if not candidates:
-        raise FitError(f"{part}: no read-only DRAM measurement")
-    return max(candidates, key=lambda f: f.value)
-
-
 def _stream_dram(part: str) -> Figure:
     s = _part(part).stream
     if s is None:
@@ -173,10 +166,6 @@ def _dram(name: str) -> Figure:
     part = MEASURED_AS.get(name)
     if part and _part(part).stream:
         return _stream_dram(part)
-    if name == "A100-SXM4-80GB":  # read-only plateau x the A100 40 GB mixed/read ratio
-        return _plateau_rule(part, "a100-40gb")
-    if name == "H100-PCIe-80GB":  # read-only plateau x the H200 (same GH100) mixed/read ratio
-        return _plateau_rule(part, "h200")
     if name in DRAM_RULE_REFERENCE:
         ref = DRAM_RULE_REFERENCE[name]
         ratio = _dram(ref).value / VENDOR_DRAM_GB_S[ref]
@@ -184,14 +173,6 @@ def _dram(name: str) -> Figure:
                       f"rule: vendor peak {VENDOR_DRAM_GB_S[name]:g} GB/s x {ref} sustained/peak "
                       f"{_dram(ref).value:.1f}/{VENDOR_DRAM_GB_S[ref]:g} = {ratio:.4f}")
     raise FitError(f"no DRAM measurement or rule for device {name!r}")
-
-
-def _plateau_rule(part: str, ref: str) -> Figure:
-    plateau, mixed, ref_plateau = _read_plateau(part), _stream_dram(ref), _read_plateau(ref)
-    ratio = mixed.value / ref_plateau.value
-    return Figure(plateau.value * ratio,
-                  f"rule: read-only plateau {plateau.value:.1f} GB/s [{plateau.source}] x {ref} mixed/read-only "
-                  f"{mixed.value:.1f}/{ref_plateau.value:.1f} = {ratio:.4f}")
 
 
 def _l2_bandwidth(name: str) -> Figure | None:
@@ -257,7 +238,7 @@ def _dram_curve(name: str) -> tuple[BandwidthParams, str]:
     part = MEASURED_AS.get(name)
     if part and part in public_parts("gpu-stream"):
         return _curve_of_part(part)
-    nearest = {"A100-SXM4-80GB": "A100-SXM4-40GB", "H100-PCIe-80GB": "H200", "H100-SXM5-80GB": "H200",
+    nearest = {"H100-SXM5-80GB": "H200",
                "W6800": "RX6900XT", "RX5500XT": "RX6900XT"}
     if name not in nearest:
         raise FitError(f"no stream measurement or rule for the DRAM curve of {name!r}")
@@ -271,7 +252,7 @@ def _dram_curve(name: str) -> tuple[BandwidthParams, str]:
 
 def _latencies(name: str) -> dict[str, Figure]:
     part = MEASURED_AS.get(name)
-    if not part or not _part(part).latency:
+    if not part or not _part(part).latency or name in ARCHITECTURE_LATENCIES:
         return {}
     lat = _part(part).latency
     src = f"{part} gpu-latency ({lat.source})"

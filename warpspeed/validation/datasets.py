@@ -42,7 +42,7 @@ class PointError:
 class DatasetAccuracy:
     """The model against one stored dataset.
 
-    group: "L1", "L1 bandwidth", "DRAM", "L2", "Power" or "Time models"; name: what is compared; unit: unit of the compared values;
+    group: "L1", "L1 bandwidth", "DRAM", "L2", "Latency", "Power" or "Time models"; name: what is compared; unit: unit of the compared values;
     sources: (path, commit) of each file of ``repository`` behind the dataset; note: what the points are;
     mape_bound_percent / worst_bound_percent: the stated bounds [%].
     """

@@ -26,6 +26,9 @@ L2 (``gpu-l2-cache/*.csv``)
     per device that takes a part's figures, the device file's L2 bandwidth against the measured
     plateau and its effective L2 capacity against the measured onset
     (:func:`warpspeed.measured.sustained.cache_step`).
+Latency (``gpu-latency/*.csv``)
+    per device measured as a part, its L1, L2 and DRAM latencies against the part's pointer-chase
+    levels (:mod:`warpspeed.validation.public_latency`).
 Time models (:mod:`warpspeed.validation.public_models`)
     whole kernels (gpu-stream, gpu-roofline, gpu-small-kernels and FluidX3D's published D3Q19
     throughput) through the roofline, interval and pipeline models; one dataset per model and
@@ -65,6 +68,7 @@ from warpspeed.validation.datasets import (
     source_of,
 )
 from warpspeed.validation.public_l1 import cdna_l1_bandwidth_datasets, l1_bandwidth_datasets
+from warpspeed.validation.public_latency import latency_datasets
 from warpspeed.validation.public_models import time_model_datasets
 from warpspeed.validation.public_power import power_datasets
 from warpspeed.validation.public_cdna import cdna_double_strides_datasets, cdna_strides_datasets
@@ -220,8 +224,8 @@ def l2_datasets() -> tuple[DatasetAccuracy, ...]:
 
 def public_accuracy() -> tuple[DatasetAccuracy, ...]:
     """Every dataset: L1 (gpu-strides: A100, RX 6900 XT, MI210 float rows), L1 bandwidth (gpu-cache: NVIDIA, CDNA), DRAM
-    (gpu-stream), L2 (gpu-l2-cache), power (gpu-roofline), time models (whole kernels: gpu-stream,
-    gpu-roofline, gpu-small-kernels, FluidX3D), in that order."""
+    (gpu-stream), L2 (gpu-l2-cache), latency (gpu-latency), power (gpu-roofline), time models (whole kernels:
+    gpu-stream, gpu-roofline, gpu-small-kernels, FluidX3D), in that order."""
     return (strides_datasets() + rdna_strides_datasets() + cdna_strides_datasets() + cdna_double_strides_datasets()
             + l1_bandwidth_datasets() + cdna_l1_bandwidth_datasets()
-            + stream_datasets() + l2_datasets() + power_datasets() + time_model_datasets())
+            + stream_datasets() + l2_datasets() + latency_datasets() + power_datasets() + time_model_datasets())

@@ -45,8 +45,8 @@ CACHE_BLOCK_THREADS = 256
 #: Header key of a gpu-cache file that gives the bytes each thread loads per element.
 ELEMENT_BYTES_KEY = "element_bytes"
 #: Stated bounds [%]: the model's 64 and 128 B per cycle against plateaus of 64.0 (A40, L40) and
-#: 126 (V100) B per cycle; a family whose threads per cycle or data width were wrong would be off
-#: by a factor of two.
+#: 125-126 (V100, A100 80 GB, H100 PCIe) B per cycle; a family whose threads per cycle or data width
+#: were wrong would be off by a factor of two.
 L1_BANDWIDTH_MAPE_BOUND = 3.0
 L1_BANDWIDTH_WORST_BOUND = 5.0
 #: Stated bounds [%] for CDNA: the documented 64 B per clock and CU against plateaus of 59.8 (MI210)

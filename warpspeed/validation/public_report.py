@@ -60,6 +60,14 @@ _GROUPS = {
            "plateau and the onset of its fall; the comparison is with the L2 bandwidth and effective L2 "
            "capacity that the device files (`warpspeed/hardware/devices/*.toml`) hold for the devices "
            "measured as that part."),
+    "Latency": ("Latency: pointer chase per level (gpu-latency)",
+                "Each file gives the load-to-use latency of one block of 64 threads chasing pointers through a "
+                "randomly permuted buffer, against the buffer's size. `warpspeed/measured/sustained.py` reads the "
+                "L1, L2 and DRAM levels off it (the median inside each level); the comparison is with the latency "
+                "record every model reads (`warpspeed/hardware/memory_latency.py`) of the devices measured as that "
+                "part, in nanoseconds at the device's clock. Most device files hold the pointer chase itself; the "
+                "A100 parts keep the Ampere latency file's cycles (AMALI, ISCA 2025, Table 2), with which the "
+                "launch cost was fitted (`warpspeed/validation/public_latency.py`)."),
     "Power": ("Power: board power of a streaming kernel with growing arithmetic intensity (gpu-roofline)",
               "Each file gives, for every GPU of a node, the board power, SM clock and achieved GFLOP/s of a float "
               "streaming kernel whose inner loop of fused multiply-adds grows from 0 to several hundred. The "

@@ -146,7 +146,8 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "the roofline's volumes; one data-stage wavefront per missing L1 line (the L1TEX stages of the "
         "Nsight Compute Kernel Profiling Guide, checked against the H200's data-pipe counter); the "
         "wave-end latency, the pointer-chase DRAM latency of each part (gpu-latency) or of a part with "
-        "the same SM and L2 (each device file says which); the L1 capacity curve at a share of the L1 "
+        "the same SM and L2, else the architecture's latency file (the A100s and A40: AMALI's Table 2; "
+        "each device file says which); the L1 capacity curve at a share of the L1 "
         "a launch keeps after the driver's shared-memory carveout, the share the A100 it was fitted on gives; the DRAM cost of partly covered sectors (one transfer "
         "per loading block, a read-modify-write per storing block); the DRAM curve's knee by resident "
         "blocks; the block dispatch time and launch overhead of the stored launch fit.",
@@ -175,7 +176,8 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "CUDA programming guide), instruction latencies of the AMALI paper's Table 2 (measured on an "
         "A100, assumed elsewhere; each device file says so).",
         "the L1, L2 and DRAM latencies from each part's pointer chase (gpu-latency; parts without one "
-        "take those of a part with the same SM and L2), and the launch cost: one block-dispatch time for "
+        "take those of a part with the same SM and L2; the A100s and A40 the Ampere latency file's, AMALI's "
+        "Table 2, with which the A100 80 GB's launch cost was fitted), and the launch cost: one block-dispatch time for "
         "every part and a per-launch overhead per measured part (`fits/kernel-launch.toml`), which "
         "unmeasured devices borrow.",
         [_sentence("Against measured whole kernels its MAPE is {} on streaming kernels by occupancy",
