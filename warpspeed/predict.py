@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from warpspeed.errors import DeviceError, KernelError
+from warpspeed.errors import DeviceError, KernelError, WarpspeedError
 
 from warpspeed.incore.limit import configuration_core_time, load_latency
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
@@ -143,6 +143,25 @@ class Predictor:
             owner = merged_copies(self.compiled, offsets)
             self._plans[offsets] = owner, warp_plan(self.compiled, owner)
         return self._plans[offsets]
+
+    def prefetch(self, configs: Sequence[tuple[Sequence[int] | int, Sequence[int] | int]]) -> None:
+        """Prepare the predictions of the ``(block, fold)`` pairs ``configs`` that are cheaper
+        together: the wave volumes of all their grids, counted in a few batches
+        (:meth:`warpspeed.memory.wave.WaveModel.prefetch`; kept in the wave model's memo, where
+        :meth:`predict` finds them). The predictions are the same with or without it; a
+        configuration that cannot be launched is left to :meth:`predict` and its error."""
+        if self.exact_waves:
+            return
+        infos = []
+        for block, fold in configs:
+            try:
+                infos.append(analyze_launch(self.kernel, self.device, block, fold))
+            except WarpspeedError:
+                continue
+        try:
+            self.wave_model.prefetch(infos, self.device, self.exact_budget)
+        except WarpspeedError:
+            return  # each configuration's own prediction reports it
 
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
