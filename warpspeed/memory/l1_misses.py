@@ -58,7 +58,7 @@ import numpy as np
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
 from warpspeed.memory.distinct import distinct_first, distinct_first_counts
-from warpspeed.memory.first_level import first_level
+from warpspeed.memory.first_level import FirstLevel, first_level
 from warpspeed.memory.l1 import L1Cycles, hit_cycles, refill_load_bytes, representative_costs
 from warpspeed.memory.warps import WarpRows, address_period, warp_rows
 
@@ -167,6 +167,25 @@ def _first_instructions(rep: np.ndarray, shift: np.ndarray, fields: np.ndarray, 
     return np.sort(distinct_first(code))
 
 
+def _kind_counts(level: FirstLevel, warps: WarpRows, r: np.ndarray, masks: np.ndarray | None, rank: np.ndarray,
+                 store: bool) -> tuple[tuple[np.ndarray, tuple[np.ndarray, ...]], ...]:
+    """Per element size of the kinds' representatives ``r`` (with their miss ``masks`` over the
+    representatives' sectors, None: nothing misses): which kinds have it and the first level's
+    :meth:`~warpspeed.memory.first_level.FirstLevel.miss_counts` of them (read-only)."""
+    a, v = warps.addresses[r], warps.lanes[r]
+    m = (np.zeros_like(v) if masks is None else
+         v & ((masks[:, None] >> np.maximum(rank[r], 0).astype(np.uint64)) & np.uint64(1)).astype(bool))
+    sizes = warps.element_bytes[r]
+    groups = []
+    for elem in sorted(set(sizes.tolist())):
+        sel = sizes == elem
+        counts = level.miss_counts(a[sel], v[sel], m[sel], int(elem), store)
+        for item in (sel, *counts):
+            item.flags.writeable = False
+        groups.append((sel, counts))
+    return tuple(groups)
+
+
 def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
                        capacity_miss_rate: float, load_bytes: float) -> FirstLevelDemand:
     """The first level's costs of a block whose warp instructions ``warps`` groups
@@ -226,14 +245,15 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
             continue
         kind, weight = _kinds(reps, masks)
         r = reps[kind]
-        a, v = warps.addresses[r], warps.lanes[r]
-        m = (np.zeros_like(v) if masks is None else
-             v & ((masks[kind][:, None] >> np.maximum(rank[r], 0).astype(np.uint64)) & np.uint64(1)).astype(bool))
-        sizes = warps.element_bytes[r]
-        for elem in sorted(set(sizes.tolist())):
-            sel = sizes == elem
+        kind_masks = None if masks is None else masks[kind]
+        # the kinds' counts depend on the representatives and the masks alone: blocks of a ranking
+        # whose representatives are equal often have the same kinds (only their weights differ)
+        counted = warps.derived_value(
+            ("miss counts", level.device, store, r.tobytes(), b"" if kind_masks is None else kind_masks.tobytes()),
+            lambda: _kind_counts(level, warps, r, kind_masks, rank, store))
+        for sel, counts in counted:
             we, bank, tag = weight[sel].astype(float), bank_rep[r[sel]], tag_rep[r[sel]]
-            cost, req = level.miss_costs(a[sel], v[sel], m[sel], int(elem), store, p, bank)
+            cost, req = level.costs_from_counts(counts, store, p, bank)
             data += float(we @ cost)
             cycles += float(we @ np.maximum(cost, tag))
             requests += float(we @ req)
