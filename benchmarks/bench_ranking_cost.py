@@ -41,7 +41,8 @@ DEVICES = ("A100-SXM4-40GB", "H200")
 MODELS = ("overlap", "roofline")
 #: Stages of the predictor timed by name (module attribute of warpspeed.predict), and the time
 #: models' estimates.
-STAGES = ("block_cells", "block_warp_rows", "block_footprint", "first_level_demand", "l1_cycles", "dram_volumes",
+STAGES = ("block_cells", "block_warp_rows", "first_touches", "block_footprint", "first_level_demand", "l1_cycles",
+          "dram_volumes",
           "launch_dram_bandwidth", "dram_sectors", "level_demands")
 
 SNIPPET = r"""

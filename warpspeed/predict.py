@@ -17,7 +17,9 @@ Every level's demand is computed here, once per configuration; the time models
 4. the first level's demand in one pass over the block's warp instructions
    (:func:`warpspeed.memory.l1_misses.first_level_demand`): its cycles when every access hits
    (4.2, :mod:`warpspeed.memory.l1`) and its costs with the block's first-touch and capacity
-   misses (data-stage wavefronts, L2 requests);
+   misses (data-stage wavefronts, L2 requests); the first touches
+   (:mod:`warpspeed.memory.first_touch`) are found before the footprint, whose load sectors and
+   lines they give;
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
    :mod:`warpspeed.memory.dram`) at the L2's layer capacity, averaged over the full waves of the
    grid (one representative wave per class of waves);
@@ -47,6 +49,7 @@ from warpspeed.hardware.caches import DEFAULT_DISPATCH
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
+from warpspeed.memory.first_touch import first_touches
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.memory.l1_misses import first_level_demand
@@ -170,13 +173,16 @@ class Predictor:
         owner, plan = self._plan(cells.offsets)
         warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan,
                                 self._representatives)
-        fp = block_footprint(self.compiled, cells, device, warps=warps)
+        # the loads' first touches (with misses): their distinct sectors give the footprint's too
+        touches = first_touches(self.compiled, warps, device.l1.sector_bytes) if self.l1_misses else None
+        fp = block_footprint(self.compiled, cells, device, warps=warps, touches=touches)
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block,
                                    l1_reuse_capacity(device.l1, info.occupancy.blocks_per_sm))
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         if self.l1_misses:
-            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1, fp.l1_alloc_bytes_per_block)
+            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1, fp.l1_alloc_bytes_per_block,
+                                       touches)
             l1, misses = first.hits, first.misses
         else:
             l1, misses = l1_cycles(self.compiled, cells, device, warps=warps, load_bytes=fp.l1_alloc_bytes_per_block), None
