@@ -42,8 +42,7 @@ MODELS = ("overlap", "roofline")
 #: Stages of the predictor timed by name (module attribute of warpspeed.predict), and the time
 #: models' estimates.
 STAGES = ("block_cells", "block_warp_rows", "first_touches", "block_footprint", "first_level_demand", "l1_cycles",
-          "dram_volumes",
-          "launch_dram_bandwidth", "dram_sectors", "level_demands")
+          "dram_volumes", "launch_dram_bandwidth", "dram_sectors", "level_demands")
 
 SNIPPET = r"""
 import json, statistics, sys, time
