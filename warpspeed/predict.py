@@ -140,6 +140,8 @@ class Predictor:
         self._sectors: dict[tuple[str, str, int], SectorCoverage] = {}
         #: what the blocks' representative warp instructions share (WarpRows.derived), by representatives
         self._representatives: BoundedMemo[dict] = BoundedMemo(REPRESENTATIVES_MEMO_SIZE)
+        #: the launches analyzed by the last prefetch, by (block, fold), each taken by its predict
+        self._launches: dict[tuple, LaunchInfo] = {}
 
     def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
         if offsets not in self._plans:
@@ -153,14 +155,20 @@ class Predictor:
         (:meth:`warpspeed.memory.wave.WaveModel.prefetch`; kept in the wave model's memo, where
         :meth:`predict` finds them). The predictions are the same with or without it; a
         configuration that cannot be launched is left to :meth:`predict` and its error."""
+        self._launches = {}
         if self.exact_waves:
             return
         infos = []
         for block, fold in configs:
             try:
-                infos.append(analyze_launch(self.kernel, self.device, block, fold))
+                info = analyze_launch(self.kernel, self.device, block, fold)
             except WarpspeedError:
                 continue
+            infos.append(info)
+            try:
+                self._launches[block, fold] = info  # for predict (a plain function of the pair)
+            except TypeError:  # unhashable (lists): predict analyzes it again
+                pass
         try:
             self.wave_model.prefetch(infos, self.device, self.exact_budget)
         except WarpspeedError:
@@ -168,7 +176,12 @@ class Predictor:
 
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
-        info = analyze_launch(kernel, device, block, fold)
+        try:
+            info = self._launches.pop((block, fold), None)  # analyzed by prefetch
+        except TypeError:  # unhashable (lists)
+            info = None
+        if info is None:
+            info = analyze_launch(kernel, device, block, fold)
         cells = block_cells(info.launch)
         owner, plan = self._plan(cells.offsets)
         warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan,

@@ -150,12 +150,11 @@ def first_touches(compiled: CompiledKernel, warps: WarpRows, sector_bytes: int) 
     keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * n_fields + fields[instr]
     # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
     first = distinct_first(keys)  # the earliest pair of each key, in ascending order of the keys
-    missed = np.zeros(total, dtype=bool)
-    missed[first] = True
     # which sectors of each load instruction miss, as a bit mask over its representative's sectors
     # (a lane touches one sector: at most 64, a wave64's; the bits are distinct, so their sum is
     # their union, exact in 64-bit integers)
-    bits = np.where(missed, np.left_shift(np.uint64(1), position.astype(np.uint64)), np.uint64(0))
+    bits = np.zeros(total, dtype=np.uint64)
+    bits[first] = np.left_shift(np.uint64(1), position[first].astype(np.uint64))
     mask = np.zeros(rep.size, dtype=np.uint64)
     nonempty = counts > 0
     if total:
