@@ -108,16 +108,36 @@ def _program_order(loads: tuple[int, ...], folds: int, warps: int) -> tuple[np.n
     return acc, col
 
 
-def _first_instructions(rep: np.ndarray, shift: np.ndarray, fields: np.ndarray, n_fields: int) -> np.ndarray:
+def _sector_shapes(warps: WarpRows, sector_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per representative: its lowest sector (0 where no lane issues) and the index of its set of
+    sectors moved down to start at 0 among those of all representatives (equal indices: the same
+    set up to a translation); kept with the representatives (read-only)."""
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        sectors, ptr, _ = sector_ranks(warps, sector_bytes)
+        per_rep = np.diff(ptr)
+        n = per_rep.size
+        lowest = np.zeros(n, dtype=np.int64)
+        lowest[per_rep > 0] = sectors[ptr[:-1][per_rep > 0]]
+        row = np.repeat(np.arange(n), per_rep)
+        table = np.full((n, int(per_rep.max(initial=0))), -1, dtype=np.int64)  # -1: no k-th sector
+        table[row, np.arange(sectors.size) - ptr[:-1][row]] = sectors - lowest[row]
+        _, shape = np.unique(table, axis=0, return_inverse=True)
+        return lowest, shape.reshape(-1).astype(np.int64)
+    return warps.derived_value(("sector shapes", sector_bytes), compute)
+
+
+def _first_instructions(lowest: np.ndarray, shape: np.ndarray, fields: np.ndarray, n_fields: int) -> np.ndarray:
     """The instructions (indices in program order, ascending) that are not a repetition of an
-    earlier one: a different representative, shift (in sectors) or field."""
-    if rep.size == 0:
+    earlier one: one whose set of sectors (its lowest sector, in sectors of the field, and the
+    set's shape) or field differs from every earlier one's."""
+    if lowest.size == 0:
         return np.arange(0)
-    low = int(shift.min())
-    span = (int(shift.max()) - low + 1) * (int(rep.max()) + 1) * n_fields
+    low = int(lowest.min())
+    shapes = int(shape.max()) + 1
+    span = (int(lowest.max()) - low + 1) * shapes * n_fields
     if span >= 1 << 62:  # the combined code would not fit int64: keep every instruction
-        return np.arange(rep.size)
-    code = ((shift - low) * (int(rep.max()) + 1) + rep) * n_fields + fields
+        return np.arange(lowest.size)
+    code = ((lowest - low) * shapes + shape) * n_fields + fields
     return np.sort(distinct_first(code))
 
 
@@ -126,9 +146,10 @@ def first_touches(compiled: CompiledKernel, warps: WarpRows, sector_bytes: int) 
     groups (:func:`warpspeed.memory.warps.block_warp_rows`; module docstring).
 
     The (instruction, sector) pairs are formed for the instructions that are not a repetition of
-    an earlier one only: an instruction with the representative, shift and field of an earlier one
-    touches only sectors that one touched first, so it misses nothing. A pair is a first touch
-    where its sector's key first occurs."""
+    an earlier one only: an instruction that touches the same sectors of the same field as an
+    earlier one (the same lowest sector and the same set above it, e.g. neighbouring loads along x
+    within one sector) touches only sectors that one touched first, so it misses nothing. A pair
+    is a first touch where its sector's key first occurs."""
     sector = sector_bytes
     n_acc, rows = warps.inverse.shape
     folds = warps.folds
@@ -142,7 +163,8 @@ def first_touches(compiled: CompiledKernel, warps: WarpRows, sector_bytes: int) 
     rep = warps.inverse[acc, col]
     shift = warps.shift[acc, col] // sector
     fields = field_id[acc]
-    new = _first_instructions(rep, shift, fields, n_fields)
+    lowest, shape = _sector_shapes(warps, sector)
+    new = _first_instructions(lowest[rep] + shift, shape[rep], fields, n_fields)
     counts = per_rep[rep[new]]
     total = int(counts.sum())
     instr = np.repeat(new, counts)  # the instruction of each (instruction, sector) pair
