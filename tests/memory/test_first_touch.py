@@ -75,3 +75,27 @@ def test_footprint_with_and_without_first_touches(a100, block, fold):
     assert touches.within_sectors
     assert (block_footprint(compiled, cells, a100, warps=warps, touches=touches)
             == block_footprint(compiled, cells, a100, warps=warps))
+
+
+@pytest.mark.parametrize("block, fold", BLOCKS)
+def test_each_instruction_misses_the_sectors_the_brute_force_walk_finds(a100, block, fold):
+    """Walk the load instructions in program order (warp, fold copy, access) with a set of touched
+    sectors per field: every instruction's count of first touches is the number of bits of its
+    mask (neighbouring loads along x that touch the same sectors are repetitions: no bit)."""
+    kernel = star_stencil(3, 4, (90, 64, 72))
+    compiled, cells, warps = _setup(kernel, a100, block, fold)
+    touches = first_touches(compiled, warps, 32)
+    addresses, lanes = block_addresses(compiled, cells), instruction_lanes(compiled, cells)
+    loads = [i for i, a in enumerate(compiled.accesses) if not a.access.is_store]
+    n_acc, folds, threads = addresses.shape
+    seen: dict[str, set[int]] = {}
+    expected = []
+    for w in range(-(-threads // 32)):
+        for copy in range(folds):
+            for i in loads:
+                lane = slice(32 * w, 32 * (w + 1))
+                sectors = {a // 32 for a in addresses[i, copy, lane][lanes[i, copy, lane]].tolist()}
+                touched = seen.setdefault(compiled.accesses[i].field.name, set())
+                expected.append(len(sectors - touched))
+                touched |= sectors
+    assert [bin(int(m)).count("1") for m in touches.masks] == expected
