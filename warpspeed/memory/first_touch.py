@@ -19,7 +19,7 @@ import numpy as np
 
 from warpspeed.memory.addresses import CompiledKernel
 from warpspeed.memory.distinct import distinct_first
-from warpspeed.memory.warps import WarpRows
+from warpspeed.memory.warps import WarpRows, distinct_rows
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,8 @@ def _sector_shapes(warps: WarpRows, sector_bytes: int) -> tuple[np.ndarray, np.n
         row = np.repeat(np.arange(n), per_rep)
         table = np.full((n, int(per_rep.max(initial=0))), -1, dtype=np.int64)  # -1: no k-th sector
         table[row, np.arange(sectors.size) - ptr[:-1][row]] = sectors - lowest[row]
-        _, shape = np.unique(table, axis=0, return_inverse=True)
-        return lowest, shape.reshape(-1).astype(np.int64)
+        _, shape = distinct_rows(table)
+        return lowest, shape.astype(np.int64)
     return warps.derived_value(("sector shapes", sector_bytes), compute)
 
 
@@ -138,7 +138,9 @@ def _first_instructions(lowest: np.ndarray, shape: np.ndarray, fields: np.ndarra
     if span >= 1 << 62:  # the combined code would not fit int64: keep every instruction
         return np.arange(lowest.size)
     code = ((lowest - low) * shapes + shape) * n_fields + fields
-    return np.sort(distinct_first(code))
+    keep = np.zeros(code.size, dtype=bool)
+    keep[distinct_first(code)] = True
+    return np.flatnonzero(keep)
 
 
 def first_touches(compiled: CompiledKernel, warps: WarpRows, sector_bytes: int) -> FirstTouches:
@@ -165,11 +167,12 @@ def first_touches(compiled: CompiledKernel, warps: WarpRows, sector_bytes: int) 
     fields = field_id[acc]
     lowest, shape = _sector_shapes(warps, sector)
     new = _first_instructions(lowest[rep] + shift, shape[rep], fields, n_fields)
-    counts = per_rep[rep[new]]
+    counts = per_rep[rep[new]]  # the (instruction, sector) pairs of each new instruction
     total = int(counts.sum())
-    instr = np.repeat(new, counts)  # the instruction of each (instruction, sector) pair
-    position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
-    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * n_fields + fields[instr]
+    offsets = np.cumsum(counts) - counts  # each new instruction's first pair
+    position = np.arange(total) - np.repeat(offsets, counts)  # a pair's k-th sector of its instruction
+    keys = (sectors[np.repeat(ptr[rep[new]], counts) + position] * n_fields
+            + np.repeat(shift[new] * n_fields + fields[new], counts))
     # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
     first = distinct_first(keys)  # the earliest pair of each key, in ascending order of the keys
     # which sectors of each load instruction miss, as a bit mask over its representative's sectors
@@ -180,6 +183,6 @@ def first_touches(compiled: CompiledKernel, warps: WarpRows, sector_bytes: int) 
     mask = np.zeros(rep.size, dtype=np.uint64)
     nonempty = counts > 0
     if total:
-        mask[new[nonempty]] = np.add.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
+        mask[new[nonempty]] = np.add.reduceat(bits, offsets[nonempty])
     return FirstTouches(representatives=rep, masks=mask, keys=keys[first], fields=n_fields, sector_bytes=sector,
                         within_sectors=_within_sectors(warps, sector))
