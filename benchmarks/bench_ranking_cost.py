@@ -176,7 +176,7 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                     cpu = min(f["cpu_ms_per_config"] for f in figures[name, edge]) * n / 1e3  # s per ranking
                     base_s, base_ms, base_cpu = (s, ms, cpu) if base_s is None else (base_s, base_ms, base_cpu)
                     stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in figures[name, edge])
-                              for k in ("wave volumes", "first_level_demand", "block_footprint")}
+                              for k in ("wave volumes", "first_touches", "first_level_demand", "block_footprint")}
                     detail = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
                     print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3: {s:6.3f} s per ranking "
                           f"({figures[name, edge][0]['configurations']} configurations, {ms:5.2f} ms/config; "

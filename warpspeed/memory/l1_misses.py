@@ -107,18 +107,31 @@ class FirstLevelDemand:
 _PACKED_MASK_BITS = 33
 
 
-def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (representative, miss mask) pairs of instructions: the index of each pair's
-    first instruction and how many instructions it stands for."""
+def _kinds(reps: np.ndarray, masks: np.ndarray | None, representatives: int
+           ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """The distinct (representative, miss mask) pairs of instructions, in ascending order of the
+    representative, then the mask: their representatives, their masks (None without masks) and how
+    many instructions each stands for. The pairs without a miss (every repetition of an earlier
+    instruction, most of a block's) are counted per representative, the others found by sorting."""
+    counts = np.bincount(reps if masks is None else reps[masks == 0], minlength=representatives)
+    r0 = np.flatnonzero(counts)
     if masks is None:
-        kind, weight = distinct_first_counts(reps)
-    elif int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30:
-        key = reps.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + masks.astype(np.int64)
-        kind, weight = distinct_first_counts(key)
+        return r0, None, counts[r0]
+    some = masks != 0
+    rs, ms = reps[some], masks[some]
+    if ms.size == 0:
+        return r0, np.zeros(r0.size, dtype=np.uint64), counts[r0]
+    if int(ms.max()) >> _PACKED_MASK_BITS == 0 and int(rs.max()) < 1 << 30:
+        key = rs.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + ms.astype(np.int64)
+        first, weight = distinct_first_counts(key)
     else:  # wave64 masks need all 64 bits: unique rows
-        pairs = np.stack([reps.astype(np.uint64), masks], axis=1)
-        _, kind, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
-    return kind, weight
+        pairs = np.stack([rs.astype(np.uint64), ms], axis=1)
+        _, first, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
+    r = np.concatenate((r0, rs[first]))
+    # a representative's pair without a miss (mask 0) before its others, which are in mask order
+    order = np.argsort(r, kind="stable")
+    return (r[order], np.concatenate((np.zeros(r0.size, dtype=np.uint64), ms[first]))[order],
+            np.concatenate((counts[r0], weight))[order])
 
 
 def _kind_counts(level: FirstLevel, warps: WarpRows, r: np.ndarray, masks: np.ndarray | None, rank: np.ndarray,
@@ -171,9 +184,7 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     for reps, masks, store in kinds:
         if reps.size == 0:
             continue
-        kind, weight = _kinds(reps, masks)
-        r = reps[kind]
-        kind_masks = None if masks is None else masks[kind]
+        r, kind_masks, weight = _kinds(reps, masks, warps.addresses.shape[0])
         # the kinds' counts depend on the representatives and the masks alone: blocks of a ranking
         # whose representatives are equal often have the same kinds (only their weights differ)
         counted = warps.derived_value(
