@@ -75,10 +75,28 @@ class SharedModels:
     memory layout of the kernels, i.e. per (fields, accesses, domain) and address space. A code
     generator compiles one kernel per folding, which differ in their registers but not in their
     per-cell accesses, so the foldings' predictors share the wave volumes of equal covered cell
-    boxes. Create one per ranking call (:func:`warpspeed.rank.rank_per_fold` does)."""
+    boxes. They also share the kernels' compiled accesses and the device's capacity curves. Create
+    one per ranking call (:func:`warpspeed.rank.rank_per_fold` does)."""
 
     def __init__(self) -> None:
         self._wave_models: dict[tuple, WaveModel] = {}
+        self._compiled: dict[tuple, CompiledKernel] = {}
+        self._curves: dict[Device, CapacityCurves] = {}
+
+    def compiled(self, kernel: Kernel) -> CompiledKernel:
+        """The kernel with its accesses compiled once per (fields, accesses) among the ranking's
+        kernels (the foldings' kernels differ in their registers, not in their accesses)."""
+        key = (kernel.fields, kernel.accesses)
+        known = self._compiled.get(key)
+        if known is None:
+            known = self._compiled[key] = compile_kernel(kernel)
+        return known if known.kernel is kernel else CompiledKernel(kernel, known.accesses)
+
+    def curves(self, device: Device) -> CapacityCurves:
+        """The device family's capacity curves, read once per device of the ranking."""
+        if device not in self._curves:
+            self._curves[device] = curves_for_device(device)
+        return self._curves[device]
 
     def wave_model(self, compiled: CompiledKernel, address_space: str) -> WaveModel:
         kernel = compiled.kernel
@@ -127,8 +145,9 @@ class Predictor:
         self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = device if isinstance(device, Device) else load_device(device)
-        self.compiled: CompiledKernel = compile_kernel(kernel)
-        self.curves = curves if curves is not None else curves_for_device(self.device)
+        self.compiled: CompiledKernel = shared.compiled(kernel) if shared is not None else compile_kernel(kernel)
+        self.curves = (curves if curves is not None else
+                       shared.curves(self.device) if shared is not None else curves_for_device(self.device))
         self.wave_model = (shared.wave_model(self.compiled, address_space) if shared is not None
                            else WaveModel(self.compiled, address_space=address_space))
         self.levels = self.device.levels

@@ -69,3 +69,20 @@ def test_predictions_with_and_without_prefetch_are_equal(a100):
     plain = Predictor(kernel, a100)
     for block, fold in configs[:3]:
         assert prepared.predict(block, fold) == plain.predict(block, fold)
+
+
+def test_predictors_of_one_ranking_share_what_their_kernels_share(a100):
+    """Kernels that differ in their registers only (a code generator's foldings) share their
+    compiled accesses, curves and wave volumes through SharedModels; every prediction is the one a
+    predictor of its own makes."""
+    from warpspeed.predict import SharedModels
+
+    base = star_stencil(3, 2, (96, 64, 48))
+    kernels = [dataclasses.replace(base, registers=r) for r in (32, 40, 64)]
+    shared = SharedModels()
+    predictors = [Predictor(k, a100, shared=shared) for k in kernels]
+    assert predictors[1].compiled.accesses is predictors[0].compiled.accesses
+    assert predictors[1].compiled.kernel is kernels[1] and predictors[1].curves is predictors[0].curves
+    for predictor, kernel in zip(predictors, kernels):
+        for block, fold in (((32, 8, 4), (1, 2, 1)), ((64, 16, 1), (1, 1, 1))):
+            assert predictor.predict(block, fold) == Predictor(kernel, a100).predict(block, fold)
