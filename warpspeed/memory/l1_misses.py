@@ -55,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpspeed.hardware.device import Device
+from warpspeed.memo import BoundedMemo
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
 from warpspeed.memory.distinct import distinct_first_counts
 from warpspeed.memory.first_level import FirstLevel, first_level
@@ -101,6 +102,11 @@ class FirstLevelDemand:
     hits: L1Cycles
     misses: L1MissCosts
 
+
+#: Sets of instruction kinds whose counts (:func:`_kind_counts`) are kept per set of representatives
+#: and device (least recently used out): the 168 configurations of the star3d-r4 ranking have 88
+#: distinct sets among some 40 sets of representatives.
+KIND_COUNTS_MEMO_SIZE = 64
 
 #: Bits of a packed (representative, miss mask) key left for the mask: masks below 2**33 (every warp
 #: of 32 lanes) pack into one int64 with representatives below 2**30.
@@ -187,9 +193,9 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
         r, kind_masks, weight = _kinds(reps, masks, warps.addresses.shape[0])
         # the kinds' counts depend on the representatives and the masks alone: blocks of a ranking
         # whose representatives are equal often have the same kinds (only their weights differ)
-        counted = warps.derived_value(
-            ("miss counts", level.device, store, r.tobytes(), b"" if kind_masks is None else kind_masks.tobytes()),
-            lambda: _kind_counts(level, warps, r, kind_masks, rank, store))
+        memo = warps.derived_value(("miss counts", level.device), lambda: BoundedMemo(KIND_COUNTS_MEMO_SIZE))
+        counted = memo.get((store, r.tobytes(), b"" if kind_masks is None else kind_masks.tobytes()),
+                           lambda: _kind_counts(level, warps, r, kind_masks, rank, store))
         for sel, counts in counted:
             we, bank, tag = weight[sel].astype(float), bank_rep[r[sel]], tag_rep[r[sel]]
             cost, req = level.costs_from_counts(counts, store, p, bank)
