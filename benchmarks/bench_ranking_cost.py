@@ -6,7 +6,8 @@ Wellein, "Analytical Performance Estimation during Code Generation on Modern GPU
 (2023), section 5.1), ranked with :func:`warpspeed.rank.rank_per_fold` serially, on the
 A100-SXM4-40GB and the H200. Warm caches: the kernels' registers come from the disk cache and one
 ranking runs before the timed ones (imports, first-time tables); every timed ranking starts from a
-fresh set of shared wave models, as ``warpspeed rank`` does.
+fresh set of shared wave models, as ``warpspeed rank`` does. The wave-volume stage includes the
+wave volumes a tree counts ahead of the configurations (``WaveModel.prefetch``) where it does.
 
 Each figure is measured in a fresh interpreter on a source tree (this checkout, or ``--source
 DIR``; ``--before DIR`` measures a second tree the same way, e.g. ``git archive <commit> | tar -x
@@ -40,8 +41,8 @@ DEVICES = ("A100-SXM4-40GB", "H200")
 MODELS = ("overlap", "roofline")
 #: Stages of the predictor timed by name (module attribute of warpspeed.predict), and the time
 #: models' estimates.
-STAGES = ("block_cells", "block_warp_rows", "block_footprint", "first_level_demand", "l1_cycles", "dram_volumes",
-          "launch_dram_bandwidth", "dram_sectors", "level_demands")
+STAGES = ("block_cells", "block_warp_rows", "first_touches", "block_footprint", "first_level_demand", "l1_cycles",
+          "dram_volumes", "launch_dram_bandwidth", "dram_sectors", "level_demands")
 
 SNIPPET = r"""
 import json, statistics, sys, time
@@ -88,6 +89,15 @@ def timed_wave(self, *a, **k):
     finally:
         stage["wave volumes"] = stage.get("wave volumes", 0.0) + time.perf_counter() - t
 P.WaveModel.grid_volumes = timed_wave
+prefetch = getattr(P.WaveModel, "prefetch", None)
+if prefetch is not None:  # the grids of a folding's configurations counted together, ahead of them
+    def timed_prefetch(self, *a, **k):
+        t = time.perf_counter()
+        try:
+            return prefetch(self, *a, **k)
+        finally:
+            stage["wave volumes"] = stage.get("wave volumes", 0.0) + time.perf_counter() - t
+    P.WaveModel.prefetch = timed_prefetch
 scoring = wr.Scoring(MODEL)
 n = sum(len(blocks(k)) for k in kernels.values())
 wr.rank_per_fold(kernels, dev, blocks, executor=None, scoring=scoring)
@@ -166,7 +176,7 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                     cpu = min(f["cpu_ms_per_config"] for f in figures[name, edge]) * n / 1e3  # s per ranking
                     base_s, base_ms, base_cpu = (s, ms, cpu) if base_s is None else (base_s, base_ms, base_cpu)
                     stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in figures[name, edge])
-                              for k in ("wave volumes", "first_level_demand", "block_footprint")}
+                              for k in ("wave volumes", "first_touches", "first_level_demand", "block_footprint")}
                     detail = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
                     print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3: {s:6.3f} s per ranking "
                           f"({figures[name, edge][0]['configurations']} configurations, {ms:5.2f} ms/config; "

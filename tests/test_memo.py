@@ -32,3 +32,13 @@ def test_add_and_find():
 def test_size_must_be_positive():
     with pytest.raises(ValueError):
         BoundedMemo(0)
+
+
+def test_membership_neither_hits_nor_uses():
+    memo = BoundedMemo(2)
+    memo.add("a", 1)
+    memo.add("b", 2)
+    assert "a" in memo and "z" not in memo
+    assert memo.hits == 0
+    memo.add("c", 3)  # "a" is still the least recently used: the test above did not use it
+    assert "a" not in memo and "b" in memo

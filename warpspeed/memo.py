@@ -56,5 +56,9 @@ class BoundedMemo(Generic[V]):
             self._entries.popitem(last=False)
         return value
 
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether a result is kept for ``key`` (neither a hit nor a use)."""
+        return key in self._entries
+
     def __len__(self) -> int:
         return len(self._entries)

@@ -17,7 +17,9 @@ Every level's demand is computed here, once per configuration; the time models
 4. the first level's demand in one pass over the block's warp instructions
    (:func:`warpspeed.memory.l1_misses.first_level_demand`): its cycles when every access hits
    (4.2, :mod:`warpspeed.memory.l1`) and its costs with the block's first-touch and capacity
-   misses (data-stage wavefronts, L2 requests);
+   misses (data-stage wavefronts, L2 requests); the first touches
+   (:mod:`warpspeed.memory.first_touch`) are found before the footprint, whose load sectors and
+   lines they give;
 5. wave footprints, layer conditions and DRAM volumes (4.4, 4.5, :mod:`warpspeed.memory.wave`,
    :mod:`warpspeed.memory.dram`) at the L2's layer capacity, averaged over the full waves of the
    grid (one representative wave per class of waves);
@@ -36,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from warpspeed.errors import DeviceError, KernelError
+from warpspeed.errors import DeviceError, KernelError, WarpspeedError
 
 from warpspeed.incore.limit import configuration_core_time, load_latency
 from warpspeed.memory.addresses import CompiledKernel, block_cells, compile_kernel, merged_copies
@@ -47,6 +49,7 @@ from warpspeed.hardware.caches import DEFAULT_DISPATCH
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.memory.dram import dram_volumes
 from warpspeed.memory.footprint import BlockFootprint, block_footprint
+from warpspeed.memory.first_touch import first_touches
 from warpspeed.kernel.description import Kernel
 from warpspeed.memory.l1 import l1_cycles
 from warpspeed.memory.l1_misses import first_level_demand
@@ -72,10 +75,28 @@ class SharedModels:
     memory layout of the kernels, i.e. per (fields, accesses, domain) and address space. A code
     generator compiles one kernel per folding, which differ in their registers but not in their
     per-cell accesses, so the foldings' predictors share the wave volumes of equal covered cell
-    boxes. Create one per ranking call (:func:`warpspeed.rank.rank_per_fold` does)."""
+    boxes. They also share the kernels' compiled accesses and the device's capacity curves. Create
+    one per ranking call (:func:`warpspeed.rank.rank_per_fold` does)."""
 
     def __init__(self) -> None:
         self._wave_models: dict[tuple, WaveModel] = {}
+        self._compiled: dict[tuple, CompiledKernel] = {}
+        self._curves: dict[Device, CapacityCurves] = {}
+
+    def compiled(self, kernel: Kernel) -> CompiledKernel:
+        """The kernel with its accesses compiled once per (fields, accesses) among the ranking's
+        kernels (the foldings' kernels differ in their registers, not in their accesses)."""
+        key = (kernel.fields, kernel.accesses)
+        known = self._compiled.get(key)
+        if known is None:
+            known = self._compiled[key] = compile_kernel(kernel)
+        return known if known.kernel is kernel else CompiledKernel(kernel, known.accesses)
+
+    def curves(self, device: Device) -> CapacityCurves:
+        """The device family's capacity curves, read once per device of the ranking."""
+        if device not in self._curves:
+            self._curves[device] = curves_for_device(device)
+        return self._curves[device]
 
     def wave_model(self, compiled: CompiledKernel, address_space: str) -> WaveModel:
         kernel = compiled.kernel
@@ -124,8 +145,9 @@ class Predictor:
         self.exact_budget = exact_budget
         self.kernel = kernel
         self.device = device if isinstance(device, Device) else load_device(device)
-        self.compiled: CompiledKernel = compile_kernel(kernel)
-        self.curves = curves if curves is not None else curves_for_device(self.device)
+        self.compiled: CompiledKernel = shared.compiled(kernel) if shared is not None else compile_kernel(kernel)
+        self.curves = (curves if curves is not None else
+                       shared.curves(self.device) if shared is not None else curves_for_device(self.device))
         self.wave_model = (shared.wave_model(self.compiled, address_space) if shared is not None
                            else WaveModel(self.compiled, address_space=address_space))
         self.levels = self.device.levels
@@ -137,6 +159,8 @@ class Predictor:
         self._sectors: dict[tuple[str, str, int], SectorCoverage] = {}
         #: what the blocks' representative warp instructions share (WarpRows.derived), by representatives
         self._representatives: BoundedMemo[dict] = BoundedMemo(REPRESENTATIVES_MEMO_SIZE)
+        #: the launches analyzed by the last prefetch, by (block, fold), each taken by its predict
+        self._launches: dict[tuple, LaunchInfo] = {}
 
     def _plan(self, offsets: tuple[tuple[int, int, int], ...]) -> tuple[np.ndarray, WarpPlan]:
         if offsets not in self._plans:
@@ -144,20 +168,53 @@ class Predictor:
             self._plans[offsets] = owner, warp_plan(self.compiled, owner)
         return self._plans[offsets]
 
+    def prefetch(self, configs: Sequence[tuple[Sequence[int] | int, Sequence[int] | int]]) -> None:
+        """Prepare the predictions of the ``(block, fold)`` pairs ``configs`` that are cheaper
+        together: the wave volumes of all their grids, counted in a few batches
+        (:meth:`warpspeed.memory.wave.WaveModel.prefetch`; kept in the wave model's memo, where
+        :meth:`predict` finds them). The predictions are the same with or without it; a
+        configuration that cannot be launched is left to :meth:`predict` and its error."""
+        self._launches = {}
+        if self.exact_waves:
+            return
+        infos = []
+        for block, fold in configs:
+            try:
+                info = analyze_launch(self.kernel, self.device, block, fold)
+            except WarpspeedError:
+                continue
+            infos.append(info)
+            try:
+                self._launches[block, fold] = info  # for predict (a plain function of the pair)
+            except TypeError:  # unhashable (lists): predict analyzes it again
+                pass
+        try:
+            self.wave_model.prefetch(infos, self.device, self.exact_budget)
+        except WarpspeedError:
+            return  # each configuration's own prediction reports it
+
     def predict(self, block: Sequence[int] | int, fold: Sequence[int] | int = (1, 1, 1)) -> Prediction:
         kernel, device, curves = self.kernel, self.device, self.curves
-        info = analyze_launch(kernel, device, block, fold)
+        try:
+            info = self._launches.pop((block, fold), None)  # analyzed by prefetch
+        except TypeError:  # unhashable (lists)
+            info = None
+        if info is None:
+            info = analyze_launch(kernel, device, block, fold)
         cells = block_cells(info.launch)
         owner, plan = self._plan(cells.offsets)
         warps = block_warp_rows(self.compiled, cells, owner, device.warp_size, self._period, plan,
                                 self._representatives)
-        fp = block_footprint(self.compiled, cells, device, warps=warps)
+        # the loads' first touches (with misses): their distinct sectors give the footprint's too
+        touches = first_touches(self.compiled, warps, device.l1.sector_bytes) if self.l1_misses else None
+        fp = block_footprint(self.compiled, cells, device, warps=warps, touches=touches)
 
         o_l1 = l1_oversubscription(fp.l1_alloc_bytes_per_block,
                                    l1_reuse_capacity(device.l1, info.occupancy.blocks_per_sm))
         m_l1 = float(curves.l1_load.miss_rate(o_l1))
         if self.l1_misses:
-            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1, fp.l1_alloc_bytes_per_block)
+            first = first_level_demand(self.compiled, warps, cells.lups, device, m_l1, fp.l1_alloc_bytes_per_block,
+                                       touches)
             l1, misses = first.hits, first.misses
         else:
             l1, misses = l1_cycles(self.compiled, cells, device, warps=warps, load_bytes=fp.l1_alloc_bytes_per_block), None

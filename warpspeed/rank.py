@@ -61,6 +61,11 @@ AUTO_PARALLEL_MIN_CONFIGS = 1000
 #: about it; ``forkserver`` forks from a clean single-threaded server, ``spawn`` starts afresh.
 SAFE_START_METHODS = ("forkserver", "spawn")
 
+#: Configurations whose wave volumes a serial prediction prepares together
+#: (:meth:`warpspeed.predict.Predictor.prefetch`): a ranking's 56 blocks of one folding in one go,
+#: well within the wave model's memo (:data:`warpspeed.memory.wave.wave_model.MEMO_SIZE`).
+PREFETCH_CONFIGS = 256
+
 
 def check_executor(executor: object, what: str = "executor") -> None:
     """Refuse (:class:`TypeError` naming ``what``) an executor that is neither ``None``, ``"auto"``
@@ -298,6 +303,7 @@ def _predict_rows(kernel: Kernel, device: Device, configs: Sequence[Config],
     from warpspeed.predict import Predictor
 
     predictor = Predictor(kernel, device, curves, exact_waves=scoring.exact_waves, model=scoring.model)
+    predictor.prefetch([(c.block, c.fold) for c in configs])
     return [_predict_one(predictor, c, scoring) for c in configs]
 
 
@@ -334,6 +340,8 @@ def predict_configs(kernel: Kernel, device: Device, configs: Sequence[Config],
                               model=scoring.model)
         rows: list[RankRow] = []
         for config in configs:
+            if len(rows) % PREFETCH_CONFIGS == 0:
+                predictor.prefetch([(c.block, c.fold) for c in configs[len(rows):len(rows) + PREFETCH_CONFIGS]])
             rows.append(_predict_one(predictor, config, scoring))
             if progress:
                 progress(len(rows))

@@ -12,7 +12,7 @@ from warpspeed import Field, Kernel, load, store
 from warpspeed.kernel.builtin import star_stencil
 from warpspeed.kernel.description import X, Y
 from warpspeed.launch.geometry import make_launch
-from warpspeed.memory.addresses import block_addresses, block_cells, compile_kernel, instruction_lanes
+from warpspeed.memory.addresses import block_addresses, block_cells, compile_kernel, instruction_lanes, merged_copies
 from warpspeed.memory.l1_misses import l1_miss_costs
 
 N = 1 << 16
@@ -156,3 +156,31 @@ def test_amd_first_levels_keep_the_roofline_cost():
     compiled = compile_kernel(kernel)
     roofline = l1_cycles(compiled, block_cells(make_launch((64, 4, 1), (1, 1, 1), kernel.domain)), mi210)
     assert not first_level(mi210).models_misses and c.cycles_per_lup == pytest.approx(roofline.cycles_per_lup)
+
+
+@pytest.mark.parametrize("device_name", ["A100-SXM4-40GB", "H200", "MI210"])
+def test_blocks_sharing_representatives_cost_as_on_their_own(device_name):
+    """Blocks whose warps have the same representatives share the counts of their kinds of
+    instructions (a memo of the representatives): every block, at every capacity miss rate, costs
+    what it costs with nothing shared."""
+    from warpspeed.hardware.device import load_device
+    from warpspeed.memo import BoundedMemo
+    from warpspeed.memory.l1_misses import first_level_demand
+    from warpspeed.memory.warps import address_period, block_warp_rows
+
+    device = load_device(device_name)
+    kernel = star_stencil(3, 2, (96, 64, 48))
+    compiled = compile_kernel(kernel)
+    shared = BoundedMemo(16)
+    period = address_period(device)
+    blocks = [((32, y, 1024 // 32 // y), fold) for y in (1, 2, 4, 8, 16, 32) for fold in ((1, 1, 1), (1, 2, 1))]
+    blocks += [((8, 8, 16), (1, 1, 1)), ((8, 16, 8), (1, 1, 1)), ((64, 4, 4), (1, 1, 2))]
+    for block, fold in blocks:
+        cells = block_cells(make_launch(block, fold, kernel.domain))
+        owner = merged_copies(compiled, cells.offsets)
+        for rate in (0.0, 0.3, 1.0):
+            together = block_warp_rows(compiled, cells, owner, device.warp_size, period, shared=shared)
+            alone = block_warp_rows(compiled, cells, owner, device.warp_size, period)
+            got = first_level_demand(compiled, together, cells.lups, device, rate, 4096.0)
+            assert got == first_level_demand(compiled, alone, cells.lups, device, rate, 4096.0)
+    assert shared.hits > 0  # the memo was used

@@ -19,6 +19,8 @@ are never merged (a store between two loads may change the value).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from functools import cached_property, reduce
 from math import lcm
@@ -229,21 +231,24 @@ def middle_block(launch: Launch) -> tuple[int, int, int]:
 def block_cells(launch: Launch, block_index: tuple[int, int, int] | None = None) -> BlockCells:
     """Cells of the block ``block_index`` (default: the middle block) per fold offset and thread."""
     bidx = middle_block(launch) if block_index is None else block_index
-    bx, by, bz = launch.block
-    tz, ty, tx = np.meshgrid(np.arange(bz), np.arange(by), np.arange(bx), indexing="ij")
-    threads = [t.ravel() for t in (tx, ty, tz)]
-    jz, jy, jx = np.meshgrid(*(np.arange(f) for f in reversed(launch.fold)), indexing="ij")
-    folds = [j.ravel() for j in (jx, jy, jz)]
+    threads = _index_grid(tuple(launch.block))  # thread x, y, z in linear thread order (x fastest)
+    folds = _index_grid(tuple(launch.fold))  # fold offsets, x fastest
     coords = []
     for d in range(3):
         thread_global = bidx[d] * launch.block[d] + threads[d]
         coords.append(thread_global[None, :] * launch.fold[d] + folds[d][:, None])
-    valid = np.ones(coords[0].shape, dtype=bool)
-    for d in range(3):
+    valid = coords[0] < launch.domain[0]
+    for d in (1, 2):
         valid &= coords[d] < launch.domain[d]
     offsets = tuple((int(a), int(b), int(c)) for a, b, c in zip(*folds))
-    return BlockCells(x=coords[0].astype(np.int64), y=coords[1].astype(np.int64),
-                      z=coords[2].astype(np.int64), valid=valid, offsets=offsets)
+    return BlockCells(x=coords[0], y=coords[1], z=coords[2], valid=valid, offsets=offsets)
+
+
+def _index_grid(extent: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The x, y and z indices of every point of a ``extent`` box in linear order (x fastest), int64."""
+    ex, ey, _ = extent
+    linear = np.arange(math.prod(extent), dtype=np.int64)
+    return linear % ex, linear // ex % ey, linear // (ex * ey)
 
 
 def block_addresses(compiled: CompiledKernel, cells: BlockCells) -> np.ndarray:

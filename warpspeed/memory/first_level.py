@@ -115,8 +115,23 @@ class FirstLevel:
         each; ``bank``: their costs when every lane hits, :meth:`instruction_costs`) whose lanes
         ``miss`` at their first touch, with capacity misses of rate ``capacity_miss_rate``
         (:mod:`warpspeed.memory.l1_misses`). Without a miss model: the instructions' own costs, and
-        one request per line of a store or a first touch."""
-        return bank, distinct_lines(addr // self.level.line_bytes, lanes if store else miss)
+        one request per line of a store or a first touch. The costs are
+        :meth:`costs_from_counts` of :meth:`miss_counts`."""
+        return self.costs_from_counts(self.miss_counts(addr, lanes, miss, element_bytes, store), store,
+                                      capacity_miss_rate, bank)
+
+    def miss_counts(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int,
+                    store: bool) -> tuple[np.ndarray, ...]:
+        """What :meth:`miss_costs` counts of the instructions' lanes and lines, before the capacity
+        miss rate and the bank-rule costs enter (integer arrays, one entry per instruction or lane
+        group): the same for every configuration whose instructions are the same. Without a miss
+        model: the lines of a store or of a first touch."""
+        return (distinct_lines(addr // self.level.line_bytes, lanes if store else miss),)
+
+    def costs_from_counts(self, counts: tuple[np.ndarray, ...], store: bool, capacity_miss_rate: float,
+                          bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`miss_costs` from :meth:`miss_counts`: data-stage wavefronts and L2 requests."""
+        return bank, counts[0]
 
 
 class NvidiaL1Tex(FirstLevel):
@@ -139,30 +154,41 @@ class NvidiaL1Tex(FirstLevel):
     def tag_stage(self) -> TagStage:
         return NVIDIA_L1_FAMILIES[self.family]
 
-    def miss_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
-                   capacity_miss_rate: float, bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if store:
-            return bank, distinct_lines(addr // self.level.line_bytes, lanes)
-        return self._expected_cost(addr, lanes, miss, bank, element_bytes, capacity_miss_rate)
-
-    def _expected_cost(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, bank_all: np.ndarray,
-                       element_bytes: int, capacity_miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
-        """Expected data-stage wavefronts and L2 requests of load instructions (rows of ``addr``,
-        one warp instruction each; ``bank_all`` their bank-rule wavefronts) with first-touch misses
-        ``miss`` and capacity misses of rate ``capacity_miss_rate``."""
+    def miss_counts(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int,
+                    store: bool) -> tuple[np.ndarray, ...]:
+        """A store's lines; a load's counts of :meth:`_expected_cost`: per lane group its bank-rule
+        wavefronts over the lanes that hit and their distinct lines, per instruction its missing
+        lines and the distinct lines of the lanes that hit."""
         lines = addr // self.level.line_bytes
+        if store:
+            return (distinct_lines(lines, lanes),)
         hit = lanes & ~miss
-        bank_hit = self.lane_group_wavefronts(addr, hit, element_bytes).astype(float)
+        bank_hit = self.lane_group_wavefronts(addr, hit, element_bytes)
         group = self.lane_group_size(element_bytes)
         groups = bank_hit.shape[1]
         g_lines = pad_last(lines, groups * group).reshape(-1, group)
         g_hit = pad_last(hit, groups * group).reshape(-1, group)
         hit_lines_per_group = distinct_lines(g_lines, g_hit).reshape(-1, groups)
+        return bank_hit, hit_lines_per_group, distinct_lines(lines, miss), distinct_lines(lines, hit)
+
+    def costs_from_counts(self, counts: tuple[np.ndarray, ...], store: bool, capacity_miss_rate: float,
+                          bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if store:
+            return bank, counts[0]
+        return self._expected_cost(counts, bank, capacity_miss_rate)
+
+    def _expected_cost(self, counts: tuple[np.ndarray, ...], bank_all: np.ndarray,
+                       capacity_miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
+        """Expected data-stage wavefronts and L2 requests of load instructions (``counts`` of
+        :meth:`miss_counts`; ``bank_all`` their bank-rule wavefronts) with first-touch misses and
+        capacity misses of rate ``capacity_miss_rate``."""
+        bank_hit, hit_lines_per_group, miss_lines, hit_lines = counts
+        bank_hit = bank_hit.astype(float)
         # a group keeps a wavefront while any of its hit lines survives; conflicting words of
         # different lines survive one by one
         survive_any = np.where(bank_hit > 0, 1.0 - capacity_miss_rate ** hit_lines_per_group, 0.0)
         kept = np.maximum(bank_hit * (1.0 - capacity_miss_rate), survive_any)
-        missing = distinct_lines(lines, miss) + capacity_miss_rate * distinct_lines(lines, hit)
+        missing = miss_lines + capacity_miss_rate * hit_lines
         return np.maximum(bank_all, kept.sum(axis=1) + missing), missing
 
 

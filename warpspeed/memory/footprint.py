@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses, instruction_lanes
+from warpspeed.memory.first_touch import FirstTouches
 from warpspeed.memory.warps import WarpRows
 from warpspeed.hardware.device import Device
 
@@ -120,16 +121,19 @@ def _field_footprint(load_sectors: int, store_granules: int, l1_load_sectors: in
 
 def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
                     addresses: np.ndarray | None = None, lanes: np.ndarray | None = None,
-                    warps: WarpRows | None = None) -> BlockFootprint:
+                    warps: WarpRows | None = None, touches: FirstTouches | None = None) -> BlockFootprint:
     """Unique-footprint volumes of the block ``cells`` per field (see the module docstring).
 
     ``addresses``, ``lanes`` and ``warps`` may pass what :func:`warpspeed.memory.l1.l1_cycles`
     takes too (block addresses, instruction lanes, the grouped instructions); with ``warps`` every
     count is taken from the groups (:mod:`warpspeed.memory.warps`), the same integers at a cost
-    that does not grow with the domain.
+    that does not grow with the domain. ``touches``: the first touches of the loads of ``warps``
+    (:func:`~warpspeed.memory.first_touch.first_touches`), if at hand: their distinct sectors are
+    the loads' unique sectors where every element lies within a sector
+    (:meth:`~warpspeed.memory.first_touch.FirstTouches.field_granules`).
     """
     if warps is not None:
-        return _grouped_footprint(compiled, cells, device, warps)
+        return _grouped_footprint(compiled, cells, device, warps, touches)
     addr = block_addresses(compiled, cells) if addresses is None else addresses
     lups = cells.lups
     sector = device.l1.sector_bytes
@@ -164,12 +168,14 @@ def block_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device,
     return BlockFootprint(per_field=result, lups_per_block=lups)
 
 
-def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device, warps: WarpRows) -> BlockFootprint:
+def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Device, warps: WarpRows,
+                       touches: FirstTouches | None = None) -> BlockFootprint:
     """:func:`block_footprint` from the grouped instructions. A merged fold-copy load issues on no
     lane and its earlier twin on the lanes of both, at the same addresses, so the unions over the
     issuing lanes are the unions over the valid cells; stores issue on their valid lanes."""
     lups = cells.lups
     sector, line, store_granule = device.l1.sector_bytes, device.l1.line_bytes, device.l1.store_granule
+    field_id, _ = compiled.field_ids
     result: dict[str, FieldFootprint] = {}
     for name, loads, stores_at in compiled.field_accesses:
         load_idx, store_idx = list(loads), list(stores_at)  # lists: index arrays, not tuples of axes
@@ -178,6 +184,9 @@ def _grouped_footprint(compiled: CompiledKernel, cells: BlockCells, device: Devi
             l1_load = int(warps.distinct_granules(sector)[warps.inverse[load_idx]].sum())
         if store_idx:
             stores = int(warps.distinct_granules(store_granule)[warps.inverse[store_idx]].sum())
-        sectors, lines = warps.union_granules(load_idx, (sector, line))
+        counted = None
+        if touches is not None and load_idx:
+            counted = touches.field_granules(int(field_id[load_idx[0]]), (sector, line))
+        sectors, lines = counted if counted is not None else warps.union_granules(load_idx, (sector, line))
         result[name] = _field_footprint(sectors, stores, l1_load, lines, device, lups)
     return BlockFootprint(per_field=result, lups_per_block=lups)

@@ -24,7 +24,7 @@ Which loads miss (per thread block, the representative block of
 
 * *first touch*: the instructions run warp by warp, each warp's instructions in program order
   (copy by copy, accesses in kernel order); a 32 B sector misses in the first instruction that
-  touches it (per field) and hits afterwards. This is the block's compulsory L2 -> L1 volume
+  touches it (per field) and hits afterwards (:mod:`warpspeed.memory.first_touch`). This is the block's compulsory L2 -> L1 volume
   (the footprint of :mod:`warpspeed.memory.footprint`). The order matters little: warp-major and
   instruction-major orders give the same counts within 1 % on the three profiles;
 * *capacity*: a line that would hit misses with probability ``capacity_miss_rate`` (the L1
@@ -51,14 +51,15 @@ the roofline's first-level cost: nothing is known about their miss path's wavefr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from warpspeed.hardware.device import Device
+from warpspeed.memo import BoundedMemo
 from warpspeed.memory.addresses import BlockCells, CompiledKernel
-from warpspeed.memory.distinct import distinct_first, distinct_first_counts
-from warpspeed.memory.first_level import first_level
+from warpspeed.memory.distinct import distinct_first_counts
+from warpspeed.memory.first_level import FirstLevel, first_level
+from warpspeed.memory.first_touch import FirstTouches, first_touches, sector_ranks
 from warpspeed.memory.l1 import L1Cycles, hit_cycles, refill_load_bytes, representative_costs
 from warpspeed.memory.warps import WarpRows, address_period, warp_rows
 
@@ -102,73 +103,65 @@ class FirstLevelDemand:
     misses: L1MissCosts
 
 
-def _sector_ranks(addresses: np.ndarray, lanes: np.ndarray, sector_bytes: int
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per representative instruction (rows of ``addresses``): its distinct sectors (of each lane's
-    first byte) in ascending order, flattened with ``ptr`` giving each row's slice, and every lane's
-    position among its row's distinct sectors (``rank``, -1 for lanes that issue nothing)."""
-    big = np.iinfo(np.int64).max
-    g = np.where(lanes, addresses // sector_bytes, big)
-    order = np.argsort(g, axis=1, kind="stable")
-    ordered = np.take_along_axis(g, order, axis=1)
-    first = ordered != big
-    first[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]
-    rank_sorted = np.cumsum(first, axis=1) - 1
-    rank = np.empty_like(rank_sorted)
-    np.put_along_axis(rank, order, rank_sorted, axis=1)
-    rank[~lanes] = -1
-    counts = first.sum(axis=1)
-    ptr = np.concatenate(([0], np.cumsum(counts)))
-    return ordered[first], ptr, rank
-
-
-@lru_cache(maxsize=64)
-def _program_order(loads: tuple[int, ...], folds: int, warps: int) -> tuple[np.ndarray, np.ndarray]:
-    """The load instructions in program order, warp-major, then fold copy, then access: each one's
-    access (of ``loads``) and column (``copy * warps + warp``) in the ``(accesses, folds x warps)``
-    arrays of :class:`~warpspeed.memory.warps.WarpRows` (read-only; a pure function of its
-    arguments, kept for the few shapes of a ranking)."""
-    acc, copy, wp = np.meshgrid(np.array(loads, dtype=np.int64), np.arange(folds), np.arange(warps), indexing="ij")
-    acc, copy, wp = (x.transpose(2, 1, 0).ravel() for x in (acc, copy, wp))  # (warp, copy, access) order
-    col = copy * warps + wp
-    acc.flags.writeable = col.flags.writeable = False
-    return acc, col
-
+#: Sets of instruction kinds whose counts (:func:`_kind_counts`) are kept per set of representatives
+#: and device (least recently used out): the 168 configurations of the star3d-r4 ranking have 88
+#: distinct sets among some 40 sets of representatives.
+KIND_COUNTS_MEMO_SIZE = 64
 
 #: Bits of a packed (representative, miss mask) key left for the mask: masks below 2**33 (every warp
 #: of 32 lanes) pack into one int64 with representatives below 2**30.
 _PACKED_MASK_BITS = 33
 
 
-def _kinds(reps: np.ndarray, masks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (representative, miss mask) pairs of instructions: the index of each pair's
-    first instruction and how many instructions it stands for."""
+def _kinds(reps: np.ndarray, masks: np.ndarray | None, representatives: int
+           ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """The distinct (representative, miss mask) pairs of instructions, in ascending order of the
+    representative, then the mask: their representatives, their masks (None without masks) and how
+    many instructions each stands for. The pairs without a miss (every repetition of an earlier
+    instruction, most of a block's) are counted per representative, the others found by sorting."""
+    counts = np.bincount(reps if masks is None else reps[masks == 0], minlength=representatives)
+    r0 = np.flatnonzero(counts)
     if masks is None:
-        kind, weight = distinct_first_counts(reps)
-    elif int(masks.max()) >> _PACKED_MASK_BITS == 0 and int(reps.max()) < 1 << 30:
-        key = reps.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + masks.astype(np.int64)
-        kind, weight = distinct_first_counts(key)
+        return r0, None, counts[r0]
+    some = masks != 0
+    rs, ms = reps[some], masks[some]
+    if ms.size == 0:
+        return r0, np.zeros(r0.size, dtype=np.uint64), counts[r0]
+    if int(ms.max()) >> _PACKED_MASK_BITS == 0 and int(rs.max()) < 1 << 30:
+        key = rs.astype(np.int64) * (np.int64(1) << _PACKED_MASK_BITS) + ms.astype(np.int64)
+        first, weight = distinct_first_counts(key)
     else:  # wave64 masks need all 64 bits: unique rows
-        pairs = np.stack([reps.astype(np.uint64), masks], axis=1)
-        _, kind, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
-    return kind, weight
+        pairs = np.stack([rs.astype(np.uint64), ms], axis=1)
+        _, first, weight = np.unique(pairs, axis=0, return_index=True, return_counts=True)
+    r = np.concatenate((r0, rs[first]))
+    # a representative's pair without a miss (mask 0) before its others, which are in mask order
+    order = np.argsort(r, kind="stable")
+    return (r[order], np.concatenate((np.zeros(r0.size, dtype=np.uint64), ms[first]))[order],
+            np.concatenate((counts[r0], weight))[order])
 
 
-def _first_instructions(rep: np.ndarray, shift: np.ndarray, fields: np.ndarray, n_fields: int) -> np.ndarray:
-    """The instructions (indices in program order, ascending) that are not a repetition of an
-    earlier one: a different representative, shift (in sectors) or field."""
-    if rep.size == 0:
-        return np.arange(0)
-    low = int(shift.min())
-    span = (int(shift.max()) - low + 1) * (int(rep.max()) + 1) * n_fields
-    if span >= 1 << 62:  # the combined code would not fit int64: keep every instruction
-        return np.arange(rep.size)
-    code = ((shift - low) * (int(rep.max()) + 1) + rep) * n_fields + fields
-    return np.sort(distinct_first(code))
+def _kind_counts(level: FirstLevel, warps: WarpRows, r: np.ndarray, masks: np.ndarray | None, rank: np.ndarray,
+                 store: bool) -> tuple[tuple[np.ndarray, tuple[np.ndarray, ...]], ...]:
+    """Per element size of the kinds' representatives ``r`` (with their miss ``masks`` over the
+    representatives' sectors, None: nothing misses): which kinds have it and the first level's
+    :meth:`~warpspeed.memory.first_level.FirstLevel.miss_counts` of them (read-only)."""
+    a, v = warps.addresses[r], warps.lanes[r]
+    m = (np.zeros_like(v) if masks is None else
+         v & ((masks[:, None] >> np.maximum(rank[r], 0).astype(np.uint64)) & np.uint64(1)).astype(bool))
+    sizes = warps.element_bytes[r]
+    groups = []
+    for elem in sorted(set(sizes.tolist())):
+        sel = sizes == elem
+        counts = level.miss_counts(a[sel], v[sel], m[sel], int(elem), store)
+        for item in (sel, *counts):
+            item.flags.writeable = False
+        groups.append((sel, counts))
+    return tuple(groups)
 
 
 def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, device: Device,
-                       capacity_miss_rate: float, load_bytes: float) -> FirstLevelDemand:
+                       capacity_miss_rate: float, load_bytes: float,
+                       touches: FirstTouches | None = None) -> FirstLevelDemand:
     """The first level's costs of a block whose warp instructions ``warps`` groups
     (:func:`warpspeed.memory.warps.block_warp_rows`), without and with its misses (module
     docstring); ``lups``: the block's lattice updates, ``capacity_miss_rate`` in [0, 1],
@@ -179,67 +172,39 @@ def first_level_demand(compiled: CompiledKernel, warps: WarpRows, lups: int, dev
     first touches are found among the instructions' sectors in the order of the module docstring
     (warp by warp, copy by copy, access by access); each load instruction is then one of few kinds,
     its representative and which of its sectors miss, and each kind is costed once from its
-    representative's cost."""
+    representative's cost. ``touches``: the block's first touches
+    (:func:`~warpspeed.memory.first_touch.first_touches`), if at hand."""
     p = min(1.0, max(0.0, float(capacity_miss_rate)))
     level = first_level(device)
     bank_rep, tag_rep = representative_costs(level, warps, load_bytes)
     hits = hit_cycles(compiled, warps, lups, bank_rep, tag_rep)
     sector = device.l1.sector_bytes
-    n_acc, rows = warps.inverse.shape
-    folds = warps.folds
-    n_warps = rows // folds
-    field_id, n_fields = compiled.field_ids
-    is_load, loads = compiled.load_mask
-    sectors, ptr, rank = warps.derived_value(
-        ("sector ranks", sector), lambda: _sector_ranks(warps.addresses, warps.lanes, sector))
-    per_rep = np.diff(ptr)
-
-    acc, col = _program_order(loads, folds, n_warps)
-    rep = warps.inverse[acc, col]
-    shift = warps.shift[acc, col] // sector
-    fields = field_id[acc]
-    # an instruction with the representative, shift and field of an earlier one touches only
-    # sectors that one touched first: it misses nothing, and only the others' sectors are ranked
-    new = _first_instructions(rep, shift, fields, n_fields)
-    counts = per_rep[rep[new]]
-    total = int(counts.sum())
-    instr = np.repeat(new, counts)  # the instruction of each (instruction, sector) pair
-    position = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)  # k-th sector of it
-    keys = (sectors[ptr[rep][instr] + position] + shift[instr]) * n_fields + fields[instr]
-    # an instruction's sectors are distinct, so a pair misses exactly where its key first occurs
-    first = distinct_first(keys)  # the earliest pair of each key
-    missed = np.zeros(total, dtype=bool)
-    missed[first] = True
-    # which sectors of each load instruction miss, as a bit mask over its representative's sectors
-    # (a lane touches one sector: at most 64, a wave64's; the bits are distinct, so their sum is
-    # their union, exact in 64-bit integers)
-    bits = np.where(missed, np.left_shift(np.uint64(1), position.astype(np.uint64)), np.uint64(0))
-    mask = np.zeros(rep.size, dtype=np.uint64)
-    nonempty = counts > 0
-    if total:
-        mask[new[nonempty]] = np.add.reduceat(bits, (np.cumsum(counts) - counts)[nonempty])
+    is_load, _ = compiled.load_mask
+    if touches is None or touches.sector_bytes != sector:
+        touches = first_touches(compiled, warps, sector)
+    _, _, rank = sector_ranks(warps, sector)
+    rep, mask = touches.representatives, touches.masks
 
     data = cycles = requests = 0.0
     kinds = [(rep, mask, False), (warps.inverse[~is_load].reshape(-1), None, True)]
     for reps, masks, store in kinds:
         if reps.size == 0:
             continue
-        kind, weight = _kinds(reps, masks)
-        r = reps[kind]
-        a, v = warps.addresses[r], warps.lanes[r]
-        m = (np.zeros_like(v) if masks is None else
-             v & ((masks[kind][:, None] >> np.maximum(rank[r], 0).astype(np.uint64)) & np.uint64(1)).astype(bool))
-        sizes = warps.element_bytes[r]
-        for elem in sorted(set(sizes.tolist())):
-            sel = sizes == elem
+        r, kind_masks, weight = _kinds(reps, masks, warps.addresses.shape[0])
+        # the kinds' counts depend on the representatives and the masks alone: blocks of a ranking
+        # whose representatives are equal often have the same kinds (only their weights differ)
+        memo = warps.derived_value(("miss counts", level.device), lambda: BoundedMemo(KIND_COUNTS_MEMO_SIZE))
+        counted = memo.get((store, r.tobytes(), b"" if kind_masks is None else kind_masks.tobytes()),
+                           lambda: _kind_counts(level, warps, r, kind_masks, rank, store))
+        for sel, counts in counted:
             we, bank, tag = weight[sel].astype(float), bank_rep[r[sel]], tag_rep[r[sel]]
-            cost, req = level.miss_costs(a[sel], v[sel], m[sel], int(elem), store, p, bank)
+            cost, req = level.costs_from_counts(counts, store, p, bank)
             data += float(we @ cost)
             cycles += float(we @ np.maximum(cost, tag))
             requests += float(we @ req)
     misses = L1MissCosts(
         data_wavefronts_per_lup=data / lups, cycles_per_lup=cycles / lups, requests_per_lup=requests / lups,
-        first_touch_load_bytes_per_lup=len(first) * sector / lups, capacity_miss_rate=p,
+        first_touch_load_bytes_per_lup=len(touches.keys) * sector / lups, capacity_miss_rate=p,
         requests_limited=level.models_misses)
     return FirstLevelDemand(hits=hits, misses=misses)
 

@@ -59,7 +59,7 @@ def _hash_weights(width: int) -> np.ndarray:
     return np.random.default_rng(_HASH_SEED).integers(1, 2**62, size=width, dtype=np.int64) | 1
 
 
-def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, inverse)``: the index of the first row of each distinct row of ``keys`` and, per
     row, the number of its distinct row."""
     hashed = keys @ _hash_weights(keys.shape[1])  # int64 arithmetic wraps around: a hash, verified below
@@ -208,7 +208,7 @@ def warp_rows(addresses: np.ndarray, lanes: np.ndarray, element_bytes: Sequence[
         moved[~v] = -1  # lanes that issue nothing: -1 in the key, 0 in the representative
     keys[..., warp_size] = np.asarray(element_bytes, dtype=np.int64)[:, None]
     keys = keys.reshape(-1, warp_size + 1)
-    first, inverse = _distinct_rows(keys)
+    first, inverse = distinct_rows(keys)
     picked = keys[first]
     flat_lanes = v.reshape(-1, warp_size)[first]
     representatives = picked[:, :warp_size].copy()
@@ -298,7 +298,7 @@ def block_warp_rows(compiled: CompiledKernel, cells: BlockCells, owner: np.ndarr
     np.subtract(addr, low[..., None], out=keys[..., :warp_size])
     keys[..., :warp_size][~issue] = -1
     keys[..., warp_size] = plan.element_bytes[:, None]
-    first, pattern = _distinct_rows(keys.reshape(-1, warp_size + 1))
+    first, pattern = distinct_rows(keys.reshape(-1, warp_size + 1))
     pattern = pattern.reshape(tables, warps)
     # every instruction: its pattern and its lowest address moved by its access's delta
     start = low[plan.combo_of] + plan.delta[:, None, None]  # (accesses, folds, warps)

@@ -137,20 +137,29 @@ class WaveModel:
 
     def _volumes_many(self, launch: Launch, blocks: int, firsts: Sequence[int], gran: int,
                       l2_effective_bytes: int) -> list[WaveVolumes]:
-        """The volumes of the waves of ``blocks`` blocks starting at each of ``firsts``: kept ones
-        from the memo, the others counted together (:func:`~warpspeed.memory.wave.box_counts.box_counts_many`:
-        every box-preserving field of every wave in one batch)."""
+        """The volumes of the waves of ``blocks`` blocks starting at each of ``firsts``
+        (:meth:`_waves_many` of one launch)."""
+        return self._waves_many([(launch, blocks, first) for first in firsts], gran, l2_effective_bytes)
+
+    def _waves_many(self, waves: Sequence[tuple[Launch, int, int]], gran: int,
+                    l2_effective_bytes: int) -> list[WaveVolumes]:
+        """The volumes of each wave ``(launch, blocks, first block)`` of ``waves``: kept ones from
+        the memo, the others counted together (:func:`~warpspeed.memory.wave.box_counts.box_counts_many`:
+        every box-preserving field of every wave in few batches)."""
         # what a wave's volumes depend on: the covered cells (domain, grid, cells per block), the
         # wave's blocks, the line size and the cache capacity of the oversubscription factors
-        base = (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), blocks, gran,
-                l2_effective_bytes)
-        found = [self._waves.find((*base, first)) for first in firsts]
-        missing = [i for i, f in enumerate(found) if f is None]
+        keys = [(tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), blocks, gran,
+                 l2_effective_bytes, first) for launch, blocks, first in waves]
+        found = [self._waves.find(key) for key in keys]
+        missing: dict[tuple, int] = {}  # each missing wave once, by key
+        for i, f in enumerate(found):
+            if f is None:
+                missing.setdefault(keys[i], i)
         if not missing:
             return found  # type: ignore[return-value]
-        cells = {i: wave_cells(launch, firsts[i], blocks) for i in missing}
+        cells = {i: wave_cells(waves[i][0], waves[i][2], waves[i][1]) for i in missing.values()}
         requests, where = [], []
-        for i in missing:
+        for i in missing.values():
             boxes = None  # the class's cell boxes as arrays, shared by its fields
             for fm in self.layouts:
                 stacks = self._field_stacks(fm, gran)
@@ -160,7 +169,8 @@ class WaveModel:
                     requests.append((stacks, *boxes))
                     where.append((i, fm.field))
         counted = dict(zip(where, box_counts_many(requests)))
-        for i in missing:
+        computed: dict[tuple, WaveVolumes] = {}
+        for key, i in missing.items():
             c = cells[i]
             isl_sets = _IslCells(c, self._ctx)
             fields = tuple(
@@ -169,10 +179,10 @@ class WaveModel:
                                              c.lups, gran)
                 for fm in self.layouts
             )
-            found[i] = self._waves.add((*base, firsts[i]), wave_totals(
-                fields, lups=c.lups, blocks=blocks, first_block=firsts[i], previous_lups=c.previous_lups,
+            computed[key] = self._waves.add(key, wave_totals(
+                fields, lups=c.lups, blocks=waves[i][1], first_block=waves[i][2], previous_lups=c.previous_lups,
                 address_space=self.address_space, granularity_bytes=gran, l2_effective_bytes=l2_effective_bytes))
-        return found  # type: ignore[return-value]
+        return [computed[key] if f is None else f for key, f in zip(keys, found)]
 
     def shift_invariance(self, granularity_bytes: int) -> ShiftInvariance:
         """Which shifts of the cells move every field's lines rigidly (so that footprint counts
@@ -215,9 +225,30 @@ class WaveModel:
         self._check_domain(launch)
         gran = device.l2.sector_bytes if granularity_bytes is None else granularity_bytes
         _check_granularity(gran, "granularity_bytes")
-        key = (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), info.wave.blocks, gran,
-               device.l2.layer_capacity, exact, exact_budget)
+        key = _grid_key(info, gran, device.l2.layer_capacity, exact, exact_budget)
         return self._grids.get(key, lambda: self._grid_volumes(info, device, granularity_bytes, exact, exact_budget))
+
+    def prefetch(self, infos: Sequence[LaunchInfo], device: Device, exact_budget: int | None = None) -> None:
+        """Evaluate the representative classes of the grids of ``infos`` (what :meth:`grid_volumes`
+        returns without ``exact``) together and keep them: the waves of all the grids are counted in
+        a few batches (:func:`~warpspeed.memory.wave.box_counts.box_counts_many`) instead of one per
+        grid, with the same integers. ``exact_budget``: the one the later calls pass (it is part of
+        the memo's key). Grids already kept are skipped; at most the memo's size are kept."""
+        gran, capacity = device.l2.sector_bytes, device.l2.layer_capacity
+        pending: dict[tuple, tuple[LaunchInfo, tuple]] = {}
+        for info in infos:
+            self._check_domain(info.launch)
+            key = _grid_key(info, gran, capacity, False, exact_budget)
+            if key not in self._grids and key not in pending:
+                pending[key] = (info, wave_classes(info.launch.grid, info.wave.blocks))
+            if len(pending) == self._grids.size:
+                break
+        if not pending:
+            return
+        waves = [(info.launch, info.wave.blocks, c.first_block) for info, classes in pending.values() for c in classes]
+        volumes = iter(self._waves_many(waves, gran, capacity))
+        for key, (info, classes) in pending.items():
+            self._grids.add(key, GridWaveVolumes(tuple(WaveClassVolumes(c, next(volumes)) for c in classes), "classes"))
 
     def _grid_volumes(self, info: LaunchInfo, device: Device, granularity_bytes: int | None, exact: bool,
                       exact_budget: int | None) -> GridWaveVolumes:
@@ -319,6 +350,13 @@ class _IslCells:
             self._previous = {d: (isl_cell_set(b, self._ctx) if b else None)
                               for d, b in self._cells.previous.items()}
         return self._previous
+
+
+def _grid_key(info: LaunchInfo, gran: int, capacity: int, exact: bool, exact_budget: int | None) -> tuple:
+    """What the grid volumes of a launch depend on (the memo's key of :meth:`WaveModel.grid_volumes`)."""
+    launch = info.launch
+    return (tuple(launch.domain), tuple(launch.grid), tuple(launch.cells_per_block), info.wave.blocks, gran,
+            capacity, exact, exact_budget)
 
 
 def _check_granularity(value: object, what: str) -> None:
