@@ -46,16 +46,17 @@ def test_what_each_device_is_checked_against():
     # the stored files of fits/data/public/ (listed by hand): the V100 has gpu-cache, its whole pointer chase
     # and the rows around its L1, gpu-stream and the later gpu-stream run with the four-buffer triad, the
     # W6800 has nothing of its own; the A100 80 GB and the H100 PCIe have gpu-cache, gpu-l2-cache,
-    # gpu-latency and gpu-stream (and the A100 80 GB gpu-small-kernels and the four-buffer triad run), and
-    # both are a row of FluidX3D's published table
+    # gpu-latency, the rows around their L1 (gpu-latency-l1) and gpu-stream (and the A100 80 GB
+    # gpu-small-kernels and the four-buffer triad run), and both are a row of FluidX3D's published table
     assert device_checks(load_device("V100-PCIe-32GB")) == (
         "gpu-cache/v100", "gpu-latency/v100", "gpu-latency-l1/v100", "gpu-stream/v100", "gpu-stream-triad4/v100")
     fluidx3d = "fluidx3d/d3q19 (published D3Q19 FP32 MLUP/s)"
     assert device_checks(load_device("A100-SXM4-80GB")) == (
-        fluidx3d, "gpu-cache/a100-80gb", "gpu-l2-cache/a100-80gb", "gpu-latency/a100-80gb", "gpu-small-kernels/a100-80",
-        "gpu-stream/a100-80gb", "gpu-stream-triad4/a100-80gb")
+        fluidx3d, "gpu-cache/a100-80gb", "gpu-l2-cache/a100-80gb", "gpu-latency/a100-80gb", "gpu-latency-l1/a100-80gb",
+        "gpu-small-kernels/a100-80", "gpu-stream/a100-80gb", "gpu-stream-triad4/a100-80gb")
     assert device_checks(load_device("H100-PCIe-80GB")) == (
-        fluidx3d, "gpu-cache/h100-pcie", "gpu-l2-cache/h100-pcie", "gpu-latency/h100-pcie", "gpu-stream/h100-pcie")
+        fluidx3d, "gpu-cache/h100-pcie", "gpu-l2-cache/h100-pcie", "gpu-latency/h100-pcie", "gpu-latency-l1/h100-pcie",
+        "gpu-stream/h100-pcie")
     assert device_checks(load_device("W6800")) == ()
     assert any(c.startswith("fits/data/H200") for c in device_checks(load_device("H200")))
 

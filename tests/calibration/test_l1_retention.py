@@ -65,3 +65,29 @@ def test_hit_share_is_clipped():
 def test_a_part_without_rows_is_a_one_line_error():
     with pytest.raises(FitError, match="no gpu-latency-l1 data for part 'h200'"):
         retention("h200")
+
+
+def test_the_other_families_by_hand():
+    # gpu-latency/a100_80.txt @ a7dc559: L1 36.3, L2 ~210.7; 160 kB: 79.9 cycles, 177 kB: 149.4:
+    # the second A100 repeats the first one's ratio (170.6 / 184 against 170.4 / 184)
+    a80 = _half(160, (210.7 - 79.9) / (210.7 - 36.1), 177, (210.7 - 149.4) / (210.7 - 36.1))
+    # gpu-latency/h100_pcie.txt @ a7dc559: L1 34.2, L2 ~265.7; 239 kB: 134.2, 264 kB: 205.8;
+    # kept: 256 KiB less the 8 KiB carveout of the block's 1 KB reserved shared memory
+    h100 = _half(239, (265.7 - 134.2) / (265.7 - 34.2), 264, (265.7 - 205.8) / (265.7 - 34.2))
+    # gpu-latency/l40.txt @ 5ff059f: L1 36.1, L2 ~276.5; 95 kB: 116.6, 101 kB: 167.0; kept 128 - 8 KiB
+    l40 = _half(95, (276.5 - 116.6) / (276.5 - 36.1), 101, (276.5 - 167.0) / (276.5 - 36.1))
+    assert (a80, h100, l40) == pytest.approx((170.6, 244.5, 99.7), abs=0.2)
+    for part, half, kept in (("a100-80gb", a80, 184), ("h100-pcie", h100, 248), ("l40", l40, 120)):
+        r = retention(part)
+        assert r.kept_l1_bytes == kept * KiB
+        assert r.half_bytes / KiB == pytest.approx(half, rel=0.003)
+    assert l1_curve_stretch("a100-80gb") == pytest.approx(1.0, abs=0.005)
+    # the family files hold the A100 curve stretched by their part's chase
+    for family, part, half, kept in (("nvidia-hopper", "h100-pcie", h100, 248), ("nvidia-ada", "l40", l40, 120)):
+        curve = load_curves(family).l1_load
+        stretch = (half / kept) / (170.4 / 184)
+        assert (curve.a, curve.b) == (0.66, 6.77)
+        assert curve.c == pytest.approx(1.45 / stretch, rel=0.004)
+        assert curve.c == pytest.approx(stretched_slope(1.45, l1_curve_stretch(part)), abs=1e-4)
+    # Hopper's L1 holds an overflowing chain longer than the A100's, Ada's shorter
+    assert l1_curve_stretch("h100-pcie") > 1.03 and l1_curve_stretch("l40") < 0.93

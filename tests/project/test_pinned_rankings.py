@@ -52,7 +52,10 @@ rows' ``sm`` limits of those blocks fall, the H200's overlap rates 0.986-1.0x (S
 best), the other three files' rates unchanged; the three overlap files once more when the wave-end
 latency and the dispatch time came to be spread over the lups of the grid's average block
 (``Launch.mean_cells_per_block``) instead of a full block's: rates 0.990-1.0x (A100), 0.963-1.0x
-(H200), 0.972-1.0x (MI210), Spearman 0.9995 or more, same best. Restructuring
+(H200), 0.972-1.0x (MI210), Spearman 0.9995 or more, same best. The H200's two were regenerated
+when the Hopper L1 capacity curve came to be the A100's stretched by the H100 PCIe's pointer chase
+(warpspeed.calibration.l1_retention; fewer capacity misses): roofline rates 1.0-1.045x, overlap
+1.0-1.041x, Spearman 0.9998 and 0.9996, same best. Restructuring
 and speed work must reproduce them
 (order, limiters, volumes and rates to 1e-9); a change of the model changes them on purpose.
 """

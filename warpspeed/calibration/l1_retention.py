@@ -20,6 +20,9 @@ part       L1 kept      ``D_1/2``    h at the rows around it (``fits/data/public
 =========  ===========  ===========  =====================================================
 V100       128 KiB      138.0 KiB    0.68 at 130 kB, 0.37 at 144 kB: ratio 1.078
 A100 40GB  184 KiB      170.4 KiB    0.76 at 160 kB, 0.34 at 177 kB: ratio 0.926
+A100 80GB  184 KiB      170.6 KiB    0.75 at 160 kB, 0.35 at 177 kB: ratio 0.927
+H100 PCIe  248 KiB      244.5 KiB    0.57 at 239 kB, 0.26 at 264 kB: ratio 0.986
+L40        120 KiB       99.7 KiB    0.67 at 95 kB, 0.46 at 101 kB: ratio 0.831
 =========  ===========  ===========  =====================================================
 
 The V100's L1 keeps a chain 8 % longer than its capacity half-served, the A100's loses half of one
@@ -28,7 +31,10 @@ long (:func:`l1_curve_stretch`). The Volta curve is therefore the A100 curve str
 oversubscription by that ratio, ``m_Volta(o) = m_A100(o / 1.164)``, which for the Gompertz form
 ``a exp(-b exp(-c o))`` divides ``c`` by the ratio and keeps ``a`` (the share of the redundant
 volume whose reuse lies beyond any L1) and ``b`` (:func:`stretched_slope`): one measured constant,
-no fit to kernel volumes. The bandwidth sweep of the same benchmarks (gpu-benches ``gpu-cache``,
+no fit to kernel volumes. The two A100s give the same ratio within 0.2 %, so the chase repeats on
+a second card of a family. The Hopper and Ada curves are stretched the same way, by the H100 PCIe
+(1.065: Hopper's L1 holds an overflowing chain a little longer than the A100's) and the L40 (0.897:
+Ada's falls off earlier), ``fits/nvidia-hopper.toml`` and ``fits/nvidia-ada.toml``. The bandwidth sweep of the same benchmarks (gpu-benches ``gpu-cache``,
 ``fits/data/public/gpu-cache/v100.csv``; the A100 80 GB's ``gpu-cache/a100_80.txt`` at the same
 commit) points the same way, more strongly: the hit share read off the bandwidth (the time per byte
 mixed between the L1 and L2 plateaus) falls through 1/2 at 1.64 times the L1 the V100 keeps and
