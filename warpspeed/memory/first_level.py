@@ -109,28 +109,22 @@ class FirstLevel:
         (:class:`CdnaBankedL1` with ``capacity_miss_fraction``)."""
         return 0.0
 
-    def miss_costs(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int, store: bool,
-                   capacity_miss_rate: float, bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Data-stage wavefronts and L2 requests of warp instructions (rows of ``addr``, one warp
-        each; ``bank``: their costs when every lane hits, :meth:`instruction_costs`) whose lanes
-        ``miss`` at their first touch, with capacity misses of rate ``capacity_miss_rate``
-        (:mod:`warpspeed.memory.l1_misses`). Without a miss model: the instructions' own costs, and
-        one request per line of a store or a first touch. The costs are
-        :meth:`costs_from_counts` of :meth:`miss_counts`."""
-        return self.costs_from_counts(self.miss_counts(addr, lanes, miss, element_bytes, store), store,
-                                      capacity_miss_rate, bank)
-
     def miss_counts(self, addr: np.ndarray, lanes: np.ndarray, miss: np.ndarray, element_bytes: int,
                     store: bool) -> tuple[np.ndarray, ...]:
-        """What :meth:`miss_costs` counts of the instructions' lanes and lines, before the capacity
-        miss rate and the bank-rule costs enter (integer arrays, one entry per instruction or lane
-        group): the same for every configuration whose instructions are the same. Without a miss
-        model: the lines of a store or of a first touch."""
+        """What the miss costs of warp instructions (rows of ``addr``, one warp each) whose lanes
+        ``miss`` at their first touch count of their lanes and lines, before the capacity miss rate
+        and the bank-rule costs enter (integer arrays, one entry per instruction or lane group;
+        :meth:`costs_from_counts` turns them into costs): the same for every configuration whose
+        instructions are the same (:mod:`warpspeed.memory.l1_misses`). Without a miss model: the
+        lines of a store or of a first touch."""
         return (distinct_lines(addr // self.level.line_bytes, lanes if store else miss),)
 
     def costs_from_counts(self, counts: tuple[np.ndarray, ...], store: bool, capacity_miss_rate: float,
                           bank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`miss_costs` from :meth:`miss_counts`: data-stage wavefronts and L2 requests."""
+        """Data-stage wavefronts and L2 requests of the instructions :meth:`miss_counts` counted
+        (``bank``: their costs when every lane hits, :meth:`instruction_costs`), with capacity misses
+        of rate ``capacity_miss_rate``. Without a miss model: the instructions' own costs, and one
+        request per line of a store or a first touch."""
         return bank, counts[0]
 
 
