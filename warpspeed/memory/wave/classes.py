@@ -211,13 +211,16 @@ def _search(start: int, step: int, listed: int, period: int, full: int, middle: 
         t = k * size % plane
         return t < edge and (row_limit is None or t % gx < row_limit)
 
+    def after_first_row(k: int) -> bool:
+        return k * size % plane >= gx
+
     def interior(k: int) -> bool:
-        return member(k) and k * size % plane >= gx
+        return member(k) and after_first_row(k)
 
     if count <= 2 * SEARCH_STEPS:
         waves = [start + i * step for i in range(count)]
         found = [k for k in waves if member(k)]
-        inside = [k for k in found if k * size % plane >= gx]
+        inside = [k for k in found if after_first_row(k)]
         return np.array(inside or found, dtype=np.int64)
     keep = interior if any(interior(start + i * step) for i in range(SEARCH_STEPS)) else None
     if keep is None:

@@ -102,13 +102,7 @@ def linear_range_boxes(first: int, last: int, grid: tuple[int, int, int]) -> lis
 def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
     """The valid cells of block boxes: block ``b`` covers cells ``[b*C, (b+1)*C)`` with
     ``C = blockDim * fold``, clipped to ``0 <= cell < domain`` (inclusive bounds)."""
-    return _clipped_cell_boxes(launch.cells_per_block, launch.domain, block_boxes)
-
-
-def _clipped_cell_boxes(per_block: tuple[int, int, int], domain: tuple[int, int, int],
-                        block_boxes: list[Box]) -> list[Box]:
-    """:func:`cell_boxes` with the launch's cells per block and domain given."""
-    (cx, cy, cz), (nx, ny, nz) = per_block, domain
+    (cx, cy, cz), (nx, ny, nz) = launch.cells_per_block, launch.domain
     result: list[Box] = []
     for (x0, x1), (y0, y1), (z0, z1) in block_boxes:
         lx, hx = x0 * cx, min((x1 + 1) * cx, nx) - 1
@@ -181,10 +175,8 @@ class WaveCells:
 def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
     """Cell boxes of the wave ``first_block .. first_block + blocks - 1``, of its
     previous-neighbour sets and of its bands."""
-    grid, per_block, domain = launch.grid, launch.cells_per_block, launch.domain
-
     def cells(first: int, last: int) -> list[Box]:
-        return _clipped_cell_boxes(per_block, domain, linear_range_boxes(first, last, grid))
+        return cell_boxes(launch, linear_range_boxes(first, last, launch.grid))
 
     wave = cells(first_block, first_block + blocks - 1)
     previous: dict[str, list[Box]] = {}
