@@ -72,32 +72,10 @@ def wrap(module, name, label):
 for name in STAGES:
     wrap(P, name, name)
 import warpspeed.models as M
-model_class = type(M.time_model(MODEL))
-estimate = model_class.estimate
-def timed_estimate(self, *a, **k):
-    t = time.perf_counter()
-    try:
-        return estimate(self, *a, **k)
-    finally:
-        stage["model estimate"] = stage.get("model estimate", 0.0) + time.perf_counter() - t
-model_class.estimate = timed_estimate
-wave = P.WaveModel.grid_volumes
-def timed_wave(self, *a, **k):
-    t = time.perf_counter()
-    try:
-        return wave(self, *a, **k)
-    finally:
-        stage["wave volumes"] = stage.get("wave volumes", 0.0) + time.perf_counter() - t
-P.WaveModel.grid_volumes = timed_wave
-prefetch = getattr(P.WaveModel, "prefetch", None)
-if prefetch is not None:  # the grids of a folding's configurations counted together, ahead of them
-    def timed_prefetch(self, *a, **k):
-        t = time.perf_counter()
-        try:
-            return prefetch(self, *a, **k)
-        finally:
-            stage["wave volumes"] = stage.get("wave volumes", 0.0) + time.perf_counter() - t
-    P.WaveModel.prefetch = timed_prefetch
+wrap(type(M.time_model(MODEL)), "estimate", "model estimate")
+wrap(P.WaveModel, "grid_volumes", "wave volumes")
+# the grids of a folding's configurations counted together, ahead of them (where the tree does it)
+wrap(P.WaveModel, "prefetch", "wave volumes")
 scoring = wr.Scoring(MODEL)
 n = sum(len(blocks(k)) for k in kernels.values())
 wr.rank_per_fold(kernels, dev, blocks, executor=None, scoring=scoring)
