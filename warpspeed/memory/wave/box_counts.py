@@ -146,22 +146,31 @@ def _joint_images(requests: Sequence[CountRequest], bands: int) -> tuple[np.ndar
     stack_rows: dict[int, int] = {}  # the first of a field's three entries of ``maps``
     arrays: list[np.ndarray] = []  # the distinct cell-box arrays
     array_of: dict[int, int] = {}
-    stack_of = np.empty(n, dtype=np.int64)
-    part_of = np.empty((n, 4 + bands), dtype=np.int64)  # wave, P_x, P_y, P_z, bands
+    stack_list: list[int] = []
+    part_list: list[list[int]] = []  # per request: its wave's, P_x's, P_y's, P_z's and bands' arrays
+    parts_of: dict[tuple[int, int, int], list[int]] = {}  # the fields of one wave share its cells
     empty = np.zeros((0, 3, 2), dtype=np.int64)
-    for i, (field_stacks, wave, previous, band_cells) in enumerate(requests):
+    for field_stacks, wave, previous, band_cells in requests:
         key = id(field_stacks)
         if key not in stack_rows:
             stack_rows[key] = len(maps)
             maps += [field_stacks.loads, field_stacks.stores, field_stacks.both]
-        stack_of[i] = stack_rows[key]
-        cells = [wave, *(previous.get(d, empty) for d in DIMENSIONS),
-                 *(band_cells[j] if j < len(band_cells) else empty for j in range(bands))]
-        for k, c in enumerate(cells):
-            if id(c) not in array_of:
-                array_of[id(c)] = len(arrays)
-                arrays.append(box_array(c))
-            part_of[i, k] = array_of[id(c)]
+        stack_list.append(stack_rows[key])
+        cells_key = (id(wave), id(previous), id(band_cells))
+        parts = parts_of.get(cells_key)
+        if parts is None:
+            parts = []
+            for c in (wave, *(previous.get(d, empty) for d in DIMENSIONS),
+                      *(band_cells[j] if j < len(band_cells) else empty for j in range(bands))):
+                at = array_of.get(id(c))
+                if at is None:
+                    at = array_of[id(c)] = len(arrays)
+                    arrays.append(box_array(c))
+                parts.append(at)
+            parts_of[cells_key] = parts
+        part_list.append(parts)
+    stack_of = np.array(stack_list, dtype=np.int64)
+    part_of = np.array(part_list, dtype=np.int64).reshape(n, 4 + bands)  # wave, P_x, P_y, P_z, bands
     n_rows = np.array([m.dims.shape[0] for m in maps], dtype=np.int64)
     n_boxes = np.array([a.shape[0] for a in arrays], dtype=np.int64)
     total_rows, total_boxes = int(n_rows.sum()), int(n_boxes.sum())
@@ -203,6 +212,6 @@ def _count_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts] |
     stacked = np.stack(queries, axis=1)  # (requests, queries, cells)
     # exact integers: an integer einsum (no BLAS), about five times faster than masking and summing
     sums = np.einsum("nqc,nc->nq", stacked, weights.reshape(n, -1))
-    return [FieldLineCounts(load=int(s[0]), store=int(s[1]), overlap=PerDim(int(s[2]), int(s[3]), int(s[4])),
-                            layer=PerDim(int(s[5]), int(s[6]), int(s[7])), band=int(s[8:].sum()))
-            for s in sums]
+    rows = np.concatenate((sums[:, :8], sums[:, 8:].sum(axis=1, keepdims=True)), axis=1).tolist()  # Python ints
+    return [FieldLineCounts(load=s[0], store=s[1], overlap=PerDim(s[2], s[3], s[4]), layer=PerDim(s[5], s[6], s[7]),
+                            band=s[8]) for s in rows]

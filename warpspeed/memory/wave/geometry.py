@@ -45,7 +45,9 @@ The y band (the cached volume of the x and y layer curve)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
+
+import numpy as np
 
 from warpspeed.errors import LaunchError
 from warpspeed.launch.geometry import Launch
@@ -186,3 +188,100 @@ def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
     return WaveCells(wave=wave, previous=previous, lups=box_cells(wave),
                      previous_lups=PerDim(box_cells(previous["x"]), box_cells(previous["y"]), box_cells(previous["z"])),
                      bands=bands)
+
+
+@dataclass(frozen=True)
+class WaveCellArrays:
+    """The cell boxes of :class:`WaveCells` as int64 arrays ``(boxes, 3, 2)`` (inclusive bounds),
+    the form the box counter takes (:mod:`warpspeed.memory.wave.box_counts`).
+
+    Attributes:
+        wave: cell boxes of the wave.
+        previous: per dimension, the cell boxes of ``P_d`` (no rows when the set is empty).
+        bands: the cell boxes of each non-empty band.
+        lups: valid cells of the wave.
+        previous_lups: valid cells of each ``P_d``.
+    """
+
+    wave: np.ndarray
+    previous: dict[str, np.ndarray]
+    bands: tuple[np.ndarray, ...]
+    lups: int
+    previous_lups: PerDim
+
+
+#: The block ranges of a wave that :func:`wave_cell_arrays` evaluates, in the order of its parts:
+#: the wave, ``P_x``, ``P_y``, ``P_z``, the x band and the y band.
+_PARTS = 6
+
+
+def wave_cell_arrays(waves: Sequence[tuple[Launch, int, int]]) -> list[WaveCellArrays]:
+    """:func:`wave_cells` of each wave ``(launch, first block, blocks)`` as arrays, every wave's
+    every part evaluated together: each part's linear block range (:func:`previous_block_ranges`,
+    :func:`band_block_ranges`) split into the five candidate boxes of :func:`linear_range_boxes`
+    (the three of a range within one plane, or the one of a range within one row, where those
+    apply), clipped to the domain as :func:`cell_boxes` does, the empty ones left out. The boxes are
+    those of :func:`wave_cells`, in the same order."""
+    if not waves:
+        return []
+    launches = [w[0] for w in waves]
+    grid = np.array([launch.grid for launch in launches], dtype=np.int64)  # (W, 3)
+    cells = np.array([launch.cells_per_block for launch in launches], dtype=np.int64)
+    domain = np.array([launch.domain for launch in launches], dtype=np.int64)
+    first = np.array([w[1] for w in waves], dtype=np.int64)
+    blocks = np.array([w[2] for w in waves], dtype=np.int64)
+    gx, gy, gz = grid.T
+    plane = gx * gy
+    # every part's inclusive linear block range (lo > hi: empty)
+    lo = np.empty((len(waves), _PARTS), dtype=np.int64)
+    hi = np.empty_like(lo)
+    lo[:, 0], hi[:, 0] = first, first + blocks - 1
+    for part, (axis, stride) in enumerate(zip(range(3), (np.ones_like(gx), gx, plane)), start=1):
+        lo[:, part] = np.maximum(0, first - stride)
+        hi[:, part] = np.where((grid[:, axis] == 1) | (first == 0), -1, first - 1)
+        lo[:, part] = np.where(hi[:, part] < 0, 0, lo[:, part])
+    row_start, plane_start = first - first % gx, first - first % plane
+    rows = np.minimum(gy, -(-blocks // gx))
+    lo[:, 4], hi[:, 4] = np.maximum(row_start, first - blocks), np.where(blocks < gx, first - 1, -1)
+    lo[:, 5], hi[:, 5] = np.maximum(plane_start, first - rows * gx), first - 1
+    # the candidate boxes of every range, as linear_range_boxes lists them
+    g = grid[:, None, :]
+    sx, sy, sz = lo % g[..., 0], (lo // g[..., 0]) % g[..., 1], lo // (g[..., 0] * g[..., 1])
+    ex, ey, ez = hi % g[..., 0], (hi // g[..., 0]) % g[..., 1], hi // (g[..., 0] * g[..., 1])
+    top_x, top_y = (np.broadcast_to(g[..., axis] - 1, sx.shape) for axis in (0, 1))
+    zero = np.zeros_like(sx)
+    one_plane, one_row = sz == ez, (sz == ez) & (sy == ey)
+    # (x0, x1, y0, y1, z0, z1) of the five candidates; within one plane the second runs to ey - 1 and the
+    # third and fourth are empty; within one row only the first, ending at ex
+    candidates = np.stack([
+        np.stack([sx, np.where(one_row, ex, top_x), sy, sy, sz, sz], axis=-1),
+        np.stack([zero, top_x, sy + 1, np.where(one_plane, ey - 1, top_y), sz, sz], axis=-1),
+        np.stack([zero, top_x, zero, top_y, sz + 1, np.where(one_plane, sz, ez - 1)], axis=-1),
+        np.stack([zero, top_x, zero, np.where(one_plane, -1, ey - 1), ez, ez], axis=-1),
+        np.stack([zero, np.where(one_row, -1, ex), ey, ey, ez, ez], axis=-1),
+    ], axis=2)  # (W, parts, 5, 6)
+    boxes = candidates.reshape(*candidates.shape[:3], 3, 2)
+    valid = np.all(boxes[..., 0] <= boxes[..., 1], axis=-1) & (lo <= hi)[..., None]
+    # cells: [b0 * C, min((b1 + 1) * C, N) - 1] per dimension
+    c, n = cells[:, None, None, :], domain[:, None, None, :]
+    cell_lo = boxes[..., 0] * c
+    cell_hi = np.minimum((boxes[..., 1] + 1) * c, n) - 1
+    valid &= np.all(cell_lo <= cell_hi, axis=-1)
+    every = np.stack((cell_lo, cell_hi), axis=-1)[valid]  # (boxes, 3, 2), wave by wave, part by part
+    sizes = np.prod(every[..., 1] - every[..., 0] + 1, axis=-1)
+    counts = valid.sum(axis=2)  # (W, parts)
+    ends = np.cumsum(counts.reshape(-1))
+    starts = ends - counts.reshape(-1)
+    # valid cells per part: differences of the running sum at the parts' ends (0 for an empty part)
+    running = np.concatenate(([0], np.cumsum(sizes)))
+    part_cells = (running[ends] - running[starts]).tolist()
+    starts, ends = starts.tolist(), ends.tolist()
+    result = []
+    for w in range(len(waves)):
+        at = w * _PARTS
+        parts = [every[starts[at + p]:ends[at + p]] for p in range(_PARTS)]
+        result.append(WaveCellArrays(
+            wave=parts[0], previous=dict(zip(DIMENSIONS, parts[1:4])),
+            bands=tuple(b for b in parts[4:] if b.shape[0]),
+            lups=part_cells[at], previous_lups=PerDim(*part_cells[at + 1:at + 4])))
+    return result

@@ -24,11 +24,12 @@ from warpspeed.hardware.device import Device
 from warpspeed.launch.geometry import Launch, LaunchInfo
 from warpspeed.memory.wave.average import GridWaveVolumes, WaveClassVolumes
 from warpspeed.memory.addresses import CompiledKernel
-from warpspeed.memory.wave.box_counts import FieldStacks, box_array, box_counts_many, box_field_counts, field_stacks
+from warpspeed.memory.wave.box_counts import FieldStacks, box_counts_many, box_field_counts, field_stacks
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
-from warpspeed.memory.wave.geometry import DIMENSIONS, Box, WaveCells, box_cells, cell_boxes, linear_range_boxes, wave_cells
+from warpspeed.memory.wave.geometry import (DIMENSIONS, Box, WaveCells, box_cells, cell_boxes, linear_range_boxes,
+                                            wave_cell_arrays, wave_cells)
 from warpspeed.memory.wave.isl_counts import (FieldLayout, FieldMaps, field_layouts, field_maps, isl_cell_set,
                                               isl_field_counts, line_map)
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
@@ -157,25 +158,23 @@ class WaveModel:
                 missing.setdefault(keys[i], i)
         if not missing:
             return found  # type: ignore[return-value]
-        cells = {i: wave_cells(waves[i][0], waves[i][2], waves[i][1]) for i in missing.values()}
+        pending = list(missing.values())
+        arrays = dict(zip(pending, wave_cell_arrays([(waves[i][0], waves[i][2], waves[i][1]) for i in pending])))
+        stacks = [(fm, self._field_stacks(fm, gran)) for fm in self.layouts]
         requests, where = [], []
-        for i in missing.values():
-            boxes = None  # the class's cell boxes as arrays, shared by its fields
-            for fm in self.layouts:
-                stacks = self._field_stacks(fm, gran)
-                if stacks is not None:
-                    if boxes is None:
-                        boxes = _cell_arrays(cells[i])
-                    requests.append((stacks, *boxes))
+        for i in pending:
+            a = arrays[i]  # the wave's cell boxes, shared by its fields
+            for fm, field_stacks in stacks:
+                if field_stacks is not None:
+                    requests.append((field_stacks, a.wave, a.previous, a.bands))
                     where.append((i, fm.field))
         counted = dict(zip(where, box_counts_many(requests)))
         computed: dict[tuple, WaveVolumes] = {}
         for key, i in missing.items():
-            c = cells[i]
-            isl_sets = _IslCells(c, self._ctx)
+            c = arrays[i]
+            others = _OtherCounts(self, waves[i], gran)
             fields = tuple(
-                FieldWaveVolumes.from_counts(fm.field, fm.address_space,
-                                             counted.get((i, fm.field)) or self._counts(fm, c, isl_sets, gran),
+                FieldWaveVolumes.from_counts(fm.field, fm.address_space, counted.get((i, fm.field)) or others(fm),
                                              c.lups, gran)
                 for fm in self.layouts
             )
@@ -310,16 +309,21 @@ class WaveModel:
         return counts.load + counts.store
 
 
-def _cell_arrays(cells: WaveCells) -> tuple[np.ndarray, dict[str, np.ndarray], tuple[np.ndarray, ...]]:
-    """The wave's, the previous-neighbour sets' and the bands' cell boxes as int64 arrays
-    ``(boxes, 3, 2)`` (:func:`~warpspeed.memory.wave.box_counts.box_array`), converted together."""
-    parts = [cells.wave, *(cells.previous[d] for d in DIMENSIONS), *cells.bands]
-    every = box_array([box for part in parts for box in part])
-    arrays, at = [], 0
-    for part in parts:
-        arrays.append(every[at:at + len(part)])
-        at += len(part)
-    return arrays[0], dict(zip(DIMENSIONS, arrays[1:4])), tuple(arrays[4:])
+class _OtherCounts:
+    """The line counts of the fields of one wave that the batched box counter did not count (accesses
+    that are not box maps, or a compressed grid that would be too large): :meth:`WaveModel._counts`
+    on the wave's cells, built on first use and shared by the wave's fields with their ISL sets."""
+
+    def __init__(self, model: WaveModel, wave: tuple[Launch, int, int], gran: int) -> None:
+        self._model, self._wave, self._gran = model, wave, gran
+        self._cells: tuple[WaveCells, _IslCells] | None = None
+
+    def __call__(self, fm: FieldLayout) -> FieldLineCounts:
+        if self._cells is None:
+            launch, blocks, first = self._wave  # as _waves_many lists it
+            cells = wave_cells(launch, first, blocks)
+            self._cells = cells, _IslCells(cells, self._model._ctx)
+        return self._model._counts(fm, *self._cells, self._gran)
 
 
 class _IslCells:
