@@ -20,7 +20,10 @@ predictor's stages by name where the tree has them (a stage the tree lacks reads
 ``--domains 128 2048`` measures the same rankings on cubic domains of those edges instead of the
 kernel's own (each domain's configuration space: a block at most twice as wide as the domain), and
 prints the cost of each domain's whole ranking and per configuration, and their ratios to the
-first domain's (flat in the domain: the ratio stays near 1).
+first domain's (flat in the domain: the ratio stays near 1). A larger domain's space holds more
+configurations (168 at 2048^3, 150 at 128^3: blocks 512 and 1024 wide), so its whole ranking costs
+more even when every configuration costs the same; each further domain is therefore measured a
+second time on the configurations of the first domain's space only (``same space``).
 
 Run: python benchmarks/bench_ranking_cost.py [--before DIR] [--runs 3] [--repeat 3] [--domains 128 2048]
 """
@@ -48,15 +51,21 @@ SNIPPET = r"""
 import json, statistics, sys, time
 from warpspeed.kernel.catalog import resolve
 from warpspeed.hardware.device import load_device
-from warpspeed.launch.space import PAPER_FOLDINGS, configuration_space, default_threads, MAX_BLOCK_Z
+from warpspeed.launch.space import PAPER_FOLDINGS, configuration_space, default_threads, domain_space, MAX_BLOCK_Z
 import warpspeed.rank as wr
 import warpspeed.predict as P
 DEVICE, MODEL, REPEAT, STAGES = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
 DOMAIN = None if sys.argv[5] == "-" else (int(sys.argv[5]),) * 3
+COMMON = None if sys.argv[6] == "-" else (int(sys.argv[6]),) * 3  # rank only the blocks this domain can use too
 dev = load_device(DEVICE)
 kernels = {f: resolve("star3d-r4", DOMAIN, fold=f, device=dev).kernel for f in PAPER_FOLDINGS}
 def blocks(k):
-    return [c.block for c in configuration_space(k, default_threads(k, dev), [(1, 1, 1)], MAX_BLOCK_Z)]
+    threads = default_threads(k, dev)
+    space = [c.block for c in configuration_space(k, threads, [(1, 1, 1)], MAX_BLOCK_Z)]
+    if COMMON is None:
+        return space
+    shared = {c.block for c in domain_space(COMMON, threads, [(1, 1, 1)], MAX_BLOCK_Z)}
+    return [b for b in space if b in shared]
 stage = {}
 def wrap(module, name, label):
     f = getattr(module, name, None)
@@ -92,12 +101,13 @@ print(json.dumps({"configurations": n, "ms_per_config": statistics.median(times)
 """
 
 
-def measure(source: str, device: str, model: str, repeat: int, edge: int | None = None) -> dict:
+def measure(source: str, device: str, model: str, repeat: int, edge: int | None = None,
+            common: int | None = None) -> dict:
     """One fresh interpreter on ``source``: its JSON figures (``edge``: a cubic domain of that edge
-    instead of the kernel's own)."""
+    instead of the kernel's own; ``common``: only the blocks a cubic domain of that edge can use too)."""
     env = {**os.environ, "PYTHONPATH": source + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-c", SNIPPET, device, model, str(repeat), ",".join(STAGES),
-                           "-" if edge is None else str(edge)],
+                           "-" if edge is None else str(edge), "-" if common is None else str(common)],
                           cwd=source, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -137,29 +147,37 @@ def main(argv: list[str] | None = None) -> None:
 
 def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: int) -> None:
     """Each tree's ranking on cubic domains of ``edges``: seconds per ranking and ms per
-    configuration (medians over ``runs`` interpreters), and both as ratios to the first edge's."""
+    configuration (medians over ``runs`` interpreters), and both as ratios to the first edge's; and
+    for every further edge the ranking of only the configurations the first edge's domain can use
+    too (``same space``: the same blocks and foldings on both domains, so that the ratio per ranking
+    is the ratio per configuration)."""
+    first = edges[0]
+    cases = [(edge, None) for edge in edges] + [(edge, first) for edge in edges[1:]]
     for device in DEVICES:
         for model in MODELS:
-            figures: dict[tuple[str, int], list[dict]] = {(name, e): [] for name in trees for e in edges}
+            figures: dict[tuple[str, int, int | None], list[dict]] = {(name, *c): [] for name in trees for c in cases}
             for _ in range(runs):
                 for name, source in trees.items():
-                    for edge in edges:
-                        figures[name, edge].append(measure(source, device, model, repeat, edge))
+                    for edge, common in cases:
+                        figures[name, edge, common].append(measure(source, device, model, repeat, edge, common))
             for name in trees:
-                base_s = base_ms = base_cpu = None
-                for edge in edges:
-                    s = statistics.median(f["ranking_s"] for f in figures[name, edge])
-                    ms = statistics.median(f["ms_per_config"] for f in figures[name, edge])
-                    n = figures[name, edge][0]["configurations"]
-                    cpu = min(f["cpu_ms_per_config"] for f in figures[name, edge]) * n / 1e3  # s per ranking
-                    base_s, base_ms, base_cpu = (s, ms, cpu) if base_s is None else (base_s, base_ms, base_cpu)
-                    stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in figures[name, edge])
+                base = figures[name, first, None]
+                base_s = statistics.median(f["ranking_s"] for f in base)
+                base_ms = statistics.median(f["ms_per_config"] for f in base)
+                base_cpu = min(f["cpu_ms_per_config"] for f in base) * base[0]["configurations"] / 1e3
+                for edge, common in cases:
+                    runs_of = figures[name, edge, common]
+                    s = statistics.median(f["ranking_s"] for f in runs_of)
+                    ms = statistics.median(f["ms_per_config"] for f in runs_of)
+                    n = runs_of[0]["configurations"]
+                    cpu = min(f["cpu_ms_per_config"] for f in runs_of) * n / 1e3  # s per ranking
+                    stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in runs_of)
                               for k in ("wave volumes", "first_touches", "first_level_demand", "block_footprint")}
                     detail = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
-                    print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3: {s:6.3f} s per ranking "
-                          f"({figures[name, edge][0]['configurations']} configurations, {ms:5.2f} ms/config; "
-                          f"{detail}); ratio {s / base_s:.2f} per ranking, {ms / base_ms:.2f} per configuration; CPU "
-                          f"{cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}")
+                    space = "own space " if common is None else "same space"
+                    print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3 {space}: {s:6.3f} s per ranking "
+                          f"({n} configurations, {ms:5.2f} ms/config; {detail}); ratio {s / base_s:.2f} per ranking, "
+                          f"{ms / base_ms:.2f} per configuration; CPU {cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}")
 
 
 if __name__ == "__main__":
