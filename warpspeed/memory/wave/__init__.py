@@ -14,7 +14,7 @@ Modules, in the order the data flows:
 * :mod:`~warpspeed.memory.wave.classes`: the full waves of the grid in classes by the block-plane
   boundaries they cross, with a representative and a weight per class;
 * :mod:`~warpspeed.memory.wave.geometry`: a wave and its previous-neighbour sets as boxes of
-  cells;
+  cells (as lists of boxes, or as arrays for many waves at once);
 * :mod:`~warpspeed.memory.wave.isl_counts`: exact line counts with implicit integer sets (ISL),
   for any access;
 * :mod:`~warpspeed.memory.wave.box_counts` (with :mod:`~warpspeed.memory.wave.boxmaps` and

@@ -236,10 +236,9 @@ def wave_cell_arrays(waves: Sequence[tuple[Launch, int, int]]) -> list[WaveCellA
     lo = np.empty((len(waves), _PARTS), dtype=np.int64)
     hi = np.empty_like(lo)
     lo[:, 0], hi[:, 0] = first, first + blocks - 1
-    for part, (axis, stride) in enumerate(zip(range(3), (np.ones_like(gx), gx, plane)), start=1):
-        lo[:, part] = np.maximum(0, first - stride)
-        hi[:, part] = np.where((grid[:, axis] == 1) | (first == 0), -1, first - 1)
-        lo[:, part] = np.where(hi[:, part] < 0, 0, lo[:, part])
+    for axis, stride in enumerate((1, gx, plane)):  # P_x, P_y, P_z: empty along an axis of one block or at block 0
+        lo[:, axis + 1] = np.maximum(0, first - stride)
+        hi[:, axis + 1] = np.where((grid[:, axis] == 1) | (first == 0), -1, first - 1)
     row_start, plane_start = first - first % gx, first - first % plane
     rows = np.minimum(gy, -(-blocks // gx))
     lo[:, 4], hi[:, 4] = np.maximum(row_start, first - blocks), np.where(blocks < gx, first - 1, -1)
