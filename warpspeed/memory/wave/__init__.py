@@ -17,9 +17,10 @@ Modules, in the order the data flows:
   cells (as lists of boxes, or as arrays for many waves at once);
 * :mod:`~warpspeed.memory.wave.isl_counts`: exact line counts with implicit integer sets (ISL),
   for any access;
-* :mod:`~warpspeed.memory.wave.box_counts` (with :mod:`~warpspeed.memory.wave.boxmaps` and
-  :mod:`~warpspeed.memory.wave.box_union`): the same counts as box unions, for box-preserving
-  accesses (stencils, LBM streaming), 5-20x faster;
+* :mod:`~warpspeed.memory.wave.box_counts` (with :mod:`~warpspeed.memory.wave.boxmaps`,
+  :mod:`~warpspeed.memory.wave.box_union` and :mod:`~warpspeed.memory.wave.box_sums`): the same
+  counts as box unions, for box-preserving accesses (stencils, LBM streaming), 5-20x faster; as
+  sums of box sizes where a field's maps never overlap;
 * :mod:`~warpspeed.memory.wave.volumes`: the result types; counts -> bytes per lattice update,
   layer volumes and oversubscription factors;
 * :mod:`~warpspeed.memory.wave.wave_model`: :class:`WaveModel`, which picks the counter per field;

@@ -5,8 +5,11 @@ wave's cells and the previous-neighbour sets, which are unions of cell boxes, ma
 line boxes, and every count of :class:`~warpspeed.memory.wave.volumes.FieldLineCounts`
 (compulsory lines, overlaps with the previous-neighbour sets attributed x, then y, then z, layer
 volumes) is a cardinality of unions and intersections of boxes.
-:mod:`warpspeed.memory.wave.box_union` counts them exactly on a compressed grid. The results are
-the same integers ISL gives (tested case by case); for fields whose accesses are not
+:mod:`warpspeed.memory.wave.box_union` counts them exactly on a compressed grid; where a field's
+maps never overlap (:attr:`FieldStacks.separated`: lattice-Boltzmann populations, single
+streams), :mod:`warpspeed.memory.wave.box_sums` adds up box sizes instead, without a grid
+(:func:`box_counts_many`). The results are the same integers ISL gives (tested case by case);
+for fields whose accesses are not
 box-preserving, or whose compressed grid would be too large, the counter returns ``None`` and
 the caller uses :mod:`warpspeed.memory.wave.isl_counts`.
 """
@@ -14,10 +17,12 @@ the caller uses :mod:`warpspeed.memory.wave.isl_counts`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from warpspeed.memory.wave.box_sums import disjoint_counts, rows_separated
 from warpspeed.memory.wave.box_union import build_grid, joint_coverage
 from warpspeed.memory.wave.boxmaps import BoxMap, MapStack
 from warpspeed.memory.wave.geometry import DIMENSIONS, Box, PerDim
@@ -39,6 +44,12 @@ class FieldStacks:
     loads: MapStack
     stores: MapStack
     both: MapStack
+
+    @cached_property
+    def separated(self) -> bool:
+        """True when no two rows of any of the three stacks can map a cell box to overlapping line
+        boxes (:func:`~warpspeed.memory.wave.box_sums.rows_separated`): the field's counts are sums."""
+        return all(rows_separated(stack) for stack in (self.loads, self.stores, self.both))
 
 
 def field_stacks(loads: Sequence[BoxMap], stores: Sequence[BoxMap], targets: int) -> FieldStacks:
@@ -103,13 +114,26 @@ def box_counts_many(requests: Sequence[CountRequest]) -> list[FieldLineCounts | 
     compressed grid, and all its counts come from one product with the grids' weights. A batch
     whose joint grid would be too large is split in two. The number of numpy calls does not grow
     with the number of requests of a batch (the arrays they work on do: a grid's two classes of
-    waves cost 1.3-1.5 times one class on the 2-core reference machine). The integers are those
-    of :func:`box_field_counts`; a request whose grid would be too large gets None."""
+    waves cost 1.3-1.5 times one class on the 2-core reference machine). The requests of a field
+    whose maps never overlap (:attr:`FieldStacks.separated`) are counted first, field by field, as
+    sums of box sizes (:func:`_sum_together`), 3-4 times faster on the lattice-Boltzmann kernels;
+    those whose boxes overlap after all join the batches. The integers are those of
+    :func:`box_field_counts`; a request whose grid would be too large gets None."""
     results: list[FieldLineCounts | None] = [None] * len(requests)
     by_targets: dict[int, list[int]] = {}  # one batch per number of target coordinates
     for i, request in enumerate(requests):
         by_targets.setdefault(request[0].loads.targets, []).append(i)
     for members in by_targets.values():
+        by_field: dict[int, list[int]] = {}  # fields with separated maps, one sum per field
+        for i in members:
+            if requests[i][0].separated:
+                by_field.setdefault(id(requests[i][0]), []).append(i)
+        for separated in by_field.values():
+            for at in range(0, len(separated), SUM_REQUESTS):
+                chunk = separated[at:at + SUM_REQUESTS]
+                for i, counts in zip(chunk, _sum_together([requests[i] for i in chunk])):
+                    results[i] = counts
+        members = [i for i in members if results[i] is None]
         members.sort(key=lambda i: _request_size(requests[i]))
         batches = [members[at:at + BATCH_REQUESTS] for at in range(0, len(members), BATCH_REQUESTS)]
         while batches:
@@ -126,6 +150,21 @@ def box_counts_many(requests: Sequence[CountRequest]) -> list[FieldLineCounts | 
     return results
 
 
+#: Most requests of one field with separated maps counted as sums at once (:func:`_sum_together`):
+#: their arrays grow with the requests (a few boxes each), not with a grid.
+SUM_REQUESTS = 1024
+
+
+def _sum_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts | None]:
+    """The counts of requests whose fields have separated maps, as sums of box sizes
+    (:func:`~warpspeed.memory.wave.box_sums.disjoint_counts`); None for a request two of whose line
+    boxes of one set overlap after all (the grid counts it)."""
+    values, valid = disjoint_counts(*_joint_images(requests, max(len(r[3]) for r in requests)))
+    return [FieldLineCounts(load=v[0], store=v[1], overlap=PerDim(v[2], v[3], v[4]), layer=PerDim(v[5], v[6], v[7]),
+                            band=v[8]) if ok else None
+            for v, ok in zip(values.tolist(), valid.tolist())]
+
+
 def _request_size(request: CountRequest) -> int:
     """Line boxes of a request's sets (cell boxes x maps), the order of its compressed grid's size."""
     stacks, wave, previous, bands = request
@@ -137,9 +176,9 @@ def _request_size(request: CountRequest) -> int:
 def _joint_images(requests: Sequence[CountRequest], bands: int) -> tuple[np.ndarray, np.ndarray]:
     """Per request the line boxes of LW, SW, P_x, P_y, P_z and of each band's loads and stores
     (``bands`` of them, empty where the request has fewer) as one array ordered by request, then
-    set, and the number of boxes of each set ``(requests, 5 + 2 * bands)``: every map of every
-    request's stacks applied to every cell box of the requests at once (one evaluation; the sets
-    are picked out of it by index, the boxes of a set in any order, as only their union counts)."""
+    set, and the number of boxes of each set ``(requests, 5 + 2 * bands)``: the maps of each set's
+    stack applied to the set's cell boxes, every pair of every set of every request in one
+    evaluation (the boxes of a set in any order, as only their union counts)."""
     n_sets, n = 5 + 2 * bands, len(requests)
     targets = requests[0][0].loads.targets
     maps: list[MapStack] = []  # loads, stores, both of each distinct field's stacks
@@ -181,7 +220,6 @@ def _joint_images(requests: Sequence[CountRequest], bands: int) -> tuple[np.ndar
     scale = np.concatenate([m.scale for m in maps])[..., None]
     line = np.concatenate([m.line for m in maps])[..., None]
     boxes = np.concatenate(arrays)
-    images = np.floor_divide(bounds + scale * boxes[:, dims, :], line)  # (boxes, rows, targets, 2)
     # each set's map stack (0 loads, 1 stores, 2 both) and cells (column of ``part_of``)
     kind = np.array([0, 1, 2, 2, 2] + [0, 1] * bands, dtype=np.int64)
     cells_at = np.array([0, 0, 1, 2, 3] + [4 + j for j in range(bands) for _ in (0, 1)], dtype=np.int64)
@@ -194,8 +232,9 @@ def _joint_images(requests: Sequence[CountRequest], bands: int) -> tuple[np.ndar
     pair = np.repeat(np.arange(counts.size), counts)
     local = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     width = width[pair]
-    index = (first_box[pair] + local // width) * total_rows + first_row[pair] + local % width
-    return images.reshape(-1, targets, 2)[index], counts.reshape(n, n_sets)
+    box, row = first_box[pair] + local // width, first_row[pair] + local % width  # each (cell box, map) pair once
+    images = np.floor_divide(bounds[row] + scale[row] * boxes[box[:, None], dims[row], :], line[row])
+    return images, counts.reshape(n, n_sets)
 
 
 def _count_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts] | None:
