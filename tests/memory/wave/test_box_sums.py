@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from warpspeed.launch.geometry import make_launch
 from warpspeed.memory.wave import box_counts
-from warpspeed.memory.wave.box_sums import rows_separated
+from warpspeed.memory.wave.box_sums import rows_separated, separating_axis
 from warpspeed.memory.wave.boxmaps import AxisMap, BoxMap, MapStack
 from warpspeed.memory.wave.geometry import DIMENSIONS, wave_cell_arrays
 
@@ -116,3 +116,13 @@ def test_rows_separated_by_hand():
                     np.concatenate([run.scale, run.scale]), np.concatenate([run.line, run.line]),
                     np.concatenate([run.offset_hi, run.offset_hi]))
     assert not rows_separated(both)
+
+
+def test_separating_axis_by_hand():
+    """The component coordinate of a 4-D field (first target, or last where it is the contiguous
+    index: AoS); 0 where no coordinate is constant."""
+    assert separating_axis(MapStack.of([component_map(q, 0, 0, 0) for q in range(3)], 4)) == 0
+    aos = [BoxMap((AxisMap("shift", 2, 0), AxisMap("shift", 1, 0), AxisMap("shift", 0, 0), AxisMap("const", -1, q)))
+           for q in range(3)]
+    assert separating_axis(MapStack.of(aos, 4)) == 3
+    assert separating_axis(MapStack.of([plane_map(0, 0), plane_map(1, 0)], 2)) == 0

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from warpspeed.memory.wave.box_sums import disjoint_counts, rows_separated
+from warpspeed.memory.wave.box_sums import disjoint_counts, rows_separated, separating_axis
 from warpspeed.memory.wave.box_union import build_grid, joint_coverage
 from warpspeed.memory.wave.boxmaps import BoxMap, MapStack
 from warpspeed.memory.wave.geometry import DIMENSIONS, Box, PerDim
@@ -50,6 +50,12 @@ class FieldStacks:
         """True when no two rows of any of the three stacks can map a cell box to overlapping line
         boxes (:func:`~warpspeed.memory.wave.box_sums.rows_separated`): the field's counts are sums."""
         return all(rows_separated(stack) for stack in (self.loads, self.stores, self.both))
+
+    @cached_property
+    def separating_axis(self) -> int:
+        """The target coordinate along which the sums match boxes
+        (:func:`~warpspeed.memory.wave.box_sums.separating_axis` of all the field's accesses)."""
+        return separating_axis(self.both)
 
 
 def field_stacks(loads: Sequence[BoxMap], stores: Sequence[BoxMap], targets: int) -> FieldStacks:
@@ -156,10 +162,11 @@ SUM_REQUESTS = 1024
 
 
 def _sum_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts | None]:
-    """The counts of requests whose fields have separated maps, as sums of box sizes
+    """The counts of requests of one field with separated maps, as sums of box sizes
     (:func:`~warpspeed.memory.wave.box_sums.disjoint_counts`); None for a request two of whose line
     boxes of one set overlap after all (the grid counts it)."""
-    values, valid = disjoint_counts(*_joint_images(requests, max(len(r[3]) for r in requests)))
+    values, valid = disjoint_counts(*_joint_images(requests, max(len(r[3]) for r in requests)),
+                                    axis=requests[0][0].separating_axis)
     return [FieldLineCounts(load=v[0], store=v[1], overlap=PerDim(v[2], v[3], v[4]), layer=PerDim(v[5], v[6], v[7]),
                             band=v[8]) if ok else None
             for v, ok in zip(values.tolist(), valid.tolist())]

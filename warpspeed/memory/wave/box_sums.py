@@ -41,6 +41,19 @@ def rows_separated(stack: MapStack) -> bool:
     return bool(pairs[np.triu_indices(n, 1)].all())
 
 
+def separating_axis(stack: MapStack) -> int:
+    """The target coordinate that keeps the rows of ``stack`` apart: of those every row holds
+    constant, the one with the most distinct ranges (the component index of a lattice-Boltzmann
+    field); 0 when no coordinate is constant in every row. Boxes are matched along it
+    (:func:`disjoint_counts`)."""
+    const = np.all(stack.scale == 0, axis=0) if stack.dims.shape[0] else np.zeros(stack.targets, dtype=bool)
+    if not const.any():
+        return 0
+    distinct = [len({(int(a), int(b)) for a, b in zip(stack.offset[:, t], stack.offset_hi[:, t])}) if const[t] else 0
+                for t in range(stack.targets)]
+    return int(np.argmax(distinct))
+
+
 #: The sets of a request in the order of :func:`warpspeed.memory.wave.box_counts._joint_images`:
 #: the wave's loads and stores, the previous-neighbour sets along x, y and z; the bands follow.
 LOADS, STORES, PREVIOUS = 0, 1, (2, 3, 4)
