@@ -25,7 +25,11 @@ configurations (168 at 2048^3, 150 at 128^3: blocks 512 and 1024 wide), so its w
 more even when every configuration costs the same; each further domain is therefore measured a
 second time on the configurations of the first domain's space only (``same space``).
 
+``--kernel`` and ``--dtype`` rank another catalog kernel instead (e.g. ``--kernel d3q19-srt --dtype
+float``: lbmpy's D3Q19, whose populations the wave stage counts as sums of box sizes).
+
 Run: python benchmarks/bench_ranking_cost.py [--before DIR] [--runs 3] [--repeat 3] [--domains 128 2048]
+     [--kernel NAME --dtype double|float]
 """
 
 from __future__ import annotations
@@ -57,8 +61,9 @@ import warpspeed.predict as P
 DEVICE, MODEL, REPEAT, STAGES = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
 DOMAIN = None if sys.argv[5] == "-" else (int(sys.argv[5]),) * 3
 COMMON = None if sys.argv[6] == "-" else (int(sys.argv[6]),) * 3  # rank only the blocks this domain can use too
+KERNEL, DTYPE = sys.argv[7], sys.argv[8]
 dev = load_device(DEVICE)
-kernels = {f: resolve("star3d-r4", DOMAIN, fold=f, device=dev).kernel for f in PAPER_FOLDINGS}
+kernels = {f: resolve(KERNEL, DOMAIN, fold=f, device=dev, dtype=DTYPE).kernel for f in PAPER_FOLDINGS}
 def blocks(k):
     threads = default_threads(k, dev)
     space = [c.block for c in configuration_space(k, threads, [(1, 1, 1)], MAX_BLOCK_Z)]
@@ -101,13 +106,18 @@ print(json.dumps({"configurations": n, "ms_per_config": statistics.median(times)
 """
 
 
+#: The workload measured unless ``--kernel`` names another catalog kernel (``warpspeed rank --kernel``).
+KERNEL, DTYPE = "star3d-r4", "double"
+
+
 def measure(source: str, device: str, model: str, repeat: int, edge: int | None = None,
-            common: int | None = None) -> dict:
+            common: int | None = None, kernel: str = KERNEL, dtype: str = DTYPE) -> dict:
     """One fresh interpreter on ``source``: its JSON figures (``edge``: a cubic domain of that edge
-    instead of the kernel's own; ``common``: only the blocks a cubic domain of that edge can use too)."""
+    instead of the kernel's own; ``common``: only the blocks a cubic domain of that edge can use too;
+    ``kernel``, ``dtype``: the catalog kernel ranked)."""
     env = {**os.environ, "PYTHONPATH": source + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-c", SNIPPET, device, model, str(repeat), ",".join(STAGES),
-                           "-" if edge is None else str(edge), "-" if common is None else str(common)],
+                           "-" if edge is None else str(edge), "-" if common is None else str(common), kernel, dtype],
                           cwd=source, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -120,11 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="timed rankings per interpreter (median)")
     parser.add_argument("--domains", type=int, nargs="+", default=None, metavar="EDGE",
                         help="cubic domain edges to compare (e.g. 128 2048) instead of the kernel's domain")
+    parser.add_argument("--kernel", default=KERNEL, help=f"catalog kernel to rank (default {KERNEL})")
+    parser.add_argument("--dtype", default=DTYPE, choices=("double", "float"), help=f"its precision (default {DTYPE})")
     args = parser.parse_args(argv)
     trees = {"after": args.source} | ({"before": args.before} if args.before else {})
     print(f"load average at the start: {os.getloadavg()[0]:.2f}")
     if args.domains:
-        domain_scaling(trees, args.domains, args.runs, args.repeat)
+        domain_scaling(trees, args.domains, args.runs, args.repeat, args.kernel, args.dtype)
         print(f"load average at the end: {os.getloadavg()[0]:.2f}")
         return
     for device in DEVICES:
@@ -132,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
             runs: dict[str, list[dict]] = {name: [] for name in trees}
             for _ in range(args.runs):
                 for name, source in trees.items():
-                    runs[name].append(measure(source, device, model, args.repeat))
+                    runs[name].append(measure(source, device, model, args.repeat, kernel=args.kernel, dtype=args.dtype))
             for name, figures in runs.items():
                 ms = statistics.median(f["ms_per_config"] for f in figures)
                 cpu = min(f["cpu_ms_per_config"] for f in figures)
@@ -145,7 +157,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
-def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: int) -> None:
+def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: int, kernel: str = KERNEL,
+                   dtype: str = DTYPE) -> None:
     """Each tree's ranking on cubic domains of ``edges``: seconds per ranking and ms per
     configuration (medians over ``runs`` interpreters), and both as ratios to the first edge's; and
     for every further edge the ranking of only the configurations the first edge's domain can use
@@ -159,7 +172,7 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
             for _ in range(runs):
                 for name, source in trees.items():
                     for edge, common in cases:
-                        figures[name, edge, common].append(measure(source, device, model, repeat, edge, common))
+                        figures[name, edge, common].append(measure(source, device, model, repeat, edge, common, kernel, dtype))
             for name in trees:
                 base = figures[name, first, None]
                 base_s = statistics.median(f["ranking_s"] for f in base)
