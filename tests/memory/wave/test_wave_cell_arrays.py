@@ -1,14 +1,36 @@
 """The batched cell boxes of waves (``wave_cell_arrays``) against the cells of every block of each
-part enumerated one by one, and against ``wave_cells`` box by box."""
+part enumerated one by one, and on large grids against the boxes ``linear_range_boxes`` and
+``cell_boxes`` give each part's block range, box by box; ``wave_cells`` is the same as lists."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from warpspeed.launch.geometry import make_launch
-from warpspeed.memory.wave.geometry import (DIMENSIONS, band_block_ranges, previous_block_ranges, wave_cell_arrays,
+from warpspeed.errors import LaunchError
+from warpspeed.memory.wave.geometry import (DIMENSIONS, cell_boxes, linear_range_boxes, wave_cell_arrays,
                                             wave_cells)
+
+
+def part_ranges(launch, first: int, blocks: int) -> tuple[dict, list]:
+    """The block ranges of the previous-neighbour sets (the block, the row and the plane launched
+    before the wave; none along an axis of one block or for a wave at block 0) and of the non-empty
+    x and y bands (the ``min(blocks, gx)`` blocks before the wave within its row, only when the wave
+    is shorter than a row; the ``min(gy, ceil(blocks / gx))`` block rows before it within its plane),
+    from the module docstring of ``warpspeed.memory.wave.geometry``."""
+    gx, gy, _ = launch.grid
+    previous = {}
+    for d, axis, stride in zip(DIMENSIONS, range(3), (1, gx, gx * gy)):
+        empty = launch.grid[axis] == 1 or first == 0
+        previous[d] = None if empty else (max(0, first - stride), first - 1)
+    rows = min(gy, -(-blocks // gx))
+    bands = []
+    if blocks < gx:
+        bands.append((max(first - first % gx, first - blocks), first - 1))
+    bands.append((max(first - first % (gx * gy), first - rows * gx), first - 1))
+    return previous, [b for b in bands if b[0] <= b[1]]
 
 
 def enumerated_cells(launch, first: int, last: int) -> set[tuple[int, int, int]]:
@@ -55,17 +77,19 @@ def test_parts_are_the_enumerated_cells(domain, block, fold, data):
     for (_, first, blocks), arrays in zip(waves, wave_cell_arrays(waves)):
         wave = enumerated_cells(launch, first, first + blocks - 1)
         assert box_set(arrays.wave) == wave and arrays.lups == len(wave)
-        for d, rng in previous_block_ranges(launch, first).items():
+        previous, band_ranges = part_ranges(launch, first, blocks)
+        for d, rng in previous.items():
             expected = set() if rng is None else enumerated_cells(launch, *rng)
             assert box_set(arrays.previous[d]) == expected
             assert arrays.previous_lups[d] == len(expected)
-        bands = [enumerated_cells(launch, *rng) for rng in band_block_ranges(launch, first, blocks)]
+        bands = [enumerated_cells(launch, *rng) for rng in band_ranges]
         assert [box_set(b) for b in arrays.bands] == bands
 
 
-def test_same_boxes_as_wave_cells_on_large_grids():
+def test_same_boxes_as_the_ranges_on_large_grids():
     """Waves of grids of thousands of blocks per plane, across row and plane boundaries and at the
-    grid's start: the boxes of ``wave_cells``, in its order."""
+    grid's start: each part the boxes of its block range (``linear_range_boxes`` clipped by
+    ``cell_boxes``), in their order; ``wave_cells`` the same boxes as lists."""
     launches = [make_launch((32, 8, 4), (1, 1, 1), (2048, 2048, 2048)), make_launch((64, 4, 4), (1, 2, 1), (640, 512, 500)),
                 make_launch((1, 1024, 1), (1, 1, 1), (2048, 2048, 2048)), make_launch((256, 1, 4), (1, 1, 2), (300, 7, 9))]
     waves = []
@@ -74,10 +98,26 @@ def test_same_boxes_as_wave_cells_on_large_grids():
         for first, blocks in ((0, 264), (gx * gy - 100, 264), (gx - 3, 7), (gx * gy * 2 + gx, gx * gy + 5), (5, 1)):
             if 0 <= first and first + blocks <= launch.total_blocks:
                 waves.append((launch, first, blocks))
+
+    def boxes(launch, rng):
+        return [] if rng is None else [list(map(list, b)) for b in cell_boxes(launch, linear_range_boxes(*rng, launch.grid))]
+
     for (launch, first, blocks), arrays in zip(waves, wave_cell_arrays(waves)):
-        cells = wave_cells(launch, first, blocks)
-        assert arrays.wave.tolist() == [list(map(list, b)) for b in cells.wave]
+        previous, band_ranges = part_ranges(launch, first, blocks)
+        assert arrays.wave.tolist() == boxes(launch, (first, first + blocks - 1))
         for d in DIMENSIONS:
-            assert arrays.previous[d].tolist() == [list(map(list, b)) for b in cells.previous[d]]
-        assert [b.tolist() for b in arrays.bands] == [[list(map(list, b)) for b in band] for band in cells.bands]
-        assert (arrays.lups, tuple(arrays.previous_lups)) == (cells.lups, tuple(cells.previous_lups))
+            assert arrays.previous[d].tolist() == boxes(launch, previous[d])
+        assert [b.tolist() for b in arrays.bands] == [boxes(launch, rng) for rng in band_ranges]
+        cells = wave_cells(launch, first, blocks)
+        assert [list(map(list, b)) for b in cells.wave] == arrays.wave.tolist()
+        assert {d: [list(map(list, b)) for b in cells.previous[d]] for d in DIMENSIONS} == {
+            d: arrays.previous[d].tolist() for d in DIMENSIONS}
+        assert [[list(map(list, b)) for b in band] for band in cells.bands] == [b.tolist() for b in arrays.bands]
+        assert (cells.lups, tuple(cells.previous_lups)) == (arrays.lups, tuple(arrays.previous_lups))
+
+
+def test_a_wave_outside_its_grid_is_refused():
+    launch = make_launch((32, 8, 4), (1, 1, 1), (64, 64, 64))  # 2 x 8 x 16 blocks
+    for first, blocks in ((-1, 4), (250, 10)):
+        with pytest.raises(LaunchError, match="outside the grid"):
+            wave_cell_arrays([(launch, first, blocks)])

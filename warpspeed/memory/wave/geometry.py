@@ -39,7 +39,7 @@ The y band (the cached volume of the x and y layer curve)
     ``max(plane start, f - w_y * gx) .. f - 1`` and the x band ``max(row start, f - w_x) .. f - 1``
     (empty when ``B >= gx``). For a wave that starts at the beginning of a row these are exactly
     the sets of that code; otherwise they hold the same number of blocks, shifted by the wave's
-    offset in its row. :func:`band_block_ranges` gives them.
+    offset in its row. :func:`wave_cell_arrays` gives them.
 """
 
 from __future__ import annotations
@@ -115,34 +115,6 @@ def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
     return result
 
 
-def previous_block_ranges(launch: Launch, first_block: int) -> dict[str, tuple[int, int] | None]:
-    """Linear block ranges of the previous-neighbour sets ``P_x, P_y, P_z`` (module docstring);
-    ``None`` where the set is empty."""
-    gx, gy, _ = launch.grid
-    strides = {"x": 1, "y": gx, "z": gx * gy}
-    result: dict[str, tuple[int, int] | None] = {}
-    for d, axis in zip(DIMENSIONS, range(3)):
-        if launch.grid[axis] == 1 or first_block == 0:
-            result[d] = None
-        else:
-            result[d] = (max(0, first_block - strides[d]), first_block - 1)
-    return result
-
-
-def band_block_ranges(launch: Launch, first_block: int, blocks: int) -> tuple[tuple[int, int], ...]:
-    """Inclusive linear block ranges of the x band and the y band of the wave ``first_block ..
-    first_block + blocks - 1`` (module docstring); empty sets are left out."""
-    gx, gy, _ = launch.grid
-    plane_start = first_block - first_block % (gx * gy)
-    row_start = first_block - first_block % gx
-    rows = min(gy, -(-blocks // gx))
-    ranges = []
-    if blocks < gx:
-        ranges.append((max(row_start, first_block - blocks), first_block - 1))
-    ranges.append((max(plane_start, first_block - rows * gx), first_block - 1))
-    return tuple(r for r in ranges if r[0] <= r[1])
-
-
 def box_cells(boxes: list[Box]) -> int:
     """Number of cells in disjoint boxes (inclusive bounds)."""
     total = 0
@@ -162,7 +134,7 @@ class WaveCells:
     Attributes:
         wave: cell boxes of the wave.
         previous: per dimension, the cell boxes of ``P_d`` (empty when the set is empty).
-        bands: the cell boxes of each non-empty band (:func:`band_block_ranges`).
+        bands: the cell boxes of each non-empty band (the x band, then the y band).
         lups: valid cells of the wave (lattice updates).
         previous_lups: valid cells of each ``P_d``.
     """
@@ -176,18 +148,15 @@ class WaveCells:
 
 def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
     """Cell boxes of the wave ``first_block .. first_block + blocks - 1``, of its
-    previous-neighbour sets and of its bands."""
-    def cells(first: int, last: int) -> list[Box]:
-        return cell_boxes(launch, linear_range_boxes(first, last, launch.grid))
+    previous-neighbour sets and of its bands, as lists (:func:`wave_cell_arrays` of the one wave)."""
+    arrays = wave_cell_arrays([(launch, first_block, blocks)])[0]
 
-    wave = cells(first_block, first_block + blocks - 1)
-    previous: dict[str, list[Box]] = {}
-    for d, rng in previous_block_ranges(launch, first_block).items():
-        previous[d] = [] if rng is None else cells(*rng)
-    bands = tuple(cells(*rng) for rng in band_block_ranges(launch, first_block, blocks))
-    return WaveCells(wave=wave, previous=previous, lups=box_cells(wave),
-                     previous_lups=PerDim(box_cells(previous["x"]), box_cells(previous["y"]), box_cells(previous["z"])),
-                     bands=bands)
+    def boxes(part: np.ndarray) -> list[Box]:
+        return [((x0, x1), (y0, y1), (z0, z1)) for (x0, x1), (y0, y1), (z0, z1) in part.tolist()]
+
+    return WaveCells(wave=boxes(arrays.wave), previous={d: boxes(b) for d, b in arrays.previous.items()},
+                     lups=arrays.lups, previous_lups=arrays.previous_lups,
+                     bands=tuple(boxes(b) for b in arrays.bands))
 
 
 @dataclass(frozen=True)
@@ -216,14 +185,20 @@ _PARTS = 6
 
 
 def wave_cell_arrays(waves: Sequence[tuple[Launch, int, int]]) -> list[WaveCellArrays]:
-    """:func:`wave_cells` of each wave ``(launch, first block, blocks)`` as arrays, every wave's
-    every part evaluated together: each part's linear block range (:func:`previous_block_ranges`,
-    :func:`band_block_ranges`) split into the five candidate boxes of :func:`linear_range_boxes`
-    (the three of a range within one plane, or the one of a range within one row, where those
-    apply), clipped to the domain as :func:`cell_boxes` does, the empty ones left out. The boxes are
-    those of :func:`wave_cells`, in the same order."""
+    """The cell boxes of each wave ``(launch, first block, blocks)``, of its previous-neighbour
+    sets and of its bands, every part of every wave evaluated together: each part's linear block
+    range (the wave; ``P_x``, ``P_y``, ``P_z``: the block, the row and the plane before the wave,
+    empty along an axis of one block or at block 0; the x and y bands of the module docstring)
+    split into the five candidate boxes of :func:`linear_range_boxes` (the three of a range within
+    one plane, or the one of a range within one row, where those apply), clipped to the domain as
+    :func:`cell_boxes` does, the empty ones left out. Raises LaunchError for a wave of blocks outside
+    its grid."""
     if not waves:
         return []
+    for launch, first_block, blocks in waves:
+        if blocks >= 1 and not 0 <= first_block <= first_block + blocks - 1 < launch.total_blocks:
+            raise LaunchError(f"block range {first_block}..{first_block + blocks - 1} lies outside the grid "
+                              f"{launch.grid}")
     launches = [w[0] for w in waves]
     grid = np.array([launch.grid for launch in launches], dtype=np.int64)  # (W, 3)
     cells = np.array([launch.cells_per_block for launch in launches], dtype=np.int64)
