@@ -169,9 +169,14 @@ def _sum_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts | No
     boxes of one set overlap after all (the grid counts it)."""
     values, valid = disjoint_counts(*_joint_images(requests, max(len(r[3]) for r in requests)),
                                     axis=requests[0][0].separating_axis)
-    return [FieldLineCounts(load=v[0], store=v[1], overlap=PerDim(v[2], v[3], v[4]), layer=PerDim(v[5], v[6], v[7]),
-                            band=v[8]) if ok else None
-            for v, ok in zip(values.tolist(), valid.tolist())]
+    return [_line_counts(v) if ok else None for v, ok in zip(values.tolist(), valid.tolist())]
+
+
+def _line_counts(row: Sequence[int]) -> FieldLineCounts:
+    """The counts of one request from a row of nine integers: load, store, the overlaps along x, y,
+    z, the layers along x, y, z and the bands' lines (the rows both counters produce)."""
+    return FieldLineCounts(load=row[0], store=row[1], overlap=PerDim(row[2], row[3], row[4]),
+                           layer=PerDim(row[5], row[6], row[7]), band=row[8])
 
 
 def _request_size(request: CountRequest) -> int:
@@ -261,5 +266,4 @@ def _count_together(requests: Sequence[CountRequest]) -> list[FieldLineCounts] |
     # exact integers: an integer einsum (no BLAS), about five times faster than masking and summing
     sums = np.einsum("nqc,nc->nq", stacked, weights.reshape(n, -1))
     rows = np.concatenate((sums[:, :8], sums[:, 8:].sum(axis=1, keepdims=True)), axis=1).tolist()  # Python ints
-    return [FieldLineCounts(load=s[0], store=s[1], overlap=PerDim(s[2], s[3], s[4]), layer=PerDim(s[5], s[6], s[7]),
-                            band=s[8]) for s in rows]
+    return [_line_counts(row) for row in rows]
