@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from warpspeed.model_protocol import ModelTables, OwnFigures
+from warpspeed.model_protocol import ModelTables, RowFigures
 from warpspeed.models import DEFAULT_TIME_MODEL, MODELS, ROOFLINE_MODEL, estimate_time
 
 
@@ -41,13 +41,13 @@ def test_the_api_rate_is_the_default_time_models(prediction):
 
 
 def test_own_figures_are_typed_and_agree_with_the_details(prediction):
-    """A model with its own figures gives them as OwnFigures, the same numbers ``predict --json``
+    """A model with its own figures gives them as RowFigures, the same numbers ``predict --json``
     shows; the others leave the roofline's."""
     for name, model in MODELS.items():
         if name == ROOFLINE_MODEL or not model.about.own_limits:
             continue
         estimate = model.estimate(prediction)
-        assert isinstance(estimate.figures, OwnFigures)
+        assert isinstance(estimate.figures, RowFigures)
         d = estimate.details
         f = estimate.figures
         assert dict(f.limits) == dict(d["limits"]) and f.limiter == d["limiter"]

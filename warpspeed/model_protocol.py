@@ -11,7 +11,7 @@ declares everything the rest of warpspeed says about it, so that no other module
   cells, which ``warpspeed predict`` prints before and after the model's rate);
 - where its fitted constants come from on a device (:meth:`TimeModel.provenance`: the
   :class:`Component` entries of the ``calibration:`` line);
-- the figures it computes itself where they differ from the roofline's (:class:`OwnFigures`, in
+- the figures it computes itself where they differ from the roofline's (:class:`RowFigures`, in
   :attr:`ModelEstimate.figures`: its four limits, limiter and volumes, which ranking rows take).
 
 The registry of the models is :mod:`warpspeed.models`; this module imports none of them, so
@@ -38,7 +38,7 @@ def number_text(value: float | None, digits: int = 2) -> str:
 
 
 @dataclass(frozen=True)
-class OwnFigures:
+class RowFigures:
     """The figures of a ranking row that a time model computes itself (differently from the
     roofline every prediction carries): ``limits``, each component alone as a rate (lups/s, in
     the roofline's limiter names), the ``limiter`` among them, the first-level cycles per lattice
@@ -53,13 +53,13 @@ class OwnFigures:
     dram_store_bytes_per_lup: float
 
 
-def prediction_figures(prediction: "Prediction") -> OwnFigures:
+def prediction_figures(prediction: "Prediction") -> RowFigures:
     """The figures of a ranking row that every prediction carries: each level's limit alone
     (:attr:`Prediction.roofline <warpspeed.prediction.Prediction.roofline>`), the tightest of
     them, the first level's cycles when every access hits and the L2 and DRAM volumes; the rows
     of a model that computes none of its own (:attr:`ModelEstimate.figures` None) take them."""
     roof = prediction.roofline
-    return OwnFigures(roof.limits, roof.limiter, prediction.l1.cycles_per_lup, prediction.l2_load_bytes_per_lup,
+    return RowFigures(roof.limits, roof.limiter, prediction.l1.cycles_per_lup, prediction.l2_load_bytes_per_lup,
                       prediction.l2_store_bytes_per_lup, prediction.dram.load_bytes_per_lup,
                       prediction.dram.store_bytes_per_lup)
 
@@ -81,7 +81,7 @@ class ModelEstimate:
     cycles: float
     explanation: str
     details: Mapping[str, Any] = field(default_factory=dict)
-    figures: OwnFigures | None = None
+    figures: RowFigures | None = None
 
 
 @dataclass(frozen=True)

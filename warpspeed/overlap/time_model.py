@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from warpspeed.model_protocol import Component, ModelAbout, ModelEstimate, OwnFigures, TimeModelBase
+from warpspeed.model_protocol import Component, ModelAbout, ModelEstimate, RowFigures, TimeModelBase
 from warpspeed.units import GIGA
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class OverlapModel(TimeModelBase):
         lups = math.prod(prediction.launch.launch.domain)
         seconds = lups / result.lups_per_s if result.lups_per_s > 0 else math.inf
         limits = result.limits
-        figures = OwnFigures(limits, result.limiter or min(limits, key=limits.__getitem__), result.l1_cycles_per_lup,
+        figures = RowFigures(limits, result.limiter or min(limits, key=limits.__getitem__), result.l1_cycles_per_lup,
                              result.l2_load_bytes_per_lup, result.l2_store_bytes_per_lup,
                              result.dram_load_bytes_per_lup, result.dram_store_bytes_per_lup)
         return ModelEstimate(self.name, result.lups_per_s, seconds, seconds * prediction.clock_ghz * GIGA,

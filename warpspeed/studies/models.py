@@ -98,8 +98,10 @@ def require_models(models: Any) -> tuple[str, ...]:
     return tuple(m for m in STUDY_MODELS if m in models or m == STUDY_BASE_MODEL)
 
 
-def require_objective(objective: Any, models: Sequence[str]) -> str | None:
-    """``objective`` if it is ``None`` or one of ``models``; a one-line error otherwise."""
+def require_study_objective(objective: Any, models: Sequence[str]) -> str | None:
+    """A study's ``objective`` (the model whose figure picks each group's best configuration; a
+    ranking's objective is time, energy or edp instead, :func:`warpspeed.models.require_objective`)
+    if it is ``None`` or one of ``models``; a one-line error otherwise."""
     if objective is None:
         return None
     if not isinstance(objective, str) or objective not in STUDY_MODELS:

@@ -30,7 +30,7 @@ from warpspeed.errors import WarpspeedError
 from warpspeed.files.toml import read_toml
 from warpspeed.kernel.limits import check_domain, check_fold
 from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, block_sizes, fits_domain
-from warpspeed.studies.models import DEFAULT_MODELS, require_models, require_objective, study_columns
+from warpspeed.studies.models import DEFAULT_MODELS, require_models, require_study_objective, study_columns
 
 Triple = tuple[int, int, int]
 
@@ -125,7 +125,7 @@ class StudySpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "output", check_study_output(self.output))
         object.__setattr__(self, "models", require_models(self.models))
-        require_objective(self.objective, self.models)
+        require_study_objective(self.objective, self.models)
         for name in ("kernels", "devices", "domains", "threads", "foldings"):
             if not getattr(self, name):
                 raise WarpspeedError(f"study: '{name}' must be a non-empty list")
