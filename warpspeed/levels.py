@@ -108,7 +108,7 @@ def level(key: str, name: str, scope: str, load: float, store: float, demand: fl
                        limit, sectors)
 
 
-def level_demands(device: Device, dtype: str, fp_instructions_per_lup: float, l1_cycles_per_lup: float,
+def level_demands(device: Device, dtype: str, *, fp_instructions_per_lup: float, l1_cycles_per_lup: float,
                   first_load: float, first_store: float, gl1_load: float | None, l2_served: float,
                   l2_dram: DramVolumes, dram: DramVolumes, dram_bandwidth_gb_s: float,
                   sectors: DramSectors | None = None,

@@ -245,10 +245,13 @@ class Predictor:
         l2_served = sum(l2_requests.values()) + fp.l2_store_bytes_per_lup
         core = configuration_core_time(kernel, device, info, self.compiled, owner,  # docs/incore.md
                                        load_latency(device, l2_load, dram.load_bytes_per_lup))
-        levels = level_demands(device, kernel.dtype, fp_instr, l1.cycles_per_lup, l2_load, fp.l2_store_bytes_per_lup,
-                               sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,
-                               l2_served, dram_l2, dram, dram_bw.achievable_gb_s, sectors,
-                               core.cycles_per_lup if core is not None and core.cycles_per_lup > 0 else None)
+        levels = level_demands(
+            device, kernel.dtype, fp_instructions_per_lup=fp_instr, l1_cycles_per_lup=l1.cycles_per_lup,
+            first_load=l2_load, first_store=fp.l2_store_bytes_per_lup,
+            gl1_load=sum(l2_requests.values()) if "shader_array" in self.levels_by_scope else None,
+            l2_served=l2_served, l2_dram=dram_l2, dram=dram, dram_bandwidth_gb_s=dram_bw.achievable_gb_s,
+            sectors=sectors,
+            sm_cycles_per_lup=core.cycles_per_lup if core is not None and core.cycles_per_lup > 0 else None)
         two = two_limiter(device, kernel.dtype, fp_instr,
                           dram.compulsory_load_bytes_per_lup + wave.compulsory_store_bytes_per_lup)
         return Prediction(kernel=kernel, device=device, launch=info, l1=l1, footprint=fp,
