@@ -147,30 +147,15 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     and run only the graph's first ``guard_nodes`` nodes (the guard's prologue) before exiting.
     With sub-partitions a group's warps go to the processing blocks in turn, and the one with the
     most full warps, ceil(full warps / s), is simulated: a group completes with its slowest part."""
-    if selection not in SELECTIONS:
-        raise WarpspeedError(f"unknown issue selection {selection!r}; choose one of {', '.join(SELECTIONS)}")
-    if sub_partitions < 1 or warps_per_group % sub_partitions:
-        raise WarpspeedError(f"sub_partitions must divide the {warps_per_group} warps per group, got {sub_partitions}")
-    if (guard_warps and not 0 < guard_nodes <= len(graph.nodes)) or not 0 <= guard_warps <= warps_per_group:
-        raise WarpspeedError(f"{guard_warps} guard warps of {warps_per_group} need a prologue of 1 to "
-                             f"{len(graph.nodes)} nodes, got {guard_nodes}")
-    nodes = graph.nodes
-    n, W = len(nodes), warps_per_group // sub_partitions
+    _check_arguments(graph, warps_per_group, sub_partitions, selection, guard_warps, guard_nodes)
+    program = _program(graph, sub_partitions, guard_nodes)
+    # the program's tables as locals: the event loop below reads them for every instruction
+    n, pipelines, pipe, lam, delay = program.n, program.pipelines, program.pipe, program.lam, program.delay
+    succ, succ_guard, npred, roots, barrier = (program.successors, program.guard_successors, program.predecessors,
+                                               program.roots, program.barrier)
+    in_order, num_p = graph.in_order, len(pipelines)
+    W = warps_per_group // sub_partitions
     full_warps = -(-(warps_per_group - guard_warps) // sub_partitions)  # warps of a group that run it all
-    pipelines = graph.pipelines
-    pindex = {p: k for k, p in enumerate(pipelines)}
-    pipe = [pindex[node.pipeline] for node in nodes]
-    lam = [node.issue * sub_partitions for node in nodes]
-    delay = graph.completion_delays()
-    succ = graph.successors()
-    succ_guard = [tuple(x for x in row if x < guard_nodes) for row in succ]  # a guard warp's prologue
-    npred = [len(node.inputs) for node in nodes]
-    in_order = graph.in_order
-    if in_order:  # the issue edge from the previous node in program order
-        npred = [c + (i > 0) for i, c in enumerate(npred)]
-    roots = [i for i in range(n) if npred[i] == 0]
-    barrier = [node.kind == "barrier" for node in nodes]
-    num_p = len(pipelines)
 
     fifo = selection == "fifo"
     ready: list = [deque() if fifo else [] for _ in range(num_p)]
@@ -300,14 +285,8 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
                         lag, period = found
                         cycles = (groups - started) // lag
                         shift = cycles * period
-                        then_issued, then_busy = history[-1 - lag]
-                        issued += cycles * (issued - then_issued)
-                        for q in range(num_p):
-                            busy[q] += cycles * (busy[q] - then_busy[q])
-                            t_free[q] += shift
-                            next_issue[q] += shift
-                        events[:] = [(e + shift, key) for e, key in events]
-                        heapq.heapify(events)
+                        issued = _skip_cycles(cycles, shift, history[-1 - lag], issued, busy, t_free, next_issue,
+                                              events)
                         t += shift
                         started += cycles * lag
                         done += cycles * lag
@@ -336,6 +315,72 @@ def simulate(graph: Graph, warps_per_group: int, groups: int, resident: int, *, 
     return SimulationResult(cycles=t, groups=groups, resident=resident, warps_per_group=warps_per_group,
                             completions=tuple(completions), extrapolated=extrapolated,
                             busy={pipelines[q]: busy[q] / span for q in range(num_p)}, issued=issued)
+
+
+def _check_arguments(graph: Graph, warps_per_group: int, sub_partitions: int, selection: str, guard_warps: int,
+                     guard_nodes: int) -> None:
+    """A one-line error for options :func:`simulate` cannot run with."""
+    if selection not in SELECTIONS:
+        raise WarpspeedError(f"unknown issue selection {selection!r}; choose one of {', '.join(SELECTIONS)}")
+    if sub_partitions < 1 or warps_per_group % sub_partitions:
+        raise WarpspeedError(f"sub_partitions must divide the {warps_per_group} warps per group, got {sub_partitions}")
+    if (guard_warps and not 0 < guard_nodes <= len(graph.nodes)) or not 0 <= guard_warps <= warps_per_group:
+        raise WarpspeedError(f"{guard_warps} guard warps of {warps_per_group} need a prologue of 1 to "
+                             f"{len(graph.nodes)} nodes, got {guard_nodes}")
+
+
+@dataclass(frozen=True)
+class _Program:
+    """What every warp of :func:`simulate` runs, as tables indexed by node: its pipeline's index
+    (into ``pipelines``), issue latency lambda (cycles, times the sub-partitions: one processing
+    block has 1/s of the SM's lanes), completion delay (cycles), successors (a guard warp's: only
+    those within the guard's prologue), number of predecessors (the previous node in program
+    order counted too when the graph issues in order), whether it is a barrier; ``roots`` the
+    nodes without predecessors."""
+
+    n: int
+    pipelines: tuple[str, ...]
+    pipe: list[int]
+    lam: list[float]
+    delay: list[float]
+    successors: list
+    guard_successors: list
+    predecessors: list[int]
+    roots: list[int]
+    barrier: list[bool]
+
+
+def _program(graph: Graph, sub_partitions: int, guard_nodes: int) -> _Program:
+    """The :class:`_Program` of ``graph`` on a processing block of ``sub_partitions``."""
+    nodes = graph.nodes
+    pipelines = tuple(graph.pipelines)
+    pindex = {p: k for k, p in enumerate(pipelines)}
+    successors = graph.successors()
+    predecessors = [len(node.inputs) for node in nodes]
+    if graph.in_order:  # the issue edge from the previous node in program order
+        predecessors = [c + (i > 0) for i, c in enumerate(predecessors)]
+    return _Program(
+        n=len(nodes), pipelines=pipelines, pipe=[pindex[node.pipeline] for node in nodes],
+        lam=[node.issue * sub_partitions for node in nodes], delay=graph.completion_delays(),
+        successors=successors, guard_successors=[tuple(x for x in row if x < guard_nodes) for row in successors],
+        predecessors=predecessors, roots=[i for i in range(len(nodes)) if predecessors[i] == 0],
+        barrier=[node.kind == "barrier" for node in nodes])
+
+
+def _skip_cycles(cycles: int, shift: float, then: tuple[int, tuple[float, ...]], issued: int, busy: list[float],
+                 t_free: list[float], next_issue: list[float], events: list[tuple[float, int]]) -> int:
+    """Skip ``cycles`` whole cycles of the steady state, ``shift`` cycles in all: every pending
+    event and pipeline time moves ``shift`` later (in place), and the instructions and busy time
+    grow by ``cycles`` times what one cycle added since ``then`` (the instructions issued and
+    the busy times one cycle of completions ago); returns the instructions issued."""
+    then_issued, then_busy = then
+    for q in range(len(busy)):
+        busy[q] += cycles * (busy[q] - then_busy[q])
+        t_free[q] += shift
+        next_issue[q] += shift
+    events[:] = [(e + shift, key) for e, key in events]
+    heapq.heapify(events)
+    return issued + cycles * (issued - then_issued)
 
 
 def _period(completions: list[float], resident: int, tolerance: float) -> tuple[int, float] | None:
