@@ -23,22 +23,26 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import pystencils as ps
-
+from pystencils_plugin.extracted import ExtractedKernel
 from pystencils_plugin.kernel_cache import entry_key, load as load_cached, store as store_cached
-from pystencils_plugin.extract import ExtractedKernel, extract_kernel
-from pystencils_plugin.folding import create_folded_kernel
 from pystencils_plugin.register_table import shipped_table, table_digest
 from pystencils_plugin.registers import DEFAULT_ARCH, find_nvcc, prefetch_register_counts, registers_cached
-from pystencils_plugin.workloads import WORKLOADS, workload_assignments
+from pystencils_plugin.workload_names import WORKLOADS
 from warpspeed.errors import WarpspeedError
-from warpspeed.kernel.catalog import ResolvedKernel
+from warpspeed.kernel.catalog import ResolvedKernel, importable
 from warpspeed.kernel.limits import check_domain, check_fold
 from warpspeed.launch.space import PAPER_FOLDINGS
 from warpspeed.sass.compile import compiler_version
 
 if TYPE_CHECKING:
     from warpspeed.hardware.device import Device
+
+# pystencils itself is imported only to generate a kernel: one read back from the disk cache needs
+# none of it. Without pystencils the provider does not load, as the catalog expects of a plugin
+# whose optional dependencies are missing (warpspeed.kernel.catalog: the built-in kernels serve).
+if not importable("pystencils"):
+    raise ModuleNotFoundError("pystencils_plugin needs pystencils >= 2.0 (pip install 'warpspeed[pystencils]')",
+                              name="pystencils")
 
 #: Memoised generated kernels (each holds a few hundred sympy expressions at most).
 CACHE_SIZE = 64
@@ -51,6 +55,8 @@ def is_amd(device: "Device | None") -> bool:
 
 def target_for(device: "Device | None") -> Any:
     """``ps.Target.HIP`` for AMD devices, else ``ps.Target.CUDA``."""
+    import pystencils as ps
+
     return ps.Target.HIP if is_amd(device) else ps.Target.CUDA
 
 
@@ -62,6 +68,8 @@ def arch_for(device: "Device | None") -> str:
 @lru_cache(maxsize=CACHE_SIZE)
 def cached_assignments(name: str, domain: tuple[int, ...] | None, dtype: str) -> Any:
     """:func:`~pystencils_plugin.workloads.workload_assignments`, memoised (treat as read-only)."""
+    from pystencils_plugin.workloads import workload_assignments
+
     return workload_assignments(name, domain, dtype)
 
 
@@ -70,6 +78,10 @@ def _generated(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tupl
                hip: bool) -> tuple[Any, str]:
     """The pystencils kernel of a workload for one folding and its source, memoised (treat as
     read-only)."""
+    import pystencils as ps
+
+    from pystencils_plugin.folding import create_folded_kernel
+
     target = ps.Target.HIP if hip else ps.Target.CUDA
     kernel = create_folded_kernel(cached_assignments(name, domain, dtype), fold=fold, target=target)
     return kernel, kernel.get_c_code()
@@ -114,6 +126,8 @@ def _extract(name: str, domain: tuple[int, ...] | None, dtype: str, fold: tuple[
     stored = load_cached(key)
     if stored is not None:
         return stored
+    from pystencils_plugin.extract import extract_kernel
+
     kernel, source = _generated(name, domain, dtype, fold, hip)
     if not hip and not registers_cached(kernel, arch, source):
         _prefetch_foldings(name, domain, dtype, fold, arch)

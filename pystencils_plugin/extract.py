@@ -44,7 +44,6 @@ looked up by duck typing; lowered and unlowered buffer accesses are both read).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
 from functools import lru_cache
 from math import prod
 from typing import Any, Iterable, Mapping, Sequence
@@ -56,55 +55,18 @@ except ImportError as _exc:  # pragma: no cover - exercised only without pystenc
         "pystencils_plugin needs pystencils >= 2.0 (pip install 'warpspeed[pystencils]')"
     ) from _exc
 
+from pystencils_plugin.extracted import REGISTER_SOURCES, ExtractedKernel  # noqa: F401 (re-exported)
 from pystencils_plugin.geometry import FieldGeometry
 from pystencils_plugin.indices import AXES
 from pystencils_plugin.registers import register_count, standalone_cuda_source
 from pystencils_plugin.unfold import AccessItem, unfold
 from pystencils_plugin.walker import KernelWalker
-from warpspeed.errors import KernelError, UnsupportedKernelError, WarpspeedError
+from warpspeed.errors import UnsupportedKernelError, WarpspeedError
 from warpspeed.kernel.catalog import installed_version
 from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode, load, store
 
-#: Register source labels of :attr:`ExtractedKernel.registers_source`.
-REGISTER_SOURCES = ("ptxas", "shipped", "estimate", "given")
-
 #: Floating-point type assumed when a kernel touches no floating-point field.
 DEFAULT_DTYPE = "float64"
-
-
-@dataclass(frozen=True)
-class ExtractedKernel:
-    """Result of :func:`extract_kernel`.
-
-    Attributes:
-        kernel: the per-cell warpspeed kernel (accesses in cell coordinates x, y, z; flops
-            per cell; registers per thread).
-        fold: thread-folding factors ``(fx, fy, fz)``: cells per thread along each axis.
-        registers_source: ``'ptxas'`` (compiled with nvcc), ``'shipped'`` (ptxas' count shipped
-            with the package, :mod:`pystencils_plugin.register_table`), ``'estimate'`` (see
-            :mod:`pystencils_plugin.registers`) or ``'given'`` (passed by the caller).
-        source: the kernel's CUDA/HIP source (``kernel.get_c_code()``).
-        registers_detail: why that register source was used (e.g. the reason a compile
-            failed), for reports.
-        special_functions: calls to math functions other than FMA per cell (``sqrt``,
-            ``exp``, ...), as sorted ``(name, count)`` pairs; they are not in ``flops``.
-        thread_axes: for each pystencils spatial dimension (``ctr_0, ctr_1, ...``) the
-            warpspeed axis (``'x'``, ``'y'``, ``'z'``) that drives it.
-    """
-
-    kernel: Kernel
-    fold: tuple[int, int, int]
-    registers_source: str
-    source: str
-    registers_detail: str = ""
-    special_functions: tuple[tuple[str, float], ...] = ()
-    thread_axes: tuple[str, ...] = dc_field(default=())
-
-    def __post_init__(self) -> None:
-        if self.registers_source not in REGISTER_SOURCES:
-            raise KernelError(
-                f"registers_source {self.registers_source!r} unknown; allowed: {', '.join(REGISTER_SOURCES)}"
-            )
 
 
 def extract_kernel(kernel_function: Any, name: str | None = None, registers: int | None = None, *,

@@ -2,7 +2,7 @@
 pystencils' code generation and the extraction (about 0.4 s for the three foldings of the 25-point
 stencil, most of a warm ``warpspeed rank``).
 
-An entry is the :class:`~pystencils_plugin.extract.ExtractedKernel` of one (workload, domain,
+An entry is the :class:`~pystencils_plugin.extracted.ExtractedKernel` of one (workload, domain,
 precision, folding, target, register architecture) as plain JSON data (:func:`to_data`: fields,
 accesses with their index expressions as text, flop counts, registers, the source and the
 pipeline operations), in a verified entry (:mod:`warpspeed.files.cache_entry`: format, key,
@@ -28,13 +28,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pystencils_plugin.workloads import LBMPY_WORKLOADS
+from pystencils_plugin.workload_names import LBMPY_WORKLOADS
 from warpspeed.errors import WarpspeedError
 from warpspeed.files.cache_entry import read_entry, write_entry
+from warpspeed.kernel.catalog import generator_version
 from warpspeed.sass.compile import cache_key, writable_cache_dir
 
 if TYPE_CHECKING:
-    from pystencils_plugin.extract import ExtractedKernel
+    from pystencils_plugin.extracted import ExtractedKernel
 
 #: Sub-directory of the cache directory with the extracted kernels.
 SUBDIR = "kernels"
@@ -44,16 +45,10 @@ FORMAT = "extracted-kernel-json-2"
 
 def generator_versions(name: str) -> tuple[str, ...]:
     """The versions of what derives and generates workload ``name``: sympy and pystencils, and
-    lbmpy for the workloads it derives (lbmpy is imported only for those)."""
-    import pystencils
-    import sympy
-
-    versions = [f"sympy={sympy.__version__}", f"pystencils={pystencils.__version__}"]
-    if name in LBMPY_WORKLOADS:
-        import lbmpy
-
-        versions.append(f"lbmpy={lbmpy.__version__}")
-    return tuple(versions)
+    lbmpy for the workloads it derives (:func:`warpspeed.kernel.catalog.generator_version`: from
+    the installed distributions, so that a kernel read back from the cache imports none of them)."""
+    packages = ("sympy", "pystencils", *(("lbmpy",) if name in LBMPY_WORKLOADS else ()))
+    return tuple(f"{package}={generator_version(package)}" for package in packages)
 
 
 @lru_cache(maxsize=1)
@@ -131,10 +126,10 @@ def _ints(values: Any) -> tuple[int, ...]:
 
 
 def from_data(data: Any) -> "ExtractedKernel":
-    """The :class:`~pystencils_plugin.extract.ExtractedKernel` of :func:`to_data`'s data, rebuilt
+    """The :class:`~pystencils_plugin.extracted.ExtractedKernel` of :func:`to_data`'s data, rebuilt
     through the checked constructors (indices parsed by the index grammar, never evaluated);
     TypeError, KeyError, ValueError or a WarpspeedError when the data is not such a kernel."""
-    from pystencils_plugin.extract import ExtractedKernel
+    from pystencils_plugin.extracted import ExtractedKernel
     from warpspeed.kernel.description import Access, Field, FlopCounts, Kernel, KernelCode
     from warpspeed.kernel.expressions import parse_index
     from warpspeed.pipeline.graph import Operation, check_operations

@@ -21,10 +21,9 @@ from typing import Any, Callable, Sequence
 
 from pystencils_plugin.arguments import check_rank_arguments
 from pystencils_plugin.catalog import arch_for, cached_assignments, extract_for, target_for
-from pystencils_plugin.extract import ExtractedKernel, extract_kernel
-from pystencils_plugin.folding import create_folded_kernel
+from pystencils_plugin.extracted import ExtractedKernel
 from pystencils_plugin.registers import prefetch_register_counts, registers_cached
-from pystencils_plugin.workloads import WORKLOADS
+from pystencils_plugin.workload_names import WORKLOADS
 from warpspeed.errors import KernelError, WarpspeedError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Kernel
@@ -68,6 +67,8 @@ class BestConfig:
         """
         if self.assignments is None:
             raise WarpspeedError("this ranking was made from a warpspeed.Kernel; there are no assignments to generate")
+        from pystencils_plugin.folding import create_folded_kernel
+
         config_kwargs.setdefault("target", self.target)
         return create_folded_kernel(self.assignments, fold=self.fold, block_size=self.block_size, config=config,
                                     **config_kwargs)
@@ -200,6 +201,9 @@ def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, fo
 
         functions: dict[Triple, tuple[Any, str]] = {}
         arch, requested = arch_for(dev), foldings
+
+        from pystencils_plugin.extract import extract_kernel
+        from pystencils_plugin.folding import create_folded_kernel
 
         def function(fold: Triple) -> Any:
             if fold not in functions:

@@ -46,15 +46,10 @@ except ImportError as _exc:  # pragma: no cover
 
 from pystencils_plugin.extract import ExtractedKernel, extract_kernel
 from pystencils_plugin.folding import create_folded_kernel
-
-#: Ernst et al. 2023, section 5.2: 3D 25-point range-4 star stencil on 640 x 512 x 512 cells.
-PAPER_STENCIL_DOMAIN = (640, 512, 512)
-PAPER_STENCIL_RADIUS = 4
-#: Default LBM domain in cells (the paper gives no size for the LBM kernel; small enough to
-#: generate quickly, large enough that waves are in the grid's interior).
-DEFAULT_LBM_DOMAIN = (256, 256, 256)
-DEFAULT_2D_DOMAIN = (4096, 4096)
-DEFAULT_3D_DOMAIN = (256, 256, 256)
+from pystencils_plugin.workload_names import (  # noqa: F401 (re-exported)
+    DEFAULT_2D_DOMAIN, DEFAULT_3D_DOMAIN, DEFAULT_LBM_DOMAIN, LBMPY_WORKLOADS, PAPER_STENCIL_DOMAIN,
+    PAPER_STENCIL_RADIUS, WORKLOADS,
+)
 
 #: Allen-Cahn parameters of the waLBerla showcase (used only as symbolic placeholders; the
 #: values do not change the memory accesses or operation counts' structure).
@@ -228,23 +223,6 @@ def allen_cahn_assignments(domain: Sequence[int] = DEFAULT_LBM_DOMAIN, fd_stenci
     rule = add_interface_tracking_force(rule, force)
     rule = rule.new_with_substitutions(parameters.parameter_map())
     return sympy_cse(rule)
-
-
-#: Named workloads: name -> (description, default domain).
-WORKLOADS: dict[str, tuple[str, tuple[int, ...]]] = {
-    "star3d-r4": ("3D 25-point range-4 star stencil (Ernst et al. 2023, 5.2)", PAPER_STENCIL_DOMAIN),
-    "star3d-r1": ("3D 7-point star stencil", DEFAULT_3D_DOMAIN),
-    "star2d-r1": ("2D 5-point star stencil", DEFAULT_2D_DOMAIN),
-    "box3d-r1": ("3D 27-point box stencil", DEFAULT_3D_DOMAIN),
-    "copy19-pull": ("19-array shifted copy (the memory pattern of a D3Q19 pull step, no arithmetic)",
-                    DEFAULT_LBM_DOMAIN),
-    "d3q19-srt": ("lbmpy D3Q19 SRT pull kernel", DEFAULT_LBM_DOMAIN),
-    "d3q27-srt": ("lbmpy D3Q27 SRT pull kernel", DEFAULT_LBM_DOMAIN),
-    "allen-cahn": ("conservative Allen-Cahn interface tracking, D3Q15 pull + 7-point FD (Ernst et al. 2023, 5.3)",
-                   DEFAULT_LBM_DOMAIN),
-}
-#: The workloads whose update rule lbmpy derives (the others only need pystencils and sympy).
-LBMPY_WORKLOADS = frozenset({"d3q19-srt", "d3q27-srt", "allen-cahn"})
 
 
 def workload_assignments(name: str, domain: Sequence[int] | None = None, dtype: str = "double") -> Any:

@@ -87,11 +87,39 @@ def test_unwritable_cache_is_skipped(fresh, monkeypatch):
 
 
 def test_lbmpy_version_keys_only_the_lbm_workloads():
-    import lbmpy
+    from importlib.metadata import version
 
     from pystencils_plugin.workloads import WORKLOADS
 
     for name in WORKLOADS:
         named = any(v.startswith("lbmpy=") for v in kernel_cache.generator_versions(name))
         assert named == name.startswith(("d3q", "allen")), name
-    assert f"lbmpy={lbmpy.__version__}" in kernel_cache.generator_versions("d3q19-srt")
+    assert f"lbmpy={version('lbmpy')}" in kernel_cache.generator_versions("d3q19-srt")
+
+
+READ_BACK = """
+import json, sys
+from warpspeed.kernel.catalog import resolve
+resolved = resolve(sys.argv[1], (24, 20, 12), fold=(1, 2, 1), device="A100-SXM4-40GB", dtype="float")
+print(json.dumps({"kernel": repr(resolved.kernel), "registers": resolved.registers_source,
+                  "imported": sorted(m for m in ("pystencils", "lbmpy") if m in sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("name", ["star3d-r1", "d3q19-srt"])
+def test_a_kernel_read_back_imports_no_code_generator(tmp_path, name):
+    """The first process generates the kernel (pystencils, and lbmpy for an LBM workload) and keeps
+    it; a second process reads it back with neither imported, and gets the same kernel."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, WARPSPEED_CACHE_DIR=str(tmp_path), WARPSPEED_CUDA_TOOLCHAIN="off")
+    runs = [json.loads(subprocess.run([sys.executable, "-c", READ_BACK, name], capture_output=True, text=True,
+                                      env=env, check=True, timeout=600).stdout) for _ in range(2)]
+    generated, read_back = runs
+    assert "pystencils" in generated["imported"]
+    assert ("lbmpy" in generated["imported"]) == (name == "d3q19-srt")
+    assert read_back["imported"] == []
+    assert read_back["kernel"] == generated["kernel"] and read_back["registers"] == generated["registers"]

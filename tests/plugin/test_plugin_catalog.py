@@ -144,3 +144,20 @@ def test_workloads_on_amd_are_hip_with_estimated_registers(no_nvcc):
     assert amd.registers_source == nvidia.registers_source == "estimate"
     assert "HIP kernel" in amd.registers_detail and "nvcc not found" in nvidia.registers_detail
     assert amd.kernel.accesses == nvidia.kernel.accesses
+
+
+def test_generator_versions_come_from_the_distribution_or_the_source_tree(tmp_path, monkeypatch):
+    """An installed generator's version is its distribution's, read without importing it; one
+    imported from a source tree (no distribution) gives its module's ``__version__``; a module
+    that is not there is not importable."""
+    from importlib.metadata import version
+
+    assert catalog.generator_version("sympy") == version("sympy")
+    (tmp_path / "warpspeed_test_generator").mkdir()
+    (tmp_path / "warpspeed_test_generator" / "__init__.py").write_text('__version__ = "0.7.dev3"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert catalog.importable("warpspeed_test_generator")
+    assert "warpspeed_test_generator" not in sys.modules  # found, not imported
+    assert catalog.generator_version("warpspeed_test_generator") == "0.7.dev3"
+    sys.modules.pop("warpspeed_test_generator")
+    assert not catalog.importable("warpspeed_no_such_generator")

@@ -19,14 +19,17 @@ module under ``warpspeed.measurement`` (:func:`measurement_generator`) with
 ``measurable_kernels()``, ``default_domain(kernel)`` and ``plan_launch(kernel, config, domain,
 dtype)``.
 
-This module is the only one of warpspeed that imports from ``importlib`` (entry points and
-installed versions, :func:`installed_version`).
+This module is the only one of warpspeed that imports from ``importlib`` (entry points, installed
+versions and whether a code generator can be imported: :func:`installed_version`,
+:func:`generator_version`, :func:`importable`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, version
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from warpspeed.errors import KernelError, WarpspeedError
@@ -209,3 +212,18 @@ def installed_version(distribution: str) -> str | None:
         return version(distribution)
     except PackageNotFoundError:
         return None
+
+
+def generator_version(package: str) -> str:
+    """The version of code generator ``package`` (a top-level module that is also its distribution's
+    name) that a plugin records with its kernels: the installed distribution's, read without
+    importing the package; for a package imported from a source tree (no distribution), its
+    module's ``__version__``."""
+    found = installed_version(package)
+    return found if found is not None else str(import_module(package).__version__)
+
+
+def importable(module: str) -> bool:
+    """Whether top-level ``module`` can be imported: found on the path, not imported (a plugin checks
+    its optional dependencies with it without paying for their import)."""
+    return find_spec(module) is not None
