@@ -76,7 +76,6 @@ def _power_range(real: RealGpuAccuracy | None) -> str:
 def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None = None) -> str:
     """The section (Markdown, ending in a blank line); ``real``: the real GPU's comparison, quoted
     where it exists."""
-    d = datasets
     lines = [
         "## What transfers",
         "",
@@ -89,7 +88,15 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
         "numbers quote the rows above that were not fitted.",
         "",
     ]
-    lines += _section(
+    for section in SECTIONS:
+        lines += section(datasets, real)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _first_level(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "First level (L1 / vector L1)"."""
+    return _section(
         "First level (L1 / vector L1)",
         "the data-pipe width (32 banks of 4 B on NVIDIA, the device files), 128 B lines and 32 B "
         "sectors, load/store threads per cycle per SM partition (8 on GV100, GA100 and GH100, 4 on "
@@ -115,7 +122,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          _sentence("A contiguous load is at the 64 B per clock peak, which the MI100 and MI210 sustain less "
                    "of ({} on a contiguous 16 B load), the error to expect on another CDNA part.",
                    _range(d, _in("L1 bandwidth", "CDNA")))])
-    lines += _section(
+
+
+def _capacity_curves(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "Capacity curves (L2 and DRAM volumes of whole kernels)"."""
+    return _section(
         "Capacity curves (L2 and DRAM volumes of whole kernels)",
         "the layer conditions, footprints and compulsory volumes are counted exactly from the "
         "kernel's addresses; the cache sizes come from the device files.",
@@ -129,7 +140,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          _sentence("{}.", _volume_range(real, "overlap", 2)),
          "On a family other than Ampere and Hopper the curves are the A100's and the error is unknown. "
          "`warpspeed accuracy` and `warpspeed refit` measure and refit them on a machine with a GPU."])
-    lines += _section(
+
+
+def _bandwidth(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "DRAM and L2 bandwidth"."""
+    return _section(
         "DRAM and L2 bandwidth",
         "vendor peak bandwidths (datasheets), used only where no measurement exists.",
         "each measured part's Little's-law curve (peak, latency, sharpness) on one stream kernel; the "
@@ -141,7 +156,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          _sentence("(worst point {}).", _worst(d, _in("DRAM", "not fitted"))),
          "Rule-built devices (H100 SXM5, W6800, RX 5500 XT) add the spread of the sustained/peak "
          "ratio between parts of one memory technology, which no stored measurement checks."])
-    lines += _section(
+
+
+def _overlap_model(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "Overlap model (the default)"."""
+    return _section(
         "Overlap model (the default)",
         "the roofline's volumes; one data-stage wavefront per missing L1 line (the L1TEX stages of the "
         "Nsight Compute Kernel Profiling Guide, checked against the H200's data-pipe counter); the "
@@ -170,7 +189,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          "a device of another family keeps the exponent and the request rate of an H200, which no "
          "measurement of it checks: expect the roofline's error there where L1 and DRAM are far apart, "
          "and the H200's where they are close."])
-    lines += _section(
+
+
+def _interval_model(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "Interval model (AMALI)"."""
+    return _section(
         "Interval model (AMALI)",
         "issue rate, functional-unit lanes and tensor throughputs per SM (architecture whitepapers, "
         "CUDA programming guide), instruction latencies of the AMALI paper's Table 2 (measured on an "
@@ -187,7 +210,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          _sentence("{} on launch-bound small kernels (the launch cost was fitted there);",
                    _range(d, _in("Time models", "interval:", "gpu-small-kernels"))),
          "a device that borrows its latencies and launch overhead should expect the upper end."])
-    lines += _section(
+
+
+def _pipeline_model(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "Pipeline model"."""
+    return _section(
         "Pipeline model",
         "the instruction graph from the kernel (or its SASS), instruction latencies of the "
         "architecture tables (`warpspeed/hardware/instructions/`, each with its source) and the device's "
@@ -199,7 +226,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          _sentence("{} on small kernels (it has no launch cost);",
                    _range(d, _in("Time models", "pipeline:", "gpu-small-kernels"))),
          "the same on unseen parts of a family, since nothing in it is fitted per part."])
-    lines += _section(
+
+
+def _roofline(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "Roofline (four limiters)"."""
+    return _section(
         "Roofline (four limiters)",
         "FP peaks and lanes (datasheets), the L1 and capacity models above.",
         "the bandwidths above; nothing of its own.",
@@ -208,7 +239,11 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
          _sentence("{} on FluidX3D's D3Q19 rates;", _range(d, _in("Time models", "roofline:", "FluidX3D"))),
          _sentence("it has no launch cost, hence {} on small kernels.",
                    _range(d, _in("Time models", "roofline:", "gpu-small-kernels")))])
-    lines += _section(
+
+
+def _power_model(d: Sequence[DatasetAccuracy], real: RealGpuAccuracy | None) -> list[str]:
+    """The section "Power model (AccelWattch-style)"."""
+    return _section(
         "Power model (AccelWattch-style)",
         "board power limits and idle figures (datasheets), transistors and SMs per chip "
         "(whitepapers) and the memory technology's supply voltages (JEDEC), which with a process factor "
@@ -228,5 +263,10 @@ def transfer_markdown(datasets: Sequence[DatasetAccuracy], real: RealGpuAccuracy
                    _worst(d, _in("Power", "transfer"))),
          _sentence("On the H200 itself the two soaks the factor was fitted on are within {}.",
                    _power_range(real))])
-    lines.append("")
-    return "\n".join(lines)
+
+
+#: The subsections, in order: one per model or model part, each from the public datasets ``d``
+#: and the real GPU's comparison ``real``.
+SECTIONS: tuple[Callable[[Sequence[DatasetAccuracy], RealGpuAccuracy | None], list[str]], ...] = (
+    _first_level, _capacity_curves, _bandwidth, _overlap_model, _interval_model, _pipeline_model, _roofline, _power_model,
+)
