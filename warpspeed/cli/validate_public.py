@@ -83,12 +83,8 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
         _validate_device(device_name, tables_dir, write_docs, out_path, as_json, wide)
         return
     from warpspeed.files.output import check_output_path
-    from warpspeed.hardware.device import device_names
-    from warpspeed.validation.per_device import checked_by_device
     from warpspeed.validation.public import public_accuracy
-    from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown, summary_rows, time_model_rows
-    from warpspeed.validation.kernel_transfer import transfer_caption, transfer_document, transfer_rows
-    from warpspeed.validation.real_gpu import real_gpu_caption, real_gpu_document, real_gpu_rows
+    from warpspeed.validation.public_report import DOCS_PATH, accuracy_markdown
 
     targets = [Path(out_path)] if out_path else []
     if write_docs:
@@ -109,52 +105,81 @@ def validate(write_docs: bool, out_path: str | None, as_json: bool, wide: bool, 
     for target in targets:
         click.echo(f"wrote {target}", err=True)
     if as_json:
-        checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
-        click.echo(json_text({"checked_by_device": {k: list(v) for k, v in checked.items()},
-                              "real_gpu": real_gpu_document(real) if real is not None else None,
-                              "kernel_transfer": transfer_document(kernels) if kernels is not None else None,
-                              "instructions": _mix_origin(), "datasets": [{
-            "group": ds.group, "dataset": ds.name, "unit": ds.unit, "points": len(ds.points),
-            "mape_percent": ds.mape_percent, "worst_error_percent": ds.worst.error_percent,
-            "worst_point": ds.worst.label, "mape_bound_percent": ds.mape_bound_percent,
-            "worst_bound_percent": ds.worst_bound_percent, "within_bounds": ds.within_bounds,
-            "sources": [{"repository": ds.repository, "path": p, "commit": c} for p, c in ds.sources],
-            "values": [{"point": p.label, "model": p.predicted, "measured": p.measured} for p in ds.points],
-        } for ds in datasets]}, indent=2))
+        click.echo(_validation_json(datasets, real, kernels))
     else:
-        out = make_console()
-        if real is not None:
-            table, _ = fitted_table(out, REAL_COLUMNS, real_gpu_rows(real), wide)
-            print_fitted(out, table, f"Real GPU: {real.kernel} on an {real.device}, {len(real.models[0].points)} "
-                         "timed configurations", [real_gpu_caption(real)])
-            out.print(f"registers: {real.registers}; instruction mix: {_mix_origin()}", highlight=False)
-        if kernels is not None:
-            table, _ = fitted_table(out, TRANSFER_COLUMNS, transfer_rows(kernels), wide)
-            print_fitted(out, table, f"Kernels the model was not fitted on ({kernels.device}): the overlap model",
-                         [transfer_caption(kernels)])
-        table, dropped = fitted_table(out, VALIDATE_COLUMNS, summary_rows(datasets), wide)
-        caption = ["Errors: 100 (model - measured) / measured. Data: te42kyfo/gpu-benches, stored under "
-                   "fits/data/public/, and FluidX3D's published D3Q19 rates (docs/accuracy.md names each file and commit)."]
-        if dropped:
-            caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
-        print_fitted(out, table, "The model against the stored public measurements", caption)
-        pivot = time_model_rows(datasets)
-        if pivot:
-            models, _ = fitted_table(out, MODEL_COLUMNS, pivot, wide)
-            print_fitted(out, models, "Time models on whole kernels: MAPE % per model and dataset",
-                         ["—: no parameters for the device. Which model is closest on which kind of kernel: "
-                          "docs/compare.md."])
-        checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
-        table, _ = fitted_table(out, CHECKED_COLUMNS, [[name, str(len(v)), "; ".join(v) or "nothing stored"]
-                                                        for name, v in checked.items()], wide)
-        print_fitted(out, table, "What each built-in device was checked against",
-                     ["Every constant's source: warpspeed devices --provenance (docs/provenance.md)."])
+        _print_validation(datasets, real, kernels, wide)
     if not all(ds.within_bounds for ds in datasets) or (real is not None and not real.within_criteria):
         sys.exit(EXIT_OUT_OF_BOUNDS)
     if real is None:
         click.echo("error: the real GPU's section was not run (see the note above); the report is incomplete",
                    err=True)
         sys.exit(EXIT_SECTION_SKIPPED)
+
+
+def _validation_json(datasets, real, kernels) -> str:
+    """``validate --json``: what each device was checked against, the real GPU's and the kernel
+    transfer's documents, the instruction mix's origin and every dataset with its points."""
+    from warpspeed.hardware.device import device_names
+    from warpspeed.validation.kernel_transfer import transfer_document
+    from warpspeed.validation.per_device import checked_by_device
+    from warpspeed.validation.real_gpu import real_gpu_document
+
+    checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
+    return json_text({"checked_by_device": {k: list(v) for k, v in checked.items()},
+                      "real_gpu": real_gpu_document(real) if real is not None else None,
+                      "kernel_transfer": transfer_document(kernels) if kernels is not None else None,
+                      "instructions": _mix_origin(), "datasets": [_dataset_document(ds) for ds in datasets]},
+                     indent=2)
+
+
+def _dataset_document(ds) -> dict:
+    """One dataset of ``validate --json``: its errors and bounds, its sources and its points."""
+    return {
+        "group": ds.group, "dataset": ds.name, "unit": ds.unit, "points": len(ds.points),
+        "mape_percent": ds.mape_percent, "worst_error_percent": ds.worst.error_percent,
+        "worst_point": ds.worst.label, "mape_bound_percent": ds.mape_bound_percent,
+        "worst_bound_percent": ds.worst_bound_percent, "within_bounds": ds.within_bounds,
+        "sources": [{"repository": ds.repository, "path": p, "commit": c} for p, c in ds.sources],
+        "values": [{"point": p.label, "model": p.predicted, "measured": p.measured} for p in ds.points],
+    }
+
+
+def _print_validation(datasets, real, kernels, wide: bool) -> None:
+    """``validate``'s tables: the real GPU, the kernels the model was not fitted on, the public
+    datasets, the time models on whole kernels and what each device was checked against."""
+    from warpspeed.hardware.device import device_names
+    from warpspeed.validation.kernel_transfer import transfer_caption, transfer_rows
+    from warpspeed.validation.per_device import checked_by_device
+    from warpspeed.validation.public_report import summary_rows, time_model_rows
+    from warpspeed.validation.real_gpu import real_gpu_caption, real_gpu_rows
+
+    out = make_console()
+    if real is not None:
+        table, _ = fitted_table(out, REAL_COLUMNS, real_gpu_rows(real), wide)
+        print_fitted(out, table, f"Real GPU: {real.kernel} on an {real.device}, {len(real.models[0].points)} "
+                     "timed configurations", [real_gpu_caption(real)])
+        out.print(f"registers: {real.registers}; instruction mix: {_mix_origin()}", highlight=False)
+    if kernels is not None:
+        table, _ = fitted_table(out, TRANSFER_COLUMNS, transfer_rows(kernels), wide)
+        print_fitted(out, table, f"Kernels the model was not fitted on ({kernels.device}): the overlap model",
+                     [transfer_caption(kernels)])
+    table, dropped = fitted_table(out, VALIDATE_COLUMNS, summary_rows(datasets), wide)
+    caption = ["Errors: 100 (model - measured) / measured. Data: te42kyfo/gpu-benches, stored under "
+               "fits/data/public/, and FluidX3D's published D3Q19 rates (docs/accuracy.md names each file and commit)."]
+    if dropped:
+        caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
+    print_fitted(out, table, "The model against the stored public measurements", caption)
+    pivot = time_model_rows(datasets)
+    if pivot:
+        models, _ = fitted_table(out, MODEL_COLUMNS, pivot, wide)
+        print_fitted(out, models, "Time models on whole kernels: MAPE % per model and dataset",
+                     ["—: no parameters for the device. Which model is closest on which kind of kernel: "
+                      "docs/compare.md."])
+    checked = checked_by_device(datasets, device_names(), real.device if real is not None else None)
+    table, _ = fitted_table(out, CHECKED_COLUMNS, [[name, str(len(v)), "; ".join(v) or "nothing stored"]
+                                                    for name, v in checked.items()], wide)
+    print_fitted(out, table, "What each built-in device was checked against",
+                 ["Every constant's source: warpspeed devices --provenance (docs/provenance.md)."])
 
 
 def _write_figures(datasets, real, kernels) -> list[Path]:
