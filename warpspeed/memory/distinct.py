@@ -1,4 +1,5 @@
-"""Distinct values of a 1-D integer array, with what the block and wave stages ask of them.
+"""Distinct values of a 1-D integer array, with what the block and wave stages ask of them, and
+the positions of elements within runs laid end to end (:func:`positions_in_runs`).
 
 The same results as ``numpy.unique`` with ``return_index``, ``return_inverse`` and
 ``return_counts`` for 1-D arrays (sorted distinct values; the index of each value's first
@@ -59,3 +60,9 @@ def distinct_first_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.flatnonzero(starts)
     counts = np.diff(np.append(first, values.size))
     return order[first], counts
+
+
+def positions_in_runs(lengths: np.ndarray) -> np.ndarray:
+    """Each element's position within its run, for runs of ``lengths`` laid end to end: ``0 ..
+    lengths[0] - 1, 0 .. lengths[1] - 1, ...`` (the ragged ``arange`` the stages index pairs with)."""
+    return np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)

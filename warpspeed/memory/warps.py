@@ -30,7 +30,7 @@ import numpy as np
 
 from warpspeed.hardware.device import Device
 from warpspeed.memory.addresses import BlockCells, CompiledKernel, block_addresses
-from warpspeed.memory.distinct import distinct_first_inverse, distinct_inverse
+from warpspeed.memory.distinct import distinct_first_inverse, distinct_inverse, positions_in_runs
 from warpspeed.memo import BoundedMemo
 
 T = TypeVar("T")
@@ -150,7 +150,7 @@ class WarpRows:
             if not total:
                 return (0,) * len(granules)
             row = np.repeat(np.arange(index.size), counts)
-            position = ptr[index][row] + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+            position = ptr[index][row] + positions_in_runs(counts)
             starts = first[position] + shift[row]
             ends = last[position] + shift[row]
         order = np.argsort(starts, kind="stable")

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from warpspeed.memory.distinct import positions_in_runs
 from warpspeed.memory.wave.box_sums import disjoint_counts, rows_separated, separating_axis
 from warpspeed.memory.wave.box_union import build_grid, joint_coverage
 from warpspeed.memory.wave.boxmaps import BoxMap, MapStack
@@ -244,7 +245,7 @@ def _joint_images(requests: Sequence[CountRequest], bands: int) -> tuple[np.ndar
     width = n_rows[stack]
     counts = width * n_boxes[part]
     pair = np.repeat(np.arange(counts.size), counts)
-    local = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    local = positions_in_runs(counts)
     width = width[pair]
     box, row = first_box[pair] + local // width, first_row[pair] + local % width  # each (cell box, map) pair once
     images = np.floor_divide(bounds[row] + scale[row] * boxes[box[:, None], dims[row], :], line[row])

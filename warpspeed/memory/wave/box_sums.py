@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from warpspeed.memory.distinct import positions_in_runs
 from warpspeed.memory.wave.boxmaps import MapStack
 
 
@@ -131,6 +132,6 @@ def _meeting_boxes(lo_a: np.ndarray, hi_a: np.ndarray, key_a: np.ndarray, lo_b: 
     last = np.searchsorted(sorted_keys, key_a * stride + (hi_a[:, axis] - base), side="right")
     width = np.maximum(last - first, 0)
     i = np.repeat(np.arange(lo_a.shape[0]), width)
-    j = order[np.repeat(first, width) + np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)]
+    j = order[np.repeat(first, width) + positions_in_runs(width)]
     meets = (key_a[i] == key_b[j]) & np.all(np.maximum(lo_a[i], lo_b[j]) <= np.minimum(hi_a[i], hi_b[j]), axis=1)
     return i[meets], j[meets]
