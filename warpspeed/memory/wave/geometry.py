@@ -149,14 +149,7 @@ class WaveCells:
 def wave_cells(launch: Launch, first_block: int, blocks: int) -> WaveCells:
     """Cell boxes of the wave ``first_block .. first_block + blocks - 1``, of its
     previous-neighbour sets and of its bands, as lists (:func:`wave_cell_arrays` of the one wave)."""
-    arrays = wave_cell_arrays([(launch, first_block, blocks)])[0]
-
-    def boxes(part: np.ndarray) -> list[Box]:
-        return [((x0, x1), (y0, y1), (z0, z1)) for (x0, x1), (y0, y1), (z0, z1) in part.tolist()]
-
-    return WaveCells(wave=boxes(arrays.wave), previous={d: boxes(b) for d, b in arrays.previous.items()},
-                     lups=arrays.lups, previous_lups=arrays.previous_lups,
-                     bands=tuple(boxes(b) for b in arrays.bands))
+    return wave_cell_arrays([(launch, first_block, blocks)])[0].as_lists()
 
 
 @dataclass(frozen=True)
@@ -177,6 +170,14 @@ class WaveCellArrays:
     bands: tuple[np.ndarray, ...]
     lups: int
     previous_lups: PerDim
+
+    def as_lists(self) -> WaveCells:
+        """The same boxes as lists of tuples (:class:`WaveCells`, the form the ISL counter takes)."""
+        def boxes(part: np.ndarray) -> list[Box]:
+            return [((x0, x1), (y0, y1), (z0, z1)) for (x0, x1), (y0, y1), (z0, z1) in part.tolist()]
+
+        return WaveCells(wave=boxes(self.wave), previous={d: boxes(b) for d, b in self.previous.items()},
+                         lups=self.lups, previous_lups=self.previous_lups, bands=tuple(boxes(b) for b in self.bands))
 
 
 #: The block ranges of a wave that :func:`wave_cell_arrays` evaluates, in the order of its parts:

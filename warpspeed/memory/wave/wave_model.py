@@ -28,8 +28,8 @@ from warpspeed.memory.wave.box_counts import FieldStacks, box_counts_many, box_f
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
-from warpspeed.memory.wave.geometry import (DIMENSIONS, Box, WaveCells, box_cells, cell_boxes, linear_range_boxes,
-                                            wave_cell_arrays, wave_cells)
+from warpspeed.memory.wave.geometry import (DIMENSIONS, Box, WaveCellArrays, WaveCells, box_cells, cell_boxes,
+                                            linear_range_boxes, wave_cell_arrays)
 from warpspeed.memory.wave.isl_counts import (FieldLayout, FieldMaps, field_layouts, field_maps, isl_cell_set,
                                               isl_field_counts, line_map)
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
@@ -172,7 +172,7 @@ class WaveModel:
         computed: dict[tuple, WaveVolumes] = {}
         for key, i in missing.items():
             c = arrays[i]
-            others = _OtherCounts(self, waves[i], gran)
+            others = _OtherCounts(self, c, gran)
             fields = tuple(
                 FieldWaveVolumes.from_counts(fm.field, fm.address_space, counted.get((i, fm.field)) or others(fm),
                                              c.lups, gran)
@@ -312,16 +312,16 @@ class WaveModel:
 class _OtherCounts:
     """The line counts of the fields of one wave that the batched box counter did not count (accesses
     that are not box maps, or a compressed grid that would be too large): :meth:`WaveModel._counts`
-    on the wave's cells, built on first use and shared by the wave's fields with their ISL sets."""
+    on the wave's cells (its arrays as lists), built on first use and shared by the wave's fields with
+    their ISL sets."""
 
-    def __init__(self, model: WaveModel, wave: tuple[Launch, int, int], gran: int) -> None:
-        self._model, self._wave, self._gran = model, wave, gran
+    def __init__(self, model: WaveModel, arrays: WaveCellArrays, gran: int) -> None:
+        self._model, self._arrays, self._gran = model, arrays, gran
         self._cells: tuple[WaveCells, _IslCells] | None = None
 
     def __call__(self, fm: FieldLayout) -> FieldLineCounts:
         if self._cells is None:
-            launch, blocks, first = self._wave  # as _waves_many lists it
-            cells = wave_cells(launch, first, blocks)
+            cells = self._arrays.as_lists()
             self._cells = cells, _IslCells(cells, self._model._ctx)
         return self._model._counts(fm, *self._cells, self._gran)
 
