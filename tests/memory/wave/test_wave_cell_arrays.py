@@ -1,6 +1,7 @@
-"""The batched cell boxes of waves (``wave_cell_arrays``) against the cells of every block of each
-part enumerated one by one, and on large grids against the boxes ``linear_range_boxes`` and
-``cell_boxes`` give each part's block range, box by box; ``wave_cells`` is the same as lists."""
+"""The batched cell boxes of waves (``wave_cell_arrays``) and of block ranges (``launch_range_cells``)
+against the cells of every block enumerated one by one, and on large grids against the boxes a
+scalar reference gives each part's block range (the five boxes of the module docstring, below),
+box by box; ``wave_cells`` is the same as lists."""
 
 from __future__ import annotations
 
@@ -8,10 +9,47 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from warpspeed.launch.geometry import make_launch
+from warpspeed.launch.geometry import Launch, make_launch
 from warpspeed.errors import LaunchError
-from warpspeed.memory.wave.geometry import (DIMENSIONS, cell_boxes, linear_range_boxes, wave_cell_arrays,
-                                            wave_cells)
+from warpspeed.memory.wave.geometry import DIMENSIONS, launch_range_cells, wave_cell_arrays, wave_cells
+
+Box = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
+
+
+def linear_range_boxes(first: int, last: int, grid: tuple[int, int, int]) -> list[Box]:
+    """Boxes (inclusive block-index ranges per dimension) whose union is exactly the blocks with
+    linear index ``first .. last`` (x fastest); at most five disjoint boxes."""
+    gx, gy, gz = grid
+    if first > last:
+        return []
+    if not 0 <= first <= last < gx * gy * gz:
+        raise LaunchError(f"block range {first}..{last} lies outside the grid {grid}")
+    sx, sy, sz = first % gx, (first // gx) % gy, first // (gx * gy)
+    ex, ey, ez = last % gx, (last // gx) % gy, last // (gx * gy)
+    if sz == ez and sy == ey:
+        return [((sx, ex), (sy, sy), (sz, sz))]  # x0 <= x1: first <= last within one row
+    if sz == ez:
+        candidates = [(sx, gx - 1, sy, sy, sz, sz), (0, gx - 1, sy + 1, ey - 1, sz, sz), (0, ex, ey, ey, sz, sz)]
+    else:
+        candidates = [(sx, gx - 1, sy, sy, sz, sz), (0, gx - 1, sy + 1, gy - 1, sz, sz),
+                      (0, gx - 1, 0, gy - 1, sz + 1, ez - 1), (0, gx - 1, 0, ey - 1, ez, ez), (0, ex, ey, ey, ez, ez)]
+    boxes: list[Box] = [((x0, x1), (y0, y1), (z0, z1)) for x0, x1, y0, y1, z0, z1 in candidates
+                        if x0 <= x1 and y0 <= y1 and z0 <= z1]
+    return boxes
+
+
+def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
+    """The valid cells of block boxes: block ``b`` covers cells ``[b*C, (b+1)*C)`` with
+    ``C = blockDim * fold``, clipped to ``0 <= cell < domain`` (inclusive bounds)."""
+    (cx, cy, cz), (nx, ny, nz) = launch.cells_per_block, launch.domain
+    result: list[Box] = []
+    for (x0, x1), (y0, y1), (z0, z1) in block_boxes:
+        lx, hx = x0 * cx, min((x1 + 1) * cx, nx) - 1
+        ly, hy = y0 * cy, min((y1 + 1) * cy, ny) - 1
+        lz, hz = z0 * cz, min((z1 + 1) * cz, nz) - 1
+        if lx <= hx and ly <= hy and lz <= hz:
+            result.append(((lx, hx), (ly, hy), (lz, hz)))
+    return result
 
 
 def part_ranges(launch, first: int, blocks: int) -> tuple[dict, list]:
@@ -121,3 +159,34 @@ def test_a_wave_outside_its_grid_is_refused():
     for first, blocks in ((-1, 4), (250, 10)):
         with pytest.raises(LaunchError, match="outside the grid"):
             wave_cell_arrays([(launch, first, blocks)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(domain=st.tuples(st.integers(1, 12), st.integers(1, 12), st.integers(1, 9)),
+       block=st.tuples(sizes, sizes, sizes), fold=st.tuples(st.sampled_from([1, 2]), st.just(1), st.sampled_from([1, 2])),
+       data=st.data())
+def test_block_ranges_are_the_enumerated_cells(domain, block, fold, data):
+    """A group of block ranges (a shader array's blocks): their boxes cover exactly the cells of the
+    ranges' blocks, enumerated one by one, and an empty range adds none."""
+    launch = make_launch(block, fold, domain)
+    total = launch.total_blocks
+    ranges = []
+    for _ in range(data.draw(st.integers(0, 3))):
+        first = data.draw(st.integers(0, total - 1))
+        ranges.append((first, data.draw(st.integers(first - 1, total - 1))))
+    expected = set().union(*(enumerated_cells(launch, first, last) for first, last in ranges))
+    cells = launch_range_cells(launch, ranges)
+    boxes = [box_set(cells[i:i + 1]) for i in range(cells.shape[0])]
+    assert set().union(*boxes) == expected
+    assert sum(len(b) for b in boxes) == sum(len(enumerated_cells(launch, *r)) for r in ranges)
+
+
+def test_block_ranges_on_a_large_grid_and_outside_it():
+    """On a 64 x 256 x 512 grid: the boxes of the scalar reference, range by range in order; a range
+    beyond the grid is refused."""
+    launch = make_launch((32, 8, 4), (1, 1, 1), (2048, 2048, 2048))
+    ranges = [(0, 263), (16384 - 100, 16384 + 163), (61, 67), (5, 4), (40000, 40000 + 16389)]
+    expected = [list(map(list, b)) for rng in ranges for b in cell_boxes(launch, linear_range_boxes(*rng, launch.grid))]
+    assert launch_range_cells(launch, ranges).tolist() == expected
+    with pytest.raises(LaunchError, match="outside the grid"):
+        launch_range_cells(launch, [(0, launch.total_blocks)])

@@ -79,51 +79,60 @@ class PerDim:
         return tuple(zip(DIMENSIONS, (self.x, self.y, self.z)))
 
 
-def linear_range_boxes(first: int, last: int, grid: tuple[int, int, int]) -> list[Box]:
-    """Boxes (inclusive block-index ranges per dimension) whose union is exactly the blocks with
-    linear index ``first .. last`` (x fastest); at most five disjoint boxes."""
-    gx, gy, gz = grid
-    if first > last:
-        return []
-    if not 0 <= first <= last < gx * gy * gz:
-        raise LaunchError(f"block range {first}..{last} lies outside the grid {grid}")
-    sx, sy, sz = first % gx, (first // gx) % gy, first // (gx * gy)
-    ex, ey, ez = last % gx, (last // gx) % gy, last // (gx * gy)
-    if sz == ez and sy == ey:
-        return [((sx, ex), (sy, sy), (sz, sz))]  # x0 <= x1: first <= last within one row
-    if sz == ez:
-        candidates = [(sx, gx - 1, sy, sy, sz, sz), (0, gx - 1, sy + 1, ey - 1, sz, sz), (0, ex, ey, ey, sz, sz)]
-    else:
-        candidates = [(sx, gx - 1, sy, sy, sz, sz), (0, gx - 1, sy + 1, gy - 1, sz, sz),
-                      (0, gx - 1, 0, gy - 1, sz + 1, ez - 1), (0, gx - 1, 0, ey - 1, ez, ez), (0, ex, ey, ey, ez, ez)]
-    boxes: list[Box] = [((x0, x1), (y0, y1), (z0, z1)) for x0, x1, y0, y1, z0, z1 in candidates
-                        if x0 <= x1 and y0 <= y1 and z0 <= z1]
-    return boxes
+def range_cell_arrays(lo: np.ndarray, hi: np.ndarray, grid: np.ndarray, cells: np.ndarray,
+                      domain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The valid cells of inclusive linear block ranges ``lo .. hi`` (int64 arrays of any shape;
+    ``lo > hi``: empty) as cell boxes ``(boxes, 3, 2)``, range by range in C order, and the number
+    of boxes of each range (the shape of ``lo``): each range is
+    split into the five candidate boxes of the module docstring (partial first row, rows to the end
+    of the first plane, full planes, rows of the last plane, partial last row; within one plane the
+    second runs to the last row but one and the third and fourth are empty, within one row only the
+    first, ending at the last block), block box ``b`` covers cells ``[b * C, (b + 1) * C)`` with
+    ``C`` the cells per block, clipped to ``0 <= cell < domain``, and empty boxes are left out.
+    ``grid``, ``cells`` and ``domain``: blocks, cells per block and cells per axis, shape
+    ``(..., 3)``, broadcast against the ranges (one launch: shape ``(3,)``)."""
+    g, c, n = grid, cells[..., None, :], domain[..., None, :]
+    sx, sy, sz = lo % g[..., 0], (lo // g[..., 0]) % g[..., 1], lo // (g[..., 0] * g[..., 1])
+    ex, ey, ez = hi % g[..., 0], (hi // g[..., 0]) % g[..., 1], hi // (g[..., 0] * g[..., 1])
+    top_x, top_y = (np.broadcast_to(g[..., axis] - 1, sx.shape) for axis in (0, 1))
+    zero = np.zeros_like(sx)
+    one_plane, one_row = sz == ez, (sz == ez) & (sy == ey)
+    # (x0, x1, y0, y1, z0, z1) of the five candidates
+    candidates = np.stack([
+        np.stack([sx, np.where(one_row, ex, top_x), sy, sy, sz, sz], axis=-1),
+        np.stack([zero, top_x, sy + 1, np.where(one_plane, ey - 1, top_y), sz, sz], axis=-1),
+        np.stack([zero, top_x, zero, top_y, sz + 1, np.where(one_plane, sz, ez - 1)], axis=-1),
+        np.stack([zero, top_x, zero, np.where(one_plane, -1, ey - 1), ez, ez], axis=-1),
+        np.stack([zero, np.where(one_row, -1, ex), ey, ey, ez, ez], axis=-1),
+    ], axis=-2)  # (..., 5, 6)
+    boxes = candidates.reshape(*candidates.shape[:-1], 3, 2)
+    valid = np.all(boxes[..., 0] <= boxes[..., 1], axis=-1) & (lo <= hi)[..., None]
+    cell_lo = boxes[..., 0] * c
+    cell_hi = np.minimum((boxes[..., 1] + 1) * c, n) - 1
+    valid &= np.all(cell_lo <= cell_hi, axis=-1)
+    return np.stack((cell_lo, cell_hi), axis=-1)[valid], valid.sum(axis=-1)
 
 
-def cell_boxes(launch: Launch, block_boxes: list[Box]) -> list[Box]:
-    """The valid cells of block boxes: block ``b`` covers cells ``[b*C, (b+1)*C)`` with
-    ``C = blockDim * fold``, clipped to ``0 <= cell < domain`` (inclusive bounds)."""
-    (cx, cy, cz), (nx, ny, nz) = launch.cells_per_block, launch.domain
-    result: list[Box] = []
-    for (x0, x1), (y0, y1), (z0, z1) in block_boxes:
-        lx, hx = x0 * cx, min((x1 + 1) * cx, nx) - 1
-        ly, hy = y0 * cy, min((y1 + 1) * cy, ny) - 1
-        lz, hz = z0 * cz, min((z1 + 1) * cz, nz) - 1
-        if lx <= hx and ly <= hy and lz <= hz:
-            result.append(((lx, hx), (ly, hy), (lz, hz)))
-    return result
+def launch_range_cells(launch: Launch, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+    """The cell boxes ``(boxes, 3, 2)`` of inclusive linear block ranges ``(first, last)`` of one
+    launch (:func:`range_cell_arrays`); LaunchError for a range of blocks outside its grid."""
+    for first, last in ranges:
+        _check_range(launch, first, last)
+    bounds = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    return range_cell_arrays(bounds[:, 0], bounds[:, 1], np.array(launch.grid, dtype=np.int64),
+                             np.array(launch.cells_per_block, dtype=np.int64),
+                             np.array(launch.domain, dtype=np.int64))[0]
 
 
-def box_cells(boxes: list[Box]) -> int:
-    """Number of cells in disjoint boxes (inclusive bounds)."""
-    total = 0
-    for box in boxes:
-        n = 1
-        for lo, hi in box:
-            n *= hi - lo + 1
-        total += n
-    return total
+def _check_range(launch: Launch, first: int, last: int) -> None:
+    """LaunchError unless the blocks ``first .. last`` (none when ``first > last``) lie in the grid."""
+    if first <= last and not 0 <= first <= last < launch.total_blocks:
+        raise LaunchError(f"block range {first}..{last} lies outside the grid {launch.grid}")
+
+
+def box_cells(boxes: np.ndarray) -> int:
+    """Number of cells in disjoint cell boxes ``(boxes, 3, 2)`` (inclusive bounds)."""
+    return int(np.prod(boxes[..., 1] - boxes[..., 0] + 1, axis=-1).sum())
 
 
 @dataclass(frozen=True)
@@ -190,16 +199,12 @@ def wave_cell_arrays(waves: Sequence[tuple[Launch, int, int]]) -> list[WaveCellA
     sets and of its bands, every part of every wave evaluated together: each part's linear block
     range (the wave; ``P_x``, ``P_y``, ``P_z``: the block, the row and the plane before the wave,
     empty along an axis of one block or at block 0; the x and y bands of the module docstring)
-    split into the five candidate boxes of :func:`linear_range_boxes` (the three of a range within
-    one plane, or the one of a range within one row, where those apply), clipped to the domain as
-    :func:`cell_boxes` does, the empty ones left out. Raises LaunchError for a wave of blocks outside
-    its grid."""
+    as cell boxes (:func:`range_cell_arrays`). Raises LaunchError for a wave of blocks outside its
+    grid."""
     if not waves:
         return []
     for launch, first_block, blocks in waves:
-        if blocks >= 1 and not 0 <= first_block <= first_block + blocks - 1 < launch.total_blocks:
-            raise LaunchError(f"block range {first_block}..{first_block + blocks - 1} lies outside the grid "
-                              f"{launch.grid}")
+        _check_range(launch, first_block, first_block + blocks - 1)
     launches = [w[0] for w in waves]
     grid = np.array([launch.grid for launch in launches], dtype=np.int64)  # (W, 3)
     cells = np.array([launch.cells_per_block for launch in launches], dtype=np.int64)
@@ -219,32 +224,9 @@ def wave_cell_arrays(waves: Sequence[tuple[Launch, int, int]]) -> list[WaveCellA
     rows = np.minimum(gy, -(-blocks // gx))
     lo[:, 4], hi[:, 4] = np.maximum(row_start, first - blocks), np.where(blocks < gx, first - 1, -1)
     lo[:, 5], hi[:, 5] = np.maximum(plane_start, first - rows * gx), first - 1
-    # the candidate boxes of every range, as linear_range_boxes lists them
-    g = grid[:, None, :]
-    sx, sy, sz = lo % g[..., 0], (lo // g[..., 0]) % g[..., 1], lo // (g[..., 0] * g[..., 1])
-    ex, ey, ez = hi % g[..., 0], (hi // g[..., 0]) % g[..., 1], hi // (g[..., 0] * g[..., 1])
-    top_x, top_y = (np.broadcast_to(g[..., axis] - 1, sx.shape) for axis in (0, 1))
-    zero = np.zeros_like(sx)
-    one_plane, one_row = sz == ez, (sz == ez) & (sy == ey)
-    # (x0, x1, y0, y1, z0, z1) of the five candidates; within one plane the second runs to ey - 1 and the
-    # third and fourth are empty; within one row only the first, ending at ex
-    candidates = np.stack([
-        np.stack([sx, np.where(one_row, ex, top_x), sy, sy, sz, sz], axis=-1),
-        np.stack([zero, top_x, sy + 1, np.where(one_plane, ey - 1, top_y), sz, sz], axis=-1),
-        np.stack([zero, top_x, zero, top_y, sz + 1, np.where(one_plane, sz, ez - 1)], axis=-1),
-        np.stack([zero, top_x, zero, np.where(one_plane, -1, ey - 1), ez, ez], axis=-1),
-        np.stack([zero, np.where(one_row, -1, ex), ey, ey, ez, ez], axis=-1),
-    ], axis=2)  # (W, parts, 5, 6)
-    boxes = candidates.reshape(*candidates.shape[:3], 3, 2)
-    valid = np.all(boxes[..., 0] <= boxes[..., 1], axis=-1) & (lo <= hi)[..., None]
-    # cells: [b0 * C, min((b1 + 1) * C, N) - 1] per dimension
-    c, n = cells[:, None, None, :], domain[:, None, None, :]
-    cell_lo = boxes[..., 0] * c
-    cell_hi = np.minimum((boxes[..., 1] + 1) * c, n) - 1
-    valid &= np.all(cell_lo <= cell_hi, axis=-1)
-    every = np.stack((cell_lo, cell_hi), axis=-1)[valid]  # (boxes, 3, 2), wave by wave, part by part
+    # wave by wave, part by part; counts (W, parts)
+    every, counts = range_cell_arrays(lo, hi, grid[:, None, :], cells[:, None, :], domain[:, None, :])
     sizes = np.prod(every[..., 1] - every[..., 0] + 1, axis=-1)
-    counts = valid.sum(axis=2)  # (W, parts)
     ends = np.cumsum(counts.reshape(-1))
     starts = ends - counts.reshape(-1)
     # valid cells per part: differences of the running sum at the parts' ends (0 for an empty part)

@@ -28,8 +28,8 @@ from warpspeed.memory.wave.box_counts import FieldStacks, box_counts_many, box_f
 from warpspeed.memory.wave.boxmaps import field_box_maps
 from warpspeed.memory.wave.classes import wave_classes
 from warpspeed.memory.wave.exact import ShiftInvariance, exact_wave_classes
-from warpspeed.memory.wave.geometry import (DIMENSIONS, Box, WaveCellArrays, WaveCells, box_cells, cell_boxes,
-                                            linear_range_boxes, wave_cell_arrays)
+from warpspeed.memory.wave.geometry import (DIMENSIONS, Box, WaveCellArrays, WaveCells, box_cells,
+                                            launch_range_cells, wave_cell_arrays)
 from warpspeed.memory.wave.isl_counts import (FieldLayout, FieldMaps, field_layouts, field_maps, isl_cell_set,
                                               isl_field_counts, line_map)
 from warpspeed.memory.wave.volumes import FieldLineCounts, FieldWaveVolumes, WaveVolumes, wave_totals
@@ -269,7 +269,7 @@ class WaveModel:
         linear block ranges ``ranges`` together, and the group's lattice updates; None when a
         field's accesses are not box maps (the exact box unions need them)."""
         _check_granularity(line_bytes, "line_bytes")
-        cells = cell_boxes(launch, [b for first, last in ranges for b in linear_range_boxes(first, last, launch.grid)])
+        cells = launch_range_cells(launch, ranges)
         lines = {}
         for fm in self.layouts:
             stacks = self._field_stacks(fm, line_bytes)
