@@ -83,9 +83,9 @@ def range_cell_arrays(lo: np.ndarray, hi: np.ndarray, grid: np.ndarray, cells: n
                       domain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The valid cells of inclusive linear block ranges ``lo .. hi`` (int64 arrays of any shape;
     ``lo > hi``: empty) as cell boxes ``(boxes, 3, 2)``, range by range in C order, and the number
-    of boxes of each range (the shape of ``lo``): each range is
-    split into the five candidate boxes of the module docstring (partial first row, rows to the end
-    of the first plane, full planes, rows of the last plane, partial last row; within one plane the
+    of boxes of each range (the shape of ``lo``): each range is split into the five candidate boxes
+    of the module docstring (partial first row, rows to the end of the first plane, full planes,
+    rows of the last plane, partial last row; within one plane the
     second runs to the last row but one and the third and fourth are empty, within one row only the
     first, ending at the last block), block box ``b`` covers cells ``[b * C, (b + 1) * C)`` with
     ``C`` the cells per block, clipped to ``0 <= cell < domain``, and empty boxes are left out.
