@@ -174,16 +174,10 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                     for edge, common in cases:
                         figures[name, edge, common].append(measure(source, device, model, repeat, edge, common, kernel, dtype))
             for name in trees:
-                base = figures[name, first, None]
-                base_s = statistics.median(f["ranking_s"] for f in base)
-                base_ms = statistics.median(f["ms_per_config"] for f in base)
-                base_cpu = min(f["cpu_ms_per_config"] for f in base) * base[0]["configurations"] / 1e3
+                base_s, base_ms, base_cpu, _ = _summary(figures[name, first, None])
                 for edge, common in cases:
                     runs_of = figures[name, edge, common]
-                    s = statistics.median(f["ranking_s"] for f in runs_of)
-                    ms = statistics.median(f["ms_per_config"] for f in runs_of)
-                    n = runs_of[0]["configurations"]
-                    cpu = min(f["cpu_ms_per_config"] for f in runs_of) * n / 1e3  # s per ranking
+                    s, ms, cpu, n = _summary(runs_of)
                     stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in runs_of)
                               for k in ("wave volumes", "first_touches", "first_level_demand", "block_footprint")}
                     detail = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
@@ -191,6 +185,15 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                     print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3 {space}: {s:6.3f} s per ranking "
                           f"({n} configurations, {ms:5.2f} ms/config; {detail}); ratio {s / base_s:.2f} per ranking, "
                           f"{ms / base_ms:.2f} per configuration; CPU {cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}")
+
+
+
+def _summary(runs_of: list[dict]) -> tuple[float, float, float, int]:
+    """One case's figures over its interpreters: the median seconds per ranking and ms per
+    configuration, the least CPU seconds per ranking, and the number of configurations."""
+    n = runs_of[0]["configurations"]
+    return (statistics.median(f["ranking_s"] for f in runs_of), statistics.median(f["ms_per_config"] for f in runs_of),
+            min(f["cpu_ms_per_config"] for f in runs_of) * n / 1e3, n)
 
 
 if __name__ == "__main__":
