@@ -16,7 +16,7 @@ Domains not divisible by the fold: pystencils' guard checks only the first of th
 cells of a thread, so the last thread's further copies would write outside the iteration
 space (into ghost layers or past the array). This module therefore *requires* the iteration
 extent along every folded axis to be a multiple of its folding factor and raises
-:class:`warpspeed.errors.KernelError` otherwise (emitting a per-copy guard instead would
+:class:`warpspeed.errors.FoldingError` otherwise (emitting a per-copy guard instead would
 make the body conditional, which warpspeed's per-cell model does not describe). The paper's
 domains (512 cells along y and z) satisfy this for folds of 2.
 """
@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 import sympy
 
-from warpspeed.errors import KernelError, UnsupportedKernelError
+from warpspeed.errors import FoldingError, KernelError, UnsupportedKernelError
 
 try:
     import pystencils as ps
@@ -182,8 +182,8 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
     single-precision kernel.
 
     Raises:
-        KernelError: the fold is invalid, or an iteration extent is not a multiple of its folding
-            factor.
+        KernelError: the fold is invalid.
+        FoldingError: an iteration extent is not a multiple of its folding factor.
         UnsupportedKernelError: a field with a symbolic shape, an indirect access or a symbolic
             offset.
     """
@@ -216,7 +216,7 @@ def create_folded_kernel(assignments: Any, fold: Sequence[int] = (1, 2, 1), targ
         if extent <= 0:
             raise KernelError(f"empty iteration space along dimension {dim} (size {size}, ghost layers {lo}+{hi})")
         if extent % f:
-            raise KernelError(
+            raise FoldingError(
                 f"iteration extent {extent} along {_AXES[axis]} (dimension {dim}) is not a multiple of the "
                 f"folding factor {f}: the guard checks only the first cell of each thread, so the last "
                 "thread would write outside the domain; choose a domain divisible by the fold"

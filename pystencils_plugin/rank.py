@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from pystencils_plugin.arguments import check_rank_arguments
@@ -27,6 +27,7 @@ from pystencils_plugin.workload_names import WORKLOADS
 from warpspeed.errors import KernelError, WarpspeedError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Kernel
+from warpspeed.launch.folded import resolve_foldings
 from warpspeed.launch.space import (MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads,
                                     useful_foldings)
 from warpspeed.memory.capacity import CapacityCurves
@@ -95,6 +96,8 @@ class PystencilsRanking:
         kernels: the extracted kernel of each folding (empty for a ranking of a warpspeed.Kernel).
         assignments, target: what :meth:`best` generates code from.
         model, objective: the time model and the objective the rows are ordered by.
+        left_out: the default space's foldings that the domain's extent is not a multiple of, each
+            with the reason (:class:`warpspeed.errors.FoldingError`).
     """
 
     ranking: Ranking
@@ -103,6 +106,7 @@ class PystencilsRanking:
     target: Any = None
     model: str = DEFAULT_TIME_MODEL
     objective: str = "time"
+    left_out: dict[Triple, str] = field(default_factory=dict)
 
     @property
     def rows(self) -> tuple[RankRow, ...]:
@@ -132,7 +136,11 @@ class PystencilsRanking:
         best = ok[0]
         why = best.explanation
         return (f"{head}; best block {best.config.block}, fold {best.config.fold}: "
-                f"{best.lups_per_s / GIGA:.1f} Glup/s ({why}); {self.registers_note()}")
+                f"{best.lups_per_s / GIGA:.1f} Glup/s ({why}); {self.registers_note()}{self._left_out_note()}")
+
+    def _left_out_note(self) -> str:
+        """The foldings left out of the default space, each with its reason; empty without any."""
+        return "".join(f"; fold {'x'.join(map(str, f))} left out: {why}" for f, why in self.left_out.items())
 
     def _repr_html_(self) -> str:
         """The best :data:`SHOWN_ROWS` rows as an HTML table (Jupyter calls this)."""
@@ -182,9 +190,11 @@ class PystencilsRanking:
 
 
 def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, foldings: Sequence[Triple] | None,
-                      target: Any, dtype: str | None) -> tuple[dict[Triple, ExtractedKernel], Any]:
-    """The extracted kernel of every folding and the assignments they were generated from
-    (``foldings`` None: the paper's foldings along the axes the kernel has)."""
+                      target: Any, dtype: str | None) -> tuple[dict[Triple, ExtractedKernel], Any, dict[Triple, str]]:
+    """The extracted kernel of every folding, the assignments they were generated from and the
+    foldings left out with their reasons (``foldings`` None: the paper's foldings along the axes the
+    kernel has, less those the domain's extent is not a multiple of; given ``foldings`` are all
+    generated or the error is raised)."""
     if isinstance(source, str):
         if source not in WORKLOADS:
             raise KernelError(f"unknown workload {source!r}; workloads: {', '.join(WORKLOADS)}")
@@ -218,18 +228,19 @@ def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, fo
                 _prefetch(function, fold, requested, arch)
             return extract_kernel(kernel_function, arch=arch, source=code)
         assignments = source
+    left_out: dict[Triple, str] = {}
     if foldings is None:
         unfolded = generate((1, 1, 1))
         foldings = useful_foldings(PAPER_FOLDINGS, unfolded.kernel.domain)
-        kernels = {f: unfolded if f == (1, 1, 1) else generate(f) for f in foldings}
+        kernels, left_out = resolve_foldings(lambda f: unfolded if f == (1, 1, 1) else generate(f), foldings)
     else:
         kernels = {f: generate(f) for f in foldings}
     if isinstance(source, str):
-        return kernels, assignments
+        return kernels, assignments, left_out
     first = next(iter(kernels.values())).kernel
     if domain is not None and tuple(domain) != tuple(first.domain)[: len(domain)]:
         raise KernelError(f"domain {tuple(domain)} differs from the domain the fields fix, {first.domain}")
-    return kernels, assignments
+    return kernels, assignments, left_out
 
 
 def _prefetch(function: Callable[[Triple], Any], fold: Triple, foldings: Sequence[Triple] | None,
@@ -284,9 +295,9 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
             raise KernelError(f"domain {tuple(domain)} differs from the kernel's domain {source.domain}")
         extracted: dict[Triple, ExtractedKernel] = {}
         per_fold = {f: source for f in (folds if folds is not None else useful_foldings(PAPER_FOLDINGS, source.domain))}
-        assignments = None
+        assignments, left_out = None, {}
     else:
-        extracted, assignments = _per_fold_kernels(source, dev, domain, folds, target, dtype)  # type: ignore[arg-type]
+        extracted, assignments, left_out = _per_fold_kernels(source, dev, domain, folds, target, dtype)  # type: ignore[arg-type]
         per_fold = {f: k.kernel for f, k in extracted.items()}
 
     def candidates(kernel: Kernel) -> list[Triple]:
@@ -298,7 +309,7 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
     ranking = rank_per_fold(per_fold, dev, candidates, executor, progress, curves, scoring)  # type: ignore[arg-type]
     return PystencilsRanking(ranking=ranking, kernels=extracted, assignments=assignments,
                              target=target if target is not None else target_for(dev), model=model,
-                             objective=objective)
+                             objective=objective, left_out=left_out)
 
 
 def create_kernel(assignments: Any, config: Any = None, device: Device | str = DEFAULT_DEVICE,

@@ -29,6 +29,11 @@ class UnsupportedKernelError(KernelError):
     """A code generator's kernel uses a construct the model does not cover."""
 
 
+class FoldingError(KernelError):
+    """A kernel cannot be folded by a factor on its domain: the factor does not divide the iteration
+    extent along its axis. A configuration space leaves such a folding out and says why."""
+
+
 class CacheWarning(UserWarning):
     """The disk cache cannot be used (its directory cannot be made or written): warpspeed runs
     without it, recomputing what it would have read."""

@@ -132,6 +132,25 @@ def test_rank_table_fits_the_terminal(runner, small_ranking, width):
         assert "--wide shows them" in out
 
 
+def test_rank_leaves_out_a_folding_the_domain_cannot_take(runner):
+    """star3d-r1 on 64 x 63 x 64 cells: pystencils' folded kernel needs an extent divisible by the
+    fold, so 2 in y is left out and said, and the ranking holds the other two foldings. 64 threads
+    as (2^a, 2^b, 2^c), a + b + c = 6, every extent at most twice the domain's: all 28 blocks."""
+    args = ["rank", "--kernel", "star3d-r1", "--domain", "64,63,64", "--threads", "64", "--jobs", "1", "--top", "0"]
+    result = runner.invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert [entry["fold"] for entry in doc["left_out_foldings"]] == [[1, 2, 1]]
+    assert "63 along y" in doc["left_out_foldings"][0]["reason"]
+    blocks = [(2 ** a, 2 ** b, 2 ** (6 - a - b)) for a in range(7) for b in range(7 - a)]
+    assert sorted((tuple(r["block"]), tuple(r["fold"])) for r in doc["rows"]) == sorted(
+        (b, f) for b in blocks for f in ((1, 1, 1), (1, 1, 2)))
+    text = runner.invoke(main, args, env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert "fold 1x2x1 left out: iteration extent 63 along y" in text.output
+    assert "All 56 rows shown." in text.output
+
+
 def test_rank_caption_says_top_zero_shows_all(runner):
     result = runner.invoke(main, ["rank", "--kernel", "star3d-r1", *SMALL, "--threads", "64", "--jobs", "1",
                                   "--top", "5"], env={"COLUMNS": "80"})

@@ -58,3 +58,49 @@ def test_a_failure_to_resolve_is_cached_and_raised_again(a100, monkeypatch):
         with pytest.raises(WarpspeedError, match=r"cannot generate fold \(1, 2, 1\)"):
             kernels.kernel((1, 2, 1))
     assert calls == [(1, 2, 1)]
+
+
+def test_resolve_foldings_leaves_out_only_later_foldings_that_do_not_divide():
+    """A FoldingError of a later folding leaves it out with its message; the first folding's, or
+    any other error, propagates."""
+    from warpspeed.errors import FoldingError, KernelError
+    from warpspeed.launch.folded import resolve_foldings
+
+    def resolve(fold):
+        if fold[1] == 2:
+            raise FoldingError("extent 7 along y is not a multiple of 2")
+        return sum(fold)
+
+    resolved, left_out = resolve_foldings(resolve, [(1, 1, 1), (1, 2, 1), (1, 1, 2)])
+    assert resolved == {(1, 1, 1): 3, (1, 1, 2): 4}
+    assert left_out == {(1, 2, 1): "extent 7 along y is not a multiple of 2"}
+    with pytest.raises(FoldingError, match="extent 7"):
+        resolve_foldings(resolve, [(1, 2, 1), (1, 1, 1)])
+
+    def broken(fold):
+        raise KernelError("not a folding problem")
+
+    with pytest.raises(KernelError, match="not a folding problem"):
+        resolve_foldings(broken, [(1, 1, 1)])
+    with pytest.raises(KernelError, match="not a folding problem"):
+        resolve_foldings(lambda f: broken(f) if f != (1, 1, 1) else 0, [(1, 1, 1), (1, 2, 1)])
+
+
+def test_folded_space_leaves_out_a_folding_the_domain_cannot_take(a100, monkeypatch):
+    """A catalog kernel whose folding by 2 in y fails with a FoldingError (as a pystencils kernel on
+    an odd y extent does) is ranked over the other two foldings: 42 blocks of 256 threads each."""
+    from warpspeed.errors import FoldingError
+    from warpspeed.kernel import catalog
+
+    real = catalog.resolve
+
+    def odd_y(name, domain=None, *, fold=(1, 1, 1), device=None, dtype=None):
+        if tuple(fold) == (1, 2, 1):
+            raise FoldingError("iteration extent 255 along y is not a multiple of the folding factor 2")
+        return real(name, domain, fold=fold, device=device, dtype=dtype)
+
+    monkeypatch.setattr(catalog, "resolve", odd_y)
+    space = folded_space("copy", (256, 255, 256), a100, threads=256)
+    assert list(space.resolved) == [(1, 1, 1), (1, 1, 2)]
+    assert list(space.left_out) == [(1, 2, 1)] and "255 along y" in space.left_out[(1, 2, 1)]
+    assert len(space.configs()) == 2 * 42

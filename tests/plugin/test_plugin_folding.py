@@ -8,7 +8,7 @@ import pytest
 
 ps = pytest.importorskip("pystencils")
 
-from warpspeed.errors import KernelError  # noqa: E402
+from warpspeed.errors import FoldingError, KernelError  # noqa: E402
 
 from pystencils_plugin import (  # noqa: E402
     create_folded_kernel,
@@ -77,7 +77,7 @@ def test_hip_accepts_folded_kernel():
 
 def test_indivisible_extent_is_rejected():
     assignments = star_stencil_assignments(3, 1, (8, 7, 8))
-    with pytest.raises(KernelError, match=r"extent 7 along y .* not a multiple of the folding factor 2"):
+    with pytest.raises(FoldingError, match=r"extent 7 along y .* not a multiple of the folding factor 2"):
         create_folded_kernel(assignments, fold=(1, 2, 1))
 
 
@@ -97,3 +97,16 @@ def test_non_replicated_kernel_with_step_is_rejected():
     kernel = ps.create_kernel([ps.Assignment(dst.center, src[0, 1, 0])], config)
     with pytest.raises(KernelError, match=r"folded by 2 along y"):
         extract_kernel(kernel, compile_registers=False)
+
+
+def test_plugin_rank_leaves_out_a_folding_the_domain_cannot_take():
+    """The default space on 16 x 15 x 16 cells ranks the foldings none and 2 in z and says why 2 in y
+    is left out; a folding asked for explicitly is generated or refused."""
+    from pystencils_plugin import rank
+
+    ranking = rank("star3d-r1", "A100-SXM4-40GB", domain=(16, 15, 16), threads=64, executor=None)
+    assert list(ranking.left_out) == [(1, 2, 1)] and "15 along y" in ranking.left_out[(1, 2, 1)]
+    assert {r.config.fold for r in ranking.rows} == {(1, 1, 1), (1, 1, 2)}
+    assert "fold 1x2x1 left out: iteration extent 15 along y" in str(ranking)
+    with pytest.raises(FoldingError, match="15 along y"):
+        rank("star3d-r1", "A100-SXM4-40GB", domain=(16, 15, 16), threads=64, foldings=[(1, 2, 1)], executor=None)

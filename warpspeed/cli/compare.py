@@ -6,7 +6,8 @@ import math
 
 import click
 
-from warpspeed.cli.common import curves_option, dtype_option, kernel_options, models_help, rank_space
+from warpspeed.cli.common import (curves_option, dtype_option, kernel_options, left_out_lines, left_out_records, models_help,
+                                  rank_space)
 from warpspeed.cli.parse import InputError
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
@@ -71,10 +72,10 @@ def _csv(comparison, path: str) -> None:
     write_table_csv(path, columns, records)
 
 
-def _document(comparison) -> dict:
+def _document(comparison, left_out: list[dict]) -> dict:
     return {
         "kernel": comparison.kernel, "device": comparison.device, "models": list(comparison.models),
-        "not_compared": dict(comparison.dropped),
+        "not_compared": dict(comparison.dropped), "left_out_foldings": left_out,
         "summary": {
             "models": [{"model": s.model, "ratio_to_reference": [s.ratio_min, s.ratio_max],
                         "best": {"block": list(s.best.block), "fold": list(s.best.fold),
@@ -132,12 +133,12 @@ def compare(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
 
         plot_comparison(comparison, plot_path, top=top or None)
     if as_json:
-        click.echo(json_text(_document(comparison)))
+        click.echo(json_text(_document(comparison, left_out_records(space))))
         return
-    _print(comparison, tuple(space.kernels.values())[0].domain, top, wide)
+    _print(comparison, tuple(space.kernels.values())[0].domain, top, wide, left_out_lines(space))
 
 
-def _print(comparison, domain, top: int, wide: bool) -> None:
+def _print(comparison, domain, top: int, wide: bool, left_out: list[str]) -> None:
     models = comparison.models
     rows = comparison.rows
     shown = rows if top == 0 else rows[:top]
@@ -149,6 +150,7 @@ def _print(comparison, domain, top: int, wide: bool) -> None:
                else f"All {len(rows)} rows shown."]
     if dropped:
         caption.append(f"Left out to fit the terminal: {', '.join(c.name for c in dropped)} (--wide shows them).")
+    caption += left_out
     title = (f"{comparison.kernel} on {comparison.device}, domain {'x'.join(map(str, domain))}: "
              f"{len(rows)} configurations, {', '.join(models)}")
     print_fitted(console, table, title, caption)

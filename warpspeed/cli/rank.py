@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import click
 
 from warpspeed.calibration import calibration
@@ -11,6 +13,8 @@ from warpspeed.cli.common import (
     curves_option,
     dtype_option,
     kernel_options,
+    left_out_lines,
+    left_out_records,
     model_option,
     rank_space,
     registers_text,
@@ -84,8 +88,9 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
     foldings none, 2 in y and 2 in z, restricted to what the kernel's domain can use: a 2-D
-    kernel gets z = 1 blocks and foldings, and no block is more than twice as wide as the
-    domain. Every folding is ranked with the kernel the catalog resolves the name to for it:
+    kernel gets z = 1 blocks and foldings, no block is more than twice as wide as the
+    domain, and a generated kernel's folding whose factor does not divide the domain's extent
+    along its axis is left out (the output says which). Every folding is ranked with the kernel the catalog resolves the name to for it:
     pystencils workloads are generated, folded and register-counted for every folding (real
     code for each row); built-in kernels fold as a launch parameter.
     """
@@ -135,12 +140,14 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         doc["calibration"] = calibration(device, curves).as_dict()
         doc["registers"] = [{"fold": list(f), "registers": _registers(r), "source": r.registers_source,
                              "detail": r.registers_detail} for f, r in resolved.items()]
+        doc["left_out_foldings"] = left_out_records(space)
         doc["instructions"] = {"source": mix_source, "detail": mix_detail, "used": mix_used}
         doc["rows"] = [json_safe(json_record(r)) for r in rows]
         click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
-                   curves.label if curves is not None else None, calibration(device, curves).line(), model, objective)
+                   curves.label if curves is not None else None, calibration(device, curves).line(), model, objective,
+                   left_out_lines(space))
 
 
 def model_columns(model: str) -> tuple[Column, ...]:
@@ -187,7 +194,7 @@ def _rank_cells(index: int, r, model: str = DEFAULT_TIME_MODEL, objective: str =
 
 def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, registers_note: str,
                    curves_label: str | None = None, calibration_line: str = "", model: str = DEFAULT_TIME_MODEL,
-                   objective: str = "time") -> None:
+                   objective: str = "time", left_out: Sequence[str] = ()) -> None:
     rows = ranking.rows
     shown = rows if top == 0 else rows[:top]
     console = make_console()
@@ -212,6 +219,7 @@ def _print_ranking(ranking, domain: tuple[int, ...], top: int, wide: bool, regis
         if dropped else "",
         f"Best {len(shown)} of {len(rows)} shown; --top 0 shows all." if len(shown) < len(rows) else
         f"All {len(rows)} rows shown.",
+        *left_out,
     ]
     title = (f"{ranking.kernel} on {ranking.device}, domain {'x'.join(map(str, domain))}: "
              f"{len(rows)} configurations, {model} model, objective {objective}: sorted by "

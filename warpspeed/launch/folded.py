@@ -6,7 +6,11 @@ parameter. :class:`FoldedKernels` resolves a name through the kernel catalog
 (:func:`warpspeed.kernel.catalog.resolve`) once per folding, on first use, and remembers a
 failure as well as a kernel. :func:`folded_space` is the space ``rank`` and ``compare`` sweep:
 the paper's foldings that the kernel's domain can use, each with its resolved kernel, times every
-power-of-two block of a thread count (:func:`warpspeed.launch.space.configuration_space`).
+power-of-two block of a thread count (:func:`warpspeed.launch.space.configuration_space`). A
+folding whose factor does not divide the domain's extent along its axis (a generated folded
+kernel's guard tests only a thread's first cell, :class:`~warpspeed.errors.FoldingError`) is left
+out of the space with its reason (:func:`resolve_foldings`), so that a domain of 101 cells along y
+is ranked without the folding by 2 in y instead of not at all.
 Studies and the measurement runner predict arbitrary configurations through
 :class:`warpspeed.studies.predictors.FoldingPredictors`, which resolves through the same
 :class:`FoldedKernels`.
@@ -14,10 +18,10 @@ Studies and the measurement runner predict arbitrary configurations through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar
 
-from warpspeed.errors import LaunchError, WarpspeedError
+from warpspeed.errors import FoldingError, LaunchError, WarpspeedError
 from warpspeed.kernel import catalog
 from warpspeed.kernel.catalog import ResolvedKernel
 from warpspeed.launch.space import MAX_BLOCK_Z, PAPER_FOLDINGS, Config, configuration_space, default_threads, useful_foldings
@@ -27,6 +31,24 @@ if TYPE_CHECKING:
     from warpspeed.kernel.description import Kernel
 
 Triple = tuple[int, int, int]
+T = TypeVar("T")
+
+
+def resolve_foldings(resolve: Callable[[Triple], T],
+                     foldings: Sequence[Triple]) -> tuple[dict[Triple, T], dict[Triple, str]]:
+    """``resolve`` of each of ``foldings``, and the foldings left out with their reasons: those after
+    the first that raise :class:`~warpspeed.errors.FoldingError` (the domain's extent is not a
+    multiple of the factor). Every other error, and any error of the first folding, propagates."""
+    resolved: dict[Triple, T] = {}
+    left_out: dict[Triple, str] = {}
+    for index, fold in enumerate(foldings):
+        try:
+            resolved[fold] = resolve(fold)
+        except FoldingError as exc:
+            if index == 0:
+                raise
+            left_out[fold] = str(exc)
+    return resolved, left_out
 
 
 class FoldedKernels:
@@ -63,11 +85,13 @@ class FoldedKernels:
 class FoldedSpace:
     """A configuration space over foldings: the ``device``, the kernel resolved for each folding
     (``resolved``), and every power-of-two block of ``threads`` threads per block (None: each
-    kernel's default on the device, :func:`~warpspeed.launch.space.default_threads`)."""
+    kernel's default on the device, :func:`~warpspeed.launch.space.default_threads`);
+    ``left_out``: the foldings the domain cannot be folded by, each with the reason."""
 
     device: "Device"
     resolved: Mapping[Triple, ResolvedKernel]
     threads: int | None = None
+    left_out: Mapping[Triple, str] = field(default_factory=dict)
 
     @property
     def kernels(self) -> dict[Triple, "Kernel"]:
@@ -89,12 +113,14 @@ def folded_space(name: str, domain: Sequence[int] | None, device: "Device", dtyp
                  threads: int | None = None, foldings: Sequence[Triple] = PAPER_FOLDINGS) -> FoldedSpace:
     """The space of ``rank`` and ``compare``: the ``foldings`` that the kernel's domain can use
     (:func:`~warpspeed.launch.space.useful_foldings`; the first is resolved to learn the domain),
-    each with its own resolved kernel, times the blocks of ``threads`` threads. A one-line error
-    for an unknown kernel name or a thread count that is not a power of two the device allows."""
+    each with its own resolved kernel, times the blocks of ``threads`` threads; a folding the
+    domain's extent is not a multiple of is left out (:attr:`FoldedSpace.left_out`). A one-line
+    error for an unknown kernel name or a thread count that is not a power of two the device allows."""
     catalog.require_kernel(name)
     if threads is not None and (threads < 1 or threads & (threads - 1) or threads > device.max_threads_per_block):
         raise LaunchError(f"threads per block must be a positive power of two, got {threads}; allowed on "
                           f"{device.name}: 1, 2, 4, ..., {device.max_threads_per_block}")
     kernels = FoldedKernels(name, domain, device, dtype)
     first = kernels.kernel(foldings[0])
-    return FoldedSpace(device, {f: kernels.resolved(f) for f in useful_foldings(foldings, first.domain)}, threads)
+    resolved, left_out = resolve_foldings(kernels.resolved, useful_foldings(foldings, first.domain))
+    return FoldedSpace(device, resolved, threads, left_out)
