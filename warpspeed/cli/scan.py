@@ -19,12 +19,15 @@ from warpspeed.kernel.limits import MAX_DOMAIN_CELLS
 
 @click.command("scan-domain")
 @click.option("--kernel", "kernel_name", default=DEFAULT_KERNEL, show_default=True,
-              help="Built-in 3D kernel to scan.")
-@click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True)
+              help="3D kernel to scan, as `warpspeed rank --kernel` takes it (built-in or generated).")
+@click.option("--device", "device_name", default=DEFAULT_DEVICE, show_default=True,
+              help="Built-in device name or path to a device TOML file.")
 @click.option("--planes", default="64:1024:64", show_default=True,
               help="Plane edges: start:stop:step (inclusive stop) or a comma list.")
-@click.option("--blocks", default=None, help="Blocks as x,y,z;x,y,z;... (default: 1 to 32 layers deep).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--blocks", default=None,
+              help="Blocks as x,y,z;x,y,z;... (default: the paper's six blocks of 1024 threads, 1 to 32 layers "
+                   "deep; a kernel with many registers, such as the LBM kernels, needs smaller ones).")
+@click.option("--json", "as_json", is_flag=True, help="Print the points as JSON.")
 @click.option("--plot", "plot_path", type=OutputFile("plot", plot=True), default=None,
               help="Write a plot (format from the suffix: png, pdf, svg, ...).")
 def scan_domain(kernel_name: str, device_name: str, planes: str, blocks: str | None, as_json: bool,
