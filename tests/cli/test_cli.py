@@ -149,6 +149,10 @@ def test_rank_leaves_out_a_folding_the_domain_cannot_take(runner):
     assert text.exit_code == 0, text.output
     assert "fold 1x2x1 left out: iteration extent 63 along y" in text.output
     assert "All 56 rows shown." in text.output
+    compared = runner.invoke(main, ["compare", *args[1:7], "--models", "overlap,roofline", "--json"])
+    assert compared.exit_code == 0, compared.output
+    compared_doc = json.loads(compared.output)
+    assert compared_doc["left_out_foldings"] == doc["left_out_foldings"] and len(compared_doc["rows"]) == 56
 
 
 def test_rank_caption_says_top_zero_shows_all(runner):

@@ -104,3 +104,6 @@ def test_folded_space_leaves_out_a_folding_the_domain_cannot_take(a100, monkeypa
     assert list(space.resolved) == [(1, 1, 1), (1, 1, 2)]
     assert list(space.left_out) == [(1, 2, 1)] and "255 along y" in space.left_out[(1, 2, 1)]
     assert len(space.configs()) == 2 * 42
+    reason = "iteration extent 255 along y is not a multiple of the folding factor 2"
+    assert space.left_out_lines() == [f"fold 1x2x1 left out: {reason}"]
+    assert space.left_out_records() == [{"fold": [1, 2, 1], "reason": reason}]

@@ -149,14 +149,3 @@ def rank_space(kernel_name: str, domain: tuple[int, ...] | str | None, device_na
     if check is not None:
         check(device)
     return folded_space(kernel_name, dom, device, dtype, threads)
-
-
-def left_out_lines(space: "FoldedSpace") -> list[str]:
-    """One line per folding the space left out (the domain's extent is not a multiple of its
-    factor), with the reason."""
-    return [f"fold {'x'.join(map(str, fold))} left out: {why}" for fold, why in space.left_out.items()]
-
-
-def left_out_records(space: "FoldedSpace") -> list[dict]:
-    """The foldings the space left out as JSON records: ``fold`` and ``reason``."""
-    return [{"fold": list(fold), "reason": why} for fold, why in space.left_out.items()]

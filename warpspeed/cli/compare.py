@@ -6,8 +6,7 @@ import math
 
 import click
 
-from warpspeed.cli.common import (curves_option, dtype_option, kernel_options, left_out_lines, left_out_records, models_help,
-                                  rank_space)
+from warpspeed.cli.common import curves_option, dtype_option, kernel_options, models_help, rank_space
 from warpspeed.cli.parse import InputError
 from warpspeed.cli.paths import OutputFile
 from warpspeed.cli.render import Column, DelayedProgress, console as make_console, fitted_table, glups, print_fitted
@@ -133,9 +132,9 @@ def compare(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, 
 
         plot_comparison(comparison, plot_path, top=top or None)
     if as_json:
-        click.echo(json_text(_document(comparison, left_out_records(space))))
+        click.echo(json_text(_document(comparison, space.left_out_records())))
         return
-    _print(comparison, tuple(space.kernels.values())[0].domain, top, wide, left_out_lines(space))
+    _print(comparison, tuple(space.kernels.values())[0].domain, top, wide, space.left_out_lines())
 
 
 def _print(comparison, domain, top: int, wide: bool, left_out: list[str]) -> None:

@@ -13,8 +13,6 @@ from warpspeed.cli.common import (
     curves_option,
     dtype_option,
     kernel_options,
-    left_out_lines,
-    left_out_records,
     model_option,
     rank_space,
     registers_text,
@@ -140,14 +138,14 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
         doc["calibration"] = calibration(device, curves).as_dict()
         doc["registers"] = [{"fold": list(f), "registers": _registers(r), "source": r.registers_source,
                              "detail": r.registers_detail} for f, r in resolved.items()]
-        doc["left_out_foldings"] = left_out_records(space)
+        doc["left_out_foldings"] = space.left_out_records()
         doc["instructions"] = {"source": mix_source, "detail": mix_detail, "used": mix_used}
         doc["rows"] = [json_safe(json_record(r)) for r in rows]
         click.echo(json_text(doc, indent=2))
         return
     _print_ranking(ranking, tuple(kernel.domain), top, wide, registers_note,
                    curves.label if curves is not None else None, calibration(device, curves).line(), model, objective,
-                   left_out_lines(space))
+                   space.left_out_lines())
 
 
 def model_columns(model: str) -> tuple[Column, ...]:

@@ -108,6 +108,14 @@ class FoldedSpace:
         """Every configuration of the space, folding by folding."""
         return [Config(block, fold) for fold, r in self.resolved.items() for block in self.blocks(r.kernel)]
 
+    def left_out_lines(self) -> list[str]:
+        """One line per folding left out, with the reason (``fold 1x2x1 left out: ...``)."""
+        return [f"fold {'x'.join(map(str, fold))} left out: {why}" for fold, why in self.left_out.items()]
+
+    def left_out_records(self) -> list[dict]:
+        """The foldings left out as JSON records: ``fold`` and ``reason``."""
+        return [{"fold": list(fold), "reason": why} for fold, why in self.left_out.items()]
+
 
 def folded_space(name: str, domain: Sequence[int] | None, device: "Device", dtype: str | None = None,
                  threads: int | None = None, foldings: Sequence[Triple] = PAPER_FOLDINGS) -> FoldedSpace:

@@ -191,7 +191,7 @@ def tune_on_gpu(kernel: str, device: Any, domain: Sequence[int] | None = None, *
     result = TuneResult(kernel=kernel, device=dev.name, domain=dom, lups=math.prod(dom),
                         runs=_runs(results, names, DEFAULT_MAPPING, order), space=len(configs), stopped=stopped,
                         model_seconds=order.model_seconds,
-                        notes=(f"Kernel Tuner ran {time.perf_counter() - start:.1f} s",))
+                        notes=(f"Kernel Tuner ran {time.perf_counter() - start:.1f} s", *space.left_out_lines()))
     return result, list(results)
 
 
