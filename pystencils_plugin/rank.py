@@ -27,7 +27,7 @@ from pystencils_plugin.workload_names import WORKLOADS
 from warpspeed.errors import KernelError, WarpspeedError
 from warpspeed.hardware.device import Device, load_device
 from warpspeed.kernel.description import Kernel
-from warpspeed.launch.folded import resolve_foldings
+from warpspeed.launch.folded import left_out_line, resolve_foldings
 from warpspeed.launch.space import (MAX_BLOCK_Z, PAPER_FOLDINGS, configuration_space, default_threads,
                                     useful_foldings)
 from warpspeed.memory.capacity import CapacityCurves
@@ -140,7 +140,7 @@ class PystencilsRanking:
 
     def _left_out_note(self) -> str:
         """The foldings left out of the default space, each with its reason; empty without any."""
-        return "".join(f"; fold {'x'.join(map(str, f))} left out: {why}" for f, why in self.left_out.items())
+        return "".join(f"; {left_out_line(fold, why)}" for fold, why in self.left_out.items())
 
     def _repr_html_(self) -> str:
         """The best :data:`SHOWN_ROWS` rows as an HTML table (Jupyter calls this)."""
@@ -297,7 +297,8 @@ def rank(source: Any, device: Device | str = DEFAULT_DEVICE, domain: Sequence[in
         per_fold = {f: source for f in (folds if folds is not None else useful_foldings(PAPER_FOLDINGS, source.domain))}
         assignments, left_out = None, {}
     else:
-        extracted, assignments, left_out = _per_fold_kernels(source, dev, domain, folds, target, dtype)  # type: ignore[arg-type]
+        extracted, assignments, left_out = _per_fold_kernels(source, dev, domain, folds,  # type: ignore[arg-type]
+                                                             target, dtype)
         per_fold = {f: k.kernel for f, k in extracted.items()}
 
     def candidates(kernel: Kernel) -> list[Triple]:

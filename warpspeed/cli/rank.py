@@ -86,11 +86,12 @@ def rank(kernel_name: str, domain: tuple[int, ...] | None, device_name: str, dty
 
     The candidate space is every power-of-two block of --threads threads (z <= 64) times the
     foldings none, 2 in y and 2 in z, restricted to what the kernel's domain can use: a 2-D
-    kernel gets z = 1 blocks and foldings, no block is more than twice as wide as the
-    domain, and a generated kernel's folding whose factor does not divide the domain's extent
-    along its axis is left out (the output says which). Every folding is ranked with the kernel the catalog resolves the name to for it:
-    pystencils workloads are generated, folded and register-counted for every folding (real
-    code for each row); built-in kernels fold as a launch parameter.
+    kernel gets z = 1 blocks and foldings, no block is more than twice as wide as the domain,
+    and a generated kernel's folding whose factor does not divide the domain's extent along its
+    axis is left out (the output says which). Every folding is ranked with the kernel the
+    catalog resolves the name to for it: pystencils workloads are generated, folded and
+    register-counted for every folding (real code for each row); built-in kernels fold as a
+    launch parameter.
     """
     from warpspeed.launch.space import PAPER_FOLDINGS
     from warpspeed.memory.capacity import load_curves

@@ -34,6 +34,11 @@ Triple = tuple[int, int, int]
 T = TypeVar("T")
 
 
+def left_out_line(fold: Sequence[int], reason: str) -> str:
+    """The line that says a folding was left out of a space, and why."""
+    return f"fold {'x'.join(map(str, fold))} left out: {reason}"
+
+
 def resolve_foldings(resolve: Callable[[Triple], T],
                      foldings: Sequence[Triple]) -> tuple[dict[Triple, T], dict[Triple, str]]:
     """``resolve`` of each of ``foldings``, and the foldings left out with their reasons: those after
@@ -110,7 +115,7 @@ class FoldedSpace:
 
     def left_out_lines(self) -> list[str]:
         """One line per folding left out, with the reason (``fold 1x2x1 left out: ...``)."""
-        return [f"fold {'x'.join(map(str, fold))} left out: {why}" for fold, why in self.left_out.items()]
+        return [left_out_line(fold, why) for fold, why in self.left_out.items()]
 
     def left_out_records(self) -> list[dict]:
         """The foldings left out as JSON records: ``fold`` and ``reason``."""
