@@ -64,7 +64,8 @@ def _models():
 #: for sympy, which the kernel description needs.
 __getattr__, __dir__, __all__ = lazy_exports(globals(), {
     _device: ("Device", "all_devices", "device_names", "load_device"),
-    _errors: ("DeviceError", "FitError", "KernelError", "LaunchError", "UnsupportedKernelError", "WarpspeedError"),
+    _errors: ("DeviceError", "FitError", "FoldingError", "KernelError", "LaunchError", "UnsupportedKernelError",
+              "WarpspeedError"),
     _description: ("Access", "Field", "FlopCounts", "Kernel", "load", "load_linear", "store", "store_linear"),
     _predict: ("Predictor",),
     _prediction: ("Prediction",),
