@@ -230,9 +230,7 @@ def _per_fold_kernels(source: Any, dev: Device, domain: Sequence[int] | None, fo
         assignments = source
     left_out: dict[Triple, str] = {}
     if foldings is None:
-        unfolded = generate((1, 1, 1))
-        foldings = useful_foldings(PAPER_FOLDINGS, unfolded.kernel.domain)
-        kernels, left_out = resolve_foldings(lambda f: unfolded if f == (1, 1, 1) else generate(f), foldings)
+        kernels, left_out = resolve_foldings(generate, lambda extracted: extracted.kernel.domain)
     else:
         kernels = {f: generate(f) for f in foldings}
     if isinstance(source, str):

@@ -62,28 +62,37 @@ def test_a_failure_to_resolve_is_cached_and_raised_again(a100, monkeypatch):
 
 def test_resolve_foldings_leaves_out_only_later_foldings_that_do_not_divide():
     """A FoldingError of a later folding leaves it out with its message; the first folding's, or
-    any other error, propagates."""
+    any other error, propagates; the first is resolved once, and the foldings are those its domain
+    can use (none along an axis of extent 1)."""
     from warpspeed.errors import FoldingError, KernelError
     from warpspeed.launch.folded import resolve_foldings
 
+    calls = []
+
     def resolve(fold):
+        calls.append(fold)
         if fold[1] == 2:
             raise FoldingError("extent 7 along y is not a multiple of 2")
         return sum(fold)
 
-    resolved, left_out = resolve_foldings(resolve, [(1, 1, 1), (1, 2, 1), (1, 1, 2)])
+    def domain(_):
+        return (8, 7, 8)
+
+    resolved, left_out = resolve_foldings(resolve, domain, [(1, 1, 1), (1, 2, 1), (1, 1, 2)])
     assert resolved == {(1, 1, 1): 3, (1, 1, 2): 4}
     assert left_out == {(1, 2, 1): "extent 7 along y is not a multiple of 2"}
+    assert calls == [(1, 1, 1), (1, 2, 1), (1, 1, 2)]
+    assert resolve_foldings(resolve, lambda _: (8, 8, 1), [(1, 1, 1), (1, 1, 2)]) == ({(1, 1, 1): 3}, {})
     with pytest.raises(FoldingError, match="extent 7"):
-        resolve_foldings(resolve, [(1, 2, 1), (1, 1, 1)])
+        resolve_foldings(resolve, domain, [(1, 2, 1), (1, 1, 1)])
 
     def broken(fold):
         raise KernelError("not a folding problem")
 
     with pytest.raises(KernelError, match="not a folding problem"):
-        resolve_foldings(broken, [(1, 1, 1)])
+        resolve_foldings(broken, domain, [(1, 1, 1)])
     with pytest.raises(KernelError, match="not a folding problem"):
-        resolve_foldings(lambda f: broken(f) if f != (1, 1, 1) else 0, [(1, 1, 1), (1, 2, 1)])
+        resolve_foldings(lambda f: broken(f) if f != (1, 1, 1) else 0, domain, [(1, 1, 1), (1, 2, 1)])
 
 
 def test_folded_space_leaves_out_a_folding_the_domain_cannot_take(a100, monkeypatch):

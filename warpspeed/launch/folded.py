@@ -39,19 +39,20 @@ def left_out_line(fold: Sequence[int], reason: str) -> str:
     return f"fold {'x'.join(map(str, fold))} left out: {reason}"
 
 
-def resolve_foldings(resolve: Callable[[Triple], T],
-                     foldings: Sequence[Triple]) -> tuple[dict[Triple, T], dict[Triple, str]]:
-    """``resolve`` of each of ``foldings``, and the foldings left out with their reasons: those after
-    the first that raise :class:`~warpspeed.errors.FoldingError` (the domain's extent is not a
-    multiple of the factor). Every other error, and any error of the first folding, propagates."""
+def resolve_foldings(resolve: Callable[[Triple], T], domain_of: Callable[[T], Sequence[int]],
+                     foldings: Sequence[Triple] = PAPER_FOLDINGS) -> tuple[dict[Triple, T], dict[Triple, str]]:
+    """The default space's kernels: the first of ``foldings`` resolved (any error propagates) to
+    learn the domain (``domain_of`` its result), then ``resolve`` of each folding that domain can use
+    (:func:`~warpspeed.launch.space.useful_foldings`), and the foldings left out with their
+    reasons: those that raise :class:`~warpspeed.errors.FoldingError` (the domain's extent is not a
+    multiple of the factor). Every other error propagates."""
+    first = resolve(foldings[0])
     resolved: dict[Triple, T] = {}
     left_out: dict[Triple, str] = {}
-    for index, fold in enumerate(foldings):
+    for fold in useful_foldings(foldings, domain_of(first)):
         try:
-            resolved[fold] = resolve(fold)
+            resolved[fold] = first if fold == foldings[0] else resolve(fold)
         except FoldingError as exc:
-            if index == 0:
-                raise
             left_out[fold] = str(exc)
     return resolved, left_out
 
@@ -125,15 +126,14 @@ class FoldedSpace:
 def folded_space(name: str, domain: Sequence[int] | None, device: "Device", dtype: str | None = None,
                  threads: int | None = None, foldings: Sequence[Triple] = PAPER_FOLDINGS) -> FoldedSpace:
     """The space of ``rank`` and ``compare``: the ``foldings`` that the kernel's domain can use
-    (:func:`~warpspeed.launch.space.useful_foldings`; the first is resolved to learn the domain),
-    each with its own resolved kernel, times the blocks of ``threads`` threads; a folding the
-    domain's extent is not a multiple of is left out (:attr:`FoldedSpace.left_out`). A one-line
+    (:func:`resolve_foldings`: the first is resolved to learn the domain), each with its own
+    resolved kernel, times the blocks of ``threads`` threads; a folding the domain's extent is not
+    a multiple of is left out (:attr:`FoldedSpace.left_out`). A one-line
     error for an unknown kernel name or a thread count that is not a power of two the device allows."""
     catalog.require_kernel(name)
     if threads is not None and (threads < 1 or threads & (threads - 1) or threads > device.max_threads_per_block):
         raise LaunchError(f"threads per block must be a positive power of two, got {threads}; allowed on "
                           f"{device.name}: 1, 2, 4, ..., {device.max_threads_per_block}")
     kernels = FoldedKernels(name, domain, device, dtype)
-    first = kernels.kernel(foldings[0])
-    resolved, left_out = resolve_foldings(kernels.resolved, useful_foldings(foldings, first.domain))
+    resolved, left_out = resolve_foldings(kernels.resolved, lambda r: r.kernel.domain, foldings)
     return FoldedSpace(device, resolved, threads, left_out)
