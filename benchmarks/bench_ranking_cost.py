@@ -23,7 +23,9 @@ prints the cost of each domain's whole ranking and per configuration, and their 
 first domain's (flat in the domain: the ratio stays near 1). A larger domain's space holds more
 configurations (168 at 2048^3, 150 at 128^3: blocks 512 and 1024 wide), so its whole ranking costs
 more even when every configuration costs the same; each further domain is therefore measured a
-second time on the configurations of the first domain's space only (``same space``).
+second time on the configurations of the first domain's space only (``same space``). Each line
+also gives the ranking less its wave stage and that figure's ratio: what the configurations cost by
+themselves, apart from the classes of waves, whose number grows with the grid.
 
 ``--kernel`` and ``--dtype`` rank another catalog kernel instead (e.g. ``--kernel d3q19-srt --dtype
 float``: lbmpy's D3Q19, whose populations the wave stage counts as sums of box sizes).
@@ -71,17 +73,18 @@ def blocks(k):
         return space
     shared = {c.block for c in domain_space(COMMON, threads, [(1, 1, 1)], MAX_BLOCK_Z)}
     return [b for b in space if b in shared]
-stage = {}
+stage, stage_cpu = {}, {}
 def wrap(module, name, label):
     f = getattr(module, name, None)
     if f is None:
         return
     def g(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             return f(*a, **k)
         finally:
             stage[label] = stage.get(label, 0.0) + time.perf_counter() - t
+            stage_cpu[label] = stage_cpu.get(label, 0.0) + time.process_time() - c
     setattr(module, name, g)
 for name in STAGES:
     wrap(P, name, name)
@@ -94,14 +97,17 @@ scoring = wr.Scoring(MODEL)
 n = sum(len(blocks(k)) for k in kernels.values())
 wr.rank_per_fold(kernels, dev, blocks, executor=None, scoring=scoring)
 stage.clear()
-times, cpu = [], []
+times, cpu, rest = [], [], []
 for _ in range(REPEAT):
+    waves = stage_cpu.get("wave volumes", 0.0)
     t, c = time.perf_counter(), time.process_time()
     wr.rank_per_fold(kernels, dev, blocks, executor=None, scoring=scoring)
     times.append(time.perf_counter() - t)
     cpu.append(time.process_time() - c)
+    rest.append(cpu[-1] - (stage_cpu.get("wave volumes", 0.0) - waves))
 print(json.dumps({"configurations": n, "ms_per_config": statistics.median(times) / n * 1e3,
                   "ranking_s": statistics.median(times), "cpu_ms_per_config": min(cpu) / n * 1e3,
+                  "cpu_rest_ms_per_config": min(rest) / n * 1e3,
                   "stages_ms": {k: v / REPEAT / n * 1e3 for k, v in stage.items()}}))
 """
 
@@ -175,6 +181,7 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                         figures[name, edge, common].append(measure(source, device, model, repeat, edge, common, kernel, dtype))
             for name in trees:
                 base_s, base_ms, base_cpu, _ = _summary(figures[name, first, None])
+                base_rest = _without_waves(figures[name, first, None])
                 for edge, common in cases:
                     runs_of = figures[name, edge, common]
                     s, ms, cpu, n = _summary(runs_of)
@@ -184,8 +191,16 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                     space = "own space " if common is None else "same space"
                     print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3 {space}: {s:6.3f} s per ranking "
                           f"({n} configurations, {ms:5.2f} ms/config; {detail}); ratio {s / base_s:.2f} per ranking, "
-                          f"{ms / base_ms:.2f} per configuration; CPU {cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}")
+                          f"{ms / base_ms:.2f} per configuration; CPU {cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}; "
+                          f"CPU without the wave stage {_without_waves(runs_of):.3f} s, ratio {_without_waves(runs_of) / base_rest:.2f}")
 
+
+
+def _without_waves(runs_of: list[dict]) -> float:
+    """The least CPU seconds per ranking less its wave stage (the wave volumes of every grid): what
+    the configurations cost by themselves, whatever the number of classes of waves of the domain."""
+    n = runs_of[0]["configurations"]
+    return min(f["cpu_rest_ms_per_config"] for f in runs_of) * n / 1e3
 
 
 def _summary(runs_of: list[dict]) -> tuple[float, float, float, int]:
