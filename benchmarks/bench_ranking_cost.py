@@ -185,6 +185,7 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                 for edge, common in cases:
                     runs_of = figures[name, edge, common]
                     s, ms, cpu, n = _summary(runs_of)
+                    rest = _without_waves(runs_of)
                     stages = {k: statistics.median(f["stages_ms"].get(k, 0.0) for f in runs_of)
                               for k in ("wave volumes", "first_touches", "first_level_demand", "block_footprint")}
                     detail = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
@@ -192,8 +193,7 @@ def domain_scaling(trees: dict[str, str], edges: list[int], runs: int, repeat: i
                     print(f"{device:15s} {model:9s} {name:6s} {edge:5d}^3 {space}: {s:6.3f} s per ranking "
                           f"({n} configurations, {ms:5.2f} ms/config; {detail}); ratio {s / base_s:.2f} per ranking, "
                           f"{ms / base_ms:.2f} per configuration; CPU {cpu:.3f} s per ranking, ratio {cpu / base_cpu:.2f}; "
-                          f"CPU without the wave stage {_without_waves(runs_of):.3f} s, ratio {_without_waves(runs_of) / base_rest:.2f}")
-
+                          f"CPU without the wave stage {rest:.3f} s, ratio {rest / base_rest:.2f}")
 
 
 def _without_waves(runs_of: list[dict]) -> float:
